@@ -1,0 +1,353 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import {
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyOptions,
+  type ProtectedHeaderParameters,
+} from 'jose';
+import { APP_TOKEN_ISSUER } from './agent-tokens.js';
+
+/** Who is calling, as the verified token says. */
+export interface Caller {
+  subject: string;
+  projectId?: string;
+  workspacePath?: string;
+  /** The app token's id (`jti`), for app tokens only. */
+  tokenId?: string;
+  source: 'app' | 'external';
+}
+
+export type AuthErrorReason =
+  | 'missing'
+  | 'malformed'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'bad_signature'
+  | 'bad_algorithm'
+  | 'bad_claims'
+  | 'revoked'
+  | 'unknown_token'
+  | 'no_key'
+  /** The JWKS could not be fetched: the caller is not at fault, an adapter may prefer 503. */
+  | 'key_unavailable';
+
+/** A request's token is refused. The message is safe to send to the client: it never contains the token. */
+export class AuthError extends Error {
+  override readonly name = 'AuthError';
+  constructor(
+    readonly reason: AuthErrorReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The verifier's settings are unusable; raised when it is created, never per request. */
+export class JwtConfigError extends Error {
+  override readonly name = 'JwtConfigError';
+}
+
+/** The app's own token authority (the `AgentTokenStore`). */
+export interface AppTokenAuthority {
+  signingKey(): Promise<{ key: Uint8Array; keyId: string }>;
+  /** Checked on every verification, so revocation by another process applies at once. */
+  status(id: string): Promise<'active' | 'revoked' | 'unknown'>;
+}
+
+export interface JwtVerifierOptions {
+  /** HS256 shared secret. */
+  secret?: string;
+  /** SPKI PEM; the accepted algorithms follow from the key type. */
+  publicKeyPem?: string;
+  /** https, or http to a loopback host. */
+  jwksUrl?: string;
+  /** Required `iss` of external tokens. */
+  issuer?: string;
+  /** Required `aud` of external tokens. */
+  audience?: string | string[];
+  /** The app's own tokens: verified only with the app key, whatever else is configured. */
+  appTokens?: AppTokenAuthority;
+}
+
+export const AUTH_REALM = 'persona-mcp-workspace';
+/** Allowed clock difference between the token issuer and this machine for `exp` and `nbf`. */
+export const CLOCK_TOLERANCE_SECONDS = 5;
+/** Longer "tokens" are refused before any parsing. */
+const MAX_TOKEN_LENGTH = 16 * 1024;
+
+const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+const ASYMMETRIC_ALGORITHMS = [...RSA_ALGORITHMS, 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+const EC_ALGORITHMS: Record<string, string> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
+const NAMED_CLAIMS: Record<string, string> = {
+  iss: 'issuer (iss)',
+  aud: 'audience (aud)',
+  sub: 'subject (sub)',
+  exp: 'expiry (exp)',
+  iat: 'issue time (iat)',
+  jti: 'id (jti)',
+};
+
+/** One way to check an external token's signature. */
+interface ExternalKey {
+  algorithms: string[];
+  verify(token: string, options: JWTVerifyOptions): Promise<JWTPayload>;
+}
+
+export class JwtVerifier {
+  private constructor(
+    private readonly external: ExternalKey[],
+    private readonly externalOptions: JWTVerifyOptions,
+    private readonly app: { authority: AppTokenAuthority; key: Uint8Array; keyId: string } | undefined,
+  ) {}
+
+  /** Loads the keys now, so a bad setting stops startup instead of failing every request. */
+  static async create(options: JwtVerifierOptions): Promise<JwtVerifier> {
+    const external: ExternalKey[] = [];
+    if (options.secret !== undefined) {
+      if (options.secret.length === 0) throw new JwtConfigError('The JWT secret is empty.');
+      const secret = new TextEncoder().encode(options.secret);
+      external.push({ algorithms: ['HS256'], verify: async (t, o) => (await jwtVerify(t, secret, o)).payload });
+    }
+    if (options.publicKeyPem !== undefined) {
+      const { key, algorithms } = publicKeyFromPem(options.publicKeyPem);
+      external.push({ algorithms, verify: async (t, o) => (await jwtVerify(t, key, o)).payload });
+    }
+    if (options.jwksUrl !== undefined) external.push(remoteKeySet(options.jwksUrl));
+
+    const app = options.appTokens && { authority: options.appTokens, ...(await options.appTokens.signingKey()) };
+    return new JwtVerifier(
+      external,
+      {
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        // Without exp an external token could never be cut off: the app cannot revoke it.
+        requiredClaims: ['sub', 'exp'],
+        ...(options.issuer !== undefined && { issuer: options.issuer }),
+        ...(options.audience !== undefined && { audience: options.audience }),
+      },
+      app,
+    );
+  }
+
+  /** Verifies an `Authorization` header value (`Bearer <token>`). */
+  async verifyAuthorization(header: string | undefined): Promise<Caller> {
+    // Per RFC 6750, a request with no credentials, or another scheme, is "missing", not invalid.
+    const [scheme, ...rest] = (header ?? '').trim().split(/ +/);
+    if (!scheme || scheme.toLowerCase() !== 'bearer') {
+      throw new AuthError('missing', 'This server needs a bearer token: send "Authorization: Bearer <token>".');
+    }
+    if (rest.length !== 1) {
+      throw new AuthError('malformed', 'The Authorization header must be "Bearer" followed by one token.');
+    }
+    return this.verifyToken(rest[0]!);
+  }
+
+  async verifyToken(token: string): Promise<Caller> {
+    if (token.length === 0) throw new AuthError('missing', 'This server needs a bearer token.');
+    const header = protectedHeader(token);
+    if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') {
+      throw new AuthError('bad_algorithm', 'Unsigned tokens (alg "none") are never accepted.');
+    }
+    if (this.app && header.kid === this.app.keyId) return this.verifyAppToken(token);
+    return this.verifyExternalToken(token, header.alg);
+  }
+
+  private async verifyAppToken(token: string): Promise<Caller> {
+    const { authority, key } = this.app!;
+    const payload = await mapJoseErrors(
+      jwtVerify(token, key, {
+        algorithms: ['HS256'],
+        issuer: APP_TOKEN_ISSUER,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: ['sub', 'jti'],
+      }).then((result) => result.payload),
+    );
+    const id = payload.jti;
+    if (typeof id !== 'string' || payload.sub !== `token:${id}`) {
+      throw new AuthError('bad_claims', 'The token\'s subject does not match its id.');
+    }
+    const status = await authority.status(id);
+    if (status === 'revoked') throw new AuthError('revoked', 'This token has been revoked. Ask the machine\'s owner for a new one.');
+    if (status === 'unknown') {
+      throw new AuthError('unknown_token', 'This token is not known on this machine (its record was removed). Ask the machine\'s owner for a new one.');
+    }
+    return { ...callerClaims(payload), tokenId: id, source: 'app' };
+  }
+
+  private async verifyExternalToken(token: string, alg: string): Promise<Caller> {
+    if (this.external.length === 0) {
+      throw new AuthError('no_key', 'This server accepts only tokens it created itself; this token is not one of them.');
+    }
+    const candidates = this.external.filter((key) => key.algorithms.includes(alg));
+    if (candidates.length === 0) {
+      throw new AuthError('bad_algorithm', 'The token is signed with an algorithm this server does not accept.');
+    }
+    // Several sources may accept the algorithm; only a signature mismatch moves on to the next one.
+    for (const candidate of candidates) {
+      try {
+        const payload = await mapJoseErrors(candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms }));
+        return { ...callerClaims(payload), source: 'external' };
+      } catch (error) {
+        if (!(error instanceof AuthError && error.reason === 'bad_signature')) throw error;
+      }
+    }
+    throw new AuthError('bad_signature', 'The token\'s signature does not match any key this server trusts.');
+  }
+}
+
+/** The `WWW-Authenticate` value for a 401 (RFC 6750 §3); no error code when credentials were missing. */
+export function wwwAuthenticate(error?: AuthError): string {
+  const realm = `Bearer realm="${AUTH_REALM}"`;
+  if (!error || error.reason === 'missing') return realm;
+  // error_description allows printable ASCII except '"' and '\'.
+  const description = error.message.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
+  return `${realm}, error="invalid_token", error_description="${description}"`;
+}
+
+function protectedHeader(token: string): ProtectedHeaderParameters {
+  if (token.length > MAX_TOKEN_LENGTH || token.split('.').length !== 3) {
+    throw new AuthError('malformed', 'The bearer token is not a signed JWT.');
+  }
+  try {
+    return decodeProtectedHeader(token);
+  } catch {
+    throw new AuthError('malformed', 'The bearer token is not a signed JWT.');
+  }
+}
+
+function callerClaims(payload: JWTPayload): Pick<Caller, 'subject' | 'projectId' | 'workspacePath'> {
+  if (typeof payload.sub !== 'string' || payload.sub.length === 0) {
+    throw new AuthError('bad_claims', 'The token has no subject (sub).');
+  }
+  const projectId = optionalString(payload, 'project_id');
+  const workspacePath = optionalString(payload, 'workspace_path');
+  return {
+    subject: payload.sub,
+    ...(projectId !== undefined && { projectId }),
+    ...(workspacePath !== undefined && { workspacePath }),
+  };
+}
+
+function optionalString(payload: JWTPayload, claim: string): string | undefined {
+  const value = payload[claim];
+  if (value === undefined) return undefined;
+  // Refused rather than ignored: ignoring workspace_path would let the caller pick another place.
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new AuthError('bad_claims', `The token's ${claim} claim must be a non-empty string.`);
+  }
+  return value;
+}
+
+/** Turns jose's errors about the token into AuthErrors; anything else is a server fault and passes through. */
+async function mapJoseErrors<T>(verification: Promise<T>): Promise<T> {
+  try {
+    return await verification;
+  } catch (error) {
+    if (error instanceof AuthError || !(error instanceof errors.JOSEError)) throw error;
+    throw new AuthError(...describeJoseError(error), { cause: error });
+  }
+}
+
+function describeJoseError(error: errors.JOSEError): [AuthErrorReason, string] {
+  if (error instanceof errors.JWTExpired) return ['expired', 'The token has expired. Get a new one.'];
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'nbf') {
+      return ['not_yet_valid', 'The token is not valid yet (nbf). Check the clocks of the issuer and of this machine.'];
+    }
+    const claim = NAMED_CLAIMS[error.claim];
+    if (error.claim === 'exp' && error.reason === 'missing') {
+      return ['bad_claims', 'The token has no expiry (exp); this server accepts only tokens that expire.'];
+    }
+    if (error.reason === 'missing') return ['bad_claims', `The token has no ${claim ?? 'required claim'}.`];
+    return ['bad_claims', `The token's ${claim ?? 'claims'} ${claim ? 'is' : 'are'} not what this server accepts.`];
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWKSNoMatchingKey) {
+    return ['bad_signature', 'The token\'s signature does not match any key this server trusts.'];
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) {
+    return ['bad_algorithm', 'The token is signed with an algorithm this server does not accept.'];
+  }
+  return ['malformed', 'The bearer token is not a valid signed JWT.'];
+}
+
+function publicKeyFromPem(pem: string): { key: KeyObject; algorithms: string[] } {
+  if (/PRIVATE KEY/.test(pem)) {
+    throw new JwtConfigError('The JWT public key setting holds a private key. Give the public key (-----BEGIN PUBLIC KEY-----) instead.');
+  }
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: pem, format: 'pem' });
+  } catch (error) {
+    throw new JwtConfigError('The JWT public key is not a PEM public key (-----BEGIN PUBLIC KEY-----).', { cause: error });
+  }
+  const type = key.asymmetricKeyType;
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  const algorithms =
+    type === 'rsa' ? RSA_ALGORITHMS
+    : type === 'rsa-pss' ? RSA_ALGORITHMS.filter((alg) => alg.startsWith('PS'))
+    : type === 'ec' && curve && EC_ALGORITHMS[curve] ? [EC_ALGORITHMS[curve]]
+    : type === 'ed25519' ? ['EdDSA', 'Ed25519']
+    : undefined;
+  if (!algorithms) {
+    throw new JwtConfigError(
+      `The JWT public key is of an unsupported type (${type}${curve ? ` ${curve}` : ''}). Use RSA, EC P-256/P-384/P-521 or Ed25519.`,
+    );
+  }
+  return { key, algorithms };
+}
+
+function remoteKeySet(url: string): ExternalKey {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new JwtConfigError(`The JWKS URL "${url}" is not a URL.`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname) || parsed.hostname.startsWith('127.');
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopback)) {
+    throw new JwtConfigError(`The JWKS URL must use https (http is allowed only for loopback): ${url}`);
+  }
+  const keySet = createRemoteJWKSet(parsed);
+  return {
+    algorithms: ASYMMETRIC_ALGORITHMS,
+    async verify(token, options) {
+      try {
+        return (await jwtVerify(token, keySet, options)).payload;
+      } catch (error) {
+        if (error instanceof errors.JWKSMultipleMatchingKeys) return verifyWithAny(token, error, options);
+        if (isTokenFault(error)) throw error;
+        throw new AuthError('key_unavailable', 'This server could not get the keys to check the token. Try again later.', {
+          cause: error,
+        });
+      }
+    },
+  };
+}
+
+/** Several JWKS keys fit the header (no `kid`, same algorithm): the token is good if one of them signed it. */
+async function verifyWithAny(
+  token: string,
+  candidates: errors.JWKSMultipleMatchingKeys,
+  options: JWTVerifyOptions,
+): Promise<JWTPayload> {
+  for await (const key of candidates) {
+    try {
+      return (await jwtVerify(token, key, options)).payload;
+    } catch (error) {
+      if (!(error instanceof errors.JWSSignatureVerificationFailed)) throw error;
+    }
+  }
+  throw new errors.JWSSignatureVerificationFailed();
+}
+
+/** Errors about the token itself, as opposed to fetching or reading the key set. */
+function isTokenFault(error: unknown): boolean {
+  return (
+    error instanceof errors.JOSEError &&
+    !(error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || error instanceof errors.JWKInvalid) &&
+    error.code !== 'ERR_JOSE_GENERIC'
+  );
+}
