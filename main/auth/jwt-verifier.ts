@@ -17,7 +17,8 @@ export interface Caller {
   workspacePath?: string;
   /** The app token's id (`jti`), for app tokens only. */
   tokenId?: string;
-  source: 'app' | 'external';
+  /** 'local' is whoever runs the app (the CLI, the desktop window, or anyone when auth is off). */
+  source: 'app' | 'external' | 'local';
 }
 
 export type AuthErrorReason =

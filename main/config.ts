@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/** Everything the host needs, resolved once from flags and the environment. */
+export interface Config {
+  host: string;
+  port: number;
+  auth: boolean;
+  /** Host names (no port) that may appear in the Host header; empty means "derive from the bind address". */
+  allowedHosts: string[];
+  /** Extra browser origins allowed to call /mcp, beyond those on an allowed host. */
+  allowedOrigins: string[];
+  skillsDir: string;
+  shellMaxTimeoutSeconds: number;
+  stateDir: string;
+  sessionIdleTimeoutMs: number;
+  jwt: JwtConfig;
+}
+
+export interface JwtConfig {
+  secret?: string;
+  publicKeyPem?: string;
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export const DEFAULT_PORT = 9100;
+export const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_SHELL_MAX_TIMEOUT_SECONDS = 600;
+const DEFAULT_SESSION_IDLE_MINUTES = 30;
+const APP_DIR_NAME = 'persona-mcp-workspace';
+
+/** The environment variables the product reads, with what each is for (the README table mirrors this). */
+export const ENVIRONMENT = {
+  WORKSPACE_CWD: 'Folder the process chdirs into before anything else; the default for relative paths and bash.',
+  WORKSPACE_SKILLS_DIR: 'Skills root, relative to the working directory unless absolute (default .agents/skills).',
+  WORKSPACE_SHELL_MAX_TIMEOUT: 'Upper bound in seconds for a bash command\'s timeout (default 600).',
+  WORKSPACE_STATE_DIR: 'Where server-owned state lives (default $XDG_STATE_HOME/persona-mcp-workspace).',
+  WORKSPACE_SESSION_IDLE_TIMEOUT: 'Minutes after which an MCP session with no requests is closed (default 30).',
+  WORKSPACE_ALLOWED_HOSTS: 'Comma-separated extra host names accepted in the Host header.',
+  WORKSPACE_ALLOWED_ORIGINS: 'Comma-separated extra browser origins accepted in the Origin header.',
+  WORKSPACE_JWT_SECRET: 'Shared HS256 secret for verifying tokens issued elsewhere.',
+  WORKSPACE_JWT_PUBLIC_KEY: 'PEM public key (or a path to one) for verifying RS/PS/ES/EdDSA tokens.',
+  WORKSPACE_JWKS_URL: 'JWKS URL for verifying tokens issued by an identity provider.',
+  WORKSPACE_JWT_ISSUER: 'Required iss claim for externally issued tokens.',
+  WORKSPACE_JWT_AUDIENCE: 'Required aud claim for externally issued tokens.',
+} as const;
+
+export interface ServeFlags {
+  host?: string;
+  port?: number;
+  auth?: boolean;
+}
+
+/**
+ * Applies WORKSPACE_CWD. The spec wants it to happen before anything else, so that relative paths,
+ * bash and resource://cwd all agree.
+ */
+export function applyWorkingDirectory(env: NodeJS.ProcessEnv = process.env): void {
+  const cwd = env.WORKSPACE_CWD;
+  if (!cwd) return;
+  try {
+    process.chdir(cwd);
+  } catch (error) {
+    throw new ConfigError(`WORKSPACE_CWD=${cwd} cannot be used as the working directory (${(error as NodeJS.ErrnoException).code ?? error}). Create the folder or point WORKSPACE_CWD at an existing one.`);
+  }
+}
+
+export function stateDirFrom(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.WORKSPACE_STATE_DIR) return resolve(env.WORKSPACE_STATE_DIR);
+  const xdg = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(xdg, APP_DIR_NAME);
+}
+
+export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const host = flags.host ?? DEFAULT_HOST;
+  const port = flags.port ?? DEFAULT_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`--port ${port} is not a port number. Use a whole number from 0 to 65535 (0 picks a free port).`);
+  }
+  const auth = flags.auth ?? true;
+  if (!auth && !isLoopbackHost(host)) {
+    throw new ConfigError(`--no-auth is only allowed on a loopback address, but --host is ${host}. Anyone who can reach this machine there could run commands on it. Bind to 127.0.0.1, or keep auth on and create a token with "persona-mcp-workspace token create --name NAME".`);
+  }
+  return {
+    host,
+    port,
+    auth,
+    allowedHosts: list(env.WORKSPACE_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+    allowedOrigins: list(env.WORKSPACE_ALLOWED_ORIGINS),
+    skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
+    shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS),
+    stateDir: stateDirFrom(env),
+    sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES) * 60_000,
+    jwt: {
+      secret: env.WORKSPACE_JWT_SECRET || undefined,
+      publicKeyPem: publicKey(env.WORKSPACE_JWT_PUBLIC_KEY),
+      jwksUrl: jwksUrl(env.WORKSPACE_JWKS_URL),
+      issuer: env.WORKSPACE_JWT_ISSUER || undefined,
+      audience: env.WORKSPACE_JWT_AUDIENCE || undefined,
+    },
+  };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: keyof typeof ENVIRONMENT, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new ConfigError(`${name}=${raw} is not a positive number. Unset it to use the default (${fallback}).`);
+  }
+  return value;
+}
+
+function publicKey(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (value.includes('-----BEGIN')) return value;
+  try {
+    return readFileSync(value, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`WORKSPACE_JWT_PUBLIC_KEY is neither a PEM key nor a readable file (${(error as NodeJS.ErrnoException).code ?? error}). Set it to the PEM text or to the path of a .pem file.`);
+  }
+}
+
+function jwksUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`WORKSPACE_JWKS_URL=${value} is not a URL. Set it to the https URL of your identity provider's JWKS.`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    throw new ConfigError(`WORKSPACE_JWKS_URL must use https (plain http is accepted only on loopback), got ${url.protocol}.`);
+  }
+  return url.href;
+}

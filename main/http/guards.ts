@@ -1,0 +1,72 @@
+import { networkInterfaces, hostname } from 'node:os';
+import type { RequestHandler } from 'express';
+import { isLoopbackHost } from '../config.js';
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/**
+ * The host names a request may carry in its Host header for a listener bound to `bindHost`.
+ * A browser tricked by DNS rebinding sends the attacker's name, which is never in this list.
+ */
+export function allowedHostNames(bindHost: string, extra: string[]): Set<string> {
+  const names = new Set(extra.map(normalizeHost));
+  const bind = normalizeHost(bindHost);
+  if (isLoopbackHost(bind)) {
+    for (const n of LOOPBACK_NAMES) names.add(n);
+  } else if (bind === '0.0.0.0' || bind === '::') {
+    // Bound to every interface: any address of this machine, and its own name, is a fair Host.
+    for (const n of LOOPBACK_NAMES) names.add(n);
+    names.add(hostname().toLowerCase());
+    for (const addresses of Object.values(networkInterfaces())) {
+      for (const a of addresses ?? []) names.add(normalizeHost(a.address));
+    }
+  } else {
+    names.add(bind);
+  }
+  return names;
+}
+
+/** Host header or URL host without port and brackets, lower-cased. */
+export function normalizeHost(value: string): string {
+  let host = value.trim().toLowerCase();
+  if (host.startsWith('[')) return host.slice(1, host.indexOf(']'));
+  const colons = host.split(':').length - 1;
+  if (colons === 1) host = host.slice(0, host.indexOf(':'));
+  return host;
+}
+
+/**
+ * DNS-rebinding protection: 403 unless the Host header names this server, and unless a browser's
+ * Origin is one of this server's hosts or an explicitly allowed origin.
+ */
+export function hostAndOriginGuard(hosts: Set<string>, extraOrigins: string[]): RequestHandler {
+  const origins = new Set(extraOrigins.map((o) => o.replace(/\/$/, '').toLowerCase()));
+  return (req, res, next) => {
+    const host = req.headers.host;
+    if (!host || !hosts.has(normalizeHost(host))) {
+      res.status(403).json(forbidden(`Host "${host ?? ''}" is not allowed. Connect with an address this server is bound to, or add the name to WORKSPACE_ALLOWED_HOSTS.`));
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, hosts, origins)) {
+      res.status(403).json(forbidden(`Origin "${origin}" is not allowed. Browser pages may call this server only from its own hosts or from an origin listed in WORKSPACE_ALLOWED_ORIGINS.`));
+      return;
+    }
+    next();
+  };
+}
+
+function originAllowed(origin: string, hosts: Set<string>, origins: Set<string>): boolean {
+  if (origins.has(origin.toLowerCase())) return true;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false; // includes the literal "null" origin of sandboxed frames and file: pages
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && hosts.has(normalizeHost(url.host));
+}
+
+function forbidden(message: string) {
+  return { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
+}

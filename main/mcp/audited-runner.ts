@@ -1,0 +1,49 @@
+import type { AuditEntry } from '../audit/audit-log.js';
+import type { ToolRunner } from './machine-tools.js';
+
+export interface AuditContext {
+  caller: string;
+  place?: string;
+  projectId?: string;
+}
+
+/**
+ * Records every tool call: who, where, the platform's ids from the request `_meta`, how long, and
+ * how it ended. The ids are only logged; nothing here changes what a call may do.
+ */
+export function auditedRunner(record: (entry: AuditEntry) => void, context: AuditContext): ToolRunner {
+  return async (tool, extra, fn) => {
+    const started = performance.now();
+    const meta = extra._meta ?? {};
+    const entry = (outcome: AuditEntry['outcome'], error?: string): AuditEntry => ({
+      tool,
+      caller: context.caller,
+      ...(context.place !== undefined && { place: context.place }),
+      ...(context.projectId !== undefined && { projectId: context.projectId }),
+      ...optionalId('executionId', meta.execution_id ?? meta.executionId),
+      ...optionalId('workspaceId', meta.workspace_id ?? meta.workspaceId),
+      durationMs: Math.round(performance.now() - started),
+      outcome,
+      ...(error !== undefined && { error }),
+    });
+    try {
+      const result = await fn();
+      if (extra.signal.aborted) record(entry('cancelled'));
+      else record(result.isError ? entry('error', firstLine(result.content[0])) : entry('ok'));
+      return result;
+    } catch (error) {
+      record(entry(extra.signal.aborted ? 'cancelled' : 'error', (error as Error).name));
+      throw error;
+    }
+  };
+}
+
+function optionalId<K extends string>(key: K, value: unknown): { [P in K]?: string } {
+  return typeof value === 'string' && value.length > 0 && value.length <= 200 ? ({ [key]: value } as { [P in K]: string }) : {};
+}
+
+/** The error's first line, short: the tools' own messages, never file contents or output. */
+function firstLine(content: unknown): string | undefined {
+  if (!content || typeof content !== 'object' || (content as { type?: unknown }).type !== 'text') return undefined;
+  return String((content as { text: unknown }).text).split('\n', 1)[0]!.slice(0, 200);
+}

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+  owner: string;
+  lastActivity: number;
+  /** Requests still open (a GET stream counts), so a session in use is never expired as idle. */
+  open: number;
+}
+
+export interface McpSessionsOptions<C> {
+  /** A fresh MCP server for one session, bound to the caller that initialized it. */
+  createServer: (caller: C) => McpServer;
+  /** Identifies a caller; a session answers only to the identity that created it. */
+  ownerOf: (caller: C) => string;
+  idleTimeoutMs: number;
+  now?: () => number;
+}
+
+/**
+ * Streamable HTTP sessions: initialize creates one (an MCP server of its own), the Mcp-Session-Id
+ * header routes later requests to it, DELETE ends it, and sessions left idle are closed.
+ */
+export class McpSessions<C> {
+  private readonly sessions = new Map<string, Session>();
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly now: () => number;
+
+  constructor(private readonly options: McpSessionsOptions<C>) {
+    this.now = options.now ?? Date.now;
+    const every = Math.max(1_000, Math.min(60_000, options.idleTimeoutMs / 4));
+    this.sweeper = setInterval(() => void this.closeIdle(), every);
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  async handle(req: Request, res: Response, caller: C): Promise<void> {
+    const id = req.headers['mcp-session-id'];
+    if (typeof id === 'string') {
+      const session = this.sessions.get(id);
+      // Another caller's session id is treated as unknown, so ids can't be probed or borrowed.
+      if (!session || session.owner !== this.options.ownerOf(caller)) {
+        sendError(res, 404, -32001, 'Session not found: it ended or expired. Start a new session by sending initialize without an Mcp-Session-Id header.');
+        return;
+      }
+      this.track(session, res);
+      await session.transport.handleRequest(req, res, req.body);
+      return;
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+      sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header. Send initialize first, then pass the Mcp-Session-Id it returns on every request.');
+      return;
+    }
+    await this.create(req, res, caller);
+  }
+
+  private async create(req: Request, res: Response, caller: C): Promise<void> {
+    const server = this.options.createServer(caller);
+    const owner = this.options.ownerOf(caller);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => {
+        const session: Session = { transport, server, owner, lastActivity: this.now(), open: 0 };
+        this.sessions.set(id, session);
+        this.track(session, res);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+      void server.close();
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+    // An initialize that failed validation never became a session; don't leave its server behind.
+    if (!transport.sessionId) await server.close();
+  }
+
+  private track(session: Session, res: Response): void {
+    session.open += 1;
+    session.lastActivity = this.now();
+    res.once('close', () => {
+      session.open -= 1;
+      session.lastActivity = this.now();
+    });
+  }
+
+  async closeIdle(): Promise<void> {
+    const cutoff = this.now() - this.options.idleTimeoutMs;
+    const idle = [...this.sessions.values()].filter((s) => s.open === 0 && s.lastActivity < cutoff);
+    await Promise.all(idle.map((s) => s.transport.close()));
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.sessions.values()].map((s) => s.transport.close()));
+    this.sessions.clear();
+  }
+}
+
+function sendError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
