@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BASH_KILL_GRACE_MS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, CommandRunner } from './command-runner.js';
+import type { MachineError } from './errors.js';
+
+let dir: string;
+let runner: CommandRunner;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'machine-bash-'));
+  runner = new CommandRunner({ maxTimeoutSeconds: 600, outputDir: join(dir, 'outputs') });
+});
+after(async () => {
+  await runner.killAll();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Whether `pid` is a running process (a zombie, already dead but not reaped, is not). */
+async function alive(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return !/^\d+ \(.*\) [ZX] /.test(stat);
+}
+
+/** Waits for a file the command writes (e.g. a background job's pid) and returns its trimmed content. */
+async function waitForFile(path: string): Promise<string> {
+  for (let i = 0; i < 100; i += 1) {
+    const text = await readFile(path, 'utf8').catch(() => '');
+    if (text.trim() !== '') return text.trim();
+    await sleep(50);
+  }
+  throw new Error(`${path} never appeared`);
+}
+
+let pidFiles = 0;
+function pidFile(): string {
+  pidFiles += 1;
+  return join(dir, `job-${pidFiles}.pid`);
+}
+
+describe('CommandRunner', () => {
+  it('runs real bash and returns exit code, stdout and stderr separately', async () => {
+    const result = await runner.run({ command: 'if [[ -n "$BASH_VERSION" ]]; then echo "is bash"; fi; echo oops >&2; exit 3' });
+    assert.equal(result.exitCode, 3);
+    assert.equal(result.signal, null);
+    assert.equal(result.stdout.text, 'is bash\n');
+    assert.equal(result.stderr?.text, 'oops\n');
+    assert.equal(result.timedOut, false);
+    assert.equal(result.cancelled, false);
+    assert.equal(result.tty, false);
+    assert.ok(result.durationMs >= 0);
+  });
+
+  it("starts in the server process's working directory", async () => {
+    const result = await runner.run({ command: 'pwd' });
+    assert.equal(result.stdout.text, `${process.cwd()}\n`);
+  });
+
+  it('gives the command no stdin', async () => {
+    const result = await runner.run({ command: 'cat; echo done', timeout: 5 });
+    assert.equal(result.stdout.text, 'done\n');
+    assert.equal(result.timedOut, false);
+  });
+
+  it('stops a command at its timeout, with every process it started', async () => {
+    const pids = pidFile();
+    const result = await runner.run({ command: `sleep 300 & echo $! > ${pids}; wait`, timeout: 1 });
+    assert.equal(result.timedOut, true);
+    assert.equal(result.exitCode, null);
+    assert.equal(result.signal, 'SIGTERM');
+    assert.ok(result.durationMs < 1000 + BASH_KILL_GRACE_MS, `took ${result.durationMs} ms`);
+    assert.equal(await alive(Number(await waitForFile(pids))), false);
+  });
+
+  it('kills with SIGKILL what ignores SIGTERM, after the grace period', async () => {
+    const pids = pidFile();
+    // Ignored signals survive exec, so this sleep ignores SIGTERM.
+    const result = await runner.run({ command: `(trap '' TERM; exec sleep 300) & echo $! > ${pids}; wait`, timeout: 0.5 });
+    assert.equal(result.timedOut, true);
+    assert.ok(result.durationMs >= 500 + BASH_KILL_GRACE_MS - 100, `took ${result.durationMs} ms`);
+    assert.equal(await alive(Number(await waitForFile(pids))), false);
+  });
+
+  it('stops a command and its process group when the signal aborts', async () => {
+    const pids = pidFile();
+    const controller = new AbortController();
+    const running = runner.run({ command: `sleep 300 & echo $! > ${pids}; wait` }, { signal: controller.signal });
+    const pid = Number(await waitForFile(pids));
+    controller.abort();
+    const result = await running;
+    assert.equal(result.cancelled, true);
+    assert.equal(result.timedOut, false);
+    assert.equal(await alive(pid), false);
+  });
+
+  it('does not start a command whose signal is already aborted', async () => {
+    const marker = join(dir, 'never-created');
+    await assert.rejects(runner.run({ command: `touch ${marker}` }, { signal: AbortSignal.abort() }), { code: 'cancelled' });
+    await assert.rejects(stat(marker), { code: 'ENOENT' });
+  });
+
+  it('caps the timeout at the configured maximum', async () => {
+    const strict = new CommandRunner({ maxTimeoutSeconds: 0.5 });
+    const result = await strict.run({ command: 'sleep 30', timeout: 100 });
+    assert.equal(result.timeoutSeconds, 0.5);
+    assert.equal(result.timedOut, true);
+  });
+
+  it('refuses a maximum timeout a timer cannot hold', () => {
+    assert.throws(() => new CommandRunner({ maxTimeoutSeconds: 30 * 24 * 3600 }), /between 0 and 2147483 seconds.*WORKSPACE_SHELL_MAX_TIMEOUT/);
+    assert.throws(() => new CommandRunner({ maxTimeoutSeconds: 0 }), { code: 'invalid_input' });
+  });
+
+  it('refuses a bad timeout or an empty command', async () => {
+    await assert.rejects(runner.run({ command: 'true', timeout: -1 }), (error: MachineError) => {
+      assert.equal(error.code, 'invalid_input');
+      assert.match(error.message, /timeout must be a positive number of seconds \(got -1\); the maximum is 600/);
+      return true;
+    });
+    await assert.rejects(runner.run({ command: '  ' }), { code: 'invalid_input' });
+  });
+
+  it('returns once bash exits even if a background job keeps its output open', async () => {
+    const pids = pidFile();
+    const result = await runner.run({ command: `sleep 300 & echo $! > ${pids}; echo started` });
+    const pid = Number(await waitForFile(pids));
+    try {
+      assert.equal(result.exitCode, 0);
+      assert.equal(result.stdout.text, 'started\n');
+      assert.ok(result.durationMs < 3000, `took ${result.durationMs} ms`);
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  it('elides the middle of a long output and saves all of it to a file', async () => {
+    const result = await runner.run({ command: 'for i in $(seq 1 20000); do echo "line $i"; done' });
+    const expected = Array.from({ length: 20000 }, (_, i) => `line ${i + 1}\n`).join('');
+    assert.equal(result.stdout.totalBytes, expected.length);
+    assert.ok(result.stdout.text.startsWith('line 1\nline 2\n'));
+    assert.ok(result.stdout.text.endsWith('line 19999\nline 20000\n'));
+    assert.match(result.stdout.text, new RegExp(`\\n\\.\\.\\. ${result.stdout.elidedBytes} bytes elided \\.\\.\\.\\n`));
+    assert.equal(result.stdout.elidedBytes, expected.length - BASH_OUTPUT_HEAD_BYTES - BASH_OUTPUT_TAIL_BYTES);
+    assert.ok(result.stdout.fullOutputPath?.startsWith(join(dir, 'outputs')));
+    assert.equal(await readFile(result.stdout.fullOutputPath!, 'utf8'), expected);
+    assert.equal(result.stderr?.elidedBytes, 0);
+  });
+
+  it('keeps memory bounded while a command floods its output', async () => {
+    const bytes = 400 * 1024 ** 2;
+    const rssBefore = process.memoryUsage().rss;
+    const result = await runner.run({ command: `head -c ${bytes} /dev/zero | tr '\\0' x` });
+    const peak = process.resourceUsage().maxRSS * 1024;
+    assert.equal(result.stdout.totalBytes, bytes);
+    assert.ok(result.stdout.text.length < BASH_OUTPUT_HEAD_BYTES + BASH_OUTPUT_TAIL_BYTES + 100);
+    assert.equal((await stat(result.stdout.fullOutputPath!)).size, bytes);
+    assert.ok(peak - rssBefore < 150 * 1024 ** 2, `peak RSS grew by ${Math.round((peak - rssBefore) / 1024 ** 2)} MiB`);
+    await rm(result.stdout.fullOutputPath!);
+  });
+
+  it('reports progress about once a second with the latest output line', async () => {
+    const messages: Array<{ at: number; message: string }> = [];
+    const result = await runner.run(
+      { command: 'for i in 1 2 3 4 5; do echo "step $i"; sleep 0.5; done' },
+      { onProgress: (message) => messages.push({ at: Date.now(), message }) },
+    );
+    assert.ok(messages.length >= 2 && messages.length <= Math.floor(result.durationMs / 1000), `${messages.length} progress messages`);
+    assert.match(messages[0]!.message, /^running for 1s; last output: step [23]$/);
+    for (let i = 1; i < messages.length; i += 1) assert.ok(messages[i]!.at - messages[i - 1]!.at >= 900);
+  });
+
+  it('runs under a pseudo-terminal with tty, stdout and stderr merged', async () => {
+    const result = await runner.run({ command: 'test -t 1 && echo "on a terminal"; echo "to stderr" >&2; exit 4', tty: true });
+    assert.equal(result.tty, true);
+    assert.equal(result.exitCode, 4);
+    assert.equal(result.stderr, null);
+    assert.match(result.stdout.text, /on a terminal\r?\n/);
+    assert.match(result.stdout.text, /to stderr/);
+  });
+
+  it('stops a tty command at its timeout with every process it started', async () => {
+    const pids = pidFile();
+    const result = await runner.run({ command: `sleep 300 & echo $! > ${pids}; wait`, timeout: 1, tty: true });
+    assert.equal(result.timedOut, true);
+    assert.equal(result.exitCode, null);
+    assert.equal(await alive(Number(await waitForFile(pids))), false);
+  });
+
+  it('killAll stops every running command and waits until they are gone', async () => {
+    const own = new CommandRunner({ maxTimeoutSeconds: 600 });
+    const [first, second] = [pidFile(), pidFile()];
+    const runs = [first, second].map((pids) => own.run({ command: `sleep 300 & echo $! > ${pids}; wait` }));
+    const pids = await Promise.all([first, second].map(async (path) => Number(await waitForFile(path))));
+    await own.killAll();
+    for (const pid of pids) assert.equal(await alive(pid), false);
+    for (const result of await Promise.all(runs)) assert.equal(result.cancelled, true);
+  });
+});

@@ -1,0 +1,305 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import { constants as osConstants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { spawn as spawnTerminal } from 'node-pty';
+import { MachineError } from './errors.js';
+import { OutputCapture, type CapturedOutput } from './output-capture.js';
+import { terminateProcessGroup } from './process-group.js';
+import { RecentOutput } from './recent-output.js';
+
+export type { CapturedOutput } from './output-capture.js';
+
+/** Timeout when the caller gives none (lowered to the configured maximum if that is smaller). */
+export const BASH_DEFAULT_TIMEOUT_SECONDS = 120;
+/** Per stream, the output returned is at most this head plus this tail; the middle is elided. */
+export const BASH_OUTPUT_HEAD_BYTES = 16 * 1024;
+export const BASH_OUTPUT_TAIL_BYTES = 16 * 1024;
+/** Most bytes of one stream saved to its full-output file. */
+export const BASH_SAVED_OUTPUT_MAX_BYTES = 1024 * 1024 * 1024;
+/** Between SIGTERM and SIGKILL when a command is stopped. */
+export const BASH_KILL_GRACE_MS = 2000;
+/** Progress callbacks come at most this often. */
+export const BASH_PROGRESS_INTERVAL_MS = 1000;
+
+// After bash exits, how long to wait for output still held open by a background job it started.
+const PIPE_DRAIN_MS = 500;
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+const TERMINAL_COLUMNS = 120;
+const TERMINAL_ROWS = 40;
+
+export interface BashInput {
+  command: string;
+  /** Seconds; capped by the runner's maxTimeoutSeconds. */
+  timeout?: number;
+  /** Run under a pseudo-terminal: stdout and stderr are then merged into `stdout`. */
+  tty?: boolean;
+}
+
+export interface RunOptions {
+  /** Aborting stops the command (its whole process group). */
+  signal?: AbortSignal;
+  /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
+  onProgress?: (message: string) => void;
+}
+
+export interface BashResult {
+  /** Null when the command was ended by a signal. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  durationMs: number;
+  /** The timeout applied, after capping. */
+  timeoutSeconds: number;
+  tty: boolean;
+  /** With tty: everything the terminal showed, stdout and stderr merged. */
+  stdout: CapturedOutput;
+  /** Null with tty (merged into stdout). */
+  stderr: CapturedOutput | null;
+}
+
+export interface CommandRunnerOptions {
+  maxTimeoutSeconds: number;
+  /** Where full outputs too big to return are saved; default a private folder in the OS temp dir. */
+  outputDir?: string;
+}
+
+interface Exit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+interface Started {
+  pid: number;
+  /** Resolves once the process has exited and its output has been taken in. */
+  exited: Promise<Exit>;
+}
+
+interface Running {
+  stop(): void;
+  settled: Promise<unknown>;
+}
+
+/** Runs bash commands, each in its own process group so that stopping one stops all it started. */
+export class CommandRunner {
+  private readonly running = new Set<Running>();
+  private outputDir: Promise<string> | undefined;
+  /** The longest timeout a command may have, in seconds. */
+  readonly maxTimeoutSeconds: number;
+
+  constructor(private readonly options: CommandRunnerOptions) {
+    // Node timers overflow (and fire at once) past 2^31-1 ms, about 24 days.
+    if (!(options.maxTimeoutSeconds > 0 && options.maxTimeoutSeconds <= MAX_TIMER_SECONDS)) {
+      throw new MachineError(
+        'invalid_input',
+        `The maximum command timeout must be between 0 and ${MAX_TIMER_SECONDS} seconds (got ${options.maxTimeoutSeconds}); check WORKSPACE_SHELL_MAX_TIMEOUT.`,
+      );
+    }
+    this.maxTimeoutSeconds = options.maxTimeoutSeconds;
+  }
+
+  async run(input: BashInput, { signal, onProgress }: RunOptions = {}): Promise<BashResult> {
+    if (typeof input.command !== 'string' || input.command.trim() === '') {
+      throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
+    }
+    const timeoutSeconds = this.timeoutFor(input.timeout);
+    if (signal?.aborted) throw new MachineError('cancelled', 'The command was cancelled before it started; nothing ran.');
+
+    const tty = input.tty === true;
+    const startedAt = Date.now();
+    const id = `${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
+    const capture = (stream: string): OutputCapture =>
+      new OutputCapture({
+        headBytes: BASH_OUTPUT_HEAD_BYTES,
+        tailBytes: BASH_OUTPUT_TAIL_BYTES,
+        maxSavedBytes: BASH_SAVED_OUTPUT_MAX_BYTES,
+        savePath: async () => join(await this.outputDirectory(), `${id}-${stream}.log`),
+      });
+    const stdout = capture(tty ? 'output' : 'stdout');
+    const stderr = tty ? null : capture('stderr');
+    const recent = new RecentOutput();
+    const child = tty ? startInTerminal(input.command, stdout, recent) : await startPiped(input.command, stdout, stderr!, recent);
+
+    let stopReason: 'timeout' | 'cancel' | undefined;
+    let stopping: Promise<void> | undefined;
+    const stop = (reason: 'timeout' | 'cancel'): void => {
+      if (stopping) return;
+      stopReason = reason;
+      stopping = terminateProcessGroup(child.pid, BASH_KILL_GRACE_MS);
+    };
+    const timer = setTimeout(() => stop('timeout'), timeoutSeconds * 1000);
+    const onAbort = (): void => stop('cancel');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    const ticker = onProgress
+      ? setInterval(() => {
+          try {
+            onProgress(progressMessage(startedAt, recent));
+          } catch {
+            // A failing listener must not take the command down with it.
+          }
+        }, BASH_PROGRESS_INTERVAL_MS)
+      : undefined;
+
+    // Done when the process has exited and, if it was stopped, its whole group is gone.
+    const done = child.exited.then(async (exit) => {
+      await stopping;
+      return exit;
+    });
+    const entry: Running = { stop: () => stop('cancel'), settled: done.catch(() => {}) };
+    this.running.add(entry);
+    try {
+      const exit = await done;
+      return {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        timedOut: stopReason === 'timeout',
+        cancelled: stopReason === 'cancel',
+        durationMs: Date.now() - startedAt,
+        timeoutSeconds,
+        tty,
+        stdout: stdout.result(),
+        stderr: stderr?.result() ?? null,
+      };
+    } finally {
+      clearTimeout(timer);
+      if (ticker) clearInterval(ticker);
+      signal?.removeEventListener('abort', onAbort);
+      this.running.delete(entry);
+    }
+  }
+
+  /** Stops every running command's process group and waits until they are gone (for shutdown). */
+  async killAll(): Promise<void> {
+    const all = [...this.running];
+    for (const entry of all) entry.stop();
+    await Promise.all(all.map((entry) => entry.settled));
+  }
+
+  private timeoutFor(requested: number | undefined): number {
+    const max = this.maxTimeoutSeconds;
+    if (requested === undefined) return Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
+    if (typeof requested !== 'number' || !Number.isFinite(requested) || requested <= 0) {
+      throw new MachineError('invalid_input', `timeout must be a positive number of seconds (got ${requested}); the maximum is ${max}.`);
+    }
+    return Math.min(requested, max);
+  }
+
+  private outputDirectory(): Promise<string> {
+    const configured = this.options.outputDir;
+    this.outputDir ??= (
+      configured
+        ? mkdir(configured, { recursive: true, mode: 0o700 }).then(() => configured)
+        : mkdtemp(join(tmpdir(), 'persona-workspace-output-'))
+    ).catch((error: unknown) => {
+      this.outputDir = undefined; // try again for the next command
+      throw error;
+    });
+    return this.outputDir;
+  }
+}
+
+async function startPiped(command: string, stdout: OutputCapture, stderr: OutputCapture, recent: RecentOutput): Promise<Started> {
+  // detached: the child leads a new process group, which is what gets signalled when it is stopped.
+  const child = spawn('bash', ['-c', command], {
+    detached: process.platform !== 'win32',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+  const exit = new Promise<Exit>((resolve) => child.once('exit', (exitCode, signal) => resolve({ exitCode, signal })));
+  try {
+    await once(child, 'spawn');
+  } catch (error) {
+    throw bashUnavailable(error);
+  }
+  const streams: Array<[Readable, OutputCapture]> = [
+    [child.stdout, stdout],
+    [child.stderr, stderr],
+  ];
+  for (const [from, to] of streams) {
+    from.on('data', (chunk: Buffer) => recent.add(chunk));
+    from.pipe(to);
+  }
+  const exited = exit.then(async (status) => {
+    // A background job (`cmd &`) may keep the pipes open after bash exits; stop reading them soon after.
+    const timer = setTimeout(() => {
+      for (const [from, to] of streams) {
+        from.unpipe(to);
+        from.destroy();
+        if (!to.writableEnded) to.end();
+      }
+    }, PIPE_DRAIN_MS);
+    try {
+      await Promise.all([finished(stdout), finished(stderr)]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return status;
+  });
+  return { pid: child.pid!, exited };
+}
+
+function startInTerminal(command: string, output: OutputCapture, recent: RecentOutput): Started {
+  let terminal: ReturnType<typeof spawnTerminal>;
+  try {
+    terminal = spawnTerminal('bash', ['-c', command], {
+      name: 'xterm-256color',
+      cols: TERMINAL_COLUMNS,
+      rows: TERMINAL_ROWS,
+      cwd: process.cwd(),
+      env: process.env,
+    });
+  } catch (error) {
+    throw bashUnavailable(error);
+  }
+  let paused = false;
+  terminal.onData((data) => {
+    if (output.writableEnded) return;
+    const chunk = Buffer.from(data, 'utf8');
+    recent.add(chunk);
+    // Backpressure: stop reading the terminal while the capture's file catches up.
+    if (!output.write(chunk) && !paused) {
+      paused = true;
+      terminal.pause();
+      output.once('drain', () => {
+        paused = false;
+        terminal.resume();
+      });
+    }
+  });
+  const exited = new Promise<Exit>((resolve) => {
+    // node-pty reports the exit only after the terminal's output has been read to the end.
+    terminal.onExit(({ exitCode, signal }) => {
+      output.end();
+      resolve(signal ? { exitCode: null, signal: signalName(signal) } : { exitCode, signal: null });
+    });
+  }).then(async (status) => {
+    await finished(output);
+    return status;
+  });
+  // node-pty starts the child in a new session, so its pid is also its process group id.
+  return { pid: terminal.pid, exited };
+}
+
+function signalName(signal: number): string {
+  return Object.entries(osConstants.signals).find(([, number]) => number === signal)?.[0] ?? `signal ${signal}`;
+}
+
+function bashUnavailable(error: unknown): MachineError {
+  return new MachineError(
+    'bash_unavailable',
+    `Could not start bash: ${(error as Error).message}. Commands run with bash only; install it and put it on PATH (on Windows: Git for Windows or WSL), then retry.`,
+    { cause: error },
+  );
+}
+
+function progressMessage(startedAt: number, recent: RecentOutput): string {
+  const seconds = Math.round((Date.now() - startedAt) / 1000);
+  const line = recent.lastLine();
+  return line === undefined ? `running for ${seconds}s, no output yet` : `running for ${seconds}s; last output: ${line}`;
+}

@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict';
+import { chmod, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { execFile } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { MachineError } from './errors.js';
+import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type BinaryReadResult, type TextReadResult } from './read.js';
+
+const run = promisify(execFile);
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'machine-read-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function file(name: string, content: string | Buffer): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, content);
+  return path;
+}
+
+async function readText(input: Parameters<typeof readFile>[0]): Promise<TextReadResult> {
+  const result = await readFile(input);
+  assert.equal(result.kind, 'text');
+  return result as TextReadResult;
+}
+
+async function readBinary(input: Parameters<typeof readFile>[0]): Promise<BinaryReadResult> {
+  const result = await readFile(input);
+  assert.equal(result.kind, 'base64');
+  return result as BinaryReadResult;
+}
+
+/** readFile's error for `path` as an unprivileged user (root reads anything, so as root: in a child as nobody). */
+async function readWithoutPrivileges(path: string): Promise<{ code: string; message: string }> {
+  if (process.getuid?.() !== 0) {
+    const error = await readFile({ path }).then(() => assert.fail('read succeeded'), (e: MachineError) => e);
+    return { code: error.code, message: error.message };
+  }
+  const script = `import(${JSON.stringify(new URL('./read.ts', import.meta.url).href)}).then((m) => m.readFile({ path: ${JSON.stringify(path)} }))
+    .then(() => console.log('{}'), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })))`;
+  const { stdout } = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '-e', script]);
+  return JSON.parse(stdout) as { code: string; message: string };
+}
+
+function lines(count: number, make = (n: number) => `line ${n}`): string {
+  return Array.from({ length: count }, (_, i) => `${make(i + 1)}\n`).join('');
+}
+
+describe('read: text', () => {
+  it('returns the whole file exactly as it is, with no note', async () => {
+    const content = '\uFEFFfirst\r\nsecond\r\n\ttabbed  \nno newline at end';
+    const result = await readText({ path: await file('exact.txt', content) });
+    assert.equal(result.text, content);
+    assert.equal(result.totalLines, 4);
+    assert.equal(result.startLine, 1);
+    assert.equal(result.endLine, 4);
+    assert.equal(result.note, undefined);
+  });
+
+  it('returns the requested lines and says how to continue', async () => {
+    const path = await file('five.txt', lines(5));
+    const result = await readText({ path, offset: 2, limit: 2 });
+    assert.equal(result.text, 'line 2\nline 3\n');
+    assert.equal(result.note, '[lines 2-3 of 5; call read with offset 4 to continue]');
+  });
+
+  it('notes the range without "continue" when the range reaches the end', async () => {
+    const result = await readText({ path: await file('end.txt', lines(5)), offset: 4 });
+    assert.equal(result.text, 'line 4\nline 5\n');
+    assert.equal(result.note, '[lines 4-5 of 5]');
+  });
+
+  it('treats offset 0 as the first line', async () => {
+    const result = await readText({ path: await file('zero.txt', lines(3)), offset: 0, limit: 1 });
+    assert.equal(result.text, 'line 1\n');
+  });
+
+  it(`returns the first ${READ_DEFAULT_LINE_LIMIT} lines by default`, async () => {
+    const result = await readText({ path: await file('long.txt', lines(2500)) });
+    assert.equal(result.endLine, READ_DEFAULT_LINE_LIMIT);
+    assert.equal(result.text, lines(READ_DEFAULT_LINE_LIMIT));
+    assert.equal(result.note, `[lines 1-2000 of 2500; call read with offset 2001 to continue]`);
+  });
+
+  it('stops at the byte cap on a whole line and says where to continue', async () => {
+    const line = 'x'.repeat(999);
+    const result = await readText({ path: await file('wide.txt', lines(400, () => line)) });
+    const whole = Math.floor(READ_MAX_TEXT_BYTES / 1000);
+    assert.equal(result.endLine, whole);
+    assert.equal(result.text, lines(whole, () => line));
+    assert.ok(Buffer.byteLength(result.text) <= READ_MAX_TEXT_BYTES);
+    assert.match(result.note ?? '', new RegExp(`^\\[lines 1-${whole} of 400 \\(stopped at the 256 KiB cap\\); call read with offset ${whole + 1} to continue\\]$`));
+  });
+
+  it('shows the start of a line longer than the cap without splitting a character, and the byte offset of the rest', async () => {
+    const long = 'é'.repeat(READ_MAX_TEXT_BYTES); // 2 bytes each: twice the cap
+    const path = await file('one-long-line.txt', `short\n${long}\nafter\n`);
+    const result = await readText({ path, offset: 2 });
+    assert.equal(result.startLine, 2);
+    assert.equal(result.endLine, 2);
+    assert.ok(!result.text.includes('\uFFFD'));
+    assert.equal(result.text, 'é'.repeat(READ_MAX_TEXT_BYTES / 2));
+    const resumeAt = 'short\n'.length + READ_MAX_TEXT_BYTES;
+    assert.equal(
+      result.note,
+      `[line 2 of 3 is longer than the 256 KiB cap: only its beginning is shown. Read the rest of it with encoding "base64" and offset ${resumeAt} (a 0-based byte offset), or the next lines with offset 3]`,
+    );
+    const rest = await readBinary({ path, encoding: 'base64', offset: resumeAt, limit: 4 });
+    assert.equal(Buffer.from(rest.base64, 'base64').toString('utf8'), 'éé');
+  });
+
+  it('reports an empty file', async () => {
+    const result = await readText({ path: await file('empty.txt', '') });
+    assert.equal(result.text, '');
+    assert.equal(result.totalLines, 0);
+    assert.equal(result.note, '[the file is empty]');
+  });
+
+  it('refuses an offset past the end', async () => {
+    await assert.rejects(readFile({ path: await file('three.txt', lines(3)), offset: 4 }), (error: MachineError) => {
+      assert.equal(error.code, 'out_of_range');
+      assert.match(error.message, /offset 4 is past the end of .*three\.txt, which has 3 lines/);
+      return true;
+    });
+  });
+
+  it('refuses a limit below 1', async () => {
+    await assert.rejects(readFile({ path: await file('limit.txt', 'a\n'), limit: 0 }), { code: 'invalid_input' });
+  });
+
+  it('resolves a relative path against the process cwd', async () => {
+    const path = await file('relative.txt', 'here\n');
+    const result = await readText({ path: relative(process.cwd(), path) });
+    assert.equal(result.text, 'here\n');
+    assert.equal(result.path, path);
+  });
+
+  it('streams a range near the end of a 1 GiB file without holding it in memory', async () => {
+    const path = join(dir, 'huge.txt');
+    const handle = await open(path, 'w');
+    const head = lines(10_000);
+    await handle.write(head, 0);
+    const size = 1024 ** 3;
+    const end = '\nlast-1\nlast-2\n';
+    // Sparse: the gigabyte between head and end costs no disk and reads back as NUL bytes.
+    await handle.write(end, size - end.length);
+    await handle.close();
+    const rssBefore = process.memoryUsage().rss;
+    const result = await readText({ path, offset: 10_002 });
+    const peak = process.resourceUsage().maxRSS * 1024;
+    assert.equal(result.text, 'last-1\nlast-2\n');
+    assert.equal(result.totalLines, 10_003);
+    assert.equal(result.note, '[lines 10002-10003 of 10003]');
+    assert.ok(peak - rssBefore < 256 * 1024 ** 2, `peak RSS grew by ${Math.round((peak - rssBefore) / 1024 ** 2)} MiB`);
+    await rm(path);
+  });
+});
+
+describe('read: binary', () => {
+  it('returns a file with NUL bytes as base64, offsets in bytes', async () => {
+    const bytes = Buffer.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const path = await file('data.bin', bytes);
+    const all = await readBinary({ path });
+    assert.deepEqual(Buffer.from(all.base64, 'base64'), bytes);
+    assert.equal(all.totalBytes, 10);
+    assert.match(all.note, /^\[The file is not text \(it has NUL bytes or invalid UTF-8\), so this is base64 of bytes 0-9 of 10 \(offsets are 0-based bytes\)\]$/);
+    const part = await readBinary({ path, offset: 3, limit: 4 });
+    assert.deepEqual(Buffer.from(part.base64, 'base64'), bytes.subarray(3, 7));
+    assert.equal(part.offset, 3);
+    assert.equal(part.length, 4);
+    assert.match(part.note, /bytes 3-6 of 10 .*call read with encoding "base64" and offset 7 to continue/);
+  });
+
+  it('treats invalid UTF-8 as binary', async () => {
+    const result = await readFile({ path: await file('latin1.txt', Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a])) });
+    assert.equal(result.kind, 'base64');
+  });
+
+  it('returns a text file as base64 when asked', async () => {
+    const result = await readBinary({ path: await file('text-as-b64.txt', 'hello\n'), encoding: 'base64' });
+    assert.equal(Buffer.from(result.base64, 'base64').toString(), 'hello\n');
+    assert.match(result.note, /^\[Base64 of bytes 0-5 of 6/);
+  });
+
+  it(`caps one answer at ${READ_MAX_BINARY_BYTES} bytes`, async () => {
+    const bytes = Buffer.alloc(READ_MAX_BINARY_BYTES + 100, 0);
+    const result = await readBinary({ path: await file('big.bin', bytes), limit: 10 * READ_MAX_BINARY_BYTES });
+    assert.equal(result.length, READ_MAX_BINARY_BYTES);
+    assert.match(result.note, new RegExp(`offset ${READ_MAX_BINARY_BYTES} to continue`));
+  });
+
+  it('names the mime type of images', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const result = await readBinary({ path: await file('logo.png', png) });
+    assert.equal(result.mimeType, 'image/png');
+  });
+});
+
+describe('read: errors', () => {
+  it('says a missing file is not found, and where relative paths resolve', async () => {
+    await assert.rejects(readFile({ path: join(dir, 'nope.txt') }), (error: MachineError) => {
+      assert.ok(error instanceof MachineError);
+      assert.equal(error.code, 'not_found');
+      assert.match(error.message, /nope\.txt: no such file\. Relative paths resolve against /);
+      return true;
+    });
+  });
+
+  it('says a directory is a directory and suggests ls', async () => {
+    const sub = join(dir, 'folder');
+    await mkdir(sub);
+    await assert.rejects(readFile({ path: sub }), (error: MachineError) => {
+      assert.equal(error.code, 'is_directory');
+      assert.match(error.message, /is a directory.*ls -la/);
+      return true;
+    });
+  });
+
+  it('refuses a device instead of reading it forever', async () => {
+    await assert.rejects(readFile({ path: '/dev/zero' }), { code: 'not_a_file' });
+  });
+
+  it('says permission denied', async () => {
+    await chmod(dir, 0o755);
+    const path = await file('secret.txt', 'x');
+    await chmod(path, 0o000);
+    const error = await readWithoutPrivileges(path);
+    assert.equal(error.code, 'permission_denied');
+    assert.match(error.message, /^Cannot read .*secret\.txt: permission denied for user /);
+  });
+});

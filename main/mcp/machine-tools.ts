@@ -1,0 +1,295 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
+import { DIFF_MAX_LINES } from '../machine/diff.js';
+import { EDIT_MAX_FILE_BYTES, editFile } from '../machine/edit.js';
+import { MachineError } from '../machine/errors.js';
+import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type ReadResult } from '../machine/read.js';
+import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
+import { writeFile } from '../machine/write.js';
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Wraps every tool call; the caller supplies auditing and anything else that applies to all tools. */
+export type ToolRunner = (tool: string, extra: Extra, fn: () => Promise<CallToolResult>) => Promise<CallToolResult>;
+
+export interface MachineToolDeps {
+  skillsDir: string;
+  commands: CommandRunner;
+  run: ToolRunner;
+}
+
+const KiB = 1024;
+
+/** Registers the machine's own tools: read, write, edit, bash, skill. */
+export function registerMachineTools(server: McpServer, deps: MachineToolDeps): void {
+  const tool = (name: string, fn: () => Promise<CallToolResult>, extra: Extra): Promise<CallToolResult> => deps.run(name, extra, () => asToolResult(fn));
+
+  server.registerTool(
+    'read',
+    {
+      title: 'Read a file',
+      description:
+        `Read a file on this machine. path is absolute or relative to the server's working directory (resource://cwd). ` +
+        `Text comes back exactly as in the file; offset/limit count lines (offset 1-based, default the first ${READ_DEFAULT_LINE_LIMIT} lines), ` +
+        `at most ${READ_MAX_TEXT_BYTES / KiB} KiB per call, and a note after the text says which lines were returned and the offset to continue from. ` +
+        `A file that is not text (NUL bytes or invalid UTF-8), or any file read with encoding "base64", comes back as base64 with offset/limit in bytes ` +
+        `(offset 0-based), at most ${READ_MAX_BINARY_BYTES / KiB} KiB of the file per call; png, jpeg, gif and webp images that fit come back as images. ` +
+        `To list a directory or search files, use bash (ls, find, grep).`,
+      inputSchema: {
+        path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
+        offset: z.number().int().min(0).optional().describe('Text: first line to return, 1-based. Base64: first byte, 0-based.'),
+        limit: z.number().int().min(1).optional().describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
+        encoding: z.enum(['text', 'base64']).optional().describe('Force text or base64; by default text unless the file is binary.'),
+      },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args, extra) => tool('read', async () => readAnswer(await readFile(args)), extra),
+  );
+
+  server.registerTool(
+    'write',
+    {
+      title: 'Write a file',
+      description:
+        'Create a file or replace its whole content. Missing parent folders are created; the file is replaced atomically ' +
+        '(a reader never sees half of it) and an existing file keeps its permissions; writing through a symbolic link updates its target. ' +
+        'For binary files pass the bytes as base64 with encoding "base64". To change part of a text file, use edit.',
+      inputSchema: {
+        path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
+        content: z.string().describe('The new content: text, or base64 when encoding is "base64".'),
+        encoding: z.enum(['text', 'base64']).optional().describe('"base64" when content is base64-encoded bytes; default "text" (UTF-8).'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    (args, extra) =>
+      tool(
+        'write',
+        async () => {
+          const result = await writeFile(args);
+          return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
+        },
+        extra,
+      ),
+  );
+
+  server.registerTool(
+    'edit',
+    {
+      title: 'Edit a text file',
+      description:
+        'Replace exact text in a file. edits are applied in order, each to the result of the previous ones. Each old_string must match ' +
+        'exactly once (whitespace and indentation included) unless replace_all is true, which replaces every match. All edits are checked ' +
+        'before anything is written: if one fails, the file is left untouched and the error says which edit failed and why. ' +
+        'LF line breaks in old_string also match a CRLF file, which keeps its CRLF endings; the file keeps its permissions. ' +
+        `The answer shows a diff of the change (at most ${DIFF_MAX_LINES} lines). Files over ${EDIT_MAX_FILE_BYTES / KiB / KiB} MiB: use bash.`,
+      inputSchema: {
+        path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
+        edits: z
+          .array(
+            z.object({
+              old_string: z.string().describe('Exact text to replace; not empty.'),
+              new_string: z.string().describe('Replacement text; must differ from old_string.'),
+              replace_all: z.boolean().optional().describe('Replace every match instead of requiring exactly one.'),
+            }),
+          )
+          .min(1)
+          .describe('One or more replacements, applied in order.'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    (args, extra) =>
+      tool(
+        'edit',
+        async () => {
+          const result = await editFile(args);
+          const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
+          return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
+        },
+        extra,
+      ),
+  );
+
+  const max = deps.commands.maxTimeoutSeconds;
+  server.registerTool(
+    'bash',
+    {
+      title: 'Run a bash command',
+      description:
+        `Run a command with bash -c on this machine, in the server's working directory (resource://cwd) unless the command cd's elsewhere; ` +
+        `nothing is read from stdin. timeout is in seconds: default ${Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max)}, at most ${max}. ` +
+        `On timeout or cancellation the command and every process it started are stopped. The answer gives the exit code, stdout and stderr ` +
+        `separately; each stream returns at most its first ${BASH_OUTPUT_HEAD_BYTES / KiB} KiB and last ${BASH_OUTPUT_TAIL_BYTES / KiB} KiB, ` +
+        `the middle elided, with the full output saved to a file you can read or grep. tty: true runs it in a pseudo-terminal ` +
+        `(for programs that need one; stdout and stderr then come merged). For long-running servers, start them in the background ` +
+        `with their output redirected (nohup cmd > log 2>&1 &).`,
+      inputSchema: {
+        command: z.string().min(1).describe('The bash command line.'),
+        timeout: z.number().positive().optional().describe(`Seconds before the command is stopped (default ${Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max)}, max ${max}).`),
+        tty: z.boolean().optional().describe('Run in a pseudo-terminal; stdout and stderr are merged.'),
+      },
+      outputSchema: {
+        exitCode: z.number().int().nullable(),
+        signal: z.string().nullable(),
+        timedOut: z.boolean(),
+        cancelled: z.boolean(),
+        durationMs: z.number(),
+        stdout: z.string(),
+        stderr: z.string(),
+        stdoutFullOutputPath: z.string().optional(),
+        stderrFullOutputPath: z.string().optional(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    (args, extra) =>
+      tool(
+        'bash',
+        async () => {
+          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra) });
+          return bashAnswer(result, args.timeout, max);
+        },
+        extra,
+      ),
+  );
+
+  server.registerTool(
+    'skill',
+    {
+      title: 'Load a skill',
+      description:
+        "Load one installed skill's full instructions and the paths of its bundled files (scripts, references, assets). " +
+        'The catalog of skill names and descriptions is the resource resource://skills. Bundled file paths are relative to the ' +
+        "skill's folder, which the answer gives; fetch them with read and run scripts with bash.",
+      inputSchema: {
+        name: z.string().min(1).describe('The skill name, as listed in resource://skills.'),
+      },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args, extra) => tool('skill', async () => text(skillAnswer(await loadSkill(deps.skillsDir, args.name))), extra),
+  );
+}
+
+/** Registers resource://cwd (the server's working directory) and resource://skills (the skill catalog). */
+export function registerMachineResources(server: McpServer, deps: { skillsDir: string }): void {
+  server.registerResource(
+    'cwd',
+    'resource://cwd',
+    { title: 'Working directory', description: "The server's working directory: where relative paths and bash commands start.", mimeType: 'text/plain' },
+    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: process.cwd() }] }),
+  );
+  server.registerResource(
+    'skills',
+    'resource://skills',
+    {
+      title: 'Skill catalog',
+      description: 'Installed skills, one per line as "name: description". Load one with the skill tool.',
+      mimeType: 'text/plain',
+    },
+    async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'text/plain', text: skillCatalogText((await listSkills(deps.skillsDir)).skills) }],
+    }),
+  );
+}
+
+async function asToolResult(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof MachineError) return { isError: true, content: [{ type: 'text', text: error.message }] };
+    throw error;
+  }
+}
+
+function text(value: string): CallToolResult {
+  return { content: [{ type: 'text', text: value }] };
+}
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+function readAnswer(result: ReadResult): CallToolResult {
+  const content: CallToolResult['content'] = [];
+  if (result.kind === 'text') {
+    if (result.text !== '') content.push({ type: 'text', text: result.text });
+  } else if (result.mimeType && result.offset === 0 && result.length === result.totalBytes) {
+    content.push({ type: 'image', data: result.base64, mimeType: result.mimeType });
+  } else {
+    content.push({ type: 'text', text: result.base64 });
+  }
+  // The note is its own block so that the file's text stays exactly as it is in the file.
+  if (result.note) content.push({ type: 'text', text: result.note });
+  return { content };
+}
+
+/** Sends notifications/progress when the client asked for them (by giving a progress token). */
+function progressSender(extra: Extra): ((message: string) => void) | undefined {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  let progress = 0;
+  return (message) => {
+    progress += 1;
+    extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => {
+      // The client went away; the command's own result will report what happened.
+    });
+  };
+}
+
+function bashAnswer(result: BashResult, requestedTimeout: number | undefined, max: number): CallToolResult {
+  const seconds = (result.durationMs / 1000).toFixed(1);
+  const lines = [`${result.exitCode !== null ? `exit code ${result.exitCode}` : `ended by signal ${result.signal}`} after ${seconds}s`];
+  if (result.timedOut) {
+    lines.push(
+      `Timed out after ${result.timeoutSeconds}s: the command and every process it started were stopped. ` +
+        `Give a larger timeout (at most ${max}s) or run it in the background with its output redirected.`,
+    );
+  }
+  if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
+  if (requestedTimeout !== undefined && requestedTimeout > result.timeoutSeconds) {
+    lines.push(`The timeout was lowered to ${result.timeoutSeconds}s, this server's maximum.`);
+  }
+  if (result.stderr) {
+    lines.push(section('stdout', result.stdout), section('stderr', result.stderr));
+  } else {
+    lines.push(section('output (terminal: stdout and stderr merged)', result.stdout));
+  }
+  const structuredContent: Record<string, unknown> = {
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    cancelled: result.cancelled,
+    durationMs: result.durationMs,
+    stdout: result.stdout.text,
+    stderr: result.stderr?.text ?? '',
+  };
+  if (result.stdout.fullOutputPath) structuredContent['stdoutFullOutputPath'] = result.stdout.fullOutputPath;
+  if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
+  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent };
+}
+
+function section(label: string, output: CapturedOutput): string {
+  const parts = [`--- ${label} ---`, output.text === '' ? '(empty)' : output.text.replace(/\n$/, '')];
+  if (output.elidedBytes > 0) {
+    parts.push(
+      output.fullOutputPath
+        ? `[${output.totalBytes} bytes in all; the full ${label.split(' ')[0]} is in ${output.fullOutputPath} (read it, or grep it with bash)]`
+        : `[${output.totalBytes} bytes in all; the middle was not kept]`,
+    );
+  }
+  if (output.fullOutputProblem) parts.push(`[${output.fullOutputProblem}]`);
+  return parts.join('\n');
+}
+
+function skillAnswer(skill: LoadedSkill): string {
+  const lines = [`# Skill: ${skill.name}`, skill.description, '', `Folder: ${skill.dir}`];
+  if (skill.compatibility) lines.push(`Compatibility: ${skill.compatibility}`);
+  if (skill.allowedTools) lines.push(`Allowed tools: ${skill.allowedTools}`);
+  if (skill.files.length > 0) {
+    lines.push('Bundled files (relative to the folder; fetch them with read):', ...skill.files.map((file) => `- ${file}`));
+    if (skill.unlistedFiles > 0) lines.push(`- ... and ${skill.unlistedFiles} more (list them with bash: find '${skill.dir}')`);
+  }
+  lines.push('', skill.instructions.trim());
+  return lines.join('\n');
+}
