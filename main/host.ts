@@ -27,6 +27,9 @@ export const LOCAL_CALLER: Caller = { subject: 'local', source: 'local' };
 /** Large enough for a base64 `write` of a sizeable file, small enough to bound one request. */
 const MAX_REQUEST_BYTES = '64mb';
 
+/** How long stop() lets requests in progress send their answers before closing the sessions. */
+const SHUTDOWN_GRACE_MS = 3_000;
+
 interface Running {
   server: Server;
   sessions: McpSessions<Caller>;
@@ -82,7 +85,9 @@ export class Host {
     this.running = undefined;
     const closed = once(running.server, 'close');
     running.server.close();
-    await Promise.all([running.sessions.closeAll(), running.commands.killAll()]);
+    // Commands first, so that their callers get a "server is shutting down" result before the sessions close.
+    await running.commands.killAll();
+    await running.sessions.closeAll(SHUTDOWN_GRACE_MS);
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.
     running.server.closeAllConnections();
     await closed;

@@ -200,6 +200,6 @@ describe('CommandRunner', () => {
     const pids = await Promise.all([first, second].map(async (path) => Number(await waitForFile(path))));
     await own.killAll();
     for (const pid of pids) assert.equal(await alive(pid), false);
-    for (const result of await Promise.all(runs)) assert.equal(result.cancelled, true);
+    for (const result of await Promise.all(runs)) assert.equal(result.serverStopped, true);
   });
 });

@@ -53,6 +53,8 @@ export interface BashResult {
   signal: string | null;
   timedOut: boolean;
   cancelled: boolean;
+  /** Stopped because the server is shutting down (killAll). */
+  serverStopped: boolean;
   durationMs: number;
   /** The timeout applied, after capping. */
   timeoutSeconds: number;
@@ -125,9 +127,9 @@ export class CommandRunner {
     const recent = new RecentOutput();
     const child = tty ? startInTerminal(input.command, stdout, recent) : await startPiped(input.command, stdout, stderr!, recent);
 
-    let stopReason: 'timeout' | 'cancel' | undefined;
+    let stopReason: 'timeout' | 'cancel' | 'shutdown' | undefined;
     let stopping: Promise<void> | undefined;
-    const stop = (reason: 'timeout' | 'cancel'): void => {
+    const stop = (reason: 'timeout' | 'cancel' | 'shutdown'): void => {
       if (stopping) return;
       stopReason = reason;
       stopping = terminateProcessGroup(child.pid, BASH_KILL_GRACE_MS);
@@ -151,7 +153,7 @@ export class CommandRunner {
       await stopping;
       return exit;
     });
-    const entry: Running = { stop: () => stop('cancel'), settled: done.catch(() => {}) };
+    const entry: Running = { stop: () => stop('shutdown'), settled: done.catch(() => {}) };
     this.running.add(entry);
     try {
       const exit = await done;
@@ -160,6 +162,7 @@ export class CommandRunner {
         signal: exit.signal,
         timedOut: stopReason === 'timeout',
         cancelled: stopReason === 'cancel',
+        serverStopped: stopReason === 'shutdown',
         durationMs: Date.now() - startedAt,
         timeoutSeconds,
         tty,

@@ -135,6 +135,7 @@ export function registerMachineTools(server: McpServer, deps: MachineToolDeps): 
         signal: z.string().nullable(),
         timedOut: z.boolean(),
         cancelled: z.boolean(),
+        serverStopped: z.boolean(),
         durationMs: z.number(),
         stdout: z.string(),
         stderr: z.string(),
@@ -247,6 +248,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
     );
   }
   if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
+  if (result.serverStopped) lines.push('The server is shutting down: the command and every process it started were stopped.');
   if (requestedTimeout !== undefined && requestedTimeout > result.timeoutSeconds) {
     lines.push(`The timeout was lowered to ${result.timeoutSeconds}s, this server's maximum.`);
   }
@@ -260,6 +262,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
     signal: result.signal,
     timedOut: result.timedOut,
     cancelled: result.cancelled,
+    serverStopped: result.serverStopped,
     durationMs: result.durationMs,
     stdout: result.stdout.text,
     stderr: result.stderr?.text ?? '',

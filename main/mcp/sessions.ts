@@ -28,6 +28,8 @@ export interface McpSessionsOptions<C> {
  */
 export class McpSessions<C> {
   private readonly sessions = new Map<string, Session>();
+  /** POST responses still being written; shutdown lets them finish so callers get their results. */
+  private readonly inflight = new Set<Promise<void>>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly now: () => number;
 
@@ -86,10 +88,15 @@ export class McpSessions<C> {
   private track(session: Session, res: Response): void {
     session.open += 1;
     session.lastActivity = this.now();
-    res.once('close', () => {
-      session.open -= 1;
-      session.lastActivity = this.now();
-    });
+    const done = new Promise<void>((resolve) =>
+      res.once('close', () => {
+        session.open -= 1;
+        session.lastActivity = this.now();
+        this.inflight.delete(done);
+        resolve();
+      }),
+    );
+    if (res.req.method === 'POST') this.inflight.add(done);
   }
 
   async closeIdle(): Promise<void> {
@@ -98,8 +105,14 @@ export class McpSessions<C> {
     await Promise.all(idle.map((s) => s.transport.close()));
   }
 
-  async closeAll(): Promise<void> {
+  /** Ends every session, after giving requests in progress up to `graceMs` to send their answers. */
+  async closeAll(graceMs = 0): Promise<void> {
     clearInterval(this.sweeper);
+    if (this.inflight.size > 0 && graceMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(this.inflight), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+    }
     await Promise.all([...this.sessions.values()].map((s) => s.transport.close()));
     this.sessions.clear();
   }

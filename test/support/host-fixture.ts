@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { loadConfig, type ServeFlags } from '../../main/config.js';
+import { Host } from '../../main/host.js';
+
+export interface HostFixture {
+  host: Host;
+  url: string;
+  stateDir: string;
+  /** A fresh app token. */
+  token(name?: string): Promise<string>;
+  /** An MCP client connected to /mcp with the given bearer token (or none). */
+  connect(token?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }>;
+  close(): Promise<void>;
+}
+
+/** A real host on a free loopback port with its own state dir. */
+export async function startHost(flags: ServeFlags = {}, env: Record<string, string> = {}): Promise<HostFixture> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'pw-state-'));
+  const host = new Host(loadConfig({ port: 0, ...flags }, { ...env, WORKSPACE_STATE_DIR: stateDir }));
+  const url = await host.start();
+  const clients: Client[] = [];
+  return {
+    host,
+    url,
+    stateDir,
+    token: async (name = 'test') => (await host.tokens.create({ name })).token,
+    connect: async (token) => {
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
+      });
+      const client = new Client({ name: 'test-client', version: '1.0.0' });
+      await client.connect(transport);
+      clients.push(client);
+      return { client, transport };
+    },
+    close: async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      await host.stop();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The first text block of a tool result. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
+  const block = content.find((c) => c.type === 'text');
+  if (!block?.text) throw new Error(`no text content in ${JSON.stringify(result).slice(0, 300)}`);
+  return block.text;
+}
+
+/** Resolves once `check` returns true, polling; fails after `ms`. */
+export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Whether `pid` is a live process; a zombie (dead, waiting to be reaped by init) is not. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // The state letter follows the parenthesised command name in /proc/<pid>/stat.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
