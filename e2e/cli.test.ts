@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { processAlive, textOf, waitFor } from '../test/support/host-fixture.js';
+
+// The built bin, exactly as `npm start` and the package's bin run it (npm test builds first).
+const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
+const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+let stateDir: string;
+let workDir: string;
+
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, WORKSPACE_STATE_DIR: stateDir, WORKSPACE_CWD: workDir, ...extra };
+}
+
+function run(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: env(extra) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject).on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts the server and resolves with its MCP URL once the startup line is printed. */
+async function serve(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; line: string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, '--port', '0', ...args], { env: env() });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.split('\n')[0]!);
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));
+  });
+  const url = /(http:\/\/\S+\/mcp)/.exec(line)?.[1];
+  assert.ok(url, `startup line names the URL: ${line}`);
+  return { child, url, line, exited };
+}
+
+async function connect(url: string, token?: string): Promise<Client> {
+  const client = new Client({ name: 'e2e', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {} }));
+  return client;
+}
+
+describe('the persona-mcp-workspace command', () => {
+  before(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'pw-cli-state-'));
+    workDir = await realpath(await mkdtemp(join(tmpdir(), 'pw-cli-cwd-')));
+  });
+  after(async () => {
+    await rm(stateDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('prints its version and its help with every flag and variable', async () => {
+    const version = await run(['--version']);
+    assert.equal(version.code, 0);
+    assert.equal(version.stdout.trim(), pkg.version);
+
+    const help = await run(['--help']);
+    assert.equal(help.code, 0);
+    for (const word of ['--port', '--host', '--no-auth', '--version', 'token create', 'WORKSPACE_CWD', 'WORKSPACE_SKILLS_DIR', 'WORKSPACE_SHELL_MAX_TIMEOUT', 'WORKSPACE_STATE_DIR', 'WORKSPACE_JWT_SECRET', 'WORKSPACE_JWKS_URL']) {
+      assert.ok(help.stdout.includes(word), `help mentions ${word}`);
+    }
+  });
+
+  it('refuses --no-auth on a non-loopback address, and bad flags, with a clear message', async () => {
+    const open = await run(['--no-auth', '--host', '0.0.0.0']);
+    assert.equal(open.code, 2);
+    assert.match(open.stderr, /--no-auth is only allowed on a loopback address/);
+    assert.doesNotMatch(open.stderr, /at .*\.js:\d+/, 'no stack trace for a user error');
+
+    const port = await run(['--port', 'abc']);
+    assert.equal(port.code, 2);
+    assert.match(port.stderr, /--port abc is not a port number/);
+
+    const unknown = await run(['--frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /--help/);
+  });
+
+  it('says which port is busy instead of crashing', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const result = await run(['--port', String(port)]);
+    blocker.close();
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, new RegExp(`Port ${port} on 127.0.0.1 is already in use`));
+  });
+
+  it('serves /mcp from WORKSPACE_CWD, prints one startup line, and stops cleanly on SIGTERM', async () => {
+    const token = (await run(['token', 'create', '--name', 'e2e'])).stdout.trim();
+    const server = await serve([]);
+    assert.match(server.line, /^persona-mcp-workspace listening on http:\/\/127\.0\.0\.1:\d+\/mcp \(auth: JWT; app tokens\)$/);
+
+    const client = await connect(server.url, token);
+    const cwd = await client.readResource({ uri: 'resource://cwd' });
+    assert.equal((cwd.contents[0] as { text: string }).text, workDir);
+    const pwd = await client.callTool({ name: 'bash', arguments: { command: 'pwd' } });
+    assert.equal((pwd.structuredContent as { stdout: string }).stdout, `${workDir}\n`);
+
+    // A command with a grandchild still running when the signal comes.
+    const pidFile = join(workDir, 'grandchild.pid');
+    const running = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }, undefined, { timeout: 20_000 });
+    await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '', 10_000, 'the grandchild');
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    assert.match(textOf(await running), /shutting down/);
+    await waitFor(() => !processAlive(pid), 10_000, 'the grandchild to die');
+    const port = Number(new URL(server.url).port);
+    await new Promise<void>((resolve, reject) => {
+      const probe = createServer().once('error', reject).listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+    });
+    await client.close();
+  });
+
+  it('creates, lists and revokes tokens; a running server refuses a revoked one at once', async () => {
+    const created = await run(['token', 'create', '--name', 'ci-agent', '--expires', '12h', '--workspace-path', 'Crew/alpha']);
+    assert.equal(created.code, 0);
+    const token = created.stdout.trim();
+    assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'stdout is the token alone');
+    const id = /Created token ([0-9a-f]{16})/.exec(created.stderr)?.[1];
+    assert.ok(id, created.stderr);
+
+    const list = await run(['token', 'list', '--json']);
+    const entry = (JSON.parse(list.stdout) as Array<{ id: string; name: string; workspacePath?: string }>).find((t) => t.id === id);
+    assert.deepEqual({ name: entry?.name, workspacePath: entry?.workspacePath }, { name: 'ci-agent', workspacePath: 'Crew/alpha' });
+    assert.ok(!list.stdout.includes(token) && !(await run(['token', 'list'])).stdout.includes(token), 'list never shows the token');
+
+    const server = await serve([]);
+    try {
+      const client = await connect(server.url, token);
+      assert.equal((await client.listTools()).tools.length, 5);
+
+      const revoked = await run(['token', 'revoke', id]);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      const response = await fetch(server.url, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      });
+      assert.equal(response.status, 401);
+      assert.match(response.headers.get('www-authenticate') ?? '', /invalid_token/);
+      await client.close();
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+
+    const again = await run(['token', 'revoke', 'ffffffffffffffff']);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /No agent token with id ffffffffffffffff/);
+  });
+
+  it('serves without auth on loopback when asked', async () => {
+    const server = await serve(['--no-auth']);
+    try {
+      assert.match(server.line, /auth: off/);
+      const client = await connect(server.url);
+      assert.equal((await client.listTools()).tools.length, 5);
+      await client.close();
+    } finally {
+      server.child.kill('SIGINT');
+      assert.equal(await server.exited, 0);
+    }
+  });
+});
