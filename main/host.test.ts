@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { processAlive, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 
 describe('the agent endpoint over real HTTP', () => {
@@ -138,6 +139,24 @@ describe('the agent endpoint over real HTTP', () => {
 
     const cwd = await client.readResource({ uri: 'resource://cwd' });
     assert.equal((cwd.contents[0] as { text: string }).text, process.cwd());
+  });
+
+  it('notifies a subscribed session over its GET stream when the skill catalog changes, and logs invalid skills', async () => {
+    const { client } = await fx.connect(await fx.token());
+    const updates: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updates.push(n.params.uri);
+    });
+    await client.subscribeResource({ uri: 'resource://skills' });
+    await assert.rejects(client.subscribeResource({ uri: 'resource://nope' }), /Cannot subscribe/);
+
+    await mkdir(join(skillsDir, 'release-notes'), { recursive: true });
+    await writeFile(join(skillsDir, 'release-notes', 'SKILL.md'), '---\nname: release-notes\ndescription: Drafts release notes.\n---\nbody\n');
+    await waitFor(() => updates.includes('resource://skills'), 10_000, 'notifications/resources/updated');
+
+    await mkdir(join(skillsDir, 'Broken'), { recursive: true });
+    await writeFile(join(skillsDir, 'Broken', 'SKILL.md'), '---\nname: broken\n---\n');
+    await waitFor(() => fx.logs.some((l) => l.includes('Broken') && l.includes('skipped')), 10_000, 'the invalid skill to be logged');
   });
 
   it('ends a session on DELETE; its id is unknown afterwards', async () => {

@@ -10,7 +10,9 @@ import type { Config } from './config.js';
 import { bearerAuth, type Refusal } from './http/bearer-auth.js';
 import { allowedHostNames, hostAndOriginGuard } from './http/guards.js';
 import { CommandRunner } from './machine/command-runner.js';
+import { SkillsWatch } from './machine/skills-watch.js';
 import { auditedRunner } from './mcp/audited-runner.js';
+import { Changes } from './mcp/resource-subscriptions.js';
 import { McpSessions } from './mcp/sessions.js';
 import { createWorkspaceServer } from './mcp/workspace-server.js';
 
@@ -35,6 +37,12 @@ interface Running {
   sessions: McpSessions<Caller>;
   commands: CommandRunner;
   audit: AuditLog;
+  skills: SkillsWatch;
+}
+
+export interface HostOptions {
+  /** Where the host reports what a person running it should know (skipped skills, ...); default stderr. */
+  log?: (line: string) => void;
 }
 
 /**
@@ -48,7 +56,13 @@ export class Host {
   /** The app's own agent tokens; the CLI and the page create and revoke them here. */
   readonly tokens: AgentTokenStore;
 
-  constructor(private readonly config: Config) {
+  private readonly log: (line: string) => void;
+
+  constructor(
+    private readonly config: Config,
+    options: HostOptions = {},
+  ) {
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.tokens = new AgentTokenStore({ stateDir: config.stateDir });
   }
 
@@ -91,7 +105,7 @@ export class Host {
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.
     running.server.closeAllConnections();
     await closed;
-    await running.audit.close();
+    await Promise.all([running.audit.close(), running.skills.stop()]);
     this.setStatus({ state: 'stopped' });
   }
 
@@ -103,12 +117,20 @@ export class Host {
       : undefined;
     const audit = new AuditLog({ stateDir: config.stateDir });
     const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
+    const skillsChanged = new Changes();
+    const skills = new SkillsWatch(config.skillsDir, {
+      onChange: () => skillsChanged.emit(),
+      onInvalid: (skill) => this.log(`Skill folder ${skill.dir} skipped: ${skill.reason}`),
+      onError: (error) => this.log(`Cannot read the skills folder ${config.skillsDir}: ${error.message}`),
+    });
+    await skills.start();
     const sessions = new McpSessions<Caller>({
       idleTimeoutMs: config.sessionIdleTimeoutMs,
       ownerOf: (caller) => `${caller.source}:${caller.subject}`,
       createServer: (caller) =>
         createWorkspaceServer({
           skillsDir: config.skillsDir,
+          skillsChanged,
           commands,
           run: auditedRunner((entry) => audit.record(entry), {
             caller: caller.subject,
@@ -135,10 +157,10 @@ export class Host {
     try {
       await once(server, 'listening');
     } catch (error) {
-      await Promise.all([sessions.closeAll(), audit.close()]);
+      await Promise.all([sessions.closeAll(), audit.close(), skills.stop()]);
       throw error;
     }
-    return { server, sessions, commands, audit };
+    return { server, sessions, commands, audit, skills };
   }
 
   private setStatus(status: HostStatus): void {

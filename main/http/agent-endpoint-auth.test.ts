@@ -145,7 +145,8 @@ describe('DNS-rebinding protection', () => {
 
   it('accepts its own hosts and origins', async () => {
     const port = new URL(fx.url).port;
-    for (const headers of [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://localhost:6274` }]) {
+    const cases: Array<Record<string, string>> = [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://localhost:6274` }];
+    for (const headers of cases) {
       const response = await raw(fx.url, headers, initialize);
       assert.equal(response.status, 200, JSON.stringify(headers));
     }

@@ -11,6 +11,8 @@ export interface HostFixture {
   host: Host;
   url: string;
   stateDir: string;
+  /** What the host logged for the person running it. */
+  logs: string[];
   /** A fresh app token. */
   token(name?: string): Promise<string>;
   /** An MCP client connected to /mcp with the given bearer token (or none). */
@@ -21,13 +23,15 @@ export interface HostFixture {
 /** A real host on a free loopback port with its own state dir. */
 export async function startHost(flags: ServeFlags = {}, env: Record<string, string> = {}): Promise<HostFixture> {
   const stateDir = await mkdtemp(join(tmpdir(), 'pw-state-'));
-  const host = new Host(loadConfig({ port: 0, ...flags }, { ...env, WORKSPACE_STATE_DIR: stateDir }));
+  const logs: string[] = [];
+  const host = new Host(loadConfig({ port: 0, ...flags }, { ...env, WORKSPACE_STATE_DIR: stateDir }), { log: (line) => logs.push(line) });
   const url = await host.start();
   const clients: Client[] = [];
   return {
     host,
     url,
     stateDir,
+    logs,
     token: async (name = 'test') => (await host.tokens.create({ name })).token,
     connect: async (token) => {
       const transport = new StreamableHTTPClientTransport(new URL(url), {
