@@ -34,6 +34,8 @@ export const DEFAULT_PORT = 9100;
 export const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_SHELL_MAX_TIMEOUT_SECONDS = 600;
 const DEFAULT_SESSION_IDLE_MINUTES = 30;
+/** Node's timers fire at once past 2^31-1 ms, so no timeout may be longer. */
+const MAX_TIMER_SECONDS = 2_147_483;
 const APP_DIR_NAME = 'persona-mcp-workspace';
 
 /** The environment variables the product reads, with what each is for (the README table mirrors this). */
@@ -95,9 +97,9 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     allowedHosts: list(env.WORKSPACE_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowedOrigins: list(env.WORKSPACE_ALLOWED_ORIGINS),
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
-    shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS),
+    shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
     stateDir: stateDirFrom(env),
-    sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES) * 60_000,
+    sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
     jwt: {
       secret: env.WORKSPACE_JWT_SECRET || undefined,
       publicKeyPem: publicKey(env.WORKSPACE_JWT_PUBLIC_KEY),
@@ -117,12 +119,12 @@ function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-function positiveNumber(env: NodeJS.ProcessEnv, name: keyof typeof ENVIRONMENT, fallback: number): number {
+function positiveNumber(env: NodeJS.ProcessEnv, name: keyof typeof ENVIRONMENT, fallback: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new ConfigError(`${name}=${raw} is not a positive number. Unset it to use the default (${fallback}).`);
+  if (!Number.isFinite(value) || value <= 0 || value > max) {
+    throw new ConfigError(`${name}=${raw} is not a number from above 0 to ${Math.floor(max)}. Unset it to use the default (${fallback}).`);
   }
   return value;
 }
