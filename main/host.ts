@@ -6,6 +6,7 @@ import express from 'express';
 import { AuditLog } from './audit/audit-log.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
 import { AuthError, JwtVerifier, wwwAuthenticate, type Caller } from './auth/jwt-verifier.js';
+import type { HostStatus } from '../common/host-status.js';
 import type { Config } from './config.js';
 import { bearerAuth, type Refusal } from './http/bearer-auth.js';
 import { allowedHostNames, hostAndOriginGuard } from './http/guards.js';
@@ -16,12 +17,7 @@ import { Changes } from './mcp/resource-subscriptions.js';
 import { McpSessions } from './mcp/sessions.js';
 import { createWorkspaceServer } from './mcp/workspace-server.js';
 
-export type HostStatus =
-  | { state: 'stopped' }
-  | { state: 'starting' }
-  | { state: 'running'; url: string; auth: boolean }
-  | { state: 'stopping' }
-  | { state: 'failed'; error: string };
+export type { HostStatus };
 
 /** Whoever runs the app: the CLI, the desktop window, or any caller when auth is off. */
 export const LOCAL_CALLER: Caller = { subject: 'local', source: 'local' };
