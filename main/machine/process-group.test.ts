@@ -38,7 +38,9 @@ describe('process groups', { skip: process.platform !== 'linux' && 'uses /proc' 
     const pidPath = join(dir, 'zombie.pid');
     // The group leader writes its pid and exits; its parent then execs `sleep`, which never reaps it,
     // as happens to orphans under a container init that does not reap.
-    const parent = spawn('bash', ['-c', `(setsid bash -c 'echo $$ > ${pidPath}') & exec sleep 30`], { stdio: 'ignore' });
+    // The leader exits only once its parent is `sleep`: exiting earlier, bash could still reap it.
+    const leader = `echo $$ > ${pidPath}; while [ "$(cat /proc/$PPID/comm)" != sleep ]; do sleep 0.01; done`;
+    const parent = spawn('bash', ['-c', `(setsid bash -c '${leader}') & exec sleep 30`], { stdio: 'ignore' });
     try {
       let pid = 0;
       await until(async () => (pid = Number(await readFile(pidPath, 'utf8').catch(() => '0'))) > 0, 'the pid file');

@@ -155,6 +155,7 @@ describe('machine tools over MCP', () => {
       signal: null,
       timedOut: false,
       cancelled: false,
+      serverStopped: false,
       durationMs: 0,
       stdout: 'out\n',
       stderr: 'err\n',
