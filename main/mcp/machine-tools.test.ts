@@ -4,19 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { CommandRunner } from '../machine/command-runner.js';
-import { registerMachineResources, registerMachineTools, type ToolRunner } from './machine-tools.js';
+import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
 
+// Every tool through the real agent endpoint: HTTP, auth, sessions and the audited runner.
 let dir: string;
 let skillsDir: string;
+let fx: HostFixture;
 let client: Client;
-let server: McpServer;
-let commands: CommandRunner;
-const calls: string[] = [];
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mcp-machine-'));
@@ -27,22 +23,12 @@ before(async () => {
   await mkdir(join(skillsDir, 'lint'));
   await writeFile(join(skillsDir, 'lint', 'SKILL.md'), '---\nname: lint\ndescription: Lint the code.\n---\nRun the linter.\n');
 
-  commands = new CommandRunner({ maxTimeoutSeconds: 30, outputDir: join(dir, 'outputs') });
-  const run: ToolRunner = async (tool, _extra, fn) => {
-    calls.push(tool);
-    return fn();
-  };
-  server = new McpServer({ name: 'test-workspace', version: '0.0.0' });
-  registerMachineTools(server, { skillsDir, commands, run });
-  registerMachineResources(server, { skillsDir });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  client = new Client({ name: 'test-client', version: '0.0.0' });
-  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  fx = await startHost({}, { WORKSPACE_SKILLS_DIR: skillsDir, WORKSPACE_SHELL_MAX_TIMEOUT: '30' });
+  ({ client } = await fx.connect(await fx.token()));
 });
 
 after(async () => {
-  await client.close();
-  await commands.killAll();
+  await fx.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -230,8 +216,14 @@ describe('machine tools over MCP', () => {
     assert.equal(texts(unknown)[0], 'There is no skill named "nope". Installed skills: deploy, lint.');
   });
 
-  it('passes every tool call through the runner with the tool name', () => {
-    for (const tool of ['read', 'write', 'edit', 'bash', 'skill']) assert.ok(calls.includes(tool), tool);
+  it('passes every tool call through the audited runner with the tool name', async () => {
+    let tools = new Set<string>();
+    await waitFor(async () => {
+      const log = await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '');
+      tools = new Set(log.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { tool: string }).tool));
+      return tools.size === 5 ? tools : undefined;
+    }, 'every tool in the audit log');
+    assert.deepEqual([...tools].sort(), ['bash', 'edit', 'read', 'skill', 'write']);
   });
 
   it('serves resource://cwd and resource://skills', async () => {
