@@ -13,6 +13,7 @@ import { allowedHostNames, hostAndOriginGuard } from './http/guards.js';
 import { CommandRunner } from './machine/command-runner.js';
 import { SkillsWatch } from './machine/skills-watch.js';
 import { auditedRunner } from './mcp/audited-runner.js';
+import { machineTools } from './mcp/machine-tools.js';
 import { Changes } from './mcp/resource-subscriptions.js';
 import { McpSessions } from './mcp/sessions.js';
 import { createWorkspaceServer } from './mcp/workspace-server.js';
@@ -120,6 +121,7 @@ export class Host {
       onError: (error) => this.log(`Cannot read the skills folder ${config.skillsDir}: ${error.message}`),
     });
     await skills.start();
+    const tools = machineTools({ skillsDir: config.skillsDir, commands });
     const sessions = new McpSessions<Caller>({
       idleTimeoutMs: config.sessionIdleTimeoutMs,
       ownerOf: (caller) => `${caller.source}:${caller.subject}`,
@@ -127,7 +129,8 @@ export class Host {
         createWorkspaceServer({
           skillsDir: config.skillsDir,
           skillsChanged,
-          commands,
+          tools,
+          sources: [],
           run: auditedRunner((entry) => audit.record(entry), {
             caller: caller.subject,
             ...(caller.workspacePath !== undefined && { place: caller.workspacePath }),

@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../audit/audit-log.js';
-import type { ToolRunner } from './machine-tools.js';
+import type { ToolRunner } from './tool-table.js';
 
 export interface AuditContext {
   caller: string;

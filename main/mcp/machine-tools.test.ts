@@ -226,6 +226,27 @@ describe('machine tools over MCP', () => {
     assert.deepEqual([...tools].sort(), ['bash', 'edit', 'read', 'skill', 'write']);
   });
 
+  it('answers invalid arguments and unknown tools with a tool error that says what is wrong', async () => {
+    const invalid = await call('read', { path: 5 });
+    assert.equal(invalid.isError, true);
+    assert.match(texts(invalid)[0]!, /^Invalid arguments for read: .*path/);
+    const missing = await call('edit', { path: join(dir, 'x') });
+    assert.match(texts(missing)[0]!, /Invalid arguments for edit: .*edits/);
+    const unknown = await call('rm', {});
+    assert.equal(unknown.isError, true);
+    assert.match(texts(unknown)[0]!, /no tool named "rm"/);
+  });
+
+  it('publishes JSON Schema inputs with the required fields', async () => {
+    const { tools } = await client.listTools();
+    const edit = tools.find((t) => t.name === 'edit')!;
+    assert.deepEqual(edit.inputSchema.required, ['path', 'edits']);
+    assert.equal(edit.inputSchema.type, 'object');
+    assert.ok(!('$schema' in edit.inputSchema));
+    const bash = tools.find((t) => t.name === 'bash')!;
+    assert.deepEqual(bash.outputSchema?.required?.includes('exitCode'), true);
+  });
+
   it('serves resource://cwd and resource://skills', async () => {
     const { resources } = await client.listResources();
     assert.deepEqual(resources.map((resource) => resource.uri).sort(), ['resource://cwd', 'resource://skills']);

@@ -1,6 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
 import { DIFF_MAX_LINES } from '../machine/diff.js';
@@ -9,27 +8,23 @@ import { MachineError } from '../machine/errors.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type ReadResult } from '../machine/read.js';
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
 import { writeFile } from '../machine/write.js';
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-/** Wraps every tool call; the caller supplies auditing and anything else that applies to all tools. */
-export type ToolRunner = (tool: string, extra: Extra, fn: () => Promise<CallToolResult>) => Promise<CallToolResult>;
+import { defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
 
 export interface MachineToolDeps {
   skillsDir: string;
   commands: CommandRunner;
-  run: ToolRunner;
 }
 
 const KiB = 1024;
 
-/** Registers the machine's own tools: read, write, edit, bash, skill. */
-export function registerMachineTools(server: McpServer, deps: MachineToolDeps): void {
-  const tool = (name: string, fn: () => Promise<CallToolResult>, extra: Extra): Promise<CallToolResult> => deps.run(name, extra, () => asToolResult(fn));
-
-  server.registerTool(
-    'read',
-    {
+/** The machine's own tools: read, write, edit, bash, skill. */
+/** The machine's own tools: read, write, edit, bash, skill. */
+export function machineTools(deps: MachineToolDeps): SessionTool[] {
+  const max = deps.commands.maxTimeoutSeconds;
+  const defaultTimeout = Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
+  return [
+    defineTool({
+      name: 'read',
       title: 'Read a file',
       description:
         `Read a file on this machine. path is absolute or relative to the server's working directory (resource://cwd). ` +
@@ -38,46 +33,36 @@ export function registerMachineTools(server: McpServer, deps: MachineToolDeps): 
         `A file that is not text (NUL bytes or invalid UTF-8), or any file read with encoding "base64", comes back as base64 with offset/limit in bytes ` +
         `(offset 0-based), at most ${READ_MAX_BINARY_BYTES / KiB} KiB of the file per call; png, jpeg, gif and webp images that fit come back as images. ` +
         `To list a directory or search files, use bash (ls, find, grep).`,
-      inputSchema: {
+      input: {
         path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
         offset: z.number().int().min(0).optional().describe('Text: first line to return, 1-based. Base64: first byte, 0-based.'),
         limit: z.number().int().min(1).optional().describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
         encoding: z.enum(['text', 'base64']).optional().describe('Force text or base64; by default text unless the file is binary.'),
       },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    (args, extra) => tool('read', async () => readAnswer(await readFile(args)), extra),
-  );
-
-  server.registerTool(
-    'write',
-    {
+      handler: (args) => asToolResult(async () => readAnswer(await readFile(args))),
+    }),
+    defineTool({
+      name: 'write',
       title: 'Write a file',
       description:
         'Create a file or replace its whole content. Missing parent folders are created; the file is replaced atomically ' +
         '(a reader never sees half of it) and an existing file keeps its permissions; writing through a symbolic link updates its target. ' +
         'For binary files pass the bytes as base64 with encoding "base64". To change part of a text file, use edit.',
-      inputSchema: {
+      input: {
         path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
         content: z.string().describe('The new content: text, or base64 when encoding is "base64".'),
         encoding: z.enum(['text', 'base64']).optional().describe('"base64" when content is base64-encoded bytes; default "text" (UTF-8).'),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    },
-    (args, extra) =>
-      tool(
-        'write',
-        async () => {
+      handler: (args) =>
+        asToolResult(async () => {
           const result = await writeFile(args);
           return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
-        },
-        extra,
-      ),
-  );
-
-  server.registerTool(
-    'edit',
-    {
+        }),
+    }),
+    defineTool({
+      name: 'edit',
       title: 'Edit a text file',
       description:
         'Replace exact text in a file. edits are applied in order, each to the result of the previous ones. Each old_string must match ' +
@@ -85,7 +70,7 @@ export function registerMachineTools(server: McpServer, deps: MachineToolDeps): 
         'before anything is written: if one fails, the file is left untouched and the error says which edit failed and why. ' +
         'LF line breaks in old_string also match a CRLF file, which keeps its CRLF endings; the file keeps its permissions. ' +
         `The answer shows a diff of the change (at most ${DIFF_MAX_LINES} lines). Files over ${EDIT_MAX_FILE_BYTES / KiB / KiB} MiB: use bash.`,
-      inputSchema: {
+      input: {
         path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
         edits: z
           .array(
@@ -99,38 +84,30 @@ export function registerMachineTools(server: McpServer, deps: MachineToolDeps): 
           .describe('One or more replacements, applied in order.'),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    },
-    (args, extra) =>
-      tool(
-        'edit',
-        async () => {
+      handler: (args) =>
+        asToolResult(async () => {
           const result = await editFile(args);
           const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
           return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
-        },
-        extra,
-      ),
-  );
-
-  const max = deps.commands.maxTimeoutSeconds;
-  server.registerTool(
-    'bash',
-    {
+        }),
+    }),
+    defineTool({
+      name: 'bash',
       title: 'Run a bash command',
       description:
         `Run a command with bash -c on this machine, in the server's working directory (resource://cwd) unless the command cd's elsewhere; ` +
-        `nothing is read from stdin. timeout is in seconds: default ${Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max)}, at most ${max}. ` +
+        `nothing is read from stdin. timeout is in seconds: default ${defaultTimeout}, at most ${max}. ` +
         `On timeout or cancellation the command and every process it started are stopped. The answer gives the exit code, stdout and stderr ` +
         `separately; each stream returns at most its first ${BASH_OUTPUT_HEAD_BYTES / KiB} KiB and last ${BASH_OUTPUT_TAIL_BYTES / KiB} KiB, ` +
         `the middle elided, with the full output saved to a file you can read or grep. tty: true runs it in a pseudo-terminal ` +
         `(for programs that need one; stdout and stderr then come merged). For long-running servers, start them in the background ` +
         `with their output redirected (nohup cmd > log 2>&1 &).`,
-      inputSchema: {
+      input: {
         command: z.string().min(1).describe('The bash command line.'),
-        timeout: z.number().positive().optional().describe(`Seconds before the command is stopped (default ${Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max)}, max ${max}).`),
+        timeout: z.number().positive().optional().describe(`Seconds before the command is stopped (default ${defaultTimeout}, max ${max}).`),
         tty: z.boolean().optional().describe('Run in a pseudo-terminal; stdout and stderr are merged.'),
       },
-      outputSchema: {
+      output: {
         exitCode: z.number().int().nullable(),
         signal: z.string().nullable(),
         timedOut: z.boolean(),
@@ -143,33 +120,26 @@ export function registerMachineTools(server: McpServer, deps: MachineToolDeps): 
         stderrFullOutputPath: z.string().optional(),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-    },
-    (args, extra) =>
-      tool(
-        'bash',
-        async () => {
+      handler: (args, extra) =>
+        asToolResult(async () => {
           const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra) });
           return bashAnswer(result, args.timeout, max);
-        },
-        extra,
-      ),
-  );
-
-  server.registerTool(
-    'skill',
-    {
+        }),
+    }),
+    defineTool({
+      name: 'skill',
       title: 'Load a skill',
       description:
         "Load one installed skill's full instructions and the paths of its bundled files (scripts, references, assets). " +
         'The catalog of skill names and descriptions is the resource resource://skills. Bundled file paths are relative to the ' +
         "skill's folder, which the answer gives; fetch them with read and run scripts with bash.",
-      inputSchema: {
+      input: {
         name: z.string().min(1).describe('The skill name, as listed in resource://skills.'),
       },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    (args, extra) => tool('skill', async () => text(skillAnswer(await loadSkill(deps.skillsDir, args.name))), extra),
-  );
+      handler: (args) => asToolResult(async () => text(skillAnswer(await loadSkill(deps.skillsDir, args.name)))),
+    }),
+  ];
 }
 
 /** Registers resource://cwd (the server's working directory) and resource://skills (the skill catalog). */
@@ -226,7 +196,7 @@ function readAnswer(result: ReadResult): CallToolResult {
 }
 
 /** Sends notifications/progress when the client asked for them (by giving a progress token). */
-function progressSender(extra: Extra): ((message: string) => void) | undefined {
+function progressSender(extra: ToolExtra): ((message: string) => void) | undefined {
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return undefined;
   let progress = 0;

@@ -1,24 +1,33 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { PRODUCT_NAME, VERSION } from '../version.js';
-import { registerMachineResources, registerMachineTools, type MachineToolDeps } from './machine-tools.js';
+import { registerMachineResources } from './machine-tools.js';
 import { enableResourceSubscriptions, type ChangeSource } from './resource-subscriptions.js';
+import type { SessionTool } from './session-tool.js';
+import { installToolTable, type ToolRunner, type ToolSource } from './tool-table.js';
 
 const INSTRUCTIONS = `This server is a real machine, with full access under the account that runs it.
 Use read, write and edit for files (paths absolute or relative to resource://cwd) and bash for everything else: listing, searching, moving, deleting, building, running.
 Skills: resource://skills lists them; the skill tool loads one's instructions and the paths of its files, which you then read.`;
 
-export interface WorkspaceServerDeps extends MachineToolDeps {
+export interface WorkspaceServerDeps {
+  skillsDir: string;
   /** Tells when the skill catalog changed, for sessions subscribed to resource://skills. */
   skillsChanged: ChangeSource;
+  /** The tools every session has (the machine's). */
+  tools: SessionTool[];
+  /** Tools that come and go while the session is open. */
+  sources: ToolSource[];
+  /** Wraps every call (auditing). */
+  run: ToolRunner;
 }
 
-/** One MCP session's server: the machine's tools and resources. */
+/** One MCP session's server: the machine's tools and resources, plus the tools of its sources. */
 export function createWorkspaceServer(deps: WorkspaceServerDeps): McpServer {
   const server = new McpServer(
     { name: PRODUCT_NAME, version: VERSION },
     { capabilities: { tools: { listChanged: true }, resources: {}, logging: {} }, instructions: INSTRUCTIONS },
   );
-  registerMachineTools(server, deps);
+  installToolTable(server, deps.tools, deps.sources, deps.run);
   registerMachineResources(server, { skillsDir: deps.skillsDir });
   enableResourceSubscriptions(server, { 'resource://skills': deps.skillsChanged });
   return server;
