@@ -1,0 +1,209 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { PRODUCT_NAME, VERSION } from '../../version.js';
+
+/** Where an upstream MCP server is and how to reach it. */
+export interface UpstreamTarget {
+  /** The connection's server name (u<hash>__<catalog id>), named in every error. */
+  name: string;
+  displayName: string;
+  url: string;
+  transport: 'streamable-http' | 'sse';
+}
+
+/** An upstream tool exactly as the upstream described it (JSON Schema untouched). */
+export interface UpstreamTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: { type: 'object'; [key: string]: unknown };
+  outputSchema?: { type: 'object'; [key: string]: unknown };
+  annotations?: Record<string, unknown>;
+}
+
+/** A tools/call result as the upstream sent it. */
+export interface UpstreamResult {
+  content: unknown[];
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+}
+
+export interface UpstreamProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface UpstreamConnectionOptions {
+  /** Headers for every request (credentials); read again at each (re)connect, so a changed secret applies. */
+  headers: () => Promise<Record<string, string>>;
+  /** Longest wait for one answer (reset by progress on calls). */
+  timeoutMs: number;
+  /** The upstream changed its tools. */
+  onToolsChanged?: () => void;
+}
+
+/** The upstream could not be reached or answered nonsense; only this connection's tools are affected. */
+export class UpstreamUnavailableError extends Error {
+  override readonly name = 'UpstreamUnavailableError';
+  constructor(
+    readonly connection: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+interface Live {
+  client: Client;
+  /** This connection's own sockets: dropped with the client, so a reconnect never reuses a dead one. */
+  agent: Agent;
+}
+
+/**
+ * One pooled client for one connection: connected on first use, tools cached until the upstream
+ * says they changed, and reconnected after any failure.
+ */
+export class UpstreamConnection {
+  private live: Promise<Live> | undefined;
+  private toolCache: Promise<UpstreamTool[]> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly target: UpstreamTarget,
+    private readonly options: UpstreamConnectionOptions,
+  ) {}
+
+  tools(): Promise<UpstreamTool[]> {
+    this.toolCache ??= this.withClient(undefined, async ({ client }) => {
+      const tools: UpstreamTool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.options.timeoutMs });
+        tools.push(...(page.tools as UpstreamTool[]));
+        cursor = page.nextCursor;
+      } while (cursor && tools.length < 10_000);
+      return tools;
+    }).catch((error: unknown) => {
+      this.toolCache = undefined;
+      throw error;
+    });
+    return this.toolCache;
+  }
+
+  async call(tool: string, args: Record<string, unknown> | undefined, opts: { signal?: AbortSignal; onProgress?: (p: UpstreamProgress) => void } = {}): Promise<UpstreamResult> {
+    return this.withClient(opts.signal, async ({ client }) => {
+      const result = await client.request({ method: 'tools/call', params: { name: tool, ...(args && { arguments: args }) } }, CallToolResultSchema, {
+        timeout: this.options.timeoutMs,
+        resetTimeoutOnProgress: true,
+        ...(opts.signal && { signal: opts.signal }),
+        ...(opts.onProgress && { onprogress: (p: UpstreamProgress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
+      });
+      return result as UpstreamResult;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.disconnect();
+  }
+
+  /**
+   * Runs `fn` on a connected client. A failure of the link drops the client (the next use
+   * reconnects); a request the upstream never saw because its session had ended is retried once.
+   */
+  private async withClient<T>(signal: AbortSignal | undefined, fn: (live: Live) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
+      const live = await this.connection();
+      try {
+        return await fn(live);
+      } catch (error) {
+        // The caller cancelled: the link is fine, and the upstream is being told (notifications/cancelled).
+        if (signal?.aborted) throw error;
+        if (error instanceof McpError && !isLinkFailure(error)) throw error; // the upstream answered with a JSON-RPC error
+        await this.disconnect();
+        if (attempt === 0 && error instanceof StreamableHTTPError && error.code === 404) continue;
+        throw this.unavailable(error);
+      }
+    }
+  }
+
+  private connection(): Promise<Live> {
+    if (this.closed) return Promise.reject(new UpstreamUnavailableError(this.target.name, `${this.label()} was removed.`));
+    this.live ??= this.connect().catch((error: unknown) => {
+      this.live = undefined;
+      throw this.unavailable(error);
+    });
+    return this.live;
+  }
+
+  private async connect(): Promise<Live> {
+    const url = new URL(this.target.url);
+    const requestInit = { headers: await this.options.headers() };
+    const agent = new Agent();
+    const fetch = ((input, init) => undiciFetch(input, { ...(init as object), dispatcher: agent })) as FetchLike;
+    const transport: Transport =
+      this.target.transport === 'sse' ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
+    const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {} });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.toolCache = undefined;
+      this.options.onToolsChanged?.();
+    });
+    client.onclose = () => {
+      this.live = undefined;
+      this.toolCache = undefined;
+    };
+    try {
+      await client.connect(transport, { timeout: this.options.timeoutMs });
+    } catch (error) {
+      await agent.destroy();
+      throw error;
+    }
+    return { client, agent };
+  }
+
+  private async disconnect(): Promise<void> {
+    const live = this.live;
+    this.live = undefined;
+    this.toolCache = undefined;
+    if (!live) return;
+    const current = await live.catch(() => undefined);
+    await current?.client.close().catch(() => {});
+    await current?.agent.destroy().catch(() => {});
+  }
+
+  private unavailable(error: unknown): UpstreamUnavailableError {
+    if (error instanceof UpstreamUnavailableError) return error;
+    return new UpstreamUnavailableError(this.target.name, `${this.label()} is unavailable: ${describe(error, this.options.timeoutMs)}`, { cause: error });
+  }
+
+  private label(): string {
+    return `The connection "${this.target.displayName}" (${this.target.name})`;
+  }
+}
+
+function isLinkFailure(error: McpError): boolean {
+  return error.code === ErrorCode.RequestTimeout || error.code === ErrorCode.ConnectionClosed;
+}
+
+/** The cause in words a person can act on; never the request's headers. */
+function describe(error: unknown, timeoutMs: number): string {
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    return `it did not answer within ${Math.round(timeoutMs / 1000)} s. The server may be overloaded; try again later.`;
+  }
+  if (error instanceof StreamableHTTPError) {
+    if (error.code === 401 || error.code === 403) return `it refused the credentials (HTTP ${error.code}). Check the connection's API key or sign in again.`;
+    return `it answered HTTP ${error.code ?? 'error'}. Check that the server URL is right and the service is up.`;
+  }
+  if (error instanceof SyntaxError) return 'it sent an answer that is not valid MCP (malformed JSON). The server may be misconfigured.';
+  const cause = (error as { cause?: { code?: string } }).cause;
+  if (cause?.code === 'ECONNREFUSED') return 'the connection was refused. Check that the server is running and the URL is right.';
+  if (cause?.code === 'ENOTFOUND') return 'its host name does not resolve. Check the URL.';
+  if (error instanceof Error) return `${error.message.replace(/\s+/g, ' ').slice(0, 300)}.`;
+  return String(error);
+}
