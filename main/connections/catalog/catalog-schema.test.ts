@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { describe, it } from 'node:test';
+import { CATALOG_ID_PATTERN, CatalogFileError, loadBuiltinCatalog, parseBuiltinCatalog } from './catalog-schema.js';
+
+const rawFile = JSON.parse(await readFile(new URL('./builtin-catalog.json', import.meta.url), 'utf8')) as {
+  version: 1;
+  groups: Array<Record<string, unknown>>;
+  entries: Array<Record<string, unknown>>;
+};
+
+/** A copy of the real file with `change` applied, to break one rule at a time. */
+function fileWith(change: (file: typeof rawFile) => void): typeof rawFile {
+  const copy = structuredClone(rawFile);
+  change(copy);
+  return copy;
+}
+
+function rejects(data: unknown, pattern: RegExp): void {
+  assert.throws(() => parseBuiltinCatalog(data, 'test-catalog.json'), (error: unknown) => {
+    assert.ok(error instanceof CatalogFileError, `expected CatalogFileError, got ${String(error)}`);
+    assert.match(error.message, /^test-catalog\.json is not a valid connector catalog: /);
+    assert.match(error.message, pattern);
+    assert.match(error.message, /Fix the file/);
+    return true;
+  });
+}
+
+describe('the built-in catalog file', () => {
+  const catalog = loadBuiltinCatalog();
+
+  it('loads, with at least 20 connectors, all marked built-in', () => {
+    assert.ok(catalog.entries.length >= 20, `only ${catalog.entries.length} entries`);
+    assert.ok(catalog.entries.every((entry) => entry.source === 'built-in'));
+  });
+
+  it('has unique ids of at most 32 lowercase letters, digits and dashes', () => {
+    const ids = catalog.entries.map((entry) => entry.id);
+    assert.equal(new Set(ids).size, ids.length);
+    for (const id of ids) assert.match(id, CATALOG_ID_PATTERN);
+  });
+
+  it('points every entry at an https URL with a known transport and auth kind', () => {
+    for (const entry of catalog.entries) {
+      assert.equal(new URL(entry.url).protocol, 'https:', entry.id);
+      assert.ok(['streamable-http', 'sse'].includes(entry.transport), entry.id);
+      assert.ok(['oauth', 'api-key', 'none'].includes(entry.auth), entry.id);
+      assert.equal(entry.auth === 'api-key', entry.apiKey !== undefined, `${entry.id}: apiKey goes with api-key auth`);
+      assert.ok(entry.name.trim() && entry.description.trim() && !/\n/.test(entry.description), entry.id);
+    }
+  });
+
+  it('defines every sign-in group it uses, and each group covers at least two servers', () => {
+    const groupIds = new Set(catalog.groups.map((group) => group.id));
+    for (const entry of catalog.entries) if (entry.signInGroup) assert.ok(groupIds.has(entry.signInGroup), entry.id);
+    for (const group of catalog.groups) {
+      assert.ok(catalog.entries.filter((entry) => entry.signInGroup === group.id).length >= 2, group.id);
+    }
+  });
+
+  it('offers neither Google nor GitHub, by id, name or URL host', () => {
+    for (const entry of catalog.entries) {
+      assert.doesNotMatch(`${entry.id} ${entry.name}`, /google|gmail|youtube|github/i, entry.id);
+      assert.doesNotMatch(new URL(entry.url).hostname, /(^|\.)(google|googleapis|gmail|youtube|github|githubcopilot)\.com$/, entry.id);
+    }
+  });
+});
+
+describe('parseBuiltinCatalog', () => {
+  it('accepts the real file', () => {
+    assert.equal(parseBuiltinCatalog(rawFile).entries.length, rawFile.entries.length);
+  });
+
+  it('refuses a duplicate id', () => {
+    rejects(fileWith((f) => f.entries.push({ ...f.entries[0]!, url: 'https://other.example.com/mcp' })), /entry id "linear" is used twice/);
+  });
+
+  it('refuses an id that is too long or not lowercase', () => {
+    rejects(fileWith((f) => (f.entries[0]!.id = 'a'.repeat(33))), /entries\.0\.id: must be 1-32 characters/);
+    rejects(fileWith((f) => (f.entries[0]!.id = 'Linear')), /entries\.0\.id/);
+  });
+
+  it('refuses a URL that is not https', () => {
+    rejects(fileWith((f) => (f.entries[0]!.url = 'http://mcp.linear.app/mcp')), /entries\.0\.url: must be an https URL/);
+  });
+
+  it('refuses a sign-in group that is not defined', () => {
+    rejects(fileWith((f) => (f.entries[0]!.signInGroup = 'atlassian')), /entry "linear" names sign-in group "atlassian", which is not defined/);
+  });
+
+  it('refuses a sign-in group with fewer than two servers', () => {
+    rejects(
+      fileWith((f) => f.groups.push({ id: 'solo', name: 'Solo', description: 'One server.' })),
+      /group "solo" has 0 entries; a sign-in group needs at least two/,
+    );
+  });
+
+  it('refuses Google and GitHub entries, by name and by host', () => {
+    rejects(fileWith((f) => (f.entries[0]!.name = 'Gmail')), /entry "linear" has "gmail" in its name/);
+    rejects(fileWith((f) => (f.entries[0]!.url = 'https://api.githubcopilot.com/mcp/')), /entry "linear" points at api\.githubcopilot\.com/);
+  });
+
+  it('refuses an api-key entry that does not say which header carries the key, and apiKey on other entries', () => {
+    rejects(fileWith((f) => (f.entries[0]!.auth = 'api-key')), /entries\.0\.apiKey: an api-key entry must say which header carries the key/);
+    rejects(fileWith((f) => (f.entries[0]!.apiKey = { header: 'Authorization' })), /entries\.0\.apiKey: only an api-key entry may have apiKey/);
+  });
+
+  it('refuses needsOwnOAuthApp on an entry that does not use OAuth', () => {
+    rejects(fileWith((f) => Object.assign(f.entries[0]!, { auth: 'none', needsOwnOAuthApp: true })), /only an oauth entry may need an own OAuth app/);
+  });
+
+  it('refuses a description on more than one line, and unknown fields', () => {
+    rejects(fileWith((f) => (f.entries[0]!.description = 'Line one\nline two')), /entries\.0\.description: must be one line/);
+    rejects(fileWith((f) => (f.entries[0]!.icon = 'linear.png')), /entries\.0/);
+  });
+
+  it('lists every problem at once', () => {
+    rejects(
+      fileWith((f) => {
+        f.entries[1]!.id = 'linear';
+        f.entries[2]!.signInGroup = 'nope';
+      }),
+      /entry id "linear" is used twice; .*sign-in group "nope", which is not defined/,
+    );
+  });
+});

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import builtinCatalogJson from './builtin-catalog.json' with { type: 'json' };
+import { excludedProviderReason } from './excluded-providers.js';
+
+/** Where a catalog entry comes from: the curated file in the repo, or the official MCP Registry. */
+export type CatalogSource = 'built-in' | 'registry';
+
+export const CATALOG_ID_PATTERN = /^[a-z0-9-]{1,32}$/;
+
+const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' });
+
+/** How an API key goes into a request: `<header>: <prefix><key>`. */
+const apiKeySchema = z.object({
+  header: z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name'),
+  prefix: z.string().optional(),
+});
+
+const entryFields = {
+  id: z.string().regex(CATALOG_ID_PATTERN, 'must be 1-32 characters of a-z, 0-9 and -'),
+  name: z.string().trim().min(1).max(100),
+  // One line: the page shows it as the row's detail.
+  description: z.string().trim().min(1).max(200).regex(/^[^\r\n]*$/, 'must be one line'),
+  url: httpsUrl,
+  transport: z.enum(['streamable-http', 'sse']),
+  auth: z.enum(['oauth', 'api-key', 'none']),
+  apiKey: apiKeySchema.optional(),
+  signInGroup: z.string().regex(CATALOG_ID_PATTERN).optional(),
+  // The provider offers no dynamic client registration: the person brings a client ID and secret.
+  needsOwnOAuthApp: z.literal(true).optional(),
+  homepage: httpsUrl.optional(),
+  docs: httpsUrl.optional(),
+};
+
+const builtinEntrySchema = z.strictObject(entryFields).superRefine(checkAuthFields);
+
+/** A catalog entry as the page and the add route see it. */
+export const catalogEntrySchema = z
+  .strictObject({
+    ...entryFields,
+    source: z.enum(['built-in', 'registry']),
+    // The registry's own server name (`io.github.owner/server`), kept for display and support.
+    registryName: z.string().min(1).optional(),
+  })
+  .superRefine(checkAuthFields);
+
+export type CatalogEntry = z.infer<typeof catalogEntrySchema>;
+
+const signInGroupSchema = z.strictObject({
+  id: z.string().regex(CATALOG_ID_PATTERN),
+  name: z.string().trim().min(1),
+  description: z.string().trim().min(1),
+});
+
+/** Several servers behind one provider login, shown as service chips ("Connect N services"). */
+export type SignInGroup = z.infer<typeof signInGroupSchema>;
+
+const catalogFileSchema = z.strictObject({
+  version: z.literal(1),
+  groups: z.array(signInGroupSchema),
+  entries: z.array(builtinEntrySchema).min(1),
+});
+
+export interface BuiltinCatalog {
+  entries: CatalogEntry[];
+  groups: SignInGroup[];
+}
+
+/** The built-in catalog file is broken; the app must not start with it. */
+export class CatalogFileError extends Error {
+  override readonly name = 'CatalogFileError';
+}
+
+function checkAuthFields(entry: { auth: string; apiKey?: unknown; needsOwnOAuthApp?: true }, ctx: z.RefinementCtx): void {
+  if (entry.auth === 'api-key' && !entry.apiKey) {
+    ctx.addIssue({ code: 'custom', path: ['apiKey'], message: 'an api-key entry must say which header carries the key' });
+  }
+  if (entry.auth !== 'api-key' && entry.apiKey) {
+    ctx.addIssue({ code: 'custom', path: ['apiKey'], message: 'only an api-key entry may have apiKey' });
+  }
+  if (entry.auth !== 'oauth' && entry.needsOwnOAuthApp) {
+    ctx.addIssue({ code: 'custom', path: ['needsOwnOAuthApp'], message: 'only an oauth entry may need an own OAuth app' });
+  }
+}
+
+/**
+ * Validates the curated catalog: the schema, then what a schema cannot say (unique ids, groups
+ * that exist and group at least two servers, no Google or GitHub). Throws one error listing every
+ * problem, so a broken file is fixed in one pass.
+ */
+export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.json'): BuiltinCatalog {
+  const parsed = catalogFileSchema.safeParse(data);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new CatalogFileError(`${source} is not a valid connector catalog: ${problems.join('; ')}. Fix the file; the app cannot start without it.`);
+  }
+  const { entries, groups } = parsed.data;
+  const problems: string[] = [];
+  const seenIds = new Set<string>();
+  for (const entry of entries) {
+    if (seenIds.has(entry.id)) problems.push(`entry id "${entry.id}" is used twice`);
+    seenIds.add(entry.id);
+    const excluded = excludedProviderReason(entry);
+    if (excluded) problems.push(`entry "${entry.id}" ${excluded}; Google and GitHub are not offered as connectors`);
+  }
+  const groupIds = new Set<string>();
+  for (const group of groups) {
+    if (groupIds.has(group.id)) problems.push(`group id "${group.id}" is used twice`);
+    groupIds.add(group.id);
+    const members = entries.filter((entry) => entry.signInGroup === group.id).length;
+    if (members < 2) problems.push(`group "${group.id}" has ${members} entr${members === 1 ? 'y' : 'ies'}; a sign-in group needs at least two`);
+  }
+  for (const entry of entries) {
+    if (entry.signInGroup && !groupIds.has(entry.signInGroup)) problems.push(`entry "${entry.id}" names sign-in group "${entry.signInGroup}", which is not defined`);
+  }
+  if (problems.length > 0) {
+    throw new CatalogFileError(`${source} is not a valid connector catalog: ${problems.join('; ')}. Fix the file; the app cannot start without it.`);
+  }
+  return { entries: entries.map((entry) => ({ ...entry, source: 'built-in' })), groups };
+}
+
+/** The curated catalog shipped with the app; throws `CatalogFileError` if the file is broken. */
+export function loadBuiltinCatalog(): BuiltinCatalog {
+  return parseBuiltinCatalog(builtinCatalogJson);
+}
