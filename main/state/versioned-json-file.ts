@@ -1,0 +1,258 @@
+import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { z } from 'zod';
+import { writeFileAtomic } from './atomic-write.js';
+
+/** A state file cannot be used; the message says what happened and what to do. */
+export class StateFileError extends Error {
+  override readonly name = 'StateFileError';
+}
+
+export interface VersionedJsonFileOptions<T> {
+  path: string;
+  /** The format version this app writes; a file with a higher one is refused, never moved aside. */
+  version: number;
+  /** The whole file, `version` included. */
+  schema: z.ZodType<T>;
+  /** What an absent file holds. */
+  empty: T;
+  /** Names the file in messages, e.g. "The access directory". */
+  title: string;
+}
+
+/**
+ * A file written within this long of a read may change again without changing its stat (coarse or
+ * 2-second timestamps, a reused inode, the same size), so a read that recent is not trusted.
+ */
+const RACY_MS = 2_000;
+
+interface Loaded<T> {
+  stamp: string;
+  /** The stamp alone proves the file unchanged since this load. */
+  settled: boolean;
+  outcome: { value: T } | { error: StateFileError };
+}
+
+/** Read-modify-write per file runs one at a time in this process, however many objects open it. */
+const queues = new Map<string, Promise<unknown>>();
+
+/**
+ * A server-owned JSON file `{ version, ... }`, validated on load. Other processes (the CLI) write it
+ * too, so every read first compares the file's identity (inode, size, times) with the last one read:
+ * one `stat` when nothing changed, a re-read when something did.
+ *
+ * A corrupt file is moved aside to `<path>.corrupt-<time>` and the file stays refused, here and in
+ * every other process, until someone fixes it and moves it back or deletes it: it is never silently
+ * replaced by an empty one.
+ */
+export class VersionedJsonFile<T> {
+  readonly path: string;
+  private cache: Loaded<T> | undefined;
+  private loading: Promise<Loaded<T>> | undefined;
+
+  private readonly empty: T;
+
+  constructor(private readonly options: VersionedJsonFileOptions<T>) {
+    this.path = resolve(options.path);
+    this.empty = deepFreeze(structuredClone(options.empty));
+  }
+
+  /** The file's content now, deeply frozen: it is shared with every other reader. */
+  async read(): Promise<T> {
+    for (;;) {
+      const stamp = await this.currentStamp();
+      const cached = this.cache;
+      if (cached?.settled && cached.stamp === stamp) return unwrap(cached);
+      this.loading ??= this.load().finally(() => (this.loading = undefined));
+      const loaded = await this.loading;
+      // A load that started before the file changed again is stale for this caller: look again.
+      if (loaded.stamp === stamp) return unwrap(loaded);
+    }
+  }
+
+  /**
+   * Writes `change(current)` atomically, `current` being read afresh (other processes may have
+   * written). Returning `current` itself writes nothing. Errors thrown by `change` write nothing.
+   */
+  update(change: (current: T) => T): Promise<T> {
+    const task = async (): Promise<T> => {
+      const current = await this.read();
+      const next = change(current);
+      if (next === current) return current;
+      // Never write what the next load would move aside.
+      const checked = this.options.schema.parse(next);
+      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+      await writeFileAtomic(this.path, JSON.stringify(checked, null, 2) + '\n', { mode: 0o600 });
+      this.cache = undefined;
+      return deepFreeze(checked);
+    };
+    const run = (queues.get(this.path) ?? Promise.resolve()).then(task);
+    const tail = run.catch(() => {});
+    queues.set(this.path, tail);
+    void tail.then(() => {
+      if (queues.get(this.path) === tail) queues.delete(this.path);
+    });
+    return run;
+  }
+
+  /** The file's stat identity, or the folder's while the file is absent (an aside may appear or go). */
+  private async currentStamp(): Promise<string> {
+    const file = await statOrAbsent(this.path);
+    if (file) return fileStamp(file);
+    return absentStamp(await statOrAbsent(dirname(this.path)));
+  }
+
+  private async load(): Promise<Loaded<T>> {
+    let handle;
+    try {
+      handle = await open(this.path, 'r');
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return this.loadAbsent();
+    }
+    let stats: BigIntStats;
+    let text: string;
+    try {
+      // Stamp and content come from the same open file, so they always belong together.
+      stats = await handle.stat({ bigint: true });
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+    const stamp = fileStamp(stats);
+    const settled = isSettled(stats);
+    const parsed = this.parse(text);
+    if ('problem' in parsed) {
+      // Move aside only the file actually read; if it was replaced meanwhile, read the new one.
+      if ((await this.currentStamp()) === stamp) await this.quarantine();
+      return this.load();
+    }
+    return (this.cache = { stamp, settled, outcome: parsed });
+  }
+
+  private async loadAbsent(): Promise<Loaded<T>> {
+    const dir = dirname(this.path);
+    // The folder's stamp is taken before listing it, so a change in between only causes a re-read.
+    const dirStats = await statOrAbsent(dir);
+    const stamp = absentStamp(dirStats);
+    const settled = dirStats === undefined || isSettled(dirStats);
+    const aside = dirStats && (await this.newestAside(dir));
+    const outcome = aside ? { error: await this.asideError(aside) } : { value: this.empty };
+    return (this.cache = { stamp, settled, outcome });
+  }
+
+  private async newestAside(dir: string): Promise<string | undefined> {
+    const prefix = `${basename(this.path)}.corrupt-`;
+    const names = (await readdir(dir).catch(emptyIfAbsent)).filter((name) => name.startsWith(prefix)).sort();
+    const newest = names.at(-1);
+    return newest === undefined ? undefined : join(dir, newest);
+  }
+
+  /** Says what is wrong with the aside as it reads now (it may have been fixed but not moved back yet). */
+  private async asideError(aside: string): Promise<StateFileError> {
+    const text = await readFile(aside, 'utf8').catch(() => undefined);
+    const parsed = text === undefined ? undefined : this.parse(text);
+    const detail = parsed && 'problem' in parsed ? ` (${parsed.problem})` : '';
+    return new StateFileError(
+      `${this.options.title} ${this.path} was moved to ${aside} because it was unreadable${detail}. ` +
+        `It is refused until you fix that file and move it back to ${this.path}, or delete it to start from an empty one.`,
+    );
+  }
+
+  /** The content, or what is wrong with it. */
+  private parse(text: string): { value: T } | { problem: string } | { error: StateFileError } {
+    let json: unknown;
+    try {
+      // Record keys are user data; `__proto__` would be dropped or change a prototype, never stored.
+      json = JSON.parse(text, (key, value: unknown) => {
+        if (key === '__proto__') throw new ProtoKeyError();
+        return value;
+      });
+    } catch (error) {
+      return { problem: error instanceof ProtoKeyError ? 'it contains a "__proto__" key' : 'it is not valid JSON' };
+    }
+    const version = (json as { version?: unknown } | null)?.version;
+    if (typeof version === 'number' && version > this.options.version) {
+      const message = `${this.options.title} ${this.path} was written by a newer version of this app (format version ${version}). Update the app to use it.`;
+      return { error: new StateFileError(message) };
+    }
+    const parsed = this.options.schema.safeParse(json);
+    if (!parsed.success) return { problem: describeIssue(parsed.error.issues[0]) };
+    return { value: deepFreeze(parsed.data) };
+  }
+
+  private async quarantine(): Promise<void> {
+    const base = `${this.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    let aside = base;
+    for (let n = 1; await statOrAbsent(aside); n++) aside = `${base}-${n}`;
+    try {
+      await rename(this.path, aside);
+    } catch (error) {
+      // Another process moved it first; the reload finds its aside.
+      if (!isNotFound(error)) throw error;
+    }
+  }
+}
+
+class ProtoKeyError extends Error {}
+
+/** Where in the file and what, e.g. `places["Crew/a"].readers[0]: a user id must be ...`. */
+function describeIssue(issue: z.core.$ZodIssue | undefined): string {
+  if (!issue) return 'the file: invalid';
+  const where = issue.path
+    .map((key, i) =>
+      typeof key === 'number' ? `[${key}]`
+      : typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key) ? `${i ? '.' : ''}${key}`
+      : `[${JSON.stringify(typeof key === 'symbol' ? key.description : key)}]`,
+    )
+    .join('');
+  // A bad record key is reported as "Invalid key in record"; what is wrong with the key is inside.
+  const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+  return `${where || 'the file'}: ${message}`;
+}
+
+function unwrap<T>(loaded: Loaded<T>): T {
+  if ('error' in loaded.outcome) throw loaded.outcome.error;
+  return loaded.outcome.value;
+}
+
+function isSettled(stats: BigIntStats): boolean {
+  const changedMs = Number((stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs) / 1_000_000n);
+  return Date.now() - changedMs >= RACY_MS;
+}
+
+function fileStamp(stats: BigIntStats): string {
+  return `file:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+}
+
+function absentStamp(dirStats: BigIntStats | undefined): string {
+  return dirStats ? `absent:${dirStats.dev}:${dirStats.ino}:${dirStats.mtimeNs}:${dirStats.ctimeNs}` : 'absent:no-folder';
+}
+
+async function statOrAbsent(path: string): Promise<BigIntStats | undefined> {
+  try {
+    return await stat(path, { bigint: true });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+function emptyIfAbsent(error: unknown): string[] {
+  if (isNotFound(error)) return [];
+  throw error;
+}
+
+function isNotFound(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+function deepFreeze<V>(value: V): V {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
