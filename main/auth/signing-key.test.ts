@@ -46,6 +46,14 @@ describe('FileSigningKeySource', () => {
     assert.equal((await stat(source.path)).mode & 0o777, 0o644, 'the mode is left for the owner to decide');
   });
 
+  it('reads an existing key without ever creating one (what the move into the secret store needs)', async () => {
+    const source = new FileSigningKeySource(dir);
+    assert.equal(await source.loadExisting(), undefined);
+    assert.deepEqual(await readdir(dir), []);
+    const key = await source.load();
+    assert.deepEqual(await source.loadExisting(), key);
+  });
+
   it('refuses a key of the wrong length instead of replacing it', async () => {
     const source = new FileSigningKeySource(dir);
     await writeFile(source.path, 'short', { mode: 0o600 });

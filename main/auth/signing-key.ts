@@ -3,7 +3,7 @@ import { link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../state/atomic-write.js';
 
-/** Where the app's HS256 key for its own agent tokens comes from. The OS keychain will replace the file. */
+/** Where the app's HS256 key for its own agent tokens comes from: the secret store, or (before it) a file. */
 export interface SigningKeySource {
   /** The key bytes, created on first use. */
   load(): Promise<Uint8Array>;
@@ -31,15 +31,16 @@ export class FileSigningKeySource implements SigningKeySource {
   }
 
   async load(): Promise<Uint8Array> {
-    const existing = await this.read();
+    const existing = await this.loadExisting();
     if (existing) return existing;
     await this.create();
-    const created = await this.read();
+    const created = await this.loadExisting();
     if (!created) throw new SigningKeyError(`The agent signing key ${this.path} disappeared right after it was created.`);
     return created;
   }
 
-  private async read(): Promise<Uint8Array | undefined> {
+  /** The key if the file exists (checked as `load` checks it), without creating one: what a migration moves. */
+  async loadExisting(): Promise<Uint8Array | undefined> {
     let mode: number;
     try {
       mode = (await stat(this.path)).mode;

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { EncryptedFileSecretStore } from './encrypted-file-store.js';
+import { InvalidPlaceSecretError, PlaceSecrets, UnknownPlaceSecretError } from './place-secrets.js';
+import type { SecretStore } from './secret-store.js';
+import { assertNotInFiles, testKeychain } from './test-support.js';
+
+const keychain = testKeychain();
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'place-secrets-'));
+});
+after(async () => {
+  await keychain.clear();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const backends: Array<[string, () => SecretStore]> = [
+  ['the OS keychain', () => keychain],
+  ['the encrypted file', () => new EncryptedFileSecretStore({ stateDir: dir })],
+];
+
+for (const [label, storeOf] of backends) {
+  describe(`PlaceSecrets in ${label}`, () => {
+    const secrets = (): PlaceSecrets => new PlaceSecrets(storeOf());
+
+    it('sets, lists (names only, sorted), reads and removes the secrets of a place', async () => {
+      const place = secrets();
+      await place.set('Crew/alpha', 'SENTRY_TOKEN', 'sentry-value-3390');
+      await place.set('Crew/alpha', 'API.key-2', 'api-value-3390');
+      await place.set('Crew/alpha', 'API.key-2', 'api-value-replaced-3390');
+      const names = await place.names('Crew/alpha');
+      assert.deepEqual(names, ['API.key-2', 'SENTRY_TOKEN']);
+      assert.ok(!JSON.stringify(names).includes('3390'));
+      assert.equal(await place.value('Crew/alpha', 'API.key-2'), 'api-value-replaced-3390');
+      await place.remove('Crew/alpha', 'API.key-2');
+      assert.deepEqual(await place.names('Crew/alpha'), ['SENTRY_TOKEN']);
+    });
+
+    it('keeps every place to itself, whatever its path', async () => {
+      const place = secrets();
+      // Roots that are prefixes of each other, contain the separator or look encoded.
+      const roots = ['', 'Crew', 'Crew/a', 'Crew/a:b', 'Crew/a%3Ab', 'Crew/a:', 'Crew/ab', '_users/o/Chats/Code/projects/x', 'Crew/ä'];
+      for (const [i, root] of roots.entries()) await place.set(root, 'TOKEN', `token-of-place-${i}`);
+      await place.set('Crew/a', 'ONLY_A', 'only-a');
+      for (const [i, root] of roots.entries()) {
+        assert.equal(await place.value(root, 'TOKEN'), `token-of-place-${i}`, `root ${JSON.stringify(root)}`);
+        assert.deepEqual(await place.names(root), root === 'Crew/a' ? ['ONLY_A', 'TOKEN'] : ['TOKEN'], `root ${JSON.stringify(root)}`);
+      }
+      await place.remove('Crew/a', 'TOKEN');
+      assert.equal(await place.value('Crew/a:b', 'TOKEN'), 'token-of-place-3');
+      assert.equal(await place.value('Crew/ab', 'TOKEN'), 'token-of-place-6');
+    });
+
+    it('names an unknown secret and its place, never a value', async () => {
+      const place = secrets();
+      await assert.rejects(place.value('Crew/beta', 'MISSING'), (error: Error) => {
+        assert.ok(error instanceof UnknownPlaceSecretError);
+        assert.equal(error.message, "The place Crew/beta has no secret named MISSING. Add it in the place's secrets, or pick one of the secrets it has.");
+        assert.equal(error.root, 'Crew/beta');
+        assert.equal(error.secretName, 'MISSING');
+        return true;
+      });
+      await assert.rejects(place.remove('', 'MISSING'), /^UnknownPlaceSecretError: This machine has no secret named MISSING/);
+    });
+  });
+}
+
+describe('PlaceSecrets input checks', () => {
+  const place = new PlaceSecrets(keychain);
+
+  it('accepts names of 1 to 64 letters, digits, _ . - and refuses others without repeating them', async () => {
+    await place.set('Crew/names', 'a', 'v');
+    await place.set('Crew/names', 'A'.repeat(64), 'v');
+    for (const name of ['', 'A'.repeat(65), 'has space', 'colon:name', 'slash/name', 'sk-live-7781 pasted']) {
+      await assert.rejects(place.set('Crew/names', name, 'v'), (error: Error) => {
+        assert.ok(error instanceof InvalidPlaceSecretError);
+        assert.equal(error.message, "A secret name must be 1 to 64 letters, digits, '_', '.' or '-' (no spaces).");
+        return true;
+      });
+    }
+    await assert.rejects(place.value('Crew/names', 'bad name'), InvalidPlaceSecretError);
+    await assert.rejects(place.remove('Crew/names', 'bad name'), InvalidPlaceSecretError);
+  });
+
+  it('accepts values of 1 byte to 16 KiB and refuses others without repeating them', async () => {
+    await place.set('Crew/values', 'MAX', 'x'.repeat(16 * 1024));
+    assert.equal((await place.value('Crew/values', 'MAX')).length, 16 * 1024);
+    for (const value of ['', 'y'.repeat(16 * 1024 + 1), 'é'.repeat(8 * 1024 + 1), 'with\0nul-6612', 'lone\uD800-6612']) {
+      await assert.rejects(place.set('Crew/values', 'BAD', value), (error: Error) => {
+        assert.ok(error instanceof InvalidPlaceSecretError);
+        assert.equal(error.message, 'A secret value must be 1 byte to 16 KiB of text, without NUL characters.');
+        return true;
+      });
+    }
+    assert.deepEqual(await place.names('Crew/values'), ['MAX']);
+  });
+
+  it('refuses place paths with control characters or too long to name an item', async () => {
+    await assert.rejects(place.names('Crew/\nx'), InvalidPlaceSecretError);
+    await assert.rejects(place.set('Crew/' + 'x'.repeat(480), 'NAME', 'v'), /too long to keep secrets for/);
+  });
+});
+
+describe('PlaceSecrets in the encrypted file', () => {
+  it('writes no value in plaintext to any file', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'place-secrets-plain-'));
+    try {
+      const place = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir }));
+      const values = ['ghp_plaintextCheck0001', 'sk-live-plaintextCheck0002', 'Bearer plaintextCheck0003'];
+      for (const [i, value] of values.entries()) await place.set('Crew/plain', `S${i}`, value);
+      await place.remove('Crew/plain', 'S0');
+      const searched = await assertNotInFiles(stateDir, values);
+      assert.ok(searched.some((file) => file.endsWith('secrets.enc.json')));
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,76 @@
+// Helpers for the secrets tests (no tests here): a keychain service of their own, child processes
+// (another process, or a keychain that is missing or locked), and a search of written files.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KeychainSecretStore } from './keychain-store.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A keychain store under a service name no other test run uses; `clear()` removes every item of it. */
+export function testKeychain(): KeychainSecretStore & { clear(): Promise<void> } {
+  const store = new KeychainSecretStore({ service: `persona-mcp-workspace-test-${process.pid}-${randomBytes(4).toString('hex')}` });
+  return Object.assign(store, {
+    async clear() {
+      const keytar = (await import('keytar')).default;
+      for (const { account } of await keytar.findCredentials(store.service)) await keytar.deletePassword(store.service, account);
+    },
+  });
+}
+
+/** `import` specifier of a module in this folder, for code run in a child process. */
+export function moduleUrl(file: string): string {
+  return JSON.stringify(new URL(`./${file}`, import.meta.url).href);
+}
+
+export interface ChildResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs ES module `code` (TypeScript imports allowed) in a new Node process with `env` added. */
+export function runChild(code: string, env: Record<string, string> = {}): Promise<ChildResult> {
+  return runCommand(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], env);
+}
+
+export function runCommand(command: string, args: string[], env: Record<string, string> = {}): Promise<ChildResult> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The last line of a child's stdout, parsed as JSON: children print their outcome there. */
+export function outcomeOf(result: ChildResult): unknown {
+  const line = result.stdout.trim().split('\n').at(-1);
+  assert.ok(line, `the child printed nothing (exit ${result.code}): ${result.stderr}`);
+  return JSON.parse(line);
+}
+
+/** Fails if any file under `dir` contains one of `texts`; returns the files searched. */
+export async function assertNotInFiles(dir: string, texts: Array<string | Uint8Array>): Promise<string[]> {
+  const files = await filesUnder(dir);
+  for (const file of files) {
+    const content = await readFile(file);
+    for (const text of texts) {
+      const needle = typeof text === 'string' ? Buffer.from(text, 'utf8') : Buffer.from(text);
+      assert.equal(content.indexOf(needle), -1, `${file} contains a secret in plaintext`);
+    }
+  }
+  return files;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await filesUnder(path)));
+    else if (entry.isFile()) found.push(path);
+  }
+  return found;
+}
