@@ -1,0 +1,20 @@
+// Child process: a listener that throws must not stop the others, nor the write; its error surfaces.
+import { ConnectionStore } from '../connection-store.js';
+
+const store = new ConnectionStore({ stateDir: process.argv[2]! });
+await store.watch();
+store.onChange(() => {
+  throw new Error('listener broke');
+});
+store.onChange((roots) => console.log(`second listener: ${roots.join(',')}`));
+const added = await store.add({
+  owner: 'local',
+  root: 'Crew/alpha',
+  catalogId: 'linear',
+  displayName: 'Linear',
+  url: 'https://mcp.linear.app/mcp',
+  transport: 'streamable-http',
+  auth: { kind: 'oauth' },
+});
+console.log(`added ${added.name}`);
+store.close();
