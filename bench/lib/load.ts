@@ -1,0 +1,135 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+/** One MCP session against a server: an SDK Client over Streamable HTTP. */
+export interface Session {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+}
+
+export async function openSession(url: string, token?: string): Promise<Session> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
+  });
+  const client = new Client({ name: 'bench-load', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+export async function closeSession(session: Session): Promise<void> {
+  // DELETE ends the session on the server too, then the client closes its streams.
+  await session.transport.terminateSession().catch(() => {});
+  await session.client.close().catch(() => {});
+}
+
+/** The tool call a benchmark case makes, and a check of its answer. */
+export interface Call {
+  name: string;
+  arguments: Record<string, unknown>;
+  check: (result: CallToolResult) => void;
+}
+
+export async function callOnce(session: Session, call: Call, timeoutMs = 60_000): Promise<CallToolResult> {
+  const result = (await session.client.callTool({ name: call.name, arguments: call.arguments }, undefined, { timeout: timeoutMs })) as CallToolResult;
+  call.check(result);
+  return result;
+}
+
+export interface Segment {
+  /** Per-call latencies in ms, in completion order. */
+  latencies: number[];
+  /** Wall time of the whole segment in ms (first call sent to last answer received). */
+  wallMs: number;
+  /** CPU time the server process (all its threads) used during the segment, in ms. */
+  serverCpuMs: number;
+  /** CPU time this process (the load generator) used during the segment, in ms. */
+  clientCpuMs: number;
+}
+
+/** CPU time used so far by all threads of a process, in ns (from /proc/<pid>/task/<tid>/schedstat). */
+export async function cpuTimeNs(pid: number): Promise<number> {
+  const tasks = await readdir(`/proc/${pid}/task`);
+  const times = await Promise.all(
+    tasks.map((tid) =>
+      readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').then(
+        (text) => Number(text.split(' ')[0]),
+        () => 0, // the thread ended meanwhile
+      ),
+    ),
+  );
+  return times.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * `sessions.length` workers, each with its own session, each making `callsPerWorker` calls one
+ * after another: so exactly `sessions.length` calls are in flight at any moment.
+ */
+export async function runSegment(serverPid: number, sessions: Session[], call: Call, callsPerWorker: number): Promise<Segment> {
+  const latencies: number[] = [];
+  const server0 = await cpuTimeNs(serverPid);
+  const client0 = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(
+    sessions.map(async (session) => {
+      for (let i = 0; i < callsPerWorker; i++) {
+        const t0 = performance.now();
+        await callOnce(session, call);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const client = process.cpuUsage(client0);
+  const serverCpuMs = ((await cpuTimeNs(serverPid)) - server0) / 1e6;
+  return { latencies, wallMs, serverCpuMs, clientCpuMs: (client.user + client.system) / 1000 };
+}
+
+export interface Summary {
+  calls: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  min: number;
+  max: number;
+  /** Calls completed per second of wall time, over all segments. */
+  throughput: number;
+  /** Server CPU time (all threads) per call, in ms. */
+  serverCpuPerCall: number;
+  /** Load generator CPU time per call, in ms. */
+  clientCpuPerCall: number;
+}
+
+/** Nearest-rank percentile of sorted values. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+export function summarize(segments: Segment[]): Summary {
+  const all = segments.flatMap((s) => s.latencies).sort((a, b) => a - b);
+  const wall = segments.reduce((sum, s) => sum + s.wallMs, 0);
+  return {
+    calls: all.length,
+    p50: percentile(all, 50),
+    p90: percentile(all, 90),
+    p99: percentile(all, 99),
+    mean: all.reduce((a, b) => a + b, 0) / all.length,
+    min: all[0]!,
+    max: all[all.length - 1]!,
+    throughput: (all.length / wall) * 1000,
+    serverCpuPerCall: segments.reduce((sum, s) => sum + s.serverCpuMs, 0) / all.length,
+    clientCpuPerCall: segments.reduce((sum, s) => sum + s.clientCpuMs, 0) / all.length,
+  };
+}
+
+/** The text blocks of a tool result, joined. */
+export function textOf(result: CallToolResult): string {
+  return result.content
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+}
