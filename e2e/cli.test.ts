@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 import { processAlive, textOf, waitFor } from '../test/support/host-fixture.js';
 
 // The built bin, exactly as `npm start` and the package's bin run it (npm test builds first).
@@ -18,12 +19,23 @@ let stateDir: string;
 let workDir: string;
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, WORKSPACE_STATE_DIR: stateDir, WORKSPACE_CWD: workDir, ...extra };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    // The test session's own keychain (scripts/test.sh), under a service of this test file's own.
+    DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS,
+    WORKSPACE_KEYCHAIN_SERVICE: `persona-cli-test-${process.pid}`,
+    WORKSPACE_REGISTRY_URL: '',
+    WORKSPACE_STATE_DIR: stateDir,
+    WORKSPACE_CWD: workDir,
+    ...extra,
+  };
 }
 
-function run(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: string[], extra: Record<string, string> = {}, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: env(extra) });
+    child.stdin.end(stdin ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -33,8 +45,8 @@ function run(args: string[], extra: Record<string, string> = {}): Promise<{ code
 }
 
 /** Starts the server and resolves with its MCP URL once the startup line is printed. */
-async function serve(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; line: string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [CLI, '--port', '0', ...args], { env: env() });
+async function serve(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; line: string; out: () => string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, '--port', '0', '--control-port', '0', ...args], { env: env() });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let out = '';
   let err = '';
@@ -42,13 +54,13 @@ async function serve(args: string[]): Promise<{ child: ChildProcessWithoutNullSt
   const line = await new Promise<string>((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      if (out.split('\n').length > 2) resolve(out.split('\n')[0]!);
     });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));
   });
   const url = /(http:\/\/\S+\/mcp)/.exec(line)?.[1];
   assert.ok(url, `startup line names the URL: ${line}`);
-  return { child, url, line, exited };
+  return { child, url, line, out: () => out, exited };
 }
 
 async function connect(url: string, token?: string): Promise<Client> {
@@ -63,6 +75,8 @@ describe('the persona-mcp-workspace command', () => {
     workDir = await realpath(await mkdtemp(join(tmpdir(), 'pw-cli-cwd-')));
   });
   after(async () => {
+    const keychain = new KeychainSecretStore({ service: `persona-cli-test-${process.pid}` });
+    for (const account of await keychain.accounts('')) await keychain.delete(account);
     await rm(stateDir, { recursive: true, force: true });
     await rm(workDir, { recursive: true, force: true });
   });
@@ -98,7 +112,7 @@ describe('the persona-mcp-workspace command', () => {
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as { port: number }).port;
-    const result = await run(['--port', String(port)]);
+    const result = await run(['--port', String(port), '--control-port', '0']);
     blocker.close();
     assert.equal(result.code, 2);
     assert.match(result.stderr, new RegExp(`Port ${port} on 127.0.0.1 is already in use`));
@@ -108,6 +122,11 @@ describe('the persona-mcp-workspace command', () => {
     const token = (await run(['token', 'create', '--name', 'e2e'])).stdout.trim();
     const server = await serve([]);
     assert.match(server.line, /^persona-mcp-workspace listening on http:\/\/127\.0\.0\.1:\d+\/mcp \(auth: JWT; app tokens\)$/);
+    const login = /(http:\/\/127\.0\.0\.1:\d+\/login\?token=\S+)/.exec(server.out())?.[1];
+    assert.ok(login, 'a one-time login link for the page is printed');
+    const signedIn = await fetch(login, { redirect: 'manual' });
+    assert.equal(signedIn.status, 303);
+    assert.match(signedIn.headers.get('set-cookie') ?? '', /HttpOnly; SameSite=Strict/);
 
     const client = await connect(server.url, token);
     const cwd = await client.readResource({ uri: 'resource://cwd' });
@@ -148,7 +167,7 @@ describe('the persona-mcp-workspace command', () => {
     const server = await serve([]);
     try {
       const client = await connect(server.url, token);
-      assert.equal((await client.listTools()).tools.length, 5);
+      assert.equal((await client.listTools()).tools.length, 6);
 
       const revoked = await run(['token', 'revoke', id]);
       assert.equal(revoked.code, 0, revoked.stderr);
@@ -170,12 +189,43 @@ describe('the persona-mcp-workspace command', () => {
     assert.match(again.stderr, /No agent token with id ffffffffffffffff/);
   });
 
+  it('manages a place\'s secrets and connections from the command line', async () => {
+    const value = 'sk-cli-2b9e71d0';
+    const set = await run(['secrets', 'set', 'DOCS_KEY', '--workspace-path', 'Crew/alpha'], {}, `${value}\n`);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /Saved the secret DOCS_KEY of Crew alpha/);
+    const names = await run(['secrets', 'list', '--workspace-path', 'Crew/alpha']);
+    assert.equal(names.stdout.trim(), 'DOCS_KEY');
+    assert.ok(!names.stdout.includes(value) && !set.stdout.includes(value));
+    const empty = await run(['secrets', 'set', 'EMPTY', '--workspace-path', 'Crew/alpha']);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /reads the value from stdin/);
+
+    const added = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--catalog', 'context7', '--secret', 'DOCS_KEY']);
+    assert.equal(added.code, 0, added.stderr);
+    const name = /as (u[0-9a-f]{8}__context7)/.exec(added.stdout)?.[1];
+    assert.ok(name, added.stdout);
+    const list = await run(['connections', 'list', '--workspace-path', 'Crew/alpha', '--json']);
+    const [connection] = JSON.parse(list.stdout) as Array<{ name: string; owner: string; state: string; secretName: string }>;
+    assert.deepEqual({ name: connection?.name, owner: connection?.owner, state: connection?.state, secretName: connection?.secretName }, { name, owner: 'local', state: 'connected', secretName: 'DOCS_KEY' });
+    assert.ok(!list.stdout.includes(value));
+
+    const http = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', 'http://example.com/mcp']);
+    assert.equal(http.code, 2);
+    assert.match(http.stderr, /does not use https/);
+    const removed = await run(['connections', 'remove', name, '--workspace-path', 'Crew/alpha']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.match((await run(['connections', 'list', '--workspace-path', 'Crew/alpha'])).stdout, /has no MCP connections/);
+    const gone = await run(['secrets', 'remove', 'DOCS_KEY', '--workspace-path', 'Crew/alpha']);
+    assert.equal(gone.code, 0, gone.stderr);
+  });
+
   it('serves without auth on loopback when asked', async () => {
     const server = await serve(['--no-auth']);
     try {
       assert.match(server.line, /auth: off/);
       const client = await connect(server.url);
-      assert.equal((await client.listTools()).tools.length, 5);
+      assert.equal((await client.listTools()).tools.length, 6);
       await client.close();
     } finally {
       server.child.kill('SIGINT');

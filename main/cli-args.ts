@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { DEFAULT_HOST, DEFAULT_PORT, ENVIRONMENT, type ServeFlags } from './config.js';
+import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, ENVIRONMENT, type ServeFlags } from './config.js';
+import { SECRET_STORE_ENVIRONMENT } from './secrets/open-secret-store.js';
 import { PRODUCT_NAME } from './version.js';
 
 export class UsageError extends Error {
@@ -12,33 +13,56 @@ export type Command =
   | { kind: 'serve'; flags: ServeFlags }
   | { kind: 'token-create'; name: string; expires?: string; workspacePath?: string }
   | { kind: 'token-list'; json: boolean }
-  | { kind: 'token-revoke'; id: string };
+  | { kind: 'token-revoke'; id: string }
+  | { kind: 'connections-list'; workspacePath: string; json: boolean }
+  | { kind: 'connections-add'; workspacePath: string; catalog?: string; secret?: string; server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } }
+  | { kind: 'connections-remove'; workspacePath: string; name: string; owner?: string }
+  | { kind: 'secrets-list'; workspacePath: string }
+  | { kind: 'secrets-set'; workspacePath: string; name: string }
+  | { kind: 'secrets-remove'; workspacePath: string; name: string };
 
 export const USAGE = `Usage:
-  ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--no-auth]
+  ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
   ${PRODUCT_NAME} token create --name NAME [--expires 30d] [--workspace-path PATH]
   ${PRODUCT_NAME} token list [--json]
   ${PRODUCT_NAME} token revoke ID
+  ${PRODUCT_NAME} connections list [--workspace-path PATH] [--json]
+  ${PRODUCT_NAME} connections add [--workspace-path PATH] --catalog ID [--secret NAME]
+  ${PRODUCT_NAME} connections add [--workspace-path PATH] --url URL [--name NAME] [--transport sse]
+                                  [--header HEADER --secret NAME [--prefix 'Bearer ']]
+  ${PRODUCT_NAME} connections remove NAME [--workspace-path PATH] [--owner ID]
+  ${PRODUCT_NAME} secrets list [--workspace-path PATH]
+  ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH]     (the value is read from stdin)
+  ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
 bash and skill, with full access under this user's account. Auth is on by default: agents
 send a bearer JWT, for example one made with "token create".
 
+A place is a folder of the workspace root (Workflow/<name>, Crew/<id>,
+_users/<owner>/Chats/Work/projects/<id>, _users/<owner>/Chats/Code/projects/<id>);
+without --workspace-path, commands act on the place "This machine". Connections and
+secrets commands act as the person who runs this app.
+
 Options:
-  --port N            port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
+  --port N            port of the MCP endpoint (default ${DEFAULT_PORT}; 0 picks a free one)
   --host ADDRESS      address to bind (default ${DEFAULT_HOST}); use 0.0.0.0 for remote agents
+  --control-port N    loopback port of the page and its API (default ${DEFAULT_CONTROL_PORT})
   --no-auth           accept requests without a token (loopback addresses only)
   -h, --help          show this help
   -v, --version       print the version
 
 Environment:
-${Object.entries(ENVIRONMENT).map(([name, text]) => `  ${name.padEnd(31)} ${text}`).join('\n')}
+${Object.entries({ ...ENVIRONMENT, ...SECRET_STORE_ENVIRONMENT }).map(([name, text]) => `  ${name.padEnd(31)} ${text}`).join('\n')}
 `;
 
 export function parseCommand(argv: string[]): Command {
   if (argv[0] === 'token') return parseToken(argv.slice(1));
+  if (argv[0] === 'connections') return parseConnections(argv.slice(1));
+  if (argv[0] === 'secrets') return parseSecrets(argv.slice(1));
   const { values, positionals } = parse(argv, {
     port: { type: 'string' },
+    'control-port': { type: 'string' },
     host: { type: 'string' },
     'no-auth': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -48,7 +72,8 @@ export function parseCommand(argv: string[]): Command {
   if (values.version) return { kind: 'version' };
   if (positionals.length > 0) throw new UsageError(`Unknown command "${positionals[0]}". Run with --help to see the commands.`);
   const flags: ServeFlags = {};
-  if (values.port !== undefined) flags.port = portNumber(values.port);
+  if (values.port !== undefined) flags.port = portNumber(values.port, '--port');
+  if (values['control-port'] !== undefined) flags.controlPort = portNumber(values['control-port'], '--control-port');
   if (values.host !== undefined) {
     if (!values.host.trim()) throw new UsageError('--host needs an address, for example 127.0.0.1 or 0.0.0.0.');
     flags.host = values.host.trim();
@@ -99,9 +124,78 @@ function noPositionals(positionals: string[], command: string): void {
   if (positionals.length > 0) throw new UsageError(`${command} does not take "${positionals[0]}". Run with --help to see the options.`);
 }
 
-function portNumber(value: string): number {
+function portNumber(value: string, flag: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) {
-    throw new UsageError(`--port ${value} is not a port number. Use a whole number from 0 to 65535.`);
+    throw new UsageError(`${flag} ${value} is not a port number. Use a whole number from 0 to 65535.`);
   }
   return Number(value);
+}
+
+const PLACE = { 'workspace-path': { type: 'string' } } as const;
+
+function parseConnections(argv: string[]): Command {
+  const [action, ...rest] = argv;
+  switch (action) {
+    case 'list': {
+      const { values, positionals } = parse(rest, { ...PLACE, json: { type: 'boolean' } });
+      noPositionals(positionals, 'connections list');
+      return { kind: 'connections-list', workspacePath: values['workspace-path'] ?? '', json: values.json ?? false };
+    }
+    case 'add': {
+      const { values, positionals } = parse(rest, {
+        ...PLACE,
+        catalog: { type: 'string' },
+        secret: { type: 'string' },
+        url: { type: 'string' },
+        name: { type: 'string' },
+        transport: { type: 'string' },
+        header: { type: 'string' },
+        prefix: { type: 'string' },
+      });
+      noPositionals(positionals, 'connections add');
+      const workspacePath = values['workspace-path'] ?? '';
+      if (values.catalog && values.url) throw new UsageError('connections add takes --catalog ID or --url URL, not both.');
+      if (values.catalog) {
+        if (values.header || values.name || values.transport || values.prefix) throw new UsageError('--name, --transport, --header and --prefix go with --url, not --catalog.');
+        return { kind: 'connections-add', workspacePath, catalog: values.catalog, ...(values.secret && { secret: values.secret }) };
+      }
+      if (!values.url) throw new UsageError('connections add needs --catalog ID (a connector of the catalog) or --url URL (a server that is not listed).');
+      if (values.transport && values.transport !== 'sse' && values.transport !== 'streamable-http') throw new UsageError('--transport is streamable-http (default) or sse.');
+      if (Boolean(values.header) !== Boolean(values.secret)) throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
+      return {
+        kind: 'connections-add',
+        workspacePath,
+        server: {
+          url: values.url,
+          ...(values.name && { name: values.name }),
+          ...(values.transport && { transport: values.transport as 'sse' | 'streamable-http' }),
+          ...(values.header && values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
+        },
+      };
+    }
+    case 'remove': {
+      const { values, positionals } = parse(rest, { ...PLACE, owner: { type: 'string' } });
+      if (positionals.length !== 1) throw new UsageError('connections remove needs exactly one connection name; "connections list" shows them.');
+      return { kind: 'connections-remove', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, ...(values.owner && { owner: values.owner }) };
+    }
+    default:
+      throw new UsageError(`"connections" needs one of: list, add, remove${action ? ` (got "${action}")` : ''}.`);
+  }
+}
+
+function parseSecrets(argv: string[]): Command {
+  const [action, ...rest] = argv;
+  const { values, positionals } = parse(rest, PLACE);
+  const workspacePath = values['workspace-path'] ?? '';
+  switch (action) {
+    case 'list':
+      noPositionals(positionals, 'secrets list');
+      return { kind: 'secrets-list', workspacePath };
+    case 'set':
+    case 'remove':
+      if (positionals.length !== 1) throw new UsageError(`secrets ${action} needs exactly one secret name${action === 'set' ? '; the value is read from stdin' : ''}.`);
+      return { kind: action === 'set' ? 'secrets-set' : 'secrets-remove', workspacePath, name: positionals[0]! };
+    default:
+      throw new UsageError(`"secrets" needs one of: list, set, remove${action ? ` (got "${action}")` : ''}.`);
+  }
 }

@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom } from './config.js';
+import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config } from './config.js';
 import { parseCommand, USAGE, UsageError, type Command } from './cli-args.js';
-import { AgentTokenStore, TokenInputError, UnknownTokenError } from './auth/agent-tokens.js';
-import { JwtConfigError } from './auth/jwt-verifier.js';
-import { SigningKeyError } from './auth/signing-key.js';
-import { TokenStoreError } from './auth/token-file.js';
+import { placeRootOf } from './places/place-root.js';
+import { LOCAL_PERSON } from './places/user-id.js';
 import { Host } from './host.js';
+import { openSecretStore } from './secrets/open-secret-store.js';
+import { agentTokenStore, openServices, type Services } from './services.js';
+import { userError } from './user-errors.js';
+import { JwtConfigError } from './auth/jwt-verifier.js';
 import { PRODUCT_NAME, VERSION } from './version.js';
 
-/** Errors whose message already tells the user what to do: print it alone, no stack. */
-const USER_ERRORS = [UsageError, ConfigError, JwtConfigError, TokenInputError, UnknownTokenError, TokenStoreError, SigningKeyError];
+type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
 
 async function main(argv: string[]): Promise<number> {
   // The spec: WORKSPACE_CWD is applied before anything else.
@@ -24,27 +25,34 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'serve':
       return serve(command.flags);
+    case 'token-create':
+    case 'token-list':
+    case 'token-revoke':
+      return tokenCommand(command);
     default:
-      return tokenCommand(command, new AgentTokenStore({ stateDir: stateDirFrom() }));
+      return placeCommand(command);
   }
 }
 
-async function serve(flags: Extract<Command, { kind: 'serve' }>['flags']): Promise<number> {
+async function serve(flags: Of<'serve'>['flags']): Promise<number> {
   const config = loadConfig(flags);
   const host = new Host(config);
-  const url = await host.start().catch((error: unknown) => {
+  await host.open();
+  const url = await host.start().catch(async (error: unknown) => {
     const status = host.status;
+    await host.close();
     throw new ConfigError(status.state === 'failed' ? status.error : String(error));
   });
-  const auth = config.auth ? `JWT; app tokens${externalKeys(config.jwt)}` : 'off (--no-auth, loopback only)';
+  const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
   process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
+  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once): ${await host.loginUrl()}\n`);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       process.stderr.write(`${signal} received, stopping...\n`);
       // A second signal means "now": skip the clean shutdown.
       process.once(signal, () => process.exit(130));
-      host.stop().then(resolve, (error: unknown) => {
+      host.close().then(resolve, (error: unknown) => {
         process.stderr.write(`Stopping failed: ${(error as Error).message}\n`);
         process.exit(1);
       });
@@ -55,12 +63,14 @@ async function serve(flags: Extract<Command, { kind: 'serve' }>['flags']): Promi
   return 0;
 }
 
-function externalKeys(jwt: ReturnType<typeof loadConfig>['jwt']): string {
+function externalKeys({ jwt }: Config): string {
   const sources = [jwt.secret && 'HS256 secret', jwt.publicKeyPem && 'public key', jwt.jwksUrl && 'JWKS'].filter(Boolean);
   return sources.length ? ` + ${sources.join(' + ')}` : '';
 }
 
-async function tokenCommand(command: Exclude<Command, { kind: 'help' | 'version' | 'serve' }>, tokens: AgentTokenStore): Promise<number> {
+async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke'>): Promise<number> {
+  const stateDir = stateDirFrom();
+  const tokens = agentTokenStore(stateDir, openSecretStore({ stateDir }));
   switch (command.kind) {
     case 'token-create': {
       const created = await tokens.create({
@@ -95,11 +105,72 @@ async function tokenCommand(command: Exclude<Command, { kind: 'help' | 'version'
   }
 }
 
+/** connections and secrets: the same rules as the page, acting as the person who runs the app. */
+async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>): Promise<number> {
+  const config = loadConfig();
+  const place = placeRootOf(config.workspaceRoot, command.workspacePath);
+  const services = await openServices({ ...config, registryUrl: '' }, (line) => process.stderr.write(`${line}\n`));
+  try {
+    return await runPlaceCommand(services, command, place);
+  } finally {
+    await services.close();
+  }
+}
+
+async function runPlaceCommand(services: Services, command: Parameters<typeof placeCommand>[0], place: ReturnType<typeof placeRootOf>): Promise<number> {
+  const { connections } = services;
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  switch (command.kind) {
+    case 'connections-list': {
+      const list = await connections.list(LOCAL_PERSON, place);
+      if (command.json) out(JSON.stringify(list, null, 2));
+      else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
+      else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${c.state}${c.reason ? ` (${c.reason})` : ''}  ${c.url}`);
+      return 0;
+    }
+    case 'connections-add': {
+      const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : { server: command.server! };
+      const added = await connections.add(LOCAL_PERSON, place, request);
+      out(`Added ${added.displayName} to ${place.label} as ${added.name} (${added.state}${added.reason ? `: ${added.reason}` : ''}).`);
+      return 0;
+    }
+    case 'connections-remove': {
+      const removed = await connections.remove(LOCAL_PERSON, place, command.name, command.owner);
+      out(`Removed ${removed.displayName} (${removed.name}) from ${place.label}; its login was deleted.`);
+      return 0;
+    }
+    case 'secrets-list': {
+      const names = await connections.secretNames(LOCAL_PERSON, place);
+      out(names.length ? names.join('\n') : `${place.label} has no secrets. Set one with: ${PRODUCT_NAME} secrets set NAME < value-file`);
+      return 0;
+    }
+    case 'secrets-set': {
+      // From stdin, never the command line, where other users could read it in the process list.
+      const value = (await readStdin()).replace(/\r?\n$/, '');
+      if (!value) throw new UsageError(`secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`);
+      await connections.setSecret(LOCAL_PERSON, place, command.name, value);
+      out(`Saved the secret ${command.name} of ${place.label}.`);
+      return 0;
+    }
+    case 'secrets-remove': {
+      await connections.removeSecret(LOCAL_PERSON, place, command.name);
+      out(`Removed the secret ${command.name} of ${place.label}.`);
+      return 0;
+    }
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const known = USER_ERRORS.some((type) => error instanceof type);
-    process.stderr.write(`${PRODUCT_NAME}: ${known ? (error as Error).message : (error as Error).stack ?? String(error)}\n`);
+    const message = error instanceof UsageError || error instanceof ConfigError || error instanceof JwtConfigError ? error.message : userError(error)?.message;
+    process.stderr.write(`${PRODUCT_NAME}: ${message ?? (error as Error).stack ?? String(error)}\n`);
     process.exit(2);
   },
 );

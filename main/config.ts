@@ -1,12 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { OFFICIAL_REGISTRY_URL } from './connections/catalog/registry-client.js';
 
 /** Everything the host needs, resolved once from flags and the environment. */
 export interface Config {
   host: string;
   port: number;
+  /** The control plane's port (the page, /api, /oauth/callback), always on loopback. */
+  controlPort: number;
   auth: boolean;
+  /** The workspace root: the place "This machine", under which the other places are folders. */
+  workspaceRoot: string;
   /** Host names (no port) that may appear in the Host header; empty means "derive from the bind address". */
   allowedHosts: string[];
   /** Extra browser origins allowed to call /mcp, beyond those on an allowed host. */
@@ -15,6 +20,12 @@ export interface Config {
   shellMaxTimeoutSeconds: number;
   stateDir: string;
   sessionIdleTimeoutMs: number;
+  /** The MCP Registry merged into the catalog; empty turns it off. */
+  registryUrl: string;
+  /** Longest wait for an upstream MCP server's answer. */
+  upstreamTimeoutMs: number;
+  /** Lets connections reach loopback and private addresses (local development and tests). */
+  allowPrivateNetwork: boolean;
   jwt: JwtConfig;
 }
 
@@ -31,11 +42,13 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_PORT = 9100;
+export const DEFAULT_CONTROL_PORT = 9101;
 export const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_SHELL_MAX_TIMEOUT_SECONDS = 600;
 const DEFAULT_SESSION_IDLE_MINUTES = 30;
 /** Node's timers fire at once past 2^31-1 ms, so no timeout may be longer. */
 const MAX_TIMER_SECONDS = 2_147_483;
+const DEFAULT_UPSTREAM_TIMEOUT_SECONDS = 60;
 const APP_DIR_NAME = 'persona-mcp-workspace';
 
 /** The environment variables the product reads, with what each is for (the README table mirrors this). */
@@ -45,6 +58,10 @@ export const ENVIRONMENT = {
   WORKSPACE_SHELL_MAX_TIMEOUT: 'Upper bound in seconds for a bash command\'s timeout (default 600).',
   WORKSPACE_STATE_DIR: 'Where server-owned state lives (default $XDG_STATE_HOME/persona-mcp-workspace).',
   WORKSPACE_SESSION_IDLE_TIMEOUT: 'Minutes after which an MCP session with no requests is closed (default 30).',
+  WORKSPACE_CONTROL_PORT: 'Loopback port of the page, its API and sign-in callbacks (default 9101).',
+  WORKSPACE_REGISTRY_URL: 'MCP Registry merged into the connector catalog (default the official registry; empty turns it off).',
+  WORKSPACE_UPSTREAM_TIMEOUT: 'Seconds to wait for a connected MCP server to answer (default 60).',
+  WORKSPACE_ALLOW_PRIVATE_NETWORK: 'Set to 1 to let connections reach loopback and private addresses (local development only).',
   WORKSPACE_ALLOWED_HOSTS: 'Comma-separated extra host names accepted in the Host header.',
   WORKSPACE_ALLOWED_ORIGINS: 'Comma-separated extra browser origins accepted in the Origin header.',
   WORKSPACE_JWT_SECRET: 'Shared HS256 secret for verifying tokens issued elsewhere.',
@@ -57,6 +74,7 @@ export const ENVIRONMENT = {
 export interface ServeFlags {
   host?: string;
   port?: number;
+  controlPort?: number;
   auth?: boolean;
 }
 
@@ -90,16 +108,25 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
   if (!auth && !isLoopbackHost(host)) {
     throw new ConfigError(`--no-auth is only allowed on a loopback address, but --host is ${host}. Anyone who can reach this machine there could run commands on it. Bind to 127.0.0.1, or keep auth on and create a token with "persona-mcp-workspace token create --name NAME".`);
   }
+  const controlPort = flags.controlPort ?? (env.WORKSPACE_CONTROL_PORT ? portFrom(env.WORKSPACE_CONTROL_PORT) : DEFAULT_CONTROL_PORT);
+  if (controlPort === port && port !== 0) {
+    throw new ConfigError(`The MCP endpoint and the page cannot share port ${port}. Choose another --control-port (default ${DEFAULT_CONTROL_PORT}).`);
+  }
   return {
     host,
     port,
+    controlPort,
     auth,
+    workspaceRoot: process.cwd(),
     allowedHosts: list(env.WORKSPACE_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowedOrigins: list(env.WORKSPACE_ALLOWED_ORIGINS),
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
     stateDir: stateDirFrom(env),
     sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
+    registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,
+    upstreamTimeoutMs: positiveNumber(env, 'WORKSPACE_UPSTREAM_TIMEOUT', DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_TIMER_SECONDS) * 1000,
+    allowPrivateNetwork: env.WORKSPACE_ALLOW_PRIVATE_NETWORK === '1',
     jwt: {
       secret: env.WORKSPACE_JWT_SECRET || undefined,
       publicKeyPem: publicKey(env.WORKSPACE_JWT_PUBLIC_KEY),
@@ -113,6 +140,12 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+function portFrom(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`WORKSPACE_CONTROL_PORT=${value} is not a port number. Use a whole number from 0 to 65535.`);
+  return port;
 }
 
 function list(value: string | undefined): string[] {

@@ -25,7 +25,7 @@ describe('the agent endpoint over real HTTP', () => {
   it('lists the machine tools, each with annotations and a description', async () => {
     const { client } = await fx.connect(await fx.token());
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['bash', 'edit', 'read', 'skill', 'write']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['bash', 'edit', 'manage_my_mcp_servers', 'read', 'skill', 'write']);
     for (const tool of tools) {
       assert.ok(tool.description && tool.description.length > 40, `${tool.name} has a description`);
       assert.equal(typeof tool.annotations?.readOnlyHint, 'boolean', `${tool.name} says whether it is read-only`);
@@ -270,8 +270,10 @@ describe('host lifecycle', () => {
 
       const { Host } = await import('./host.js');
       const { loadConfig } = await import('./config.js');
-      const clash = new Host(loadConfig({ port }, { WORKSPACE_STATE_DIR: fx.stateDir }));
+      const env = { WORKSPACE_STATE_DIR: fx.stateDir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '' };
+      const clash = new Host(loadConfig({ port, controlPort: 0 }, env), { env, log: () => {} });
       await assert.rejects(clash.start());
+      await clash.close();
       const status = clash.status;
       assert.equal(status.state, 'failed');
       assert.match(status.state === 'failed' ? status.error : '', new RegExp(`Port ${port} .* already in use`));

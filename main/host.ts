@@ -1,66 +1,52 @@
 import { once } from 'node:events';
-import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
-import { AuditLog } from './audit/audit-log.js';
-import { AgentTokenStore } from './auth/agent-tokens.js';
-import { AuthError, JwtVerifier, wwwAuthenticate, type Caller } from './auth/jwt-verifier.js';
+import { join } from 'node:path';
 import type { HostStatus } from '../common/host-status.js';
+import type { AgentTokenStore } from './auth/agent-tokens.js';
+import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
-import { bearerAuth, type Refusal } from './http/bearer-auth.js';
-import { allowedHostNames, hostAndOriginGuard } from './http/guards.js';
-import { CommandRunner } from './machine/command-runner.js';
-import { SkillsWatch } from './machine/skills-watch.js';
-import { auditedRunner } from './mcp/audited-runner.js';
-import { machineTools } from './mcp/machine-tools.js';
-import { Changes } from './mcp/resource-subscriptions.js';
-import { McpSessions } from './mcp/sessions.js';
-import { createWorkspaceServer } from './mcp/workspace-server.js';
+import { agentEndpoint } from './http/agent-endpoint.js';
+import { controlPlane } from './http/control-plane.js';
+import type { McpSessions } from './mcp/sessions.js';
+import { openServices, type Services } from './services.js';
+import { PACKAGE_ROOT } from './version.js';
 
 export type { HostStatus };
-
-/** Whoever runs the app: the CLI, the desktop window, or any caller when auth is off. */
-export const LOCAL_CALLER: Caller = { subject: 'local', source: 'local' };
-
-/** Large enough for a base64 `write` of a sizeable file, small enough to bound one request. */
-const MAX_REQUEST_BYTES = '64mb';
-
-/** How long stop() lets requests in progress send their answers before closing the sessions. */
-const SHUTDOWN_GRACE_MS = 3_000;
-
-interface Running {
-  server: Server;
-  sessions: McpSessions<Caller>;
-  commands: CommandRunner;
-  audit: AuditLog;
-  skills: SkillsWatch;
-}
 
 export interface HostOptions {
   /** Where the host reports what a person running it should know (skipped skills, ...); default stderr. */
   log?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** How long stopping lets requests in progress send their answers before closing the sessions. */
+const SHUTDOWN_GRACE_MS = 3_000;
+
+interface Open {
+  services: Services;
+  verifier: JwtVerifier | undefined;
+  control: Server;
+  controlUrl: string;
 }
 
 /**
- * The machine's MCP server: start() opens the agent endpoint, stop() closes every session, kills
- * every running command and releases the port. Used by the CLI and by the desktop shell.
+ * The app's server side. open() brings up the shared services and the control plane (the page, its
+ * API, sign-in callbacks: loopback only, up while the app runs); start() and stop() open and close
+ * the agent endpoint (/mcp), as the tray's Start/Stop does; close() ends everything.
  */
 export class Host {
   private current: HostStatus = { state: 'stopped' };
-  private running: Running | undefined;
+  private opened: Promise<Open> | undefined;
+  private agent: { server: Server; sessions: McpSessions<Caller> } | undefined;
   private readonly listeners = new Set<(status: HostStatus) => void>();
-  /** The app's own agent tokens; the CLI and the page create and revoke them here. */
-  readonly tokens: AgentTokenStore;
-
   private readonly log: (line: string) => void;
 
   constructor(
     private readonly config: Config,
-    options: HostOptions = {},
+    private readonly options: HostOptions = {},
   ) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    this.tokens = new AgentTokenStore({ stateDir: config.stateDir });
   }
 
   get status(): HostStatus {
@@ -72,6 +58,33 @@ export class Host {
     return () => this.listeners.delete(listener);
   }
 
+  /** The shared services and the control plane; resolves with the control plane's URL. */
+  async open(): Promise<string> {
+    this.opened ??= this.openControl().catch((error: unknown) => {
+      this.opened = undefined;
+      throw error;
+    });
+    return (await this.opened).controlUrl;
+  }
+
+  /** The app's own agent tokens (after open()). */
+  async tokens(): Promise<AgentTokenStore> {
+    await this.open();
+    return (await this.opened!).services.tokens;
+  }
+
+  /** A one-time link that signs a browser on this machine in to the page. */
+  async loginUrl(): Promise<string> {
+    const { services, controlUrl } = await this.opened!;
+    return `${controlUrl}/login?token=${services.admin.createLoginToken()}`;
+  }
+
+  /** The desktop window's credential for the control plane. */
+  async adminToken(): Promise<string> {
+    return (await this.opened!).services.admin.adminToken;
+  }
+
+  /** Opens the agent endpoint; resolves with its MCP URL. */
   async start(): Promise<string> {
     if (this.current.state === 'running') return this.current.url;
     if (this.current.state !== 'stopped' && this.current.state !== 'failed') {
@@ -79,87 +92,79 @@ export class Host {
     }
     this.setStatus({ state: 'starting' });
     try {
-      this.running = await this.open();
-      const url = mcpUrl(this.config.host, (this.running.server.address() as AddressInfo).port);
+      await this.open();
+      const { services, verifier } = await this.opened!;
+      const { app, sessions } = agentEndpoint(services, verifier);
+      const server = app.listen(this.config.port, this.config.host);
+      try {
+        await once(server, 'listening');
+      } catch (error) {
+        await sessions.closeAll();
+        throw error;
+      }
+      this.agent = { server, sessions };
+      const url = serverUrl(this.config.host, (server.address() as AddressInfo).port, '/mcp');
       this.setStatus({ state: 'running', url, auth: this.config.auth });
       return url;
     } catch (error) {
-      this.setStatus({ state: 'failed', error: startFailure(error, this.config) });
+      this.setStatus({ state: 'failed', error: startFailure(error, this.config.host, this.config.port) });
       throw error;
     }
   }
 
+  /** Closes the agent endpoint: running commands are stopped, sessions closed, the port released. */
   async stop(): Promise<void> {
-    const running = this.running;
-    if (!running) return;
+    const agent = this.agent;
+    if (!agent) return;
     this.setStatus({ state: 'stopping' });
-    this.running = undefined;
-    const closed = once(running.server, 'close');
-    running.server.close();
+    this.agent = undefined;
+    const { services } = await this.opened!;
+    const closed = once(agent.server, 'close');
+    agent.server.close();
     // Commands first, so that their callers get a "server is shutting down" result before the sessions close.
-    await running.commands.killAll();
-    await running.sessions.closeAll(SHUTDOWN_GRACE_MS);
+    await services.commands.killAll();
+    await agent.sessions.closeAll(SHUTDOWN_GRACE_MS);
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.
-    running.server.closeAllConnections();
+    agent.server.closeAllConnections();
     await closed;
-    await Promise.all([running.audit.close(), running.skills.stop()]);
     this.setStatus({ state: 'stopped' });
   }
 
-  private async open(): Promise<Running> {
-    const { config } = this;
-    await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-    const verifier = config.auth
-      ? await JwtVerifier.create({ ...config.jwt, appTokens: this.tokens })
-      : undefined;
-    const audit = new AuditLog({ stateDir: config.stateDir });
-    const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
-    const skillsChanged = new Changes();
-    const skills = new SkillsWatch(config.skillsDir, {
-      onChange: () => skillsChanged.emit(),
-      onInvalid: (skill) => this.log(`Skill folder ${skill.dir} skipped: ${skill.reason}`),
-      onError: (error) => this.log(`Cannot read the skills folder ${config.skillsDir}: ${error.message}`),
-    });
-    await skills.start();
-    const tools = machineTools({ skillsDir: config.skillsDir, commands });
-    const sessions = new McpSessions<Caller>({
-      idleTimeoutMs: config.sessionIdleTimeoutMs,
-      ownerOf: (caller) => `${caller.source}:${caller.subject}`,
-      createServer: (caller) =>
-        createWorkspaceServer({
-          skillsDir: config.skillsDir,
-          skillsChanged,
-          tools,
-          sources: [],
-          run: auditedRunner((entry) => audit.record(entry), {
-            caller: caller.subject,
-            ...(caller.workspacePath !== undefined && { place: caller.workspacePath }),
-            ...(caller.projectId !== undefined && { projectId: caller.projectId }),
-          }),
-        }),
-    });
+  /** Stops everything: the agent endpoint, the control plane and the services. */
+  async close(): Promise<void> {
+    await this.stop();
+    const opened = this.opened;
+    this.opened = undefined;
+    if (!opened) return;
+    const { services, control } = await opened;
+    const closed = once(control, 'close');
+    control.close();
+    control.closeAllConnections();
+    await closed;
+    await services.close();
+  }
 
-    const app = express();
-    app.disable('x-powered-by');
-    app.use(hostAndOriginGuard(allowedHostNames(config.host, config.allowedHosts), config.allowedOrigins));
-    const authenticate = verifier
-      ? bearerAuth((header) => verifier.verifyAuthorization(header), refusal)
-      : bearerAuth(async () => LOCAL_CALLER, refusal);
-    app.all('/mcp', authenticate, express.json({ limit: MAX_REQUEST_BYTES }), (req, res, next) => {
-      sessions.handle(req, res, res.locals.caller as Caller).catch(next);
-    });
-    app.use((_req, res) => {
-      res.status(404).json({ error: 'Not found. The MCP endpoint is /mcp.' });
-    });
-
-    const server = app.listen(config.port, config.host);
+  private async openControl(): Promise<Open> {
+    const services = await openServices(this.config, this.log, this.options.env);
     try {
-      await once(server, 'listening');
+      const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens }) : undefined;
+      const app = controlPlane(services, {
+        pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
+        verifier,
+        authOff: !this.config.auth,
+        host: { status: () => this.status, start: () => this.start(), stop: () => this.stop() },
+      });
+      const control = app.listen(this.config.controlPort, '127.0.0.1');
+      try {
+        await once(control, 'listening');
+      } catch (error) {
+        throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
+      }
+      return { services, verifier, control, controlUrl: serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '') };
     } catch (error) {
-      await Promise.all([sessions.closeAll(), audit.close(), skills.stop()]);
+      await services.close();
       throw error;
     }
-    return { server, sessions, commands, audit, skills };
   }
 
   private setStatus(status: HostStatus): void {
@@ -168,24 +173,15 @@ export class Host {
   }
 }
 
-function refusal(error: unknown): Refusal {
-  if (error instanceof AuthError) {
-    // The identity provider's keys could not be fetched: not the caller's fault.
-    const status = error.reason === 'key_unavailable' ? 503 : 401;
-    return { status, challenge: wwwAuthenticate(error), message: error.message };
-  }
-  return { status: 500, challenge: wwwAuthenticate(), message: 'Could not check the token. See the server log.' };
-}
-
-function mcpUrl(host: string, port: number): string {
+function serverUrl(host: string, port: number, path: string): string {
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/mcp`;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}${path}`;
 }
 
-function startFailure(error: unknown, config: Config): string {
+function startFailure(error: unknown, host: string, port: number, flag = '--port'): string {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return `Port ${config.port} on ${config.host} is already in use. Stop the other program or choose another port with --port.`;
-  if (code === 'EACCES') return `Not allowed to listen on port ${config.port}. Ports below 1024 need extra rights; choose a port above 1024.`;
-  if (code === 'EADDRNOTAVAIL') return `${config.host} is not an address of this machine. Use 127.0.0.1, 0.0.0.0 or one of this machine's addresses.`;
+  if (code === 'EADDRINUSE') return `Port ${port} on ${host} is already in use. Stop the other program or choose another port with ${flag}.`;
+  if (code === 'EACCES') return `Not allowed to listen on port ${port}. Ports below 1024 need extra rights; choose a port above 1024.`;
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine. Use 127.0.0.1, 0.0.0.0 or one of this machine's addresses.`;
   return (error as Error).message;
 }

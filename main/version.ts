@@ -1,17 +1,24 @@
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 // package.json sits two folders up from the built file (dist/main) and one up from the source (main).
-function readVersion(): string {
+function findPackage(): { root: string; version: string } {
   for (const relative of ['../package.json', '../../package.json']) {
+    const url = new URL(relative, import.meta.url);
     try {
-      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'persona-mcp-workspace' && pkg.version) return pkg.version;
+      const pkg = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'persona-mcp-workspace' && pkg.version) return { root: dirname(fileURLToPath(url)), version: pkg.version };
     } catch {
       // try the next candidate
     }
   }
-  return '0.0.0';
+  throw new Error('persona-mcp-workspace: package.json not found beside the program; reinstall it.');
 }
 
+const pkg = findPackage();
+
 export const PRODUCT_NAME = 'persona-mcp-workspace';
-export const VERSION = readVersion();
+export const VERSION = pkg.version;
+/** The installed package's folder (holds package.json and dist/). */
+export const PACKAGE_ROOT = pkg.root;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { AgentTokenStore } from '../auth/agent-tokens.js';
-import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 
 const SECRET = 'a shared secret that the platform signs with';
 const ISSUER = 'https://persona.example';
@@ -64,7 +64,7 @@ describe('agent endpoint authentication', () => {
   it('accepts a good external token and an app token', async () => {
     for (const token of [await externalToken(), await fx.token()]) {
       const { client } = await fx.connect(token);
-      assert.equal((await client.listTools()).tools.length, 5);
+      assert.equal((await client.listTools()).tools.length, 6);
     }
   });
 
@@ -95,9 +95,9 @@ describe('agent endpoint authentication', () => {
   }
 
   it('refuses a revoked app token at once, even when another process revoked it', async () => {
-    const created = await fx.host.tokens.create({ name: 'to revoke' });
+    const created = await (await fx.host.tokens()).create({ name: 'to revoke' });
     const { client } = await fx.connect(created.token);
-    assert.equal((await client.listTools()).tools.length, 5);
+    assert.equal((await client.listTools()).tools.length, 6);
 
     // A separate store on the same state dir, as the CLI's "token revoke" would use.
     await new AgentTokenStore({ stateDir: fx.stateDir }).revoke(created.id);
@@ -113,12 +113,11 @@ describe('agent endpoint authentication', () => {
   it('records the project_id of the verified token in the audit log', async () => {
     const { client } = await fx.connect(await externalToken({ project_id: 'proj-audit' }));
     await client.callTool({ name: 'read', arguments: { path: join(dir, 'missing') } });
-    await fx.host.stop();
-    const log = await readFile(join(fx.stateDir, 'audit.log'), 'utf8');
-    const record = log.trim().split('\n').map((l) => JSON.parse(l)).find((r) => r.projectId === 'proj-audit');
+    const find = async () => (await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((r) => r.projectId === 'proj-audit');
+    await waitFor(async () => (await find()) !== undefined, 5_000, 'the audit record');
+    const record = await find();
     assert.equal(record?.caller, 'user-1');
     assert.equal(record?.outcome, 'error');
-    await fx.host.start();
   });
 });
 

@@ -62,7 +62,7 @@ describe('machine tools over MCP', () => {
   it('lists the five tools, each with annotations and a description stating its caps', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    assert.deepEqual([...byName.keys()].sort(), ['bash', 'edit', 'read', 'skill', 'write']);
+    assert.deepEqual([...byName.keys()].sort(), ['bash', 'edit', 'manage_my_mcp_servers', 'read', 'skill', 'write']);
     for (const tool of tools) {
       const hints = tool.annotations ?? {};
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {

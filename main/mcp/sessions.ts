@@ -14,8 +14,8 @@ interface Session {
 }
 
 export interface McpSessionsOptions<C> {
-  /** A fresh MCP server for one session, bound to the caller that initialized it. */
-  createServer: (caller: C) => McpServer;
+  /** A fresh MCP server for one session, bound to the caller that initialized it; may refuse by throwing. */
+  createServer: (caller: C, req: Request) => Promise<McpServer>;
   /** Identifies a caller; a session answers only to the identity that created it. */
   ownerOf: (caller: C) => string;
   idleTimeoutMs: number;
@@ -65,7 +65,7 @@ export class McpSessions<C> {
   }
 
   private async create(req: Request, res: Response, caller: C): Promise<void> {
-    const server = this.options.createServer(caller);
+    const server = await this.options.createServer(caller, req);
     const owner = this.options.ownerOf(caller);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,

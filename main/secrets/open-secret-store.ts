@@ -6,6 +6,7 @@ import { SecretStoreError, type SecretStore } from './secret-store.js';
 export const SECRET_STORE_ENVIRONMENT = {
   WORKSPACE_SECRET_STORE: 'Where logins and secrets are kept: keychain (the OS keychain, default) or file (an encrypted file in the state dir).',
   WORKSPACE_SECRET_KEY: 'With WORKSPACE_SECRET_STORE=file: the 32-byte key in base64 or hex (default: <state dir>/secrets.key, created on first use).',
+  WORKSPACE_KEYCHAIN_SERVICE: 'The keychain service name, to keep two installations on one machine apart (default persona-mcp-workspace).',
 } as const;
 
 export interface OpenSecretStoreOptions {
@@ -27,7 +28,7 @@ export function openSecretStore({ stateDir, env = process.env }: OpenSecretStore
           'WORKSPACE_SECRET_KEY is set but secrets are kept in the OS keychain. Set WORKSPACE_SECRET_STORE=file to use the encrypted file, or unset WORKSPACE_SECRET_KEY.',
         );
       }
-      return new KeychainSecretStore();
+      return new KeychainSecretStore(env.WORKSPACE_KEYCHAIN_SERVICE ? { service: env.WORKSPACE_KEYCHAIN_SERVICE } : {});
     case 'file':
       return new EncryptedFileSecretStore({ stateDir, key });
     default:

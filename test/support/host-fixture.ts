@@ -24,15 +24,17 @@ export interface HostFixture {
 export async function startHost(flags: ServeFlags = {}, env: Record<string, string> = {}): Promise<HostFixture> {
   const stateDir = await mkdtemp(join(tmpdir(), 'pw-state-'));
   const logs: string[] = [];
-  const host = new Host(loadConfig({ port: 0, ...flags }, { ...env, WORKSPACE_STATE_DIR: stateDir }), { log: (line) => logs.push(line) });
+  const fullEnv = { WORKSPACE_REGISTRY_URL: '', WORKSPACE_SECRET_STORE: 'file', ...env, WORKSPACE_STATE_DIR: stateDir };
+  const host = new Host(loadConfig({ port: 0, controlPort: 0, ...flags }, fullEnv), { log: (line) => logs.push(line), env: fullEnv });
   const url = await host.start();
+  const tokens = await host.tokens();
   const clients: Client[] = [];
   return {
     host,
     url,
     stateDir,
     logs,
-    token: async (name = 'test') => (await host.tokens.create({ name })).token,
+    token: async (name = 'test') => (await tokens.create({ name })).token,
     connect: async (token) => {
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
@@ -44,7 +46,7 @@ export async function startHost(flags: ServeFlags = {}, env: Record<string, stri
     },
     close: async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await host.stop();
+      await host.close();
       await rm(stateDir, { recursive: true, force: true });
     },
   };

@@ -72,9 +72,10 @@ describe('ConnectionStore', () => {
         addedAt: added.addedAt,
         owner: 'local',
         storeId,
+        root: 'Crew/alpha',
       });
       assert.ok(Date.parse(added.addedAt) >= before - 1000 && Date.parse(added.addedAt) <= Date.now());
-      const { owner: _owner, storeId: _storeId, ...record } = added;
+      const { owner: _owner, storeId: _storeId, root: _root, ...record } = added;
       assert.deepEqual(JSON.parse(await readFile(store.path, 'utf8')), {
         version: 1,
         stores: { [storeId]: { owner: 'local', root: 'Crew/alpha', connections: { [name]: record } } },

@@ -8,7 +8,7 @@ import { changedRoots, rootDigests } from './root-changes.js';
 export type { ConnectionAuth, ConnectionRecord } from './attachments-file.js';
 
 /** A connection of a place, with whose login it uses. */
-export type PlaceConnection = ConnectionRecord & { owner: string; storeId: string };
+export type PlaceConnection = ConnectionRecord & { owner: string; storeId: string; root: string };
 
 /** What the add route knows: the caller, the place and the connection; the name and time are made here. */
 export type AddConnectionInput = { owner: string; root: string } & Omit<ConnectionRecord, 'name' | 'addedAt'>;
@@ -79,7 +79,7 @@ export class ConnectionStore {
         );
       }
       current.stores[storeId] = { owner, root, connections: { ...entry?.connections, [name]: record } };
-      return [current, { ...record, owner, storeId }];
+      return [current, { ...record, owner, storeId, root }];
     });
   }
 
@@ -94,7 +94,7 @@ export class ConnectionStore {
       }
       delete entry.connections[name];
       if (Object.keys(entry.connections).length === 0) delete current.stores[storeId];
-      return [current, { ...record, owner, storeId }];
+      return [current, { ...record, owner, storeId, root }];
     });
   }
 
@@ -105,7 +105,7 @@ export class ConnectionStore {
     const connections: PlaceConnection[] = [];
     for (const [storeId, entry] of Object.entries(stores)) {
       if (entry.root !== root) continue;
-      for (const record of Object.values(entry.connections)) connections.push({ ...record, owner: entry.owner, storeId });
+      for (const record of Object.values(entry.connections)) connections.push({ ...record, owner: entry.owner, storeId, root });
     }
     return connections.sort(
       (a, b) =>
@@ -122,7 +122,7 @@ export class ConnectionStore {
     const { stores } = await this.current();
     for (const [storeId, entry] of Object.entries(stores)) {
       const record = entry.root === root ? entry.connections[name] : undefined;
-      if (record) return { ...record, owner: entry.owner, storeId };
+      if (record) return { ...record, owner: entry.owner, storeId, root };
     }
     return undefined;
   }

@@ -1,0 +1,60 @@
+import type { PlaceConnection } from '../store/connection-store.js';
+import { UpstreamConnection } from './upstream-connection.js';
+
+export interface GatewayOptions {
+  timeoutMs: number;
+  /** The headers that carry a connection's credentials, read at each (re)connect. */
+  credentials: (connection: PlaceConnection) => Promise<Record<string, string>>;
+}
+
+/** The pool of upstream clients: one per connection, made on first use, replaced when its record changes. */
+export class Gateway {
+  private readonly pool = new Map<string, { connection: UpstreamConnection; fingerprint: string }>();
+  private readonly listeners = new Set<(root: string) => void>();
+
+  constructor(private readonly options: GatewayOptions) {}
+
+  upstream(connection: PlaceConnection): UpstreamConnection {
+    const key = keyOf(connection);
+    const fingerprint = JSON.stringify([connection.url, connection.transport, connection.auth]);
+    const pooled = this.pool.get(key);
+    if (pooled?.fingerprint === fingerprint) return pooled.connection;
+    if (pooled) void pooled.connection.close();
+    const upstream = new UpstreamConnection(
+      { name: connection.name, displayName: connection.displayName, url: connection.url, transport: connection.transport },
+      {
+        timeoutMs: this.options.timeoutMs,
+        headers: () => this.options.credentials(connection),
+        onToolsChanged: () => {
+          for (const listener of this.listeners) listener(connection.root);
+        },
+      },
+    );
+    this.pool.set(key, { connection: upstream, fingerprint });
+    return upstream;
+  }
+
+  /** Closes a removed connection's client. */
+  async drop(connection: Pick<PlaceConnection, 'storeId' | 'name'>): Promise<void> {
+    const key = keyOf(connection);
+    const pooled = this.pool.get(key);
+    this.pool.delete(key);
+    await pooled?.connection.close();
+  }
+
+  /** An upstream of the place at `root` changed its tools. */
+  onToolsChanged(listener: (root: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.pool.values()];
+    this.pool.clear();
+    await Promise.all(all.map((p) => p.connection.close()));
+  }
+}
+
+function keyOf(connection: Pick<PlaceConnection, 'storeId' | 'name'>): string {
+  return `${connection.storeId}/${connection.name}`;
+}

@@ -1,0 +1,250 @@
+import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
+import { canEdit, canRead, canRemoveConnection, editBlocker } from '../places/access-rules.js';
+import type { Place } from '../places/place-root.js';
+import type { ConnectionSecrets } from '../secrets/connection-secrets.js';
+import type { PlaceSecrets } from '../secrets/place-secrets.js';
+import type { CatalogEntry } from './catalog/catalog-schema.js';
+import type { CatalogService } from './catalog/catalog-service.js';
+import type { Gateway } from './gateway/gateway.js';
+import { checkServerUrl } from './server-url.js';
+import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
+
+/** Whether a connection works for the place's agents now, and if not, why. */
+export type ConnectionState = 'connected' | 'paused' | 'needs-secret' | 'sign-in';
+
+/** A connection as the page, the CLI and the agent tool show it: never a secret value. */
+export interface ConnectionView {
+  name: string;
+  displayName: string;
+  catalogId: string;
+  url: string;
+  transport: PlaceConnection['transport'];
+  owner: string;
+  /** The adder's name in the access directory, else their id. */
+  ownerName: string;
+  auth: ConnectionAuth['kind'];
+  /** For API-key connections: the header and the place secret it is taken from. */
+  header?: string;
+  secretName?: string;
+  state: ConnectionState;
+  /** Why it is not connected, in words a person can act on. */
+  reason?: string;
+  /** Whether the person asking may remove it. */
+  canRemove: boolean;
+  addedAt: string;
+}
+
+export type AddRequest =
+  | { catalog: string; secret?: string }
+  | { server: { url: string; name?: string; transport?: PlaceConnection['transport']; header?: { name: string; prefix?: string; secret: string } } };
+
+/** The person may not do this in this place. */
+export class PlaceAccessError extends Error {
+  override readonly name = 'PlaceAccessError';
+}
+
+/** The request names something that does not exist or does not fit; nothing was changed. */
+export class ConnectionRequestError extends Error {
+  override readonly name = 'ConnectionRequestError';
+  constructor(
+    message: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
+    super(message);
+  }
+}
+
+export interface PlaceConnectionsDeps {
+  store: ConnectionStore;
+  access: AccessDirectory;
+  catalog: CatalogService;
+  placeSecrets: PlaceSecrets;
+  connectionSecrets: ConnectionSecrets;
+  gateway: Gateway;
+  allowPrivateNetwork: boolean;
+}
+
+/**
+ * A place's MCP connections under the spec's rules: who adds (editors), who removes (the adder or
+ * an editor), who sees (readers), checked on every request and, for use, on every call.
+ */
+export class PlaceConnections {
+  constructor(private readonly deps: PlaceConnectionsDeps) {}
+
+  async list(person: string, place: Place): Promise<ConnectionView[]> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connections = await this.deps.store.list(place.root);
+    const secrets = await this.secretNamesIfNeeded(place, connections);
+    return connections.map((c) => this.view(dir, person, place, c, secrets));
+  }
+
+  async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
+    const dir = await this.deps.access.snapshot();
+    requireEdit(dir, person, place, 'add connections to');
+    const fields = 'catalog' in request ? this.fromCatalog(request) : this.fromServer(request.server);
+    if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
+    const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
+    const secrets = fields.auth.kind === 'header' ? [fields.auth.secretName] : [];
+    return this.view(dir, person, place, added, secrets);
+  }
+
+  /**
+   * The caller's own connection, tried now: for servers that need no sign-in, connecting is
+   * reaching the server with the credentials and listing its tools.
+   */
+  async connect(person: string, place: Place, name: string): Promise<{ connection: ConnectionView; tools: string[] }> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connection = await this.deps.store.get(place.root, name);
+    if (!connection) throw notFound(place, name);
+    if (connection.owner !== person) {
+      throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can sign in to it.`);
+    }
+    const view = this.view(dir, person, place, connection, await this.secretNamesIfNeeded(place, [connection]));
+    if (view.state !== 'connected') throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${view.reason}`, 409);
+    const tools = await this.deps.gateway.upstream(connection).tools();
+    return { connection: view, tools: tools.map((t) => t.name) };
+  }
+
+  /** Removes a connection and deletes its login. `owner` picks whose, when several people added the same server. */
+  async remove(person: string, place: Place, name: string, owner?: string): Promise<ConnectionView> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
+    if (!connection) throw notFound(place, name);
+    if (!canRemoveConnection(dir, person, place, connection.owner)) {
+      throw new PlaceAccessError(`${nameOf(dir, person)} cannot remove ${connection.displayName} from ${place.label}: only the person who added it or an editor of the place can.`);
+    }
+    const removed = await this.deps.store.remove({ root: place.root, name, owner: connection.owner });
+    await this.deps.gateway.drop(removed);
+    await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
+    return this.view(dir, person, place, removed, []);
+  }
+
+  /** The names of the place's secrets (never their values), for anyone who can see the place. */
+  async secretNames(person: string, place: Place): Promise<string[]> {
+    requireRead(await this.deps.access.snapshot(), person, place);
+    return this.deps.placeSecrets.names(place.root);
+  }
+
+  async setSecret(person: string, place: Place, name: string, value: string): Promise<void> {
+    requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
+    await this.deps.placeSecrets.set(place.root, name, value);
+  }
+
+  async removeSecret(person: string, place: Place, name: string): Promise<void> {
+    requireEdit(await this.deps.access.snapshot(), person, place, 'remove secrets of');
+    await this.deps.placeSecrets.remove(place.root, name);
+  }
+
+  /** The connections agents in the place can use right now (adder still allowed, credentials present). */
+  async usable(place: Place): Promise<PlaceConnection[]> {
+    const dir = await this.deps.access.snapshot();
+    const connections = await this.deps.store.list(place.root);
+    const secrets = await this.secretNamesIfNeeded(place, connections);
+    return connections.filter((c) => this.state(dir, place, c, secrets).state === 'connected');
+  }
+
+  /** The credentials header of a connection, for the one outgoing request that needs it. */
+  async credentials(connection: PlaceConnection): Promise<Record<string, string>> {
+    if (connection.auth.kind !== 'header') return {};
+    const value = await this.deps.placeSecrets.value(connection.root, connection.auth.secretName);
+    return { [connection.auth.header]: `${connection.auth.prefix ?? ''}${value}` };
+  }
+
+  private fromCatalog(request: { catalog: string; secret?: string }): Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'> {
+    const entry = this.deps.catalog.list().entries.find((e) => e.id === request.catalog);
+    if (!entry) throw new ConnectionRequestError(`There is no connector "${request.catalog}" in the catalog. Search the catalog for its id, or add it as a server that is not listed.`, 404);
+    return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
+  }
+
+  private fromServer(server: Extract<AddRequest, { server: unknown }>['server']): Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'> {
+    const url = checkServerUrl(server.url, this.deps.allowPrivateNetwork);
+    const auth: ConnectionAuth = server.header
+      ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
+      : { kind: 'none' };
+    return {
+      catalogId: customId(url),
+      displayName: server.name?.trim() || url.hostname,
+      url: url.href,
+      transport: server.transport ?? 'streamable-http',
+      auth,
+    };
+  }
+
+  private async requireSecret(place: Place, name: string): Promise<void> {
+    if (!(await this.deps.placeSecrets.names(place.root)).includes(name)) {
+      throw new ConnectionRequestError(`${place.label} has no secret named "${name}". Create it first (its value is the API key), then add the connection.`, 404);
+    }
+  }
+
+  private async secretNamesIfNeeded(place: Place, connections: PlaceConnection[]): Promise<string[]> {
+    // The keychain is asked only when a connection takes a secret from it.
+    return connections.some((c) => c.auth.kind === 'header') ? this.deps.placeSecrets.names(place.root) : [];
+  }
+
+  private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, secrets: string[]): ConnectionView {
+    const { state, reason } = this.state(dir, place, c, secrets);
+    return {
+      name: c.name,
+      displayName: c.displayName,
+      catalogId: c.catalogId,
+      url: c.url,
+      transport: c.transport,
+      owner: c.owner,
+      ownerName: nameOf(dir, c.owner),
+      auth: c.auth.kind,
+      ...(c.auth.kind === 'header' && { header: c.auth.header, secretName: c.auth.secretName }),
+      state,
+      ...(reason !== undefined && { reason }),
+      canRemove: canRemoveConnection(dir, person, place, c.owner),
+      addedAt: c.addedAt,
+    };
+  }
+
+  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, secrets: string[]): { state: ConnectionState; reason?: string } {
+    const blocker = editBlocker(dir, c.owner, place);
+    if (blocker) return { state: 'paused', reason: `Paused: ${blocker}. It works again once they can edit the place; or remove it.` };
+    if (c.auth.kind === 'header' && !secrets.includes(c.auth.secretName)) {
+      return { state: 'needs-secret', reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.` };
+    }
+    if (c.auth.kind === 'oauth') return { state: 'sign-in', reason: `${nameOf(dir, c.owner)} has not signed in yet.` };
+    return { state: 'connected' };
+  }
+}
+
+function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAuth {
+  if (entry.auth === 'oauth') return { kind: 'oauth' };
+  if (entry.auth === 'api-key') {
+    if (!secret) {
+      throw new ConnectionRequestError(`${entry.name} needs an API key: create a secret in this place holding the key, and give its name as "secret".`);
+    }
+    return { kind: 'header', header: entry.apiKey!.header, ...(entry.apiKey!.prefix && { prefix: entry.apiKey!.prefix }), secretName: secret };
+  }
+  return { kind: 'none' };
+}
+
+/** A catalog-shaped id for a server that is not listed, from its host and port: mcp.example.com → custom-mcp-example-com. */
+function customId(url: URL): string {
+  const host = `${url.hostname}${url.port ? `-${url.port}` : ''}`.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return `custom-${host}`.slice(0, 32).replace(/-$/, '');
+}
+
+function requireRead(dir: AccessDirectorySnapshot, person: string, place: Place): void {
+  if (!canRead(dir, person, place)) throw new PlaceAccessError(`${nameOf(dir, person)} cannot see ${place.label}. Ask one of its editors for access.`);
+}
+
+function requireEdit(dir: AccessDirectorySnapshot, person: string, place: Place, what: string): void {
+  if (!canEdit(dir, person, place)) {
+    throw new PlaceAccessError(`${nameOf(dir, person)} cannot ${what} ${place.label}: only people who can edit it can. Ask an editor to add you.`);
+  }
+}
+
+function notFound(place: Place, name: string): ConnectionRequestError {
+  return new ConnectionRequestError(`${place.label} has no connection named "${name}". List the place's connections to see their names.`, 404);
+}
+
+function nameOf(dir: AccessDirectorySnapshot, person: string): string {
+  return dir.people[person]?.name ?? person;
+}

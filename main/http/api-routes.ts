@@ -1,0 +1,164 @@
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { PlaceAccessError } from '../connections/place-connections.js';
+import { canEdit } from '../places/access-rules.js';
+import { listPlaces } from '../places/place-list.js';
+import { placeRootOf, type Place } from '../places/place-root.js';
+import { LOCAL_PERSON } from '../places/user-id.js';
+import type { Services } from '../services.js';
+import type { HostControl } from './control-plane.js';
+
+/** The one-line rule the page shows above a place's connections (spec: no confirmation popup). */
+export function connectionRule(place: Place): string {
+  return `Each connection uses the login of the person who added it, and everyone who uses ${place.kind === 'machine' ? 'this machine' : `this ${kindWord(place)}`} uses it as that person, including every chat, schedule, trigger, workflow that calls it and Slack channel it answers in.`;
+}
+
+const transport = z.enum(['streamable-http', 'sse']);
+const addBody = z.union([
+  z.object({ workspace_path: z.string().optional(), catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
+  z
+    .object({
+      workspace_path: z.string().optional(),
+      server: z
+        .object({
+          url: z.string().min(1),
+          name: z.string().max(100).optional(),
+          transport: transport.optional(),
+          header: z.object({ name: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name: letters, digits and -'), prefix: z.string().max(50).optional(), secret: z.string().min(1) }).strict().optional(),
+        })
+        .strict(),
+    })
+    .strict(),
+]);
+const secretBody = z.object({ value: z.string() }).strict();
+const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
+const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
+
+/** The page's REST API: thin adapters over the places, connections, catalog and secrets. */
+export function apiRoutes(services: Services, host: HostControl): Router {
+  const { connections, config } = services;
+  const router = Router();
+  const person = (res: Response): string => res.locals.person as string;
+  const placeOf = (req: Request): Place => {
+    const raw = req.method === 'GET' || req.method === 'DELETE' || !req.body?.workspace_path ? req.query.workspace_path : req.body.workspace_path;
+    return placeRootOf(config.workspaceRoot, typeof raw === 'string' ? raw : '');
+  };
+  const localOnly = (res: Response): void => {
+    if (person(res) !== LOCAL_PERSON) throw new PlaceAccessError('Only the person who runs this app can do this.');
+  };
+
+  router.get('/places', async (_req, res) => {
+    const dir = await services.access.snapshot();
+    const { places, truncated } = await listPlaces(config.workspaceRoot, dir, person(res), await services.store.roots());
+    res.json({ places: places.map((p) => ({ ...p, canEdit: canEdit(dir, person(res), p) })), truncated });
+  });
+
+  router.get('/mcp/place', async (req, res) => {
+    const place = placeOf(req);
+    const dir = await services.access.snapshot();
+    res.json({ place: { ...place, canEdit: canEdit(dir, person(res), place) }, rule: connectionRule(place), connections: await connections.list(person(res), place) });
+  });
+
+  router.post('/mcp/place', async (req, res) => {
+    const body = addBody.parse(req.body);
+    const place = placeOf(req);
+    const request = 'catalog' in body ? { catalog: body.catalog, ...(body.secret && { secret: body.secret }) } : { server: body.server };
+    res.status(201).json({ connection: await connections.add(person(res), place, request) });
+  });
+
+  router.post('/mcp/place/:name/connect', async (req, res) => {
+    res.json(await connections.connect(person(res), placeOf(req), String(req.params.name)));
+  });
+
+  router.delete('/mcp/place/:name', async (req, res) => {
+    const owner = typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
+    res.json({ removed: await connections.remove(person(res), placeOf(req), String(req.params.name), owner) });
+  });
+
+  router.get('/catalog', (req, res) => {
+    res.json(services.catalog.list({ ...(typeof req.query.search === 'string' && { search: req.query.search }) }));
+  });
+
+  router.post('/catalog/refresh', async (_req, res) => {
+    await services.catalog.refresh();
+    res.json(services.catalog.list());
+  });
+
+  router.get('/secrets', async (req, res) => {
+    res.json({ names: await connections.secretNames(person(res), placeOf(req)) });
+  });
+
+  router.put('/secrets/:name', async (req, res) => {
+    const place = placeOf(req);
+    await connections.setSecret(person(res), place, String(req.params.name), secretBody.parse(req.body).value);
+    services.placeSessions.toolsChanged([place.root]);
+    res.status(204).end();
+  });
+
+  router.delete('/secrets/:name', async (req, res) => {
+    const place = placeOf(req);
+    await connections.removeSecret(person(res), place, String(req.params.name));
+    services.placeSessions.toolsChanged([place.root]);
+    res.status(204).end();
+  });
+
+  router.get('/access', async (_req, res) => {
+    localOnly(res);
+    res.json(await services.access.snapshot());
+  });
+
+  router.put('/access/people/:id', async (req, res) => {
+    localOnly(res);
+    const body = personBody.parse(req.body);
+    const snapshot = await services.access.setPerson(String(req.params.id), { name: body.name, ...(body.disabled !== undefined && { disabled: body.disabled }) });
+    services.placeSessions.toolsChanged(); // a disabled adder's connections pause everywhere
+    res.json(snapshot);
+  });
+
+  router.delete('/access/people/:id', async (req, res) => {
+    localOnly(res);
+    const snapshot = await services.access.removePerson(String(req.params.id));
+    services.placeSessions.toolsChanged();
+    res.json(snapshot);
+  });
+
+  router.put('/access/places', async (req, res) => {
+    localOnly(res);
+    const body = placeAccessBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    const snapshot = await services.access.setPlaceAccess(place.root, { ...(body.editors && { editors: body.editors }), ...(body.readers && { readers: body.readers }) });
+    services.placeSessions.toolsChanged([place.root]);
+    res.json(snapshot);
+  });
+
+  router.get('/server', (_req, res) => {
+    res.json(host.status());
+  });
+
+  router.post('/server/start', async (_req, res) => {
+    localOnly(res);
+    await host.start();
+    res.json(host.status());
+  });
+
+  router.post('/server/stop', async (_req, res) => {
+    localOnly(res);
+    await host.stop();
+    res.json(host.status());
+  });
+
+  return router;
+}
+
+function kindWord(place: Place): string {
+  switch (place.kind) {
+    case 'workflow':
+      return 'workflow';
+    case 'crew':
+      return 'Crew';
+    case 'code':
+      return 'Code';
+    default:
+      return 'project';
+  }
+}

@@ -1,0 +1,137 @@
+import { existsSync } from 'node:fs';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { ZodError } from 'zod';
+import { AuthError, type JwtVerifier } from '../auth/jwt-verifier.js';
+import { LOCAL_PERSON } from '../places/user-id.js';
+import type { Services } from '../services.js';
+import { userError } from '../user-errors.js';
+import { personOf } from './agent-endpoint.js';
+import { apiRoutes } from './api-routes.js';
+import { allowedHostNames, hostAndOriginGuard } from './guards.js';
+
+export const SESSION_COOKIE = 'pw_session';
+
+export interface ControlPlaneOptions {
+  /** Folder of the built page, served at /. */
+  pageDir: string;
+  /** For JWT callers (a remote person's own token); absent when auth is off. */
+  verifier: JwtVerifier | undefined;
+  /** Whether auth is off: then every loopback caller is `local`, as on the agent endpoint. */
+  authOff: boolean;
+  host: HostControl;
+}
+
+/** What the page can ask of the agent endpoint. */
+export interface HostControl {
+  status(): unknown;
+  start(): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The page, its API and sign-in callbacks, on loopback only: the person at this machine manages
+ * connections, secrets and access here. Callers: the desktop window (admin token), a browser that
+ * opened a login link (cookie), or a person with their own JWT.
+ */
+export function controlPlane(services: Services, options: ControlPlaneOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(hostAndOriginGuard(allowedHostNames('127.0.0.1', []), []));
+  app.use(securityHeaders);
+
+  app.get('/login', (req, res) => {
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const session = services.admin.redeem(token);
+    if (!session) {
+      res.status(401).type('text/plain').send('This login link was already used or has expired. Restart persona-mcp-workspace, or open the new link it prints.');
+      return;
+    }
+    // The token leaves the address bar with the redirect; the cookie never reaches scripts.
+    res.cookie(SESSION_COOKIE, session, { httpOnly: true, sameSite: 'strict', path: '/' });
+    res.redirect(303, '/');
+  });
+
+  app.use('/api', express.json({ limit: '256kb' }), identify(services, options), apiRoutes(services, options.host));
+
+  if (existsSync(options.pageDir)) {
+    app.use(express.static(options.pageDir, { index: 'index.html' }));
+  } else {
+    app.get('/', (_req, res) => {
+      res.type('text/plain').send('You are signed in. The page is not built in this copy: run "npm run build", then reload.');
+    });
+  }
+  app.use('/api', (_req, res) => {
+    res.status(404).json({ error: { message: 'No such API route.' } });
+  });
+  app.use(apiErrors(services.log));
+  return app;
+}
+
+/** Puts the person in res.locals.person, or answers 401. */
+function identify(services: Services, options: ControlPlaneOptions): RequestHandler {
+  return (req, res, next) => {
+    const header = req.headers.authorization;
+    const bearer = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    if (options.authOff || (bearer && services.admin.isAdminToken(bearer)) || services.admin.isSession(cookie(req.headers.cookie, SESSION_COOKIE))) {
+      res.locals.person = LOCAL_PERSON;
+      next();
+      return;
+    }
+    if (bearer && options.verifier) {
+      options.verifier.verifyToken(bearer).then(
+        (caller) => {
+          res.locals.person = personOf(caller);
+          next();
+        },
+        (error: unknown) => next(error),
+      );
+      return;
+    }
+    res.status(401).json({ error: { message: 'Sign in first: open the login link that persona-mcp-workspace printed when it started.' } });
+  };
+}
+
+function cookie(header: string | undefined, name: string): string {
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return '';
+}
+
+const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.set({
+    'Content-Security-Policy': "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+  });
+  next();
+};
+
+function apiErrors(log: (line: string) => void): ErrorRequestHandler {
+  return (error: unknown, _req, res, _next) => {
+    if (res.headersSent) return;
+    if (error instanceof AuthError) {
+      res.status(401).json({ error: { message: error.message } });
+      return;
+    }
+    if (error instanceof ZodError) {
+      const issue = error.issues[0];
+      res.status(400).json({ error: { message: `${issue?.path.join('.') || 'The request'}: ${issue?.message ?? 'invalid'}.` } });
+      return;
+    }
+    const known = userError(error);
+    if (known) {
+      res.status(known.status).json({ error: { message: known.message } });
+      return;
+    }
+    const status = (error as { status?: number }).status;
+    if (status && status < 500) {
+      res.status(status).json({ error: { message: (error as Error).message } });
+      return;
+    }
+    log(`API request failed: ${(error as Error).stack ?? String(error)}`);
+    res.status(500).json({ error: { message: 'Something went wrong on the server. The server log has the details.' } });
+  };
+}

@@ -1,0 +1,75 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { ConnectionView, PlaceConnections } from '../connections/place-connections.js';
+import type { Place } from '../places/place-root.js';
+import { userError } from '../user-errors.js';
+import { defineTool, toolError, type SessionTool } from './session-tool.js';
+
+/**
+ * manage_my_mcp_servers: the agent lists, connects and removes the MCP connections of the place it
+ * works in, as the person it acts for, under the same rules as the page.
+ */
+export function manageConnectionsTool(place: Place, person: string, connections: PlaceConnections): SessionTool {
+  return defineTool({
+    name: 'manage_my_mcp_servers',
+    title: 'Manage this place\'s MCP connections',
+    description:
+      `List, connect or remove the MCP connections of ${place.label}, the place this session works in. ` +
+      'Each connection uses the login of the person who added it, and everyone who uses this place uses it as that person. ' +
+      'list: every connection with whose login it uses and whether it works now. ' +
+      'connect: add a connector from the catalog by its id (catalog), with secret naming a secret of this place that holds the API key when the connector needs one; ' +
+      'then it is tried at once. remove: remove a connection by its name (as list shows it; owner when several people added the same one). ' +
+      'Adding and removing need edit rights on the place. The tools of a connection appear as <name>__<tool>.',
+    input: {
+      action: z.enum(['list', 'connect', 'remove']),
+      catalog: z.string().optional().describe('connect: the catalog id of the connector, e.g. "linear".'),
+      secret: z.string().optional().describe('connect: the name of this place\'s secret that holds the API key, for connectors that need one.'),
+      name: z.string().optional().describe('remove: the connection name, e.g. "u1a2b3c4d__linear".'),
+      owner: z.string().optional().describe('remove: whose connection, when several people added the same server.'),
+    },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    handler: (args) =>
+      answer(async () => {
+        switch (args.action) {
+          case 'list': {
+            const list = await connections.list(person, place);
+            if (list.length === 0) return `${place.label} has no MCP connections yet. Add one with action "connect" and a catalog id.`;
+            return list.map(describe).join('\n');
+          }
+          case 'connect': {
+            if (!args.catalog) return 'connect needs catalog: the id of a connector from the catalog.';
+            const added = await connections.add(person, place, { catalog: args.catalog, ...(args.secret && { secret: args.secret }) });
+            if (added.state !== 'connected') return `Added ${describe(added)}`;
+            try {
+              const { tools } = await connections.connect(person, place, added.name);
+              return `Added and connected ${added.displayName} as ${added.name}: ${tools.length} tools, named ${added.name}__<tool>.`;
+            } catch (error) {
+              const known = userError(error);
+              if (!known) throw error;
+              return `Added ${added.displayName} as ${added.name}, but it could not connect yet: ${known.message}`;
+            }
+          }
+          case 'remove': {
+            if (!args.name) return 'remove needs name: the connection name as list shows it.';
+            const removed = await connections.remove(person, place, args.name, args.owner);
+            return `Removed ${removed.displayName} (${removed.name}, ${removed.ownerName}'s login) from ${place.label}; its login was deleted.`;
+          }
+        }
+      }),
+  });
+}
+
+async function answer(fn: () => Promise<string>): Promise<CallToolResult> {
+  try {
+    return { content: [{ type: 'text', text: await fn() }] };
+  } catch (error) {
+    const known = userError(error);
+    if (known) return toolError(known.message);
+    throw error;
+  }
+}
+
+function describe(c: ConnectionView): string {
+  const state = c.state === 'connected' ? 'connected' : `${c.state}: ${c.reason}`;
+  return `${c.name}: ${c.displayName}, ${c.ownerName}'s login, ${state}`;
+}

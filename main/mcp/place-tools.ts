@@ -1,0 +1,98 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Gateway } from '../connections/gateway/gateway.js';
+import { UpstreamUnavailableError, type UpstreamProgress } from '../connections/gateway/upstream-connection.js';
+import type { PlaceConnections } from '../connections/place-connections.js';
+import { gatewayToolName, isPersonalShapedName } from '../connections/store/naming.js';
+import type { PlaceConnection } from '../connections/store/connection-store.js';
+import type { Place } from '../places/place-root.js';
+import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
+import type { ToolSource } from './tool-table.js';
+
+export interface PlaceToolsDeps {
+  connections: PlaceConnections;
+  gateway: Gateway;
+  /** Told once per connection and cause when an upstream's tools cannot be listed. */
+  report: (message: string) => void;
+}
+
+/**
+ * The tools of a place's usable connections, as `<server>__<tool>`. Usability (the adder can still
+ * edit the place, the credentials exist) is checked on every list and every call.
+ */
+export class PlaceTools implements ToolSource {
+  private readonly reported = new Set<string>();
+  /** Each connection's tools as last listed: an upstream that fails for a moment keeps its tools, and calls say why. */
+  private readonly lastKnown = new Map<string, SessionTool[]>();
+
+  constructor(
+    private readonly place: Place,
+    private readonly deps: PlaceToolsDeps,
+  ) {}
+
+  async tools(): Promise<SessionTool[]> {
+    const usable = await this.deps.connections.usable(this.place);
+    const lists = await Promise.all(usable.map((connection) => this.toolsOf(connection)));
+    return lists.flat();
+  }
+
+  explainUnknown(name: string): string | undefined {
+    if (!isPersonalShapedName(name)) return undefined;
+    return (
+      `errPlaceMCPUnavailable: "${name}" is not a tool of any MCP connection of ${this.place.label} that works now. ` +
+      'It may belong to another place, have been removed, or be paused; list the tools, or use manage_my_mcp_servers to see this place\'s connections.'
+    );
+  }
+
+  private async toolsOf(connection: PlaceConnection): Promise<SessionTool[]> {
+    const key = `${connection.storeId}/${connection.name}`;
+    let tools;
+    try {
+      tools = await this.deps.gateway.upstream(connection).tools();
+    } catch (error) {
+      // One broken upstream affects only its own tools; the agent still gets everything else.
+      const message = (error as Error).message;
+      if (!this.reported.has(message)) {
+        this.reported.add(message);
+        this.deps.report(message);
+      }
+      return this.lastKnown.get(key) ?? [];
+    }
+    this.reported.clear();
+    const sessionTools = tools.map((tool) => ({
+      definition: { ...tool, name: gatewayToolName(connection.name, tool.name) } as Tool,
+      call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
+    }));
+    this.lastKnown.set(key, sessionTools);
+    return sessionTools;
+  }
+
+  private async call(connection: PlaceConnection, tool: string, args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult> {
+    // Checked again at the call: access may have changed since the list.
+    const still = (await this.deps.connections.usable(this.place)).find((c) => c.storeId === connection.storeId && c.name === connection.name);
+    if (!still) {
+      return toolError(
+        `errPlaceMCPUnavailable: the connection "${connection.displayName}" (${connection.name}) can no longer be used in ${this.place.label}: ` +
+          'it was removed, paused, or lost its secret. Use manage_my_mcp_servers to see why.',
+      );
+    }
+    const onProgress = progressRelay(extra);
+    try {
+      const result = await this.deps.gateway.upstream(still).call(tool, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
+      return result as CallToolResult;
+    } catch (error) {
+      if (error instanceof UpstreamUnavailableError) return toolError(error.message);
+      throw error;
+    }
+  }
+}
+
+/** Forwards an upstream's progress to the agent, under the agent's own progress token. */
+function progressRelay(extra: ToolExtra): ((progress: UpstreamProgress) => void) | undefined {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  return (p) => {
+    void extra
+      .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...(p.total !== undefined && { total: p.total }), ...(p.message !== undefined && { message: p.message }) } })
+      .catch(() => {});
+  };
+}

@@ -1,0 +1,47 @@
+import { TokenInputError, UnknownTokenError } from './auth/agent-tokens.js';
+import { SigningKeyError } from './auth/signing-key.js';
+import { TokenStoreError } from './auth/token-file.js';
+import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
+import { ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
+import { ServerUrlError } from './connections/server-url.js';
+import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
+import { FileLockTimeoutError } from './connections/store/file-lock.js';
+import { AccessInputError, UnknownPersonError } from './places/access-directory.js';
+import { PlacePathError } from './places/place-root.js';
+import { InvalidPlaceSecretError, UnknownPlaceSecretError } from './secrets/place-secrets.js';
+import { SecretStoreError, SecretStoreUnavailableError } from './secrets/secret-store.js';
+import { StateFileError } from './state/versioned-json-file.js';
+
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/** Errors whose message is written for the person or agent who caused them, with the HTTP status that fits. */
+const USER_ERRORS: Array<[ErrorClass, number]> = [
+  [PlacePathError, 400],
+  [AccessInputError, 400],
+  [ConnectionInputError, 400],
+  [InvalidPlaceSecretError, 400],
+  [ServerUrlError, 400],
+  [TokenInputError, 400],
+  [PlaceAccessError, 403],
+  [UnknownPersonError, 404],
+  [ConnectionNotFoundError, 404],
+  [UnknownPlaceSecretError, 404],
+  [UnknownTokenError, 404],
+  [ConnectionExistsError, 409],
+  [UpstreamUnavailableError, 502],
+  [SecretStoreUnavailableError, 503],
+  [FileLockTimeoutError, 503],
+  // The server's own state is at fault; the message says which file and what to do.
+  [SecretStoreError, 500],
+  [ConnectionStoreError, 500],
+  [StateFileError, 500],
+  [TokenStoreError, 500],
+  [SigningKeyError, 500],
+];
+
+/** The status and message to show for an error meant for users, or undefined for a bug. */
+export function userError(error: unknown): { status: number; message: string } | undefined {
+  if (error instanceof ConnectionRequestError) return { status: error.status, message: error.message };
+  const match = USER_ERRORS.find(([type]) => error instanceof type);
+  return match ? { status: match[1], message: (error as Error).message } : undefined;
+}
