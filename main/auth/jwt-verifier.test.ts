@@ -175,6 +175,15 @@ describe('JwtVerifier with an external HS256 secret', () => {
     await verifier.verifyToken(await sign(secretBytes, 'HS256', { ...good, nbf: now() + 2 }));
   });
 
+  it('refuses a token it already verified once it expires', async () => {
+    // Accepted within the 5 s tolerance, then remembered; the window is checked again on each use.
+    const token = await sign(secretBytes, 'HS256', { ...good, exp: now() - 4 });
+    await verifier.verifyToken(token);
+    await verifier.verifyToken(token);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await refused(verifier, token, 'expired');
+  });
+
   it('refuses claims of the wrong type rather than ignoring them', async () => {
     await refused(verifier, await sign(secretBytes, 'HS256', { ...good, workspace_path: ['/'] }), 'bad_claims');
     await refused(verifier, await sign(secretBytes, 'HS256', { ...good, project_id: 42 }), 'bad_claims');

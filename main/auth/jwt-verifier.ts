@@ -98,7 +98,20 @@ interface ExternalKey {
   verify(token: string, options: JWTVerifyOptions): Promise<JWTPayload>;
 }
 
+/** How many verified tokens are remembered, so a token's signature is checked once, not per request. */
+const VERIFIED_CACHE_SIZE = 1024;
+
+interface Verified {
+  caller: Caller;
+  exp?: number;
+  nbf?: number;
+}
+
 export class JwtVerifier {
+  // Tokens are immutable strings: once one verified, only its time window and (for app tokens)
+  // revocation can change, and both are checked again on every use.
+  private readonly verified = new Map<string, Verified>();
+
   private constructor(
     private readonly external: ExternalKey[],
     private readonly externalOptions: JWTVerifyOptions,
@@ -152,12 +165,28 @@ export class JwtVerifier {
     if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') {
       throw new AuthError('bad_algorithm', 'Unsigned tokens (alg "none") are never accepted.');
     }
-    if (this.app && header.kid === this.app.keyId) return this.verifyAppToken(token);
-    return this.verifyExternalToken(token, header.alg);
+    const cached = this.verified.get(token);
+    if (cached && stillInWindow(cached)) {
+      if (cached.caller.tokenId !== undefined) await this.checkAppToken(cached.caller.tokenId);
+      return cached.caller;
+    }
+    this.verified.delete(token);
+    const { caller, payload } = this.app && header.kid === this.app.keyId ? await this.verifyAppToken(token) : await this.verifyExternalToken(token, header.alg);
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, { caller, ...(payload.exp !== undefined && { exp: payload.exp }), ...(payload.nbf !== undefined && { nbf: payload.nbf }) });
+    return caller;
   }
 
-  private async verifyAppToken(token: string): Promise<Caller> {
-    const { authority, key } = this.app!;
+  private async checkAppToken(id: string): Promise<void> {
+    const status = await this.app!.authority.status(id);
+    if (status === 'revoked') throw new AuthError('revoked', 'This token has been revoked. Ask the machine\'s owner for a new one.');
+    if (status === 'unknown') {
+      throw new AuthError('unknown_token', 'This token is not known on this machine (its record was removed). Ask the machine\'s owner for a new one.');
+    }
+  }
+
+  private async verifyAppToken(token: string): Promise<{ caller: Caller; payload: JWTPayload }> {
+    const { key } = this.app!;
     const payload = await mapJoseErrors(
       jwtVerify(token, key, {
         algorithms: ['HS256'],
@@ -170,15 +199,11 @@ export class JwtVerifier {
     if (typeof id !== 'string' || payload.sub !== `token:${id}`) {
       throw new AuthError('bad_claims', 'The token\'s subject does not match its id.');
     }
-    const status = await authority.status(id);
-    if (status === 'revoked') throw new AuthError('revoked', 'This token has been revoked. Ask the machine\'s owner for a new one.');
-    if (status === 'unknown') {
-      throw new AuthError('unknown_token', 'This token is not known on this machine (its record was removed). Ask the machine\'s owner for a new one.');
-    }
-    return { ...callerClaims(payload), tokenId: id, source: 'app' };
+    await this.checkAppToken(id);
+    return { caller: { ...callerClaims(payload), tokenId: id, source: 'app' }, payload };
   }
 
-  private async verifyExternalToken(token: string, alg: string): Promise<Caller> {
+  private async verifyExternalToken(token: string, alg: string): Promise<{ caller: Caller; payload: JWTPayload }> {
     if (this.external.length === 0) {
       throw new AuthError('no_key', 'This server accepts only tokens it created itself; this token is not one of them.');
     }
@@ -190,13 +215,19 @@ export class JwtVerifier {
     for (const candidate of candidates) {
       try {
         const payload = await mapJoseErrors(candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms }));
-        return { ...callerClaims(payload), source: 'external' };
+        return { caller: { ...callerClaims(payload), source: 'external' }, payload };
       } catch (error) {
         if (!(error instanceof AuthError && error.reason === 'bad_signature')) throw error;
       }
     }
     throw new AuthError('bad_signature', 'The token\'s signature does not match any key this server trusts.');
   }
+}
+
+/** Whether a remembered token is still inside its exp/nbf window (with the same tolerance as jose). */
+function stillInWindow({ exp, nbf }: Verified): boolean {
+  const now = Date.now() / 1000;
+  return (exp === undefined || now <= exp + CLOCK_TOLERANCE_SECONDS) && (nbf === undefined || now + CLOCK_TOLERANCE_SECONDS >= nbf);
 }
 
 /** The `WWW-Authenticate` value for a 401 (RFC 6750 §3); no error code when credentials were missing. */

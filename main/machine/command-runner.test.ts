@@ -153,6 +153,16 @@ describe('CommandRunner', () => {
     assert.equal(result.stderr?.elidedBytes, 0);
   });
 
+  it('saves full outputs again after its output folder was deleted', async () => {
+    const long = 'for i in $(seq 1 10000); do echo "line $i"; done';
+    const first = await runner.run({ command: long });
+    await rm(join(dir, 'outputs'), { recursive: true, force: true });
+    const second = await runner.run({ command: long });
+    assert.ok(second.stdout.fullOutputPath, 'the full output was saved');
+    assert.notEqual(second.stdout.fullOutputPath, first.stdout.fullOutputPath);
+    assert.equal((await stat(second.stdout.fullOutputPath!)).size, second.stdout.totalBytes);
+  });
+
   it('keeps memory bounded while a command floods its output', async () => {
     const bytes = 400 * 1024 ** 2;
     const rssBefore = process.memoryUsage().rss;

@@ -193,7 +193,7 @@ export class CommandRunner {
     return Math.min(requested, max);
   }
 
-  private outputDirectory(): Promise<string> {
+  private async outputDirectory(): Promise<string> {
     const configured = this.options.outputDir;
     this.outputDir ??= (
       configured
@@ -203,7 +203,10 @@ export class CommandRunner {
       this.outputDir = undefined; // try again for the next command
       throw error;
     });
-    return this.outputDir;
+    const dir = await this.outputDir;
+    // A temp cleaner may have removed it since; only large outputs get here, so the check is cheap.
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
   }
 }
 

@@ -226,6 +226,18 @@ describe('read: errors', () => {
     await assert.rejects(readFile({ path: '/dev/zero' }), { code: 'not_a_file' });
   });
 
+  it('refuses a named pipe at once instead of waiting for a writer', { skip: process.platform === 'win32' }, async () => {
+    const fifo = join(dir, 'pipe');
+    await promisify(execFile)('mkfifo', [fifo]);
+    await assert.rejects(readFile({ path: fifo }), { code: 'not_a_file' });
+  });
+
+  it('reads files that report a size of 0, such as those in /proc', { skip: process.platform !== 'linux' }, async () => {
+    const result = (await readFile({ path: '/proc/self/status' })) as TextReadResult;
+    assert.match(result.text, /^Name:/);
+    assert.ok(result.totalLines > 5);
+  });
+
   it('says permission denied', async () => {
     await chmod(dir, 0o755);
     const path = await file('secret.txt', 'x');

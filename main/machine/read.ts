@@ -1,4 +1,5 @@
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { MachineError, fileSystemError, isDirectoryError } from './errors.js';
 import { completeUtf8Prefix, looksLikeText } from './utf8.js';
@@ -14,6 +15,9 @@ export const READ_MAX_BINARY_BYTES = 192 * 1024;
 const SNIFF_BYTES = 8 * 1024;
 // Read buffer while scanning; the only per-call memory besides the answer itself.
 const CHUNK_BYTES = 1024 * 1024;
+// Opening a FIFO for reading would block until a writer appears; O_NONBLOCK returns at once, and
+// regular files ignore it. (Windows has no FIFOs to open this way.)
+const OPEN_FLAGS = process.platform === 'win32' ? 'r' : constants.O_RDONLY | constants.O_NONBLOCK;
 
 const IMAGE_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -64,21 +68,23 @@ export async function readFile(input: ReadInput): Promise<ReadResult> {
   const path = resolve(input.path);
   checkCount(input.offset, 'offset', 0);
   checkCount(input.limit, 'limit', 1);
-  // stat before open: opening a FIFO for reading would block until a writer appears.
-  const info = await stat(path).catch((error: unknown) => {
-    throw fileSystemError(error, path, 'read');
-  });
-  if (info.isDirectory()) throw isDirectoryError(path, 'read');
-  if (!info.isFile()) {
-    throw new MachineError('not_a_file', `Cannot read ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`);
-  }
-  const handle = await open(path, 'r').catch((error: unknown) => {
+  const handle = await open(path, OPEN_FLAGS).catch((error: unknown) => {
     throw fileSystemError(error, path, 'read');
   });
   try {
-    const encoding = input.encoding ?? ((await sniffText(handle)) ? 'text' : 'base64');
+    const info = await handle.stat();
+    if (info.isDirectory()) throw isDirectoryError(path, 'read');
+    if (!info.isFile()) {
+      throw new MachineError('not_a_file', `Cannot read ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`);
+    }
+    // The first read serves both the text-or-binary check and the start of the scan: a small file
+    // takes one read and a buffer of its own size.
+    const chunk = Buffer.allocUnsafe(info.size > 0 ? Math.min(CHUNK_BYTES, Math.max(info.size, SNIFF_BYTES)) : SNIFF_BYTES);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, 0);
+    const first = chunk.subarray(0, bytesRead);
+    const encoding = input.encoding ?? (looksLikeText(first.subarray(0, SNIFF_BYTES), bytesRead >= SNIFF_BYTES) ? 'text' : 'base64');
     return encoding === 'text'
-      ? await readLines(handle, path, input)
+      ? await readLines(handle, path, input, chunk, bytesRead, info.size)
       : await readBytes(handle, path, info.size, input, input.encoding === undefined);
   } catch (error) {
     throw fileSystemError(error, path, 'read');
@@ -93,17 +99,11 @@ function checkCount(value: number | undefined, name: string, min: number): void 
   }
 }
 
-async function sniffText(handle: FileHandle): Promise<boolean> {
-  const buffer = Buffer.alloc(SNIFF_BYTES);
-  const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-  return looksLikeText(buffer.subarray(0, bytesRead), bytesRead === SNIFF_BYTES);
-}
-
 /**
  * Streams the file once: keeps the requested lines (up to the byte cap) and counts every newline
  * for the total, so memory stays at one chunk plus the answer whatever the file's size.
  */
-async function readLines(handle: FileHandle, path: string, input: ReadInput): Promise<TextReadResult> {
+async function readLines(handle: FileHandle, path: string, input: ReadInput, chunk: Buffer, firstBytes: number, size: number): Promise<TextReadResult> {
   const startLine = Math.max(1, input.offset ?? 1);
   const lastWanted = startLine + (input.limit ?? READ_DEFAULT_LINE_LIMIT) - 1;
   const pieces: Buffer[] = [];
@@ -119,7 +119,6 @@ async function readLines(handle: FileHandle, path: string, input: ReadInput): Pr
   let newlines = 0;
   let lastByte = -1;
   let position = 0;
-  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
 
   const keep = (segment: Buffer, endsLine: boolean): void => {
     if (line > lastWanted) {
@@ -145,9 +144,7 @@ async function readLines(handle: FileHandle, path: string, input: ReadInput): Pr
     }
   };
 
-  for (;;) {
-    const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
-    if (bytesRead === 0) break;
+  for (let bytesRead = firstBytes; bytesRead > 0; ) {
     const data = chunk.subarray(0, bytesRead);
     let at = 0;
     while (at < data.length) {
@@ -163,6 +160,9 @@ async function readLines(handle: FileHandle, path: string, input: ReadInput): Pr
     }
     position += bytesRead;
     lastByte = data[bytesRead - 1]!;
+    // A regular file ends at its size; files such as those in /proc say 0 and are read until empty.
+    if (size > 0 && position >= size) break;
+    ({ bytesRead } = await handle.read(chunk, 0, chunk.length, position));
   }
   // The last line has no newline but is still a line.
   if (collecting && kept > keptWhole) {
