@@ -5,7 +5,7 @@ import { UpstreamUnavailableError } from './connections/gateway/upstream-connect
 import { ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
-import { FileLockTimeoutError } from './connections/store/file-lock.js';
+import { FileLockTimeoutError } from './state/file-lock.js';
 import { AccessInputError, UnknownPersonError } from './places/access-directory.js';
 import { PlacePathError } from './places/place-root.js';
 import { InvalidPlaceSecretError, UnknownPlaceSecretError } from './secrets/place-secrets.js';

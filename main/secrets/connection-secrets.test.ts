@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConnectionSecrets, type ConnectionIdentity } from './connection-secrets.js';
 import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { SecretStoreError, type SecretStore } from './secret-store.js';
-import { testKeychain } from './test-support.js';
+import { testKeychain } from '../../test/support/secrets.js';
 
 const keychain = testKeychain();
 let dir: string;

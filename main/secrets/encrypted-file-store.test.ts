@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { SecretStoreError } from './secret-store.js';
-import { assertNotInFiles, moduleUrl, outcomeOf, runChild } from './test-support.js';
+import { assertNotInFiles, moduleUrl, outcomeOf, runChild } from '../../test/support/secrets.js';
 
 const posix = process.platform !== 'win32';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../state/atomic-write.js';
 import { createKeyFile, readKeyFile, SECRET_KEY_ENV, SECRET_KEY_FILE, secretKeyFromEnv, secretKeyId, type SecretKey } from './secret-key.js';
 import { checkAccount, checkPrefix, checkValue, SecretStoreError, type SecretStore } from './secret-store.js';
-import { withStateLock } from './state-lock.js';
+import { withFileLock } from '../state/file-lock.js';
 
 export const SECRETS_FILE = 'secrets.enc.json';
 const FORMAT_VERSION = 1;
@@ -225,7 +225,7 @@ export class EncryptedFileSecretStore implements SecretStore {
   private exclusive<T>(task: () => Promise<T>): Promise<T> {
     const run = this.queue.then(async () => {
       await mkdir(this.stateDir, { recursive: true, mode: 0o700 });
-      return withStateLock(`${this.path}.lock`, task);
+      return withFileLock(`${this.path}.lock`, task);
     });
     this.queue = run.catch(() => {});
     return run;

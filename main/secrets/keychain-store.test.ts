@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import { KEYCHAIN_CHECK_ACCOUNT, KeychainSecretStore } from './keychain-store.js';
 import { SecretStoreError, SecretStoreUnavailableError } from './secret-store.js';
-import { moduleUrl, outcomeOf, runChild, runCommand, testKeychain } from './test-support.js';
+import { moduleUrl, outcomeOf, runChild, runCommand, testKeychain } from '../../test/support/secrets.js';
 
 const linux = process.platform === 'linux';
 const canRunPrivateKeyring = linux && ['dbus-run-session', 'gnome-keyring-daemon', 'gdbus'].every((tool) => spawnSync('which', [tool]).status === 0);

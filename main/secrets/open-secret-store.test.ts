@@ -7,7 +7,7 @@ import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { KEYCHAIN_SERVICE, KeychainSecretStore } from './keychain-store.js';
 import { openSecretStore, SECRET_STORE_ENVIRONMENT } from './open-secret-store.js';
 import { SecretStoreError } from './secret-store.js';
-import { moduleUrl, outcomeOf, runChild } from './test-support.js';
+import { moduleUrl, outcomeOf, runChild } from '../../test/support/secrets.js';
 
 describe('openSecretStore', () => {
   let dir: string;
@@ -51,8 +51,15 @@ describe('openSecretStore', () => {
     assert.throws(() => openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'file', WORKSPACE_SECRET_KEY: 'short' } }), /not a 32-byte key/);
   });
 
+  it('keeps two installations apart with WORKSPACE_KEYCHAIN_SERVICE', () => {
+    const store = openSecretStore({ stateDir: dir, env: { WORKSPACE_KEYCHAIN_SERVICE: 'persona-second-install' } });
+    assert.ok(store instanceof KeychainSecretStore);
+    assert.equal(store.service, 'persona-second-install');
+    assert.equal((openSecretStore({ stateDir: dir, env: {} }) as KeychainSecretStore).service, KEYCHAIN_SERVICE);
+  });
+
   it('describes its environment variables in one line each', () => {
-    assert.deepEqual(Object.keys(SECRET_STORE_ENVIRONMENT), ['WORKSPACE_SECRET_STORE', 'WORKSPACE_SECRET_KEY']);
+    assert.deepEqual(Object.keys(SECRET_STORE_ENVIRONMENT), ['WORKSPACE_SECRET_STORE', 'WORKSPACE_SECRET_KEY', 'WORKSPACE_KEYCHAIN_SERVICE']);
     for (const text of Object.values(SECRET_STORE_ENVIRONMENT)) assert.match(text, /^[^\n]{20,200}$/);
   });
 

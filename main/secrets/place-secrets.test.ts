@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { InvalidPlaceSecretError, PlaceSecrets, UnknownPlaceSecretError } from './place-secrets.js';
 import type { SecretStore } from './secret-store.js';
-import { assertNotInFiles, testKeychain } from './test-support.js';
+import { assertNotInFiles, testKeychain } from '../../test/support/secrets.js';
 
 const keychain = testKeychain();
 let dir: string;

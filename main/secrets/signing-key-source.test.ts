@@ -8,7 +8,7 @@ import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { KeychainSecretStore } from './keychain-store.js';
 import { SecretStoreUnavailableError, type SecretStore } from './secret-store.js';
 import { SecretStoreSigningKeySource, SIGNING_KEY_ACCOUNT } from './signing-key-source.js';
-import { assertNotInFiles, moduleUrl, outcomeOf, runChild, testKeychain } from './test-support.js';
+import { assertNotInFiles, moduleUrl, outcomeOf, runChild, testKeychain } from '../../test/support/secrets.js';
 
 const posix = process.platform !== 'win32';
 

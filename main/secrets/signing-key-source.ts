@@ -3,7 +3,7 @@ import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileSigningKeySource, SIGNING_KEY_BYTES, SigningKeyError, type SigningKeySource } from '../auth/signing-key.js';
 import type { SecretStore } from './secret-store.js';
-import { withStateLock } from './state-lock.js';
+import { withFileLock } from '../state/file-lock.js';
 
 export const SIGNING_KEY_ACCOUNT = 'app:agent-signing-key';
 
@@ -28,7 +28,7 @@ export class SecretStoreSigningKeySource implements SigningKeySource {
     const stored = await this.stored();
     if (stored) return this.withoutLeftover(stored);
     await mkdir(this.stateDir, { recursive: true, mode: 0o700 });
-    return withStateLock(join(this.stateDir, 'agent-signing-key.lock'), async () => {
+    return withFileLock(join(this.stateDir, 'agent-signing-key.lock'), async () => {
       // Another process may have finished while this one waited for the lock.
       const current = await this.stored();
       if (current) return this.withoutLeftover(current);

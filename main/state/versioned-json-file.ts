@@ -3,6 +3,7 @@ import type { BigIntStats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
+import { withFileLock } from './file-lock.js';
 
 /** A state file cannot be used; the message says what happened and what to do. */
 export class StateFileError extends Error {
@@ -76,16 +77,10 @@ export class VersionedJsonFile<T> {
    * written). Returning `current` itself writes nothing. Errors thrown by `change` write nothing.
    */
   update(change: (current: T) => T): Promise<T> {
+    // The lock orders writers across processes (the CLI and the server); the queue within this one.
     const task = async (): Promise<T> => {
-      const current = await this.read();
-      const next = change(current);
-      if (next === current) return current;
-      // Never write what the next load would move aside.
-      const checked = this.options.schema.parse(next);
       await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-      await writeFileAtomic(this.path, JSON.stringify(checked, null, 2) + '\n', { mode: 0o600 });
-      this.cache = undefined;
-      return deepFreeze(checked);
+      return withFileLock(`${this.path}.lock`, () => this.write(change));
     };
     const run = (queues.get(this.path) ?? Promise.resolve()).then(task);
     const tail = run.catch(() => {});
@@ -94,6 +89,17 @@ export class VersionedJsonFile<T> {
       if (queues.get(this.path) === tail) queues.delete(this.path);
     });
     return run;
+  }
+
+  private async write(change: (current: T) => T): Promise<T> {
+    const current = await this.read();
+    const next = change(current);
+    if (next === current) return current;
+    // Never write what the next load would move aside.
+    const checked = this.options.schema.parse(next);
+    await writeFileAtomic(this.path, JSON.stringify(checked, null, 2) + '\n', { mode: 0o600 });
+    this.cache = undefined;
+    return deepFreeze(checked);
   }
 
   /** The file's stat identity, or the folder's while the file is absent (an aside may appear or go). */

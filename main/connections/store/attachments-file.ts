@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../../state/atomic-write.js';
 import { ConnectionStoreError } from './errors.js';
-import { type FileLockOptions, withFileLock } from './file-lock.js';
+import { type FileLockOptions, withFileLock } from '../../state/file-lock.js';
 import { isCatalogId, isPlaceRoot, isUserId, serverNameOf, storeIdOf } from './naming.js';
 
 // An HTTP header field name (RFC 9110 token).

@@ -13,7 +13,7 @@ import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, C
 import { serverNameOf, storeIdOf } from './naming.js';
 
 const run = promisify(execFile);
-const supportFile = (name: string) => fileURLToPath(new URL(`./test-support/${name}`, import.meta.url));
+const supportFile = (name: string) => fileURLToPath(new URL(`../../../test/support/connection-store/${name}`, import.meta.url));
 
 function linear(overrides: Partial<AddConnectionInput> = {}): AddConnectionInput {
   return {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type Attachments, AttachmentsFile, type ConnectionRecord, connectionRecordSchema, type Snapshot } from './attachments-file.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, describePlace } from './errors.js';
-import type { FileLockOptions } from './file-lock.js';
+import type { FileLockOptions } from '../../state/file-lock.js';
 import { assertPlaceRoot, serverNameOf, storeIdOf } from './naming.js';
 import { changedRoots, rootDigests } from './root-changes.js';
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KeychainSecretStore } from './keychain-store.js';
+import { KeychainSecretStore } from '../../main/secrets/keychain-store.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -21,9 +21,9 @@ export function testKeychain(): KeychainSecretStore & { clear(): Promise<void> }
   });
 }
 
-/** `import` specifier of a module in this folder, for code run in a child process. */
+/** `import` specifier of a module of main/secrets, for code run in a child process. */
 export function moduleUrl(file: string): string {
-  return JSON.stringify(new URL(`./${file}`, import.meta.url).href);
+  return JSON.stringify(new URL(`../../main/secrets/${file}`, import.meta.url).href);
 }
 
 export interface ChildResult {

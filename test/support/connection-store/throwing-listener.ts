@@ -1,5 +1,5 @@
 // Child process: a listener that throws must not stop the others, nor the write; its error surfaces.
-import { ConnectionStore } from '../connection-store.js';
+import { ConnectionStore } from '../../../main/connections/store/connection-store.js';
 
 const store = new ConnectionStore({ stateDir: process.argv[2]! });
 await store.watch();

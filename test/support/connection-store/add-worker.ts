@@ -2,7 +2,7 @@
 // workers start together), then adds `count` connections at once to one place. It watches and
 // never closes: exiting anyway shows that the poll never keeps a process alive.
 import { once } from 'node:events';
-import { ConnectionStore } from '../connection-store.js';
+import { ConnectionStore } from '../../../main/connections/store/connection-store.js';
 
 const [stateDir, prefix, count] = process.argv.slice(2);
 const store = new ConnectionStore({ stateDir: stateDir! });
