@@ -213,6 +213,9 @@ describe('the persona-mcp-workspace command', () => {
     const http = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', 'http://example.com/mcp']);
     assert.equal(http.code, 2);
     assert.match(http.stderr, /does not use https/);
+    const metadata = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', 'https://169.254.169.254/latest']);
+    assert.equal(metadata.code, 2);
+    assert.match(metadata.stderr, /169\.254\.169\.254.*(link-local|metadata)/);
     const removed = await run(['connections', 'remove', name, '--workspace-path', 'Crew/alpha']);
     assert.equal(removed.code, 0, removed.stderr);
     assert.match((await run(['connections', 'list', '--workspace-path', 'Crew/alpha'])).stdout, /has no MCP connections/);

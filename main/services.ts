@@ -55,11 +55,11 @@ export async function openServices(config: Config, log: (line: string) => void, 
 
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;
-  const gateway = new Gateway({ timeoutMs: config.upstreamTimeoutMs, credentials: (c) => connections!.credentials(c) });
+  const gateway = new Gateway({ timeoutMs: config.upstreamTimeoutMs, allowPrivateNetwork: config.allowPrivateNetwork, credentials: (c) => connections!.credentials(c) });
   connections = new PlaceConnections({ store, access, catalog, placeSecrets, connectionSecrets, gateway, allowPrivateNetwork: config.allowPrivateNetwork });
 
   const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
-  store.watch();
+  await store.watch();
   const stopGatewayWatch = gateway.onToolsChanged((root) => placeSessions.toolsChanged([root]));
 
   const skillsChanged = new Changes();
@@ -93,7 +93,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
       stopStoreWatch();
       stopGatewayWatch();
       await commands.killAll();
-      await Promise.all([gateway.closeAll(), skills.stop(), catalog.idle(), audit.close(), store.close()]);
+      // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
+      await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close()]);
     },
   };
 }

@@ -3,6 +3,7 @@ import { SigningKeyError } from './auth/signing-key.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
 import { ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
+import { NetworkPolicyError } from './connections/network/network-policy-error.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
 import { FileLockTimeoutError } from './state/file-lock.js';
@@ -21,6 +22,7 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [ConnectionInputError, 400],
   [InvalidPlaceSecretError, 400],
   [ServerUrlError, 400],
+  [NetworkPolicyError, 400],
   [TokenInputError, 400],
   [PlaceAccessError, 403],
   [UnknownPersonError, 404],

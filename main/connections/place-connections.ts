@@ -6,6 +6,8 @@ import type { PlaceSecrets } from '../secrets/place-secrets.js';
 import type { CatalogEntry } from './catalog/catalog-schema.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { Gateway } from './gateway/gateway.js';
+import { NetworkPolicyError } from './network/network-policy-error.js';
+import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { checkServerUrl } from './server-url.js';
 import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
 
@@ -82,7 +84,7 @@ export class PlaceConnections {
   async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? this.fromCatalog(request) : this.fromServer(request.server);
+    const fields = 'catalog' in request ? this.fromCatalog(request) : await this.fromServer(request.server);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
     const secrets = fields.auth.kind === 'header' ? [fields.auth.secretName] : [];
@@ -159,8 +161,12 @@ export class PlaceConnections {
     return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
   }
 
-  private fromServer(server: Extract<AddRequest, { server: unknown }>['server']): Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'> {
+  private async fromServer(server: Extract<AddRequest, { server: unknown }>['server']): Promise<Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'>> {
     const url = checkServerUrl(server.url, this.deps.allowPrivateNetwork);
+    // Refuse a private or local target now rather than at first use; every fetch is checked again anyway.
+    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, resolve: resolveWithSystem }).catch((error: unknown) => {
+      if (!(error instanceof NetworkPolicyError && error.kind === 'resolve-failed')) throw error;
+    });
     const auth: ConnectionAuth = server.header
       ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
       : { kind: 'none' };

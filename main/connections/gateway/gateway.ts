@@ -3,6 +3,8 @@ import { UpstreamConnection } from './upstream-connection.js';
 
 export interface GatewayOptions {
   timeoutMs: number;
+  /** Lets connections reach loopback and private addresses (local development and tests). */
+  allowPrivateNetwork: boolean;
   /** The headers that carry a connection's credentials, read at each (re)connect. */
   credentials: (connection: PlaceConnection) => Promise<Record<string, string>>;
 }
@@ -24,6 +26,7 @@ export class Gateway {
       { name: connection.name, displayName: connection.displayName, url: connection.url, transport: connection.transport },
       {
         timeoutMs: this.options.timeoutMs,
+        allowPrivateNetwork: this.options.allowPrivateNetwork,
         headers: () => this.options.credentials(connection),
         onToolsChanged: () => {
           for (const listener of this.listeners) listener(connection.root);

@@ -5,10 +5,10 @@ import { UpstreamConnection, UpstreamUnavailableError, type UpstreamProgress } f
 
 const KEY = { header: 'X-Api-Key', value: 'k-123' };
 
-function connect(upstream: UpstreamFixture, options: { timeoutMs?: number; onToolsChanged?: () => void; key?: string } = {}) {
+function connect(upstream: UpstreamFixture, options: { timeoutMs?: number; onToolsChanged?: () => void; key?: string; allowPrivateNetwork?: boolean } = {}) {
   return new UpstreamConnection(
     { name: 'u0123abcd__fixture', displayName: 'Fixture', url: upstream.url, transport: 'streamable-http' },
-    { headers: async () => ({ [KEY.header]: options.key ?? KEY.value }), timeoutMs: options.timeoutMs ?? 5_000, ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }) },
+    { allowPrivateNetwork: options.allowPrivateNetwork ?? true, headers: async () => ({ [KEY.header]: options.key ?? KEY.value }), timeoutMs: options.timeoutMs ?? 5_000, ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }) },
   );
 }
 
@@ -56,6 +56,14 @@ describe('UpstreamConnection', () => {
     const deadline = Date.now() + 5_000;
     while (!upstream.cancelled.includes('slow') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.ok(upstream.cancelled.includes('slow'), 'the upstream tool saw the cancellation');
+    await conn.close();
+  });
+
+  it('refuses to reach a loopback server unless private network targets are allowed (SSRF guard)', async () => {
+    const before = upstream.requests.length;
+    const conn = connect(upstream, { allowPrivateNetwork: false });
+    await assert.rejects(conn.tools(), (e: unknown) => e instanceof UpstreamUnavailableError && /"Fixture".*(https|loopback)/.test(e.message) && /WORKSPACE_ALLOW_PRIVATE_NETWORK=1/.test(e.message));
+    assert.equal(upstream.requests.length, before, 'no request reached the server');
     await conn.close();
   });
 

@@ -1,9 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 
 /** Where an upstream MCP server is and how to reach it. */
@@ -45,6 +45,8 @@ export interface UpstreamConnectionOptions {
   timeoutMs: number;
   /** The upstream changed its tools. */
   onToolsChanged?: () => void;
+  /** Lets the connection reach loopback and private addresses (local development and tests). */
+  allowPrivateNetwork: boolean;
 }
 
 /** The upstream could not be reached or answered nonsense; only this connection's tools are affected. */
@@ -61,8 +63,11 @@ export class UpstreamUnavailableError extends Error {
 
 interface Live {
   client: Client;
-  /** This connection's own sockets: dropped with the client, so a reconnect never reuses a dead one. */
-  agent: Agent;
+  /**
+   * This connection's own sockets, each pinned to an address the SSRF guard checked: dropped with
+   * the client, so a reconnect never reuses a dead one and resolves the name again.
+   */
+  network: GuardedFetch;
 }
 
 /**
@@ -145,8 +150,8 @@ export class UpstreamConnection {
   private async connect(): Promise<Live> {
     const url = new URL(this.target.url);
     const requestInit = { headers: await this.options.headers() };
-    const agent = new Agent();
-    const fetch = ((input, init) => undiciFetch(input, { ...(init as object), dispatcher: agent })) as FetchLike;
+    const network = createGuardedFetch({ allowPrivateNetwork: this.options.allowPrivateNetwork });
+    const { fetch } = network;
     const transport: Transport =
       this.target.transport === 'sse' ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
     const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {} });
@@ -161,10 +166,10 @@ export class UpstreamConnection {
     try {
       await client.connect(transport, { timeout: this.options.timeoutMs });
     } catch (error) {
-      await agent.destroy();
+      await network.close();
       throw error;
     }
-    return { client, agent };
+    return { client, network };
   }
 
   private async disconnect(): Promise<void> {
@@ -174,7 +179,7 @@ export class UpstreamConnection {
     if (!live) return;
     const current = await live.catch(() => undefined);
     await current?.client.close().catch(() => {});
-    await current?.agent.destroy().catch(() => {});
+    await current?.network.close().catch(() => {});
   }
 
   private unavailable(error: unknown): UpstreamUnavailableError {
