@@ -1,0 +1,35 @@
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { PRODUCT_NAME, VERSION } from '../../version.js';
+
+/** What an MCP server's 401 challenge says about signing in to it. */
+export interface Challenge {
+  /** Where its protected-resource metadata is (RFC 9728 `resource_metadata`). */
+  resourceMetadataUrl?: URL;
+  /** The scope it asks for. */
+  scope?: string;
+}
+
+/**
+ * Asks the MCP server, without credentials, to start a session, as a client's first request
+ * would, and reads its `WWW-Authenticate` challenge. A server that answers anything but 401 gives
+ * no hints: discovery then falls back to the well-known locations.
+ */
+export async function readChallenge(serverUrl: string, fetch: FetchLike): Promise<Challenge> {
+  const response = await fetch(serverUrl, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: PRODUCT_NAME, version: VERSION } },
+    }),
+  });
+  await response.body?.cancel();
+  if (response.status !== 401) return {};
+  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
+  return { ...(resourceMetadataUrl && { resourceMetadataUrl }), ...(scope && { scope }) };
+}

@@ -1,0 +1,111 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
+import { bearerFetch } from './bearer-fetch.js';
+import { OAuthStore } from './oauth-store.js';
+import { revokeTokens, type Revocation } from './revocation.js';
+import { type CallbackAnswer, type OAuthConnection, type OwnApp, SignInFlow } from './sign-in.js';
+import { type SignInState, TokenKeeper } from './token-keeper.js';
+
+export interface ConnectionOAuthOptions {
+  /** Where logins live: each connection's keychain items. */
+  secrets: ConnectionSecrets;
+  /** Every request of discovery, registration, token exchange, refresh and revocation goes through it. */
+  fetch: FetchLike;
+  /** The control plane's /oauth/callback URL, where the browser comes back. */
+  redirectUrl: () => string;
+  /** The public https URL of this app's client ID metadata document, if one is hosted (never on loopback). */
+  clientMetadataUrl?: string;
+  /** How long a sign-in may take from begin to finish (default 10 minutes). */
+  signInTtlMs?: number;
+  now?: () => number;
+}
+
+/** A connection's sign-in state changed: a sign-in finished, or the login ended or was deleted. */
+export interface SignInChange extends ConnectionIdentity {
+  state: SignInState;
+}
+
+/**
+ * OAuth for place connections: sign-in (`begin` → browser → `finish`), the access token on every
+ * upstream request (`fetch`), staying signed in, and forgetting (`revokeAndForget`).
+ */
+export class ConnectionOAuth {
+  private readonly store: OAuthStore;
+  private readonly flow: SignInFlow;
+  private readonly keeper: TokenKeeper;
+  private readonly listeners = new Set<(change: SignInChange) => void>();
+
+  constructor(private readonly options: ConnectionOAuthOptions) {
+    const now = options.now ?? Date.now;
+    this.store = new OAuthStore(options.secrets);
+    this.flow = new SignInFlow({
+      store: this.store,
+      fetch: options.fetch,
+      redirectUrl: options.redirectUrl,
+      clientMetadataUrl: options.clientMetadataUrl,
+      ttlMs: options.signInTtlMs ?? 10 * 60_000,
+      now,
+      onSignedIn: (connection) => this.emit({ ...connection, state: 'signed-in' }),
+    });
+    this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now, onSignedOut: (connection) => this.emit({ ...connection, state: 'sign-in' }) });
+  }
+
+  /**
+   * Starts a sign-in: returns the URL to open in the person's browser. `ownApp` is the person's
+   * own OAuth app, for providers that let no app register itself (OwnAppRequiredError says so).
+   */
+  async begin(connection: OAuthConnection, options: { ownApp?: OwnApp } = {}): Promise<{ authorizationUrl: string }> {
+    const url = await this.flow.begin(connection, options.ownApp);
+    return { authorizationUrl: url.href };
+  }
+
+  /** Finishes the sign-in the browser's answer (the query of /oauth/callback) belongs to; returns its connection. */
+  async finish(answer: CallbackAnswer): Promise<ConnectionIdentity & { displayName: string }> {
+    const connection = await this.flow.finish(answer);
+    return { storeId: connection.storeId, serverName: connection.name, displayName: connection.displayName };
+  }
+
+  state(connection: OAuthConnection): Promise<SignInState> {
+    return this.keeper.state(identityOf(connection));
+  }
+
+  /** A fetch for the connection's MCP client transport: `base` with the connection's access token, kept fresh. */
+  fetch(connection: OAuthConnection, base: FetchLike): FetchLike {
+    return bearerFetch(this.keeper, identityOf(connection), connection.displayName, base);
+  }
+
+  /** Revokes the login at the provider where it can, then deletes every keychain item of the connection. */
+  async revokeAndForget(connection: OAuthConnection): Promise<Revocation> {
+    const id = identityOf(connection);
+    this.flow.cancel(id);
+    const { revocation, hadLogin } = await this.store.forget(id, async (record) => ({
+      revocation: await revokeTokens(record, connection.displayName, this.options.fetch),
+      hadLogin: record.tokens !== undefined,
+    }));
+    if (hadLogin) this.emit({ ...id, state: 'sign-in' });
+    return revocation;
+  }
+
+  /** Tells `listener` of every sign-in state change; returns a function that stops it. */
+  onStateChange(listener: (change: SignInChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(change: SignInChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener({ ...change });
+      } catch (error) {
+        // A failing listener never fails the sign-in or the call that changed the state.
+        process.nextTick(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+function identityOf(connection: OAuthConnection): ConnectionIdentity {
+  return { storeId: connection.storeId, serverName: connection.name };
+}

@@ -1,0 +1,147 @@
+import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { z } from 'zod';
+import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
+
+/** How the app is known to the provider: the person's own OAuth app, a client ID metadata document, or a dynamic registration. */
+export type ClientSource = 'own-app' | 'metadata-document' | 'registered';
+
+export interface StoredClient {
+  source: ClientSource;
+  /** As the SDK saved it, stamped with `issuer` (the authorization server it is valid at). */
+  information: OAuthClientInformationMixed;
+}
+
+/**
+ * Authorization-server metadata as the SDK parsed it, with the RFC 8414 fields it keeps when the
+ * server has RFC 8414 metadata (its OpenID discovery parse drops them).
+ */
+export type ServerMetadata = AuthorizationServerMetadata &
+  Partial<Pick<OAuthMetadata, 'revocation_endpoint' | 'revocation_endpoint_auth_methods_supported'>> & {
+    /** RFC 9207: the server names itself (`iss`) in its answers to the redirect URI. */
+    authorization_response_iss_parameter_supported?: boolean;
+  };
+
+/** The authorization server a login was obtained from, kept so refreshes and revocations go back to it. */
+export interface StoredServer {
+  authorizationServerUrl: string;
+  metadata: ServerMetadata;
+  /** The RFC 8707 resource the login was granted for, sent again with every refresh. */
+  resource?: string;
+}
+
+export type StoredTokens = OAuthTokens & {
+  /** The authorization server that issued them. */
+  issuer: string;
+  /** When the access token stops working (ms since the epoch), from `expires_in`. */
+  expires_at?: number;
+};
+
+/** Everything OAuth of one connection. */
+export interface OAuthRecord {
+  client?: StoredClient;
+  server?: StoredServer;
+  tokens?: StoredTokens;
+  /** The sign-in in progress: its state and PKCE verifier, until the answer comes back. */
+  signIn?: { state: string; verifier: string };
+}
+
+// One keychain item per connection, so that a change touching several parts (a rotated refresh
+// token with its access token; the tokens with the verifier they replace) is one atomic write.
+const ITEM = 'oauth';
+
+const recordSchema = z.object({
+  client: z.object({ source: z.enum(['own-app', 'metadata-document', 'registered']), information: z.looseObject({ client_id: z.string() }) }).optional(),
+  server: z
+    .object({
+      authorizationServerUrl: z.string(),
+      metadata: z.looseObject({ issuer: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string() }),
+      resource: z.string().optional(),
+    })
+    .optional(),
+  tokens: z.looseObject({ access_token: z.string(), token_type: z.string(), issuer: z.string(), refresh_token: z.string().optional(), expires_at: z.number().optional() }).optional(),
+  signIn: z.object({ state: z.string(), verifier: z.string() }).optional(),
+});
+
+/**
+ * Each connection's OAuth record in the keychain (via ConnectionSecrets), cached in memory for the
+ * hot path. Changes to one connection run one at a time and read the keychain afresh, so a change
+ * never overwrites another made meanwhile; a change is in the keychain before its result is returned.
+ */
+export class OAuthStore {
+  private readonly cache = new Map<string, OAuthRecord>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly secrets: ConnectionSecrets) {}
+
+  async read(connection: ConnectionIdentity): Promise<OAuthRecord> {
+    const key = keyOf(connection);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    // Loaded in the queue: a load begun before a change must not land in the cache after it.
+    return this.serial(key, async () => {
+      const record = this.cache.get(key) ?? (await this.load(connection));
+      this.cache.set(key, record);
+      return record;
+    });
+  }
+
+  /** Runs `change` on the current record; the record it returns is stored before its result is returned. */
+  update<T>(connection: ConnectionIdentity, change: (current: OAuthRecord) => Promise<[OAuthRecord, T]> | [OAuthRecord, T]): Promise<T> {
+    const key = keyOf(connection);
+    return this.serial(key, async () => {
+      const current = await this.load(connection);
+      const [next, result] = await change(current);
+      if (next !== current) await this.secrets.set(connection, ITEM, JSON.stringify(next));
+      this.cache.set(key, next);
+      return result;
+    });
+  }
+
+  /**
+   * Runs `last` on the current record, then deletes every keychain item of the connection, after
+   * any change in progress and before any change asked for meanwhile (so no refresh lands between).
+   */
+  forget<T>(connection: ConnectionIdentity, last: (current: OAuthRecord) => Promise<T>): Promise<T> {
+    const key = keyOf(connection);
+    return this.serial(key, async () => {
+      const result = await last(await this.load(connection));
+      await this.secrets.deleteAll(connection);
+      this.cache.delete(key);
+      return result;
+    });
+  }
+
+  private async load(connection: ConnectionIdentity): Promise<OAuthRecord> {
+    const text = await this.secrets.get(connection, ITEM);
+    if (text === undefined) return {};
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const result = recordSchema.safeParse(parsed);
+    // An unreadable record (another version's) holds no usable login: the connection shows
+    // "sign in", and that sign-in replaces it.
+    return result.success ? (result.data as OAuthRecord) : {};
+  }
+
+  private serial<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(key) ?? Promise.resolve()).then(task);
+    const tail = run.catch(() => {});
+    this.queues.set(key, tail);
+    void tail.then(() => {
+      if (this.queues.get(key) === tail) this.queues.delete(key);
+    });
+    return run;
+  }
+}
+
+/** Tokens as stored: stamped with their issuer and the time the access token stops working. */
+export function storedTokens(tokens: OAuthTokens, issuer: string, now: number): StoredTokens {
+  return { ...tokens, issuer, ...(tokens.expires_in !== undefined && { expires_at: now + tokens.expires_in * 1000 }) };
+}
+
+export function keyOf(connection: ConnectionIdentity): string {
+  return `${connection.storeId}/${connection.serverName}`;
+}

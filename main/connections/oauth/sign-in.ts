@@ -1,0 +1,249 @@
+import { auth, discoverOAuthServerInfo, fetchToken, type OAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
+import { InvalidClientError, InvalidGrantError, UnauthorizedClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { AuthorizationServerMetadata, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
+import { PRODUCT_NAME, VERSION } from '../../version.js';
+import { readChallenge, type Challenge } from './challenge.js';
+import { describeFailure, OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInStateError, SignInUnsupportedError } from './errors.js';
+import type { OAuthStore, ServerMetadata } from './oauth-store.js';
+import { PendingSignIns } from './pending-sign-ins.js';
+import { SignInProvider } from './sign-in-provider.js';
+
+/** A connection as sign-in needs it (a PlaceConnection fits). */
+export interface OAuthConnection {
+  storeId: string;
+  /** The connection's server name. */
+  name: string;
+  /** The MCP server's URL. */
+  url: string;
+  displayName: string;
+}
+
+/** The person's own OAuth app at the provider, for providers that let no app register by itself. */
+export interface OwnApp {
+  clientId: string;
+  clientSecret?: string;
+}
+
+/** The query of the redirect to /oauth/callback. */
+export interface CallbackAnswer {
+  code?: string;
+  state?: string;
+  error?: string;
+  error_description?: string;
+  /** RFC 9207: the authorization server that answered. */
+  iss?: string;
+}
+
+export interface SignInFlowOptions {
+  store: OAuthStore;
+  fetch: FetchLike;
+  redirectUrl: () => string;
+  clientMetadataUrl: string | undefined;
+  ttlMs: number;
+  now: () => number;
+  onSignedIn: (connection: ConnectionIdentity) => void;
+}
+
+interface Pending {
+  connection: OAuthConnection;
+  provider: SignInProvider;
+  state: string;
+}
+
+/**
+ * Sign-in by the MCP authorization spec (2025-11-25), on the SDK's client auth: `begin` finds the
+ * authorization server from the server's 401 challenge (else the well-known locations), refuses
+ * one without PKCE S256, registers if needed and returns the authorization URL; `finish` takes
+ * the browser's answer, matched by its state, and exchanges the code for tokens.
+ */
+export class SignInFlow {
+  private readonly pending: PendingSignIns<Pending>;
+
+  constructor(private readonly options: SignInFlowOptions) {
+    this.pending = new PendingSignIns(options.ttlMs, options.now);
+  }
+
+  async begin(connection: OAuthConnection, ownApp?: OwnApp): Promise<URL> {
+    const { fetch, store } = this.options;
+    const name = connection.displayName;
+    const id = identityOf(connection);
+    const challenge = await this.challenge(connection);
+    const discovery = await this.discover(connection, challenge);
+    const metadata = discovery.authorizationServerMetadata!;
+    const redirectUrl = this.options.redirectUrl();
+    const server = discovery.authorizationServerUrl;
+
+    if (ownApp) {
+      const information = { client_id: ownApp.clientId, ...(ownApp.clientSecret && { client_secret: ownApp.clientSecret }), issuer: server };
+      await store.update(id, (record) => [{ ...record, client: { source: 'own-app', information } }, undefined]);
+    } else if (!this.canRegister(metadata) && !registeredAt((await store.read(id)).client?.information.issuer, server)) {
+      throw new OwnAppRequiredError(
+        `${name} does not let apps register by themselves. Create an OAuth app in ${name}'s developer settings with the redirect URL ` +
+          `${redirectUrl}, then sign in with its client ID (and secret, if it has one).`,
+        redirectUrl,
+      );
+    }
+
+    const { provider } = this.pending.open((state) => ({
+      connection,
+      state,
+      provider: new SignInProvider({
+        connection: id,
+        store,
+        redirectUrl,
+        clientMetadata: clientMetadata(redirectUrl),
+        clientMetadataUrl: this.options.clientMetadataUrl,
+        state,
+        discovery,
+        now: this.options.now,
+      }),
+    }));
+    try {
+      await auth(provider, { serverUrl: connection.url, resourceMetadataUrl: challenge.resourceMetadataUrl, scope: scopeFor(challenge, discovery), fetchFn: fetch });
+    } catch (error) {
+      this.pending.drop((p) => p.provider === provider);
+      throw new SignInFailedError(`Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`);
+    }
+    // With no stored tokens offered and a redirect URL set, auth() ends in a redirect.
+    return provider.url!;
+  }
+
+  /** Finishes the sign-in the answer belongs to; returns its connection. Nothing is stored unless it succeeds. */
+  async finish(answer: CallbackAnswer): Promise<OAuthConnection> {
+    const { connection, provider, state } = this.pending.take(answer.state);
+    const name = connection.displayName;
+    const id = identityOf(connection);
+    const verifier = await provider.codeVerifier();
+    const discovery = provider.discoveryState();
+    const metadata: ServerMetadata = discovery.authorizationServerMetadata!;
+    const { client } = await this.options.store.read(id);
+    const secrets = [answer.code, verifier, client?.information.client_secret];
+    try {
+      // RFC 9207: an answer from another authorization server (a mix-up attack) is refused.
+      if ((answer.iss !== undefined || metadata.authorization_response_iss_parameter_supported) && answer.iss !== metadata.issuer) {
+        throw new SignInStateError(`This sign-in answer does not come from ${name}'s sign-in server (${metadata.issuer}), so it was refused. Start the sign-in again.`);
+      }
+      if (answer.error) throw new SignInDeniedError(denial(name, answer.error, answer.error_description, secrets));
+      if (!answer.code) throw new SignInFailedError(`${name}'s sign-in server answered without a code. Start the sign-in again.`);
+      const tokens = await fetchToken(provider, discovery.authorizationServerUrl, { metadata, resource: provider.resource, authorizationCode: answer.code, fetchFn: this.options.fetch });
+      await provider.saveTokens(tokens);
+    } catch (error) {
+      const rejectedClient = (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) && client?.source !== 'own-app';
+      await this.options.store.update(id, ({ signIn, client: stored, ...rest }) => [
+        // The verifier is of no more use; a registration the provider no longer accepts is dropped, so the next sign-in registers again.
+        { ...rest, ...(signIn && signIn.state !== state && { signIn }), ...(stored && !rejectedClient && { client: stored }) },
+        undefined,
+      ]);
+      throw failure(error, name, client?.source, secrets);
+    }
+    this.options.onSignedIn(id);
+    return connection;
+  }
+
+  /** Cancels the connection's sign-ins in progress. */
+  cancel(connection: ConnectionIdentity): void {
+    this.pending.drop((p) => p.connection.storeId === connection.storeId && p.connection.name === connection.serverName);
+  }
+
+  private async challenge(connection: OAuthConnection): Promise<Challenge> {
+    try {
+      return await readChallenge(connection.url, this.options.fetch);
+    } catch (error) {
+      throw new SignInFailedError(
+        `Cannot reach ${connection.displayName} at ${connection.url}: ${describeFailure(error, [])}. Check that the server URL is right and the service is up.`,
+      );
+    }
+  }
+
+  private async discover(connection: OAuthConnection, challenge: Challenge): Promise<OAuthServerInfo> {
+    const name = connection.displayName;
+    let info: OAuthServerInfo;
+    try {
+      info = await discoverOAuthServerInfo(connection.url, { ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }), fetchFn: this.options.fetch });
+    } catch (error) {
+      throw new SignInFailedError(`Cannot find how to sign in to ${name}: ${describeFailure(error, [])}. Try again later.`);
+    }
+    const metadata = info.authorizationServerMetadata;
+    if (!metadata) {
+      throw new SignInUnsupportedError(
+        `${name} does not say how to sign in: ${info.authorizationServerUrl} publishes no OAuth metadata (RFC 8414 or OpenID discovery). ` +
+          'Check the server URL, or add the server with an API key if it takes one.',
+      );
+    }
+    // The spec: without S256 listed (or with no list at all) the client must refuse to proceed.
+    if (!metadata.code_challenge_methods_supported?.includes('S256')) {
+      throw new SignInUnsupportedError(
+        `${name} does not support secure sign-in (PKCE S256): its sign-in server ${metadata.issuer} does not list S256 among its ` +
+          'code challenge methods, so this app will not sign in there. Ask the provider to support PKCE, or use an API key if it offers one.',
+      );
+    }
+    return info;
+  }
+
+  /** Whether the app can get a client ID at this server by itself (metadata document or dynamic registration). */
+  private canRegister(metadata: AuthorizationServerMetadata): boolean {
+    return (metadata.client_id_metadata_document_supported === true && this.options.clientMetadataUrl !== undefined) || metadata.registration_endpoint !== undefined;
+  }
+}
+
+/** How this app describes itself when it registers. */
+function clientMetadata(redirectUrl: string): OAuthClientMetadata {
+  return {
+    client_name: 'Persona Workspace',
+    redirect_uris: [redirectUrl],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    // A public client: the machine keeps no secret the provider handed out to every install.
+    token_endpoint_auth_method: 'none',
+    software_id: PRODUCT_NAME,
+    software_version: VERSION,
+  };
+}
+
+/**
+ * The spec's scope selection: the challenge's scope, else the resource's scopes_supported; plus
+ * offline_access when the authorization server offers it, since without it many servers issue no
+ * refresh token and the connection would need a sign-in every hour.
+ */
+function scopeFor(challenge: Challenge, discovery: OAuthServerInfo): string | undefined {
+  const scopes = (challenge.scope ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? '').split(' ').filter(Boolean);
+  if (discovery.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scopes.includes('offline_access')) scopes.push('offline_access');
+  return scopes.length > 0 ? scopes.join(' ') : undefined;
+}
+
+function registeredAt(issuer: string | undefined, server: string): boolean {
+  return issuer !== undefined && issuer.replace(/\/$/, '') === server.replace(/\/$/, '');
+}
+
+function identityOf(connection: OAuthConnection): ConnectionIdentity {
+  return { storeId: connection.storeId, serverName: connection.name };
+}
+
+/** An error answer of the authorization server, in words. */
+function denial(name: string, error: string, description: string | undefined, secrets: Array<string | undefined>): string {
+  const detail = description ? ` (${describeFailure(new Error(description), secrets)})` : '';
+  switch (error) {
+    case 'access_denied':
+      return `The sign-in to ${name} was declined${detail}. Sign in again and allow access to use this connection.`;
+    case 'invalid_scope':
+      return `${name} refused the permissions this connection asks for${detail}. The server may have changed; remove the connection and add it again.`;
+    case 'server_error':
+    case 'temporarily_unavailable':
+      return `${name}'s sign-in server had a problem${detail}. Try again in a few minutes.`;
+    default:
+      return `${name} refused the sign-in: ${describeFailure(new Error(error), secrets)}${detail}. Try again, or check the connection's settings at ${name}.`;
+  }
+}
+
+function failure(error: unknown, name: string, source: string | undefined, secrets: Array<string | undefined>): Error {
+  if (error instanceof SignInStateError || error instanceof SignInDeniedError || error instanceof SignInFailedError) return error;
+  if (error instanceof InvalidGrantError) return new SignInFailedError(`${name} refused the sign-in code (it expired or was already used). Start the sign-in again.`);
+  if (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) {
+    return source === 'own-app'
+      ? new SignInFailedError(`${name} refused the client ID or secret of your OAuth app. Check them in ${name}'s developer settings, then sign in again with the right ones.`)
+      : new SignInFailedError(`${name} no longer accepts this app's registration. Start the sign-in again: the app registers anew.`);
+  }
+  return new SignInFailedError(`Could not finish the sign-in to ${name}: ${describeFailure(error, secrets)}. Start the sign-in again.`);
+}
