@@ -6,6 +6,9 @@ import { revokeTokens, type Revocation } from './revocation.js';
 import { type CallbackAnswer, type OAuthConnection, type OwnApp, SignInFlow } from './sign-in.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
+// The types of this API, importable from here with it.
+export type { CallbackAnswer, OAuthConnection, OwnApp, Revocation, SignInState };
+
 export interface ConnectionOAuthOptions {
   /** Where logins live: each connection's keychain items. */
   secrets: ConnectionSecrets;
