@@ -18,6 +18,8 @@ export interface HostOptions {
   /** Where the host reports what a person running it should know (skipped skills, ...); default stderr. */
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** Opens a sign-in URL in the person's browser (the desktop app: shell.openExternal). */
+  openBrowser?: (url: string) => void;
 }
 
 /** How long stopping lets requests in progress send their answers before closing the sessions. */
@@ -145,7 +147,10 @@ export class Host {
   }
 
   private async openControl(): Promise<Open> {
-    const services = await openServices(this.config, this.log, this.options.env);
+    const services = await openServices(this.config, this.log, {
+      ...(this.options.env && { env: this.options.env }),
+      ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
+    });
     try {
       const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens }) : undefined;
       const app = controlPlane(services, {
@@ -160,7 +165,8 @@ export class Host {
       } catch (error) {
         throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
       }
-      return { services, verifier, control, controlUrl: serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '') };
+      services.controlUrl = serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '');
+      return { services, verifier, control, controlUrl: services.controlUrl };
     } catch (error) {
       await services.close();
       throw error;

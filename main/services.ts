@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
@@ -5,6 +6,9 @@ import { AgentTokenStore } from './auth/agent-tokens.js';
 import type { Config } from './config.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
 import { Gateway } from './connections/gateway/gateway.js';
+import { createGuardedFetch } from './connections/network/guarded-fetch.js';
+import { asksForSignIn } from './connections/oauth/challenge.js';
+import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
@@ -21,6 +25,9 @@ import { SecretStoreSigningKeySource } from './secrets/signing-key-source.js';
 /** Everything both listeners share, made once per run of the app. */
 export interface Services {
   config: Config;
+  /** The control plane's origin (set once it listens): sign-in redirects come back there. */
+  controlUrl: string;
+  oauth: ConnectionOAuth;
   log: (line: string) => void;
   admin: AdminAccess;
   tokens: AgentTokenStore;
@@ -43,7 +50,14 @@ export function agentTokenStore(stateDir: string, secrets: SecretStore): AgentTo
   return new AgentTokenStore({ stateDir, keySource: new SecretStoreSigningKeySource(secrets, stateDir) });
 }
 
-export async function openServices(config: Config, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<Services> {
+export interface ServicesOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
+  openBrowser?: (url: string) => void;
+}
+
+export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
+  const env = options.env ?? process.env;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const secrets = openSecretStore({ stateDir: config.stateDir, env });
   const placeSecrets = new PlaceSecrets(secrets);
@@ -53,14 +67,40 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const catalog = new CatalogService({ stateDir: config.stateDir, registryUrl: config.registryUrl, report: log });
   const placeSessions = new PlaceSessions();
 
+  const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork });
+  const oauth = new ConnectionOAuth({
+    secrets: connectionSecrets,
+    fetch: network.fetch,
+    // The control plane listens once the services exist; sign-ins start only after that.
+    redirectUrl: () => `${services.controlUrl}/oauth/callback`,
+  });
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;
-  const gateway = new Gateway({ timeoutMs: config.upstreamTimeoutMs, allowPrivateNetwork: config.allowPrivateNetwork, credentials: (c) => connections!.credentials(c) });
-  connections = new PlaceConnections({ store, access, catalog, placeSecrets, connectionSecrets, gateway, allowPrivateNetwork: config.allowPrivateNetwork });
+  const gateway = new Gateway({
+    timeoutMs: config.upstreamTimeoutMs,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    credentials: (c) => connections!.credentials(c),
+    signedFetch: (c, base) => oauth.fetch(c, base),
+  });
+  connections = new PlaceConnections({
+    store,
+    oauth,
+    openBrowser: options.openBrowser ?? ((url) => openInBrowser(url, log)),
+    // A server that cannot be reached now is taken as open; connecting will say what is wrong.
+    asksForSignIn: (url) => asksForSignIn(url, network.fetch).catch(() => false),
+    access,
+    catalog,
+    placeSecrets,
+    connectionSecrets,
+    gateway,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+  });
 
   const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
   await store.watch();
   const stopGatewayWatch = gateway.onToolsChanged((root) => placeSessions.toolsChanged([root]));
+  // A sign-in finished or a login ended: the place's agents gain or lose those tools.
+  const stopSignInWatch = oauth.onStateChange(() => placeSessions.toolsChanged());
 
   const skillsChanged = new Changes();
   const skills = new SkillsWatch(config.skillsDir, {
@@ -73,7 +113,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
-  return {
+  const services: Services = {
+    controlUrl: '',
     config,
     log,
     admin: new AdminAccess(),
@@ -89,12 +130,30 @@ export async function openServices(config: Config, log: (line: string) => void, 
     commands,
     skills,
     skillsChanged,
+    oauth,
     close: async () => {
       stopStoreWatch();
       stopGatewayWatch();
+      stopSignInWatch();
       await commands.killAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
-      await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close()]);
+      await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close(), network.close()]);
     },
   };
+  return services;
+}
+
+/**
+ * Headless: the sign-in page opens with $BROWSER when it is set; otherwise the link is printed for
+ * the person to open on this machine (the answer comes back to this machine's loopback).
+ */
+function openInBrowser(url: string, log: (line: string) => void): void {
+  const browser = process.env.BROWSER;
+  if (!browser) {
+    log(`Open this link in a browser on this machine to sign in: ${url}`);
+    return;
+  }
+  const child = spawn(browser, [url], { detached: true, stdio: 'ignore' });
+  child.on('error', (error) => log(`Could not start $BROWSER (${browser}): ${error.message}. Open this link to sign in: ${url}`));
+  child.unref();
 }

@@ -4,6 +4,15 @@ import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
 import { ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
 import { NetworkPolicyError } from './connections/network/network-policy-error.js';
+import {
+  OwnAppRequiredError,
+  SignInDeniedError,
+  SignInFailedError,
+  SignInRequiredError,
+  SignInStateError,
+  SignInUnsupportedError,
+  TokenRefreshError,
+} from './connections/oauth/errors.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
 import { FileLockTimeoutError } from './state/file-lock.js';
@@ -30,7 +39,14 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [UnknownPlaceSecretError, 404],
   [UnknownTokenError, 404],
   [ConnectionExistsError, 409],
+  [SignInStateError, 400],
+  [SignInDeniedError, 400],
+  [OwnAppRequiredError, 409],
+  [SignInRequiredError, 409],
   [UpstreamUnavailableError, 502],
+  [SignInUnsupportedError, 502],
+  [SignInFailedError, 502],
+  [TokenRefreshError, 503],
   [SecretStoreUnavailableError, 503],
   [FileLockTimeoutError, 503],
   // The server's own state is at fault; the message says which file and what to do.

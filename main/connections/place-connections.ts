@@ -6,6 +6,7 @@ import type { PlaceSecrets } from '../secrets/place-secrets.js';
 import type { CatalogEntry } from './catalog/catalog-schema.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { Gateway } from './gateway/gateway.js';
+import type { ConnectionOAuth, OwnApp } from './oauth/connection-oauth.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { checkServerUrl } from './server-url.js';
@@ -40,6 +41,12 @@ export type AddRequest =
   | { catalog: string; secret?: string }
   | { server: { url: string; name?: string; transport?: PlaceConnection['transport']; header?: { name: string; prefix?: string; secret: string } } };
 
+interface Facts {
+  secrets: string[];
+  /** storeId + name of the OAuth connections with a login. */
+  signedIn: Set<string>;
+}
+
 /** The person may not do this in this place. */
 export class PlaceAccessError extends Error {
   override readonly name = 'PlaceAccessError';
@@ -58,6 +65,11 @@ export class ConnectionRequestError extends Error {
 
 export interface PlaceConnectionsDeps {
   store: ConnectionStore;
+  oauth: ConnectionOAuth;
+  /** Opens a sign-in URL in the person's browser (the desktop app, $BROWSER, or printed). */
+  openBrowser: (url: string) => void;
+  /** Whether a server asks for a sign-in (answers an unauthenticated initialize with 401). */
+  asksForSignIn: (url: string) => Promise<boolean>;
   access: AccessDirectory;
   catalog: CatalogService;
   placeSecrets: PlaceSecrets;
@@ -77,8 +89,8 @@ export class PlaceConnections {
     const dir = await this.deps.access.snapshot();
     requireRead(dir, person, place);
     const connections = await this.deps.store.list(place.root);
-    const secrets = await this.secretNamesIfNeeded(place, connections);
-    return connections.map((c) => this.view(dir, person, place, c, secrets));
+    const facts = await this.facts(place, connections);
+    return connections.map((c) => this.view(dir, person, place, c, facts));
   }
 
   async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
@@ -87,15 +99,20 @@ export class PlaceConnections {
     const fields = 'catalog' in request ? this.fromCatalog(request) : await this.fromServer(request.server);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
-    const secrets = fields.auth.kind === 'header' ? [fields.auth.secretName] : [];
-    return this.view(dir, person, place, added, secrets);
+    return this.view(dir, person, place, added, await this.facts(place, [added]));
   }
 
   /**
-   * The caller's own connection, tried now: for servers that need no sign-in, connecting is
-   * reaching the server with the credentials and listing its tools.
+   * The caller's own connection: for an OAuth server, starts the sign-in (the browser opens on the
+   * provider's page; the answer comes back to /oauth/callback); for the others, reaches the server
+   * with the credentials now and lists its tools.
    */
-  async connect(person: string, place: Place, name: string): Promise<{ connection: ConnectionView; tools: string[] }> {
+  async connect(
+    person: string,
+    place: Place,
+    name: string,
+    options: { ownApp?: OwnApp } = {},
+  ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
     const dir = await this.deps.access.snapshot();
     requireRead(dir, person, place);
     const connection = await this.deps.store.get(place.root, name);
@@ -103,10 +120,21 @@ export class PlaceConnections {
     if (connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can sign in to it.`);
     }
-    const view = this.view(dir, person, place, connection, await this.secretNamesIfNeeded(place, [connection]));
+    const view = this.view(dir, person, place, connection, await this.facts(place, [connection]));
+    if (connection.auth.kind === 'oauth') {
+      if (view.state === 'paused') throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${view.reason}`, 409);
+      const { authorizationUrl } = await this.deps.oauth.begin(connection, options);
+      this.deps.openBrowser(authorizationUrl);
+      return { connection: view, authorizationUrl };
+    }
     if (view.state !== 'connected') throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${view.reason}`, 409);
     const tools = await this.deps.gateway.upstream(connection).tools();
     return { connection: view, tools: tools.map((t) => t.name) };
+  }
+
+  /** Finishes a sign-in that the browser brought back to /oauth/callback. */
+  async finishSignIn(answer: Parameters<ConnectionOAuth['finish']>[0]): Promise<{ displayName: string }> {
+    return this.deps.oauth.finish(answer);
   }
 
   /** Removes a connection and deletes its login. `owner` picks whose, when several people added the same server. */
@@ -120,8 +148,11 @@ export class PlaceConnections {
     }
     const removed = await this.deps.store.remove({ root: place.root, name, owner: connection.owner });
     await this.deps.gateway.drop(removed);
+    // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
+    const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
     await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
-    return this.view(dir, person, place, removed, []);
+    const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set() });
+    return revocation?.problems.length ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` } : view;
   }
 
   /** The names of the place's secrets (never their values), for anyone who can see the place. */
@@ -144,8 +175,8 @@ export class PlaceConnections {
   async usable(place: Place): Promise<PlaceConnection[]> {
     const dir = await this.deps.access.snapshot();
     const connections = await this.deps.store.list(place.root);
-    const secrets = await this.secretNamesIfNeeded(place, connections);
-    return connections.filter((c) => this.state(dir, place, c, secrets).state === 'connected');
+    const facts = await this.facts(place, connections);
+    return connections.filter((c) => this.state(dir, place, c, facts).state === 'connected');
   }
 
   /** The credentials header of a connection, for the one outgoing request that needs it. */
@@ -167,9 +198,12 @@ export class PlaceConnections {
     await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, resolve: resolveWithSystem }).catch((error: unknown) => {
       if (!(error instanceof NetworkPolicyError && error.kind === 'resolve-failed')) throw error;
     });
+    // Without an API key, the server itself says whether it wants a sign-in (most remote servers do).
     const auth: ConnectionAuth = server.header
       ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
-      : { kind: 'none' };
+      : (await this.deps.asksForSignIn(url.href))
+        ? { kind: 'oauth' }
+        : { kind: 'none' };
     return {
       catalogId: customId(url),
       displayName: server.name?.trim() || url.hostname,
@@ -185,13 +219,19 @@ export class PlaceConnections {
     }
   }
 
-  private async secretNamesIfNeeded(place: Place, connections: PlaceConnection[]): Promise<string[]> {
-    // The keychain is asked only when a connection takes a secret from it.
-    return connections.some((c) => c.auth.kind === 'header') ? this.deps.placeSecrets.names(place.root) : [];
+  /** What the connections' states depend on beyond access: the place's secret names, which OAuth logins exist. */
+  private async facts(place: Place, connections: PlaceConnection[]): Promise<Facts> {
+    // The keychain is asked only about what the connections use.
+    const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.deps.placeSecrets.names(place.root) : [];
+    const signedIn = new Set<string>();
+    for (const c of connections) {
+      if (c.auth.kind === 'oauth' && (await this.deps.oauth.state(c)) === 'signed-in') signedIn.add(c.storeId + c.name);
+    }
+    return { secrets, signedIn };
   }
 
-  private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, secrets: string[]): ConnectionView {
-    const { state, reason } = this.state(dir, place, c, secrets);
+  private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {
+    const { state, reason } = this.state(dir, place, c, facts);
     return {
       name: c.name,
       displayName: c.displayName,
@@ -209,13 +249,15 @@ export class PlaceConnections {
     };
   }
 
-  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, secrets: string[]): { state: ConnectionState; reason?: string } {
+  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string } {
     const blocker = editBlocker(dir, c.owner, place);
     if (blocker) return { state: 'paused', reason: `Paused: ${blocker}. It works again once they can edit the place; or remove it.` };
-    if (c.auth.kind === 'header' && !secrets.includes(c.auth.secretName)) {
+    if (c.auth.kind === 'header' && !facts.secrets.includes(c.auth.secretName)) {
       return { state: 'needs-secret', reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.` };
     }
-    if (c.auth.kind === 'oauth') return { state: 'sign-in', reason: `${nameOf(dir, c.owner)} has not signed in yet.` };
+    if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
+      return { state: 'sign-in', reason: `${nameOf(dir, c.owner)} needs to sign in to ${c.displayName}.` };
+    }
     return { state: 'connected' };
   }
 }

@@ -31,6 +31,8 @@ const addBody = z.union([
     .strict(),
 ]);
 const secretBody = z.object({ value: z.string() }).strict();
+/** The own-OAuth-app panel: the person's own client, for providers that let no app register itself. */
+const connectBody = z.object({ own_app: z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000).optional() }).strict().optional() }).strict();
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 
@@ -67,7 +69,9 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   router.post('/mcp/place/:name/connect', async (req, res) => {
-    res.json(await connections.connect(person(res), placeOf(req), String(req.params.name)));
+    const body = connectBody.parse(req.body ?? {});
+    const ownApp = body.own_app && { clientId: body.own_app.client_id, ...(body.own_app.client_secret && { clientSecret: body.own_app.client_secret }) };
+    res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), ownApp ? { ownApp } : {}));
   });
 
   router.delete('/mcp/place/:name', async (req, res) => {

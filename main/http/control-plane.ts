@@ -4,6 +4,7 @@ import { ZodError } from 'zod';
 import { AuthError, type JwtVerifier } from '../auth/jwt-verifier.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
+import { OwnAppRequiredError } from '../connections/oauth/errors.js';
 import { userError } from '../user-errors.js';
 import { personOf } from './agent-endpoint.js';
 import { apiRoutes } from './api-routes.js';
@@ -51,6 +52,19 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
     res.redirect(303, '/');
   });
 
+  // The sign-in's answer: no caller to identify; the single-use state ties it to the sign-in begun here.
+  app.get('/oauth/callback', async (req, res) => {
+    const answer = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    try {
+      const { displayName } = await services.connections.finishSignIn(answer);
+      res.type('html').send(resultPage('Signed in', `You are signed in to ${displayName}. Its tools are ready for this place's agents. You can close this window.`));
+    } catch (error) {
+      const known = userError(error);
+      if (!known) services.log(`Sign-in failed: ${(error as Error).stack ?? String(error)}`);
+      res.status(known?.status ?? 500).type('html').send(resultPage('Sign-in failed', known?.message ?? 'Something went wrong on the server. The server log has the details.'));
+    }
+  });
+
   app.use('/api', express.json({ limit: '256kb' }), identify(services, options), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
@@ -91,6 +105,14 @@ function identify(services: Services, options: ControlPlaneOptions): RequestHand
   };
 }
 
+function resultPage(title: string, message: string): string {
+  const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)} · Persona Workspace</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:15vh auto;padding:0 1.5rem;color:#1f2328}@media(prefers-color-scheme:dark){body{background:#16181d;color:#e6e8eb}}h1{font-size:1.4rem}</style>
+</head><body><h1>${escape(title)}</h1><p>${escape(message)}</p></body></html>`;
+}
+
 function cookie(header: string | undefined, name: string): string {
   for (const part of (header ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
@@ -123,7 +145,9 @@ function apiErrors(log: (line: string) => void): ErrorRequestHandler {
     }
     const known = userError(error);
     if (known) {
-      res.status(known.status).json({ error: { message: known.message } });
+      // The page opens the own-OAuth-app panel, showing the redirect URL to register at the provider.
+      const ownApp = error instanceof OwnAppRequiredError ? { code: 'own_app_required', redirect_url: error.redirectUrl } : {};
+      res.status(known.status).json({ error: { message: known.message, ...ownApp } });
       return;
     }
     const status = (error as { status?: number }).status;

@@ -39,10 +39,13 @@ export function manageConnectionsTool(place: Place, person: string, connections:
           case 'connect': {
             if (!args.catalog) return 'connect needs catalog: the id of a connector from the catalog.';
             const added = await connections.add(person, place, { catalog: args.catalog, ...(args.secret && { secret: args.secret }) });
-            if (added.state !== 'connected') return `Added ${describe(added)}`;
+            if (added.state !== 'connected' && added.state !== 'sign-in') return `Added ${describe(added)}`;
             try {
-              const { tools } = await connections.connect(person, place, added.name);
-              return `Added and connected ${added.displayName} as ${added.name}: ${tools.length} tools, named ${added.name}__<tool>.`;
+              const connected = await connections.connect(person, place, added.name);
+              if ('authorizationUrl' in connected) {
+                return `Added ${added.displayName} as ${added.name}. ${added.ownerName} must sign in: open ${connected.authorizationUrl} in a browser on the machine running this server.`;
+              }
+              return `Added and connected ${added.displayName} as ${added.name}: ${connected.tools.length} tools, named ${added.name}__<tool>.`;
             } catch (error) {
               const known = userError(error);
               if (!known) throw error;

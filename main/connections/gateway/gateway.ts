@@ -1,3 +1,4 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { PlaceConnection } from '../store/connection-store.js';
 import { UpstreamConnection } from './upstream-connection.js';
 
@@ -7,6 +8,8 @@ export interface GatewayOptions {
   allowPrivateNetwork: boolean;
   /** The headers that carry a connection's credentials, read at each (re)connect. */
   credentials: (connection: PlaceConnection) => Promise<Record<string, string>>;
+  /** For OAuth connections: adds the access token to every request, refreshing it as needed. */
+  signedFetch: (connection: PlaceConnection, base: FetchLike) => FetchLike;
 }
 
 /** The pool of upstream clients: one per connection, made on first use, replaced when its record changes. */
@@ -28,6 +31,7 @@ export class Gateway {
         timeoutMs: this.options.timeoutMs,
         allowPrivateNetwork: this.options.allowPrivateNetwork,
         headers: () => this.options.credentials(connection),
+        ...(connection.auth.kind === 'oauth' && { signedFetch: (base: FetchLike) => this.options.signedFetch(connection, base) }),
         onToolsChanged: () => {
           for (const listener of this.listeners) listener(connection.root);
         },

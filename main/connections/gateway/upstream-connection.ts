@@ -1,9 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
+import { SignInRequiredError, TokenRefreshError } from '../oauth/errors.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 
 /** Where an upstream MCP server is and how to reach it. */
@@ -47,6 +48,8 @@ export interface UpstreamConnectionOptions {
   onToolsChanged?: () => void;
   /** Lets the connection reach loopback and private addresses (local development and tests). */
   allowPrivateNetwork: boolean;
+  /** Adds a login to every request (OAuth: the access token, kept fresh). */
+  signedFetch?: (base: FetchLike) => FetchLike;
 }
 
 /** The upstream could not be reached or answered nonsense; only this connection's tools are affected. */
@@ -151,7 +154,7 @@ export class UpstreamConnection {
     const url = new URL(this.target.url);
     const requestInit = { headers: await this.options.headers() };
     const network = createGuardedFetch({ allowPrivateNetwork: this.options.allowPrivateNetwork });
-    const { fetch } = network;
+    const fetch = this.options.signedFetch ? this.options.signedFetch(network.fetch) : network.fetch;
     const transport: Transport =
       this.target.transport === 'sse' ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
     const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {} });
@@ -198,6 +201,8 @@ function isLinkFailure(error: McpError): boolean {
 
 /** The cause in words a person can act on; never the request's headers. */
 function describe(error: unknown, timeoutMs: number): string {
+  // The login's own words (sign in again, a refresh that failed) say best what to do.
+  if (error instanceof SignInRequiredError || error instanceof TokenRefreshError) return error.message;
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
     return `it did not answer within ${Math.round(timeoutMs / 1000)} s. The server may be overloaded; try again later.`;
   }

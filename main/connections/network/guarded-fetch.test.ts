@@ -388,6 +388,9 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
     const guarded = local();
     const response = await guarded.fetch(`${server.origin}/hello`);
     assert.equal(response.status, 200);
+    // A global Response, so code that checks `instanceof Response` (the SDK's OAuth errors) reads its body.
+    assert.ok(response instanceof Response);
+    assert.equal(response.url, `${server.origin}/hello`);
     assert.equal(await response.text(), 'done GET');
     await guarded.close();
   });

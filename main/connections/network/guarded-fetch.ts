@@ -47,7 +47,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     // undici looks up the URL's hostname, exactly as the URL parser wrote it.
     if (addresses) pins.pin(url.hostname, addresses);
     const response = await undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher: agent });
-    return response as unknown as Response;
+    return asGlobalResponse(response);
   }
 
   async function guardedFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
@@ -106,4 +106,23 @@ function redirectedRequest(init: RequestInit, status: number, from: URL): Reques
     throw new NetworkPolicyError('redirect', `Refused the redirect within ${originOf(from)}: the request body was a stream, which cannot be sent again.`);
   }
   return init;
+}
+
+/**
+ * undici's own Response is another class than the global one, and code that checks
+ * `instanceof Response` (the MCP SDK's OAuth error parsing) would read it as a string: hand out
+ * a global Response over the same body stream.
+ */
+function asGlobalResponse(response: Awaited<ReturnType<typeof undiciFetch>>): Response {
+  const bodiless = response.status === 101 || response.status === 204 || response.status === 205 || response.status === 304;
+  const headers = new Headers();
+  for (const [key, value] of response.headers) headers.append(key, value);
+  const global = new Response(bodiless ? null : (response.body as ReadableStream<Uint8Array> | null), {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
+  // The URL answered, as fetch reports it (after any redirect it followed).
+  Object.defineProperty(global, 'url', { value: response.url });
+  return global;
 }

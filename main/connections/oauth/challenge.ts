@@ -17,7 +17,22 @@ export interface Challenge {
  * no hints: discovery then falls back to the well-known locations.
  */
 export async function readChallenge(serverUrl: string, fetch: FetchLike): Promise<Challenge> {
-  const response = await fetch(serverUrl, {
+  const response = await initializeWithoutCredentials(serverUrl, fetch);
+  await response.body?.cancel();
+  if (response.status !== 401) return {};
+  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
+  return { ...(resourceMetadataUrl && { resourceMetadataUrl }), ...(scope && { scope }) };
+}
+
+/** Whether the MCP server wants a sign-in: it answers a first request without credentials with 401. */
+export async function asksForSignIn(serverUrl: string, fetch: FetchLike): Promise<boolean> {
+  const response = await initializeWithoutCredentials(serverUrl, fetch);
+  await response.body?.cancel();
+  return response.status === 401;
+}
+
+function initializeWithoutCredentials(serverUrl: string, fetch: FetchLike): Promise<Response> {
+  return fetch(serverUrl, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION },
@@ -28,8 +43,4 @@ export async function readChallenge(serverUrl: string, fetch: FetchLike): Promis
       params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: PRODUCT_NAME, version: VERSION } },
     }),
   });
-  await response.body?.cancel();
-  if (response.status !== 401) return {};
-  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-  return { ...(resourceMetadataUrl && { resourceMetadataUrl }), ...(scope && { scope }) };
 }

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
+import { startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
+
+// Sign-in to an OAuth-protected MCP server through the app, as a person would: add, Connect, the
+// system browser ($BROWSER: a script that follows the provider's redirects), the callback, then an
+// agent uses the tools, the login is refreshed, revoked, signed in again and removed. Real
+// authorization server (oidc-provider), real MCP server behind it, real keychain.
+
+const BROWSER = fileURLToPath(new URL('./fixtures/oauth-browser.sh', import.meta.url));
+
+describe('OAuth connections, end to end', () => {
+  let fx: HostFixture;
+  let provider: OAuthFixture;
+  let workspace: string;
+  let controlUrl: string;
+  let adminToken: string;
+  const keychainService = `persona-oauth-e2e-${process.pid}`;
+  const answers: string[] = [];
+  let name: string;
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${controlUrl}/api${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${adminToken}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    answers.push(text);
+    return { status: response.status, json: text ? JSON.parse(text) : undefined };
+  };
+  const connection = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === name);
+
+  before(async () => {
+    workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-oauth-')));
+    await mkdir(join(workspace, 'Crew/ops'), { recursive: true });
+    process.chdir(workspace);
+    process.env.BROWSER = BROWSER;
+    provider = await startOAuthFixture({ accessTokenTtlSeconds: 3 });
+    fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: keychainService, WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
+    controlUrl = await fx.host.open();
+    adminToken = await fx.host.adminToken();
+  });
+
+  after(async () => {
+    delete process.env.BROWSER;
+    await fx.close();
+    await provider.close();
+    const keychain = new KeychainSecretStore({ service: keychainService });
+    for (const account of await keychain.accounts('')) await keychain.delete(account);
+    await rm(workspace, { recursive: true, force: true });
+  });
+
+  async function agent(): Promise<Client> {
+    const url = new URL(fx.url);
+    url.searchParams.set('workspace_path', 'Crew/ops');
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }));
+    return client;
+  }
+
+  async function signIn(): Promise<void> {
+    const connected = await api('POST', `/mcp/place/${name}/connect?workspace_path=Crew/ops`, {});
+    assert.equal(connected.status, 200, JSON.stringify(connected.json));
+    assert.match(connected.json.authorizationUrl, new RegExp(`^${provider.issuer}`));
+    // $BROWSER opened it: the script walks the provider's pages and lands on /oauth/callback.
+    await waitFor(async () => (await connection()).state === 'connected', 20_000, 'the sign-in to finish');
+  }
+
+  it('adds a server that asks for sign-in and signs in through the browser', async () => {
+    const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: provider.mcpUrl, name: 'Tracker' } });
+    assert.equal(added.status, 201, JSON.stringify(added.json));
+    name = added.json.connection.name;
+    assert.equal(added.json.connection.auth, 'oauth');
+    assert.equal(added.json.connection.state, 'sign-in');
+    await signIn();
+    assert.equal(provider.counters.registrations, 1, 'registered itself dynamically');
+  });
+
+  it('gives the place\'s agents the tools, refreshing the login once under 20 concurrent calls', async () => {
+    const client = await agent();
+    const tools = (await client.listTools()).tools.filter((t) => t.name.startsWith(`${name}__`));
+    assert.ok(tools.length > 0, 'the upstream tools are listed');
+    const tool = tools[0]!;
+    const first = (await client.callTool({ name: tool.name, arguments: {} })) as CallToolResult;
+    assert.notEqual(first.isError, true, JSON.stringify(first));
+
+    await new Promise((r) => setTimeout(r, 3_500)); // the access token expires
+    const refreshesBefore = provider.counters.refreshes;
+    const results = (await Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: tool.name, arguments: {} })))) as CallToolResult[];
+    for (const r of results) assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.equal(provider.counters.refreshes - refreshesBefore, 1, 'one refresh for all of them');
+    await client.close();
+  });
+
+  it('turns to "Sign in" when the provider revokes the login, without retrying in a loop, and signs in again', async () => {
+    provider.revokeAllRefreshTokens();
+    await new Promise((r) => setTimeout(r, 3_500)); // the access token expires: the next call needs the refresh token
+    const client = await agent();
+    const tool = `${name}__${(await client.listTools()).tools.find((t) => t.name.startsWith(`${name}__`))?.name.slice(name.length + 2) ?? 'echo'}`;
+    const tokenRequests = provider.counters.tokenRequests;
+    const refused = (await client.callTool({ name: tool, arguments: {} })) as CallToolResult;
+    assert.equal(refused.isError, true);
+    await waitFor(async () => (await connection()).state === 'sign-in', 10_000, 'the connection to need a sign-in');
+    assert.ok(provider.counters.tokenRequests - tokenRequests <= 1, 'at most one refresh attempt');
+    const again = (await client.callTool({ name: tool, arguments: {} })) as CallToolResult;
+    assert.equal(again.isError, true);
+    assert.match(textOf(again), /errPlaceMCPUnavailable|sign in/i);
+    assert.ok(provider.counters.tokenRequests - tokenRequests <= 1, 'no retry loop');
+    await client.close();
+
+    await signIn();
+    const back = await agent();
+    const ok = (await back.callTool({ name: tool, arguments: {} })) as CallToolResult;
+    assert.notEqual(ok.isError, true, JSON.stringify(ok));
+    await back.close();
+  });
+
+  it('refuses a callback with an unknown state, and changes nothing', async () => {
+    const response = await fetch(`${controlUrl}/oauth/callback?code=forged&state=not-a-real-state`);
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /Sign-in failed/);
+    assert.equal((await connection()).state, 'connected');
+  });
+
+  it('removes the connection: revoked at the provider and gone from the keychain', async () => {
+    const revocations = provider.counters.revocations;
+    const removed = await api('DELETE', `/mcp/place/${name}?workspace_path=Crew/ops`);
+    assert.equal(removed.status, 200, JSON.stringify(removed.json));
+    assert.ok(provider.counters.revocations > revocations, 'revoked at the provider');
+    const keychain = new KeychainSecretStore({ service: keychainService });
+    assert.deepEqual((await keychain.accounts('connection:')).filter((a) => a.includes(name)), []);
+  });
+
+  it('keeps every OAuth artefact out of answers, logs and state files', async () => {
+    const files: string[] = [];
+    const walk = async (dir: string) => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(path);
+        else files.push(path);
+      }
+    };
+    await walk(fx.stateDir);
+    const haystack = [...answers, fx.logs.join('\n'), ...(await Promise.all(files.map((f) => readFile(f, 'latin1'))))].join('\n');
+    assert.ok(provider.acceptedAccessTokens.length > 0);
+    for (const token of provider.acceptedAccessTokens) assert.ok(!haystack.includes(token), 'an access token leaked');
+    for (const clientId of provider.registeredClientIds()) assert.ok(!haystack.includes(`"client_secret"`) || !haystack.includes(clientId), 'a client registration leaked');
+  });
+});
