@@ -141,6 +141,59 @@ describe('OAuth connections, end to end', () => {
     assert.deepEqual((await keychain.accounts('connection:')).filter((a) => a.includes(name)), []);
   });
 
+  it('signs in to two places at once without mixing them', async () => {
+    await mkdir(join(workspace, 'Crew/dev'), { recursive: true });
+    const places = ['Crew/dev', 'Workflow/nightly'];
+    const names: string[] = [];
+    for (const place of places) {
+      const added = await api('POST', '/mcp/place', { workspace_path: place, server: { url: provider.mcpUrl, name: `Tracker ${place}` } });
+      assert.equal(added.status, 201, JSON.stringify(added.json));
+      names.push(added.json.connection.name);
+    }
+    const started = await Promise.all(places.map((place, i) => api('POST', `/mcp/place/${names[i]}/connect?workspace_path=${place}`, {})));
+    for (const s of started) assert.equal(s.status, 200, JSON.stringify(s.json));
+    for (const [i, place] of places.entries()) {
+      await waitFor(async () => (await api('GET', `/mcp/place?workspace_path=${place}`)).json.connections.find((c: { name: string }) => c.name === names[i])?.state === 'connected', 20_000, `the sign-in in ${place}`);
+    }
+    for (const [i, place] of places.entries()) assert.equal((await api('DELETE', `/mcp/place/${names[i]}?workspace_path=${place}`)).status, 200);
+  });
+
+  it('refuses a provider that does not offer PKCE S256, saying so', async () => {
+    const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: provider.mcpUrl, name: 'Weak' } });
+    assert.equal(added.status, 201, JSON.stringify(added.json));
+    provider.setS256(false);
+    try {
+      const refused = await api('POST', `/mcp/place/${added.json.connection.name}/connect?workspace_path=Crew/ops`, {});
+      assert.equal(refused.status, 502);
+      assert.match(refused.json.error.message, /S256|PKCE/);
+    } finally {
+      provider.setS256(true);
+    }
+    assert.equal((await api('DELETE', `/mcp/place/${added.json.connection.name}?workspace_path=Crew/ops`)).status, 200);
+  });
+
+  it('asks for the person\'s own OAuth app when the provider lets no app register, then signs in with it', async () => {
+    const closed = await startOAuthFixture({ registration: false });
+    try {
+      const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: closed.mcpUrl, name: 'Closed' } });
+      assert.equal(added.status, 201, JSON.stringify(added.json));
+      const closedName = added.json.connection.name;
+      const asked = await api('POST', `/mcp/place/${closedName}/connect?workspace_path=Crew/ops`, {});
+      assert.equal(asked.status, 409);
+      assert.equal(asked.json.error.code, 'own_app_required');
+      assert.equal(asked.json.error.redirect_url, `${controlUrl}/oauth/callback`);
+      // The person registers their own app at the provider with that redirect URL, then enters it in the panel.
+      await closed.addClient({ clientId: 'my-own-app', clientSecret: 'own-app-secret-5d1e', redirectUris: [asked.json.error.redirect_url] });
+      const connected = await api('POST', `/mcp/place/${closedName}/connect?workspace_path=Crew/ops`, { own_app: { client_id: 'my-own-app', client_secret: 'own-app-secret-5d1e' } });
+      assert.equal(connected.status, 200, JSON.stringify(connected.json));
+      await waitFor(async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === closedName)?.state === 'connected', 20_000, 'the own-app sign-in');
+      assert.equal(closed.counters.registrations, 0);
+      assert.equal((await api('DELETE', `/mcp/place/${closedName}?workspace_path=Crew/ops`)).status, 200);
+    } finally {
+      await closed.close();
+    }
+  });
+
   it('keeps every OAuth artefact out of answers, logs and state files', async () => {
     const files: string[] = [];
     const walk = async (dir: string) => {
@@ -154,6 +207,7 @@ describe('OAuth connections, end to end', () => {
     const haystack = [...answers, fx.logs.join('\n'), ...(await Promise.all(files.map((f) => readFile(f, 'latin1'))))].join('\n');
     assert.ok(provider.acceptedAccessTokens.length > 0);
     for (const token of provider.acceptedAccessTokens) assert.ok(!haystack.includes(token), 'an access token leaked');
+    assert.ok(!haystack.includes('own-app-secret-5d1e'), 'the own app\'s client secret leaked');
     for (const clientId of provider.registeredClientIds()) assert.ok(!haystack.includes(`"client_secret"`) || !haystack.includes(clientId), 'a client registration leaked');
   });
 });
