@@ -151,6 +151,16 @@ describe('place connections, end to end', () => {
     await client.close();
   });
 
+  it('carries the agent\'s cancellation through to the upstream tool', async () => {
+    const client = await agent(alice, 'Crew/alpha');
+    const controller = new AbortController();
+    const call = client.callTool({ name: `${issues.name}__slow`, arguments: { seconds: 30 } }, undefined, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 300);
+    await assert.rejects(call);
+    await waitFor(() => upstream.cancelled.includes('slow'), 5_000, 'the upstream tool to see the cancellation');
+    await client.close();
+  });
+
   it('keeps the place\'s connections out of other places, and refuses their names there', async () => {
     const client = await agent(alice, 'Crew/beta');
     const { tools } = await client.listTools();
