@@ -1,42 +1,280 @@
-import { app, BrowserWindow, ipcMain, type IpcMainInvokeEvent } from 'electron';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  app,
+  BrowserWindow,
+  clipboard,
+  dialog,
+  ipcMain,
+  Menu,
+  nativeImage,
+  session,
+  shell,
+  Tray,
+  type IpcMainInvokeEvent,
+  type MenuItemConstructorOptions,
+} from 'electron';
 import type { IpcChannel, IpcChannels } from '../../common/ipc.js';
 import { applyWorkingDirectory, loadConfig } from '../config.js';
 import { Host } from '../host.js';
+import { autostartPath, HIDDEN_ARG, LinuxAutostart } from './autostart.js';
+import { checkArgs, senderAllowed, type IpcSender } from './ipc-checks.js';
+import { loadSettings } from './settings.js';
+import { TRAY_ICON_COLOR, TRAY_ICON_TEMPLATE } from './tray-icon.js';
+import { trayMenuModel, trayStatusLine, type TrayAction, type TrayItem } from './tray-menu.js';
+import { navigationDecision, originOf, SignInUrls, windowOptions } from './window.js';
 
-// The desktop shell: one instance per user, the host started at launch and stopped cleanly on
-// quit. The tray and the window come with the page.
+// The desktop shell, thin glue over the pure modules beside it: one instance per user; the control
+// plane (the page) up while the app runs and the agent endpoint started at launch unless the settings
+// say otherwise; the window hides to the tray when closed; Quit stops the host cleanly.
+
+const PRELOAD = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'preload', 'index.cjs');
+
+const signInUrls = new SignInUrls();
+let host: Host | undefined;
+let controlUrl: string | undefined;
+let window: BrowserWindow | undefined;
+let tray: Tray | undefined;
+let launchAtLogin = false;
+// A second launch or the tray may ask for the window before the host's page is up.
+let windowWanted = !process.argv.includes(HIDDEN_ARG);
+let quitting = false;
+let hostClosed = false;
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  applyWorkingDirectory();
-  // Server-owned state lives in the app's userData folder unless WORKSPACE_STATE_DIR says otherwise.
-  const host = new Host(loadConfig({}, { ...process.env, WORKSPACE_STATE_DIR: process.env.WORKSPACE_STATE_DIR ?? app.getPath('userData') }));
-
-  handle('server:status', () => host.status);
-
-  app.on('window-all-closed', () => {
-    // Keep serving agents with no window open.
-  });
-
-  let quitting = false;
+  app.on('second-instance', () => showWindow());
+  // macOS: a click on the Dock icon.
+  app.on('activate', () => showWindow());
+  // The app lives in the tray: no window open is its normal state.
+  app.on('window-all-closed', () => {});
   app.on('before-quit', (event) => {
-    if (quitting) return;
+    if (hostClosed) return;
     event.preventDefault();
+    if (quitting) return;
     quitting = true;
-    host.stop().finally(() => app.quit());
+    (host?.close() ?? Promise.resolve())
+      .catch((error: unknown) => log(`Persona Workspace: stopping the server failed: ${(error as Error).message}`))
+      .finally(() => {
+        hostClosed = true;
+        app.quit();
+      });
+  });
+  // A service manager or a terminal stops the app like its Quit does, not by killing the host mid-write.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+  app.on('web-contents-created', (_event, contents) => {
+    contents.on('will-navigate', (event) => {
+      if (guardNavigation(event.url, false) !== 'allow') event.preventDefault();
+    });
+    contents.on('will-redirect', (event) => {
+      if (guardNavigation(event.url, false) !== 'allow') event.preventDefault();
+    });
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+    contents.setWindowOpenHandler(({ url }) => {
+      guardNavigation(url, true);
+      return { action: 'deny' };
+    });
   });
 
   app.whenReady()
-    .then(() => host.start())
-    .catch((error: unknown) => console.error(`Persona Workspace could not start its server: ${(error as Error).message}`));
+    .then(launch)
+    .catch((error: unknown) => {
+      dialog.showErrorBox('Persona Workspace cannot start', (error as Error).message);
+      app.quit();
+    });
 }
 
-/** Answers an IPC channel of the preload, only for the top frame of one of the app's own windows. */
+async function launch(): Promise<void> {
+  if (process.platform === 'darwin' && app.getLoginItemSettings().wasOpenedAtLogin) windowWanted = false;
+  applyWorkingDirectory();
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
+  Menu.setApplicationMenu(Menu.buildFromTemplate(appMenu()));
+
+  const { settings, problem } = await loadSettings(app.getPath('userData'));
+  if (problem) log(`Persona Workspace: ${problem}`);
+  const env = { ...process.env, WORKSPACE_STATE_DIR: process.env.WORKSPACE_STATE_DIR ?? app.getPath('userData') };
+  host = new Host(loadConfig(settings.port === undefined ? {} : { port: settings.port }, env), {
+    env,
+    openBrowser: (url) => {
+      if (signInUrls.add(url)) openSignIn(url);
+      else log(`Persona Workspace: refused to open a sign-in address that is not http or https: ${url}`);
+    },
+  });
+  host.onStatus((status) => {
+    if (status.state === 'running') process.stdout.write(`Persona Workspace: agents connect to ${status.url}\n`);
+    if (status.state === 'failed') log(`Persona Workspace: the server could not start: ${status.error}`);
+    updateTray();
+  });
+  launchAtLogin = await loginItem().enabled().catch(() => false);
+  createTray();
+  controlUrl = await host.open();
+  registerIpc(host);
+  if (settings.startServerAtLaunch) startServer();
+  if (windowWanted) showWindow();
+}
+
+function startServer(): void {
+  // A failure is shown by the tray's status line (host.onStatus); nothing else to do here.
+  host?.start().catch(() => {});
+}
+
+function showWindow(): void {
+  windowWanted = true;
+  if (!controlUrl || quitting) return;
+  if (!window || window.isDestroyed()) {
+    // Shown once its page is painted (ready-to-show), not as an empty frame before.
+    window = createWindow(controlUrl);
+    return;
+  }
+  if (window.isMinimized()) window.restore();
+  window.show();
+  window.focus();
+}
+
+function createWindow(url: string): BrowserWindow {
+  const win = new BrowserWindow(windowOptions({ preload: PRELOAD, show: false }));
+  win.on('close', (event) => {
+    if (quitting) return;
+    event.preventDefault();
+    win.hide();
+  });
+  win.once('ready-to-show', () => win.show());
+  win.loadURL(url).catch((error: unknown) => log(`Persona Workspace: the window could not load ${url}: ${(error as Error).message}`));
+  return win;
+}
+
+/** Applies navigationDecision; answers it, having opened a sign-in URL in the system browser. */
+function guardNavigation(url: string, newWindow: boolean): ReturnType<typeof navigationDecision> {
+  const controlOrigin = controlUrl && originOf(controlUrl);
+  if (!controlOrigin) return 'deny';
+  const decision = navigationDecision(url, { controlOrigin, signInUrls, newWindow });
+  if (decision === 'external') openSignIn(url);
+  return decision;
+}
+
+function openSignIn(url: string): void {
+  if (!signInUrls.claim(url)) return;
+  shell.openExternal(url).catch((error: unknown) => log(`Persona Workspace: the browser could not open the sign-in page: ${(error as Error).message}`));
+}
+
+function registerIpc(running: Host): void {
+  handle('app:config', async () => ({ apiBase: controlUrl!, adminToken: await running.adminToken() }));
+  handle('app:open-external', (url) => {
+    if (!signInUrls.has(url)) throw new Error('Only sign-in pages that this app started open in the browser.');
+    openSignIn(url);
+  });
+  handle('app:launch-at-login', async (...args) => {
+    if (args.length === 1) await setLaunchAtLogin(args[0]);
+    return launchAtLogin;
+  });
+  handle('app:quit', () => {
+    app.quit();
+  });
+}
+
+/** Answers an IPC channel of the preload, only for the top frame of the app's window showing the control plane. */
 function handle<C extends IpcChannel>(channel: C, answer: (...args: IpcChannels[C]['args']) => IpcChannels[C]['result'] | Promise<IpcChannels[C]['result']>): void {
   ipcMain.handle(channel, (event: IpcMainInvokeEvent, ...args: unknown[]) => {
-    const fromOwnWindow = event.senderFrame !== null && event.senderFrame === event.sender.mainFrame && BrowserWindow.fromWebContents(event.sender) !== null;
-    if (!fromOwnWindow) throw new Error(`${channel} is only available to the app's own window.`);
-    return answer(...(args as IpcChannels[C]['args']));
+    const controlOrigin = controlUrl && originOf(controlUrl);
+    if (!controlOrigin || !senderAllowed(senderOf(event), controlOrigin)) throw new Error(`${channel} is only available to the app's own window.`);
+    return answer(...checkArgs(channel, args));
   });
+}
+
+function senderOf(event: IpcMainInvokeEvent): IpcSender {
+  const frame = event.senderFrame;
+  const live = frame !== null && !frame.isDestroyed();
+  return {
+    frameUrl: live ? frame.url : undefined,
+    topFrame: live && frame.parent === null,
+    appWindow: window !== undefined && !window.isDestroyed() && BrowserWindow.fromWebContents(event.sender) === window,
+  };
+}
+
+function createTray(): void {
+  const mac = process.platform === 'darwin';
+  const icon = nativeImage.createFromDataURL(mac ? TRAY_ICON_TEMPLATE : TRAY_ICON_COLOR);
+  if (mac) icon.setTemplateImage(true);
+  tray = new Tray(mac ? icon.resize({ width: 16, height: 16 }) : icon);
+  updateTray();
+}
+
+/** Rebuilds the tray menu from the host's state: on every status change and launch-at-login change. */
+function updateTray(): void {
+  if (!tray || !host) return;
+  tray.setToolTip(`Persona Workspace: ${trayStatusLine(host.status)}`);
+  tray.setContextMenu(Menu.buildFromTemplate(trayMenuModel(host.status, { launchAtLogin }).map(menuItem)));
+}
+
+function menuItem(item: TrayItem): MenuItemConstructorOptions {
+  switch (item.kind) {
+    case 'status':
+      return { label: item.label, enabled: false };
+    case 'separator':
+      return { type: 'separator' };
+    case 'action':
+      return { label: item.label, enabled: item.enabled, click: () => trayAction(item.id) };
+    case 'checkbox':
+      return { label: item.label, type: 'checkbox', checked: item.checked, click: () => trayAction(item.id) };
+  }
+}
+
+function trayAction(id: TrayAction): void {
+  switch (id) {
+    case 'start':
+      startServer();
+      break;
+    case 'stop':
+      host?.stop().catch((error: unknown) => log(`Persona Workspace: stopping the server failed: ${(error as Error).message}`));
+      break;
+    case 'open-window':
+      showWindow();
+      break;
+    case 'copy-mcp-url':
+      if (host?.status.state === 'running') clipboard.writeText(host.status.url);
+      break;
+    case 'toggle-launch-at-login':
+      setLaunchAtLogin(!launchAtLogin).catch((error: unknown) => log(`Persona Workspace: launch at login could not be changed: ${(error as Error).message}`));
+      break;
+    case 'quit':
+      app.quit();
+      break;
+  }
+}
+
+async function setLaunchAtLogin(enabled: boolean): Promise<void> {
+  const item = loginItem();
+  await item.set(enabled);
+  launchAtLogin = await item.enabled();
+  updateTray();
+}
+
+/**
+ * Launch at login: Electron's login items on macOS and Windows, an XDG autostart entry on Linux.
+ * Either way the login start passes HIDDEN_ARG, so it comes up in the tray without a window; an
+ * unpackaged run (electron <app path>) needs its app path in the command as well.
+ */
+function loginItem(): { enabled(): Promise<boolean>; set(enabled: boolean): Promise<void> } {
+  const appArgs = app.isPackaged ? [] : [app.getAppPath()];
+  if (process.platform === 'linux') {
+    // An AppImage runs from a temporary mount: the entry must start the AppImage file itself.
+    return new LinuxAutostart(autostartPath(), [process.env.APPIMAGE ?? process.execPath, ...appArgs]);
+  }
+  const args = [...appArgs, HIDDEN_ARG];
+  return {
+    enabled: async () => app.getLoginItemSettings({ args }).openAtLogin,
+    set: async (openAtLogin) => app.setLoginItemSettings({ openAtLogin, args }),
+  };
+}
+
+/** The application menu: Quit (which stops the host) and the editing shortcuts the page's fields need. */
+function appMenu(): MenuItemConstructorOptions[] {
+  if (process.platform === 'darwin') return [{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'windowMenu' }];
+  return [{ role: 'fileMenu' }, { role: 'editMenu' }];
 }

@@ -1,0 +1,46 @@
+import type { HostStatus } from '../../common/host-status.js';
+
+// The tray menu as data, so that what it shows in every state is tested without Electron. Everything
+// lives in the menu (nothing behind a click on the icon) because Linux tray hosts ignore clicks.
+
+export type TrayAction = 'start' | 'stop' | 'open-window' | 'copy-mcp-url' | 'toggle-launch-at-login' | 'quit';
+
+export type TrayItem =
+  | { kind: 'status'; label: string }
+  | { kind: 'action'; id: TrayAction; label: string; enabled: boolean }
+  | { kind: 'checkbox'; id: TrayAction; label: string; checked: boolean }
+  | { kind: 'separator' };
+
+export function trayStatusLine(status: HostStatus): string {
+  switch (status.state) {
+    case 'running':
+      return `Running on ${status.url}`;
+    case 'starting':
+      return 'Starting…';
+    case 'stopping':
+      return 'Stopping…';
+    case 'stopped':
+      return 'Stopped';
+    case 'failed':
+      return `Failed: ${status.error}`;
+  }
+}
+
+export function trayMenuModel(status: HostStatus, options: { launchAtLogin: boolean }): TrayItem[] {
+  const running = status.state === 'running';
+  // While starting or stopping neither button applies; the menu is rebuilt when that settles.
+  const toggle: TrayItem = running || status.state === 'stopping'
+    ? { kind: 'action', id: 'stop', label: 'Stop server', enabled: running }
+    : { kind: 'action', id: 'start', label: 'Start server', enabled: status.state !== 'starting' };
+  return [
+    { kind: 'status', label: trayStatusLine(status) },
+    { kind: 'separator' },
+    toggle,
+    { kind: 'action', id: 'open-window', label: 'Open window', enabled: true },
+    { kind: 'action', id: 'copy-mcp-url', label: 'Copy MCP URL', enabled: running },
+    { kind: 'separator' },
+    { kind: 'checkbox', id: 'toggle-launch-at-login', label: 'Launch at login', checked: options.launchAtLogin },
+    { kind: 'separator' },
+    { kind: 'action', id: 'quit', label: 'Quit Persona Workspace', enabled: true },
+  ];
+}
