@@ -71,7 +71,7 @@ export class LinuxAutostart {
     await mkdir(dirname(this.path), { recursive: true });
     // Temp file and rename, so a desktop session reading the folder never sees half an entry.
     const temp = `${this.path}.${process.pid}.tmp`;
-    await writeFile(temp, autostartEntry(this.command), { mode: 0o644 });
+    await writeFile(temp, autostartEntry(this.command));
     await rename(temp, this.path);
   }
 }
