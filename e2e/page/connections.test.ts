@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { startRegistryFixture, type RegistryFixture } from '../fixtures/registry-server.js';
+import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
+
+// The page (PlaceMcpSection) in Debian's Chromium against a real headless host, a real upstream MCP
+// server that checks an API key, and a registry fixture that fails until it is told not to.
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
+const OUT = join(ROOT, 'e2e', 'out');
+const API_KEY = 'sk-page-test-51c0ffee';
+
+const skip = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
+if (skip) console.log(`# skipping the page tests: ${skip}`);
+
+describe('the page: connections of a place', { skip }, () => {
+  let fx: HostFixture;
+  let workspace: string;
+  let previousCwd: string;
+  let upstream: UpstreamFixture;
+  let registry: RegistryFixture;
+  let browser: Browser;
+  let page: Page;
+
+  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-${name}.png`), fullPage: true });
+  const connected = () => page.getByRole('region', { name: 'Connected' });
+  const available = () => page.getByRole('region', { name: 'Available' });
+
+  before(async () => {
+    await mkdir(OUT, { recursive: true });
+    previousCwd = process.cwd();
+    workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-page-')));
+    await mkdir(join(workspace, 'Crew', 'alpha'), { recursive: true });
+    process.chdir(workspace);
+    upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: API_KEY } });
+    registry = await startRegistryFixture({ mode: 'http-500' });
+    fx = await startHost(
+      {},
+      {
+        WORKSPACE_REGISTRY_URL: registry.url,
+        WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
+        WORKSPACE_SECRET_STORE: 'file',
+        WORKSPACE_UPSTREAM_TIMEOUT: '5',
+      },
+    );
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    page.setDefaultTimeout(10_000);
+    await page.goto(await fx.host.loginUrl());
+    await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await fx?.close();
+    await upstream?.close();
+    await registry?.close();
+    if (previousCwd) process.chdir(previousCwd);
+    if (workspace) await rm(workspace, { recursive: true, force: true });
+  });
+
+  it('shows the rule above an empty Connected list, and the place picker', async () => {
+    await page.getByText('Each connection uses the login of the person who added it').waitFor();
+    await connected().getByText('No connections yet').waitFor();
+    const picker = page.getByRole('combobox', { name: 'Place' });
+    assert.equal(await picker.inputValue(), '');
+    assert.ok((await picker.locator('option').allTextContents()).includes('Crew alpha'));
+    await shot('connections-empty');
+  });
+
+  it('says the registry failed, keeps the built-in list, and Retry brings the registry in', async () => {
+    const failure = available().getByRole('alert').filter({ hasText: 'Only the built-in connectors are shown.' });
+    await failure.waitFor();
+    assert.ok(await available().getByText('DeepWiki', { exact: true }).isVisible(), 'built-in entries stay listed');
+    await shot('catalog-failed');
+    registry.setMode('ok');
+    await failure.getByRole('button', { name: 'Retry' }).click();
+    await available().getByText('Fixture Server 0', { exact: true }).waitFor();
+    await failure.waitFor({ state: 'detached' });
+    await shot('catalog-after-retry');
+  });
+
+  it('searches the catalog, with sign-in groups as service chips', async () => {
+    const search = available().getByRole('searchbox', { name: 'Search connectors' });
+    await search.fill('cloudflare');
+    const group = available().getByRole('group', { name: 'Cloudflare', exact: true });
+    await group.waitFor();
+    await group.getByRole('button', { name: /^Connect \d+ services$/ }).waitFor();
+    const chips = group.getByRole('group', { name: 'Cloudflare services' }).getByRole('button');
+    const n = await chips.count();
+    assert.ok(n >= 2, `chips: ${n}`);
+    await group.getByRole('button', { name: `Connect ${n} services` }).waitFor();
+    await chips.first().click(); // unpick one
+    assert.equal(await chips.first().getAttribute('aria-pressed'), 'false');
+    await group.getByRole('button', { name: `Connect ${n - 1} services` }).waitFor();
+    await shot('catalog-search-group');
+
+    await search.fill('deepwiki');
+    await available().getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
+    await available().getByText('Fixture Server 0', { exact: true }).waitFor({ state: 'detached' });
+    await search.fill('zzzz-nothing-here');
+    await available().getByText('No connector matches “zzzz-nothing-here”.', { exact: false }).waitFor();
+    await shot('catalog-search-empty');
+    await search.fill('');
+  });
+
+  it('adds a server that is not listed, with a new place secret, and shows it Connected with whose login', async () => {
+    await available().getByText('Add a server that is not listed').click();
+    const form = available().getByRole('form', { name: 'Add a server that is not listed' });
+    await form.getByRole('textbox', { name: 'Server URL' }).fill(upstream.url);
+    await form.getByRole('textbox', { name: 'Name (optional)' }).fill('Issue tracker');
+    await form.getByRole('checkbox', { name: 'It needs an API key' }).check();
+    await form.getByRole('textbox', { name: 'Header' }).fill('X-Api-Key');
+    await form.getByRole('textbox', { name: 'Before the key (optional)' }).fill('');
+    const secret = form.getByRole('combobox', { name: 'Secret', exact: true });
+    await secret.waitFor();
+    await form.getByRole('textbox', { name: 'Secret name' }).waitFor(); // a place without secrets: a new one
+    assert.equal(await secret.inputValue(), '+new');
+    await form.getByRole('textbox', { name: 'Secret name' }).fill('ISSUES_KEY');
+    await form.getByLabel('Value (the API key)').fill(API_KEY);
+    await shot('add-server-form');
+    await form.getByRole('button', { name: 'Add and connect' }).click();
+
+    const row = connected().getByRole('listitem').filter({ hasText: 'Issue tracker' });
+    await row.getByText('Connected', { exact: true }).waitFor();
+    await row.getByText('Uses your login').waitFor();
+    await row.getByText('key from secret ISSUES_KEY').waitFor();
+    await page.getByRole('status').filter({ hasText: 'Issue tracker is connected' }).waitFor();
+    assert.ok(upstream.requests.some((h) => h['x-api-key'] === API_KEY), 'the upstream got the key from the new secret');
+    const secrets = (await (await fetch(`${await controlUrl()}/api/secrets?workspace_path=`, { headers: { Authorization: `Bearer ${await fx.host.adminToken()}` } })).json()) as { names: string[] };
+    assert.deepEqual(secrets.names, ['ISSUES_KEY']);
+    await shot('connected');
+  });
+
+  it('removes it after an inline Yes, and No keeps it', async () => {
+    const row = connected().getByRole('listitem').filter({ hasText: 'Issue tracker' });
+    await row.getByRole('button', { name: 'Remove Issue tracker' }).click();
+    await row.getByRole('group', { name: 'Remove Issue tracker?' }).waitFor();
+    await shot('remove-confirm');
+    await row.getByRole('button', { name: 'No' }).click();
+    await row.getByRole('button', { name: 'Remove Issue tracker' }).click();
+    await row.getByRole('button', { name: 'Yes, remove' }).click();
+    await connected().getByText('No connections yet').waitFor();
+    await page.getByRole('status').filter({ hasText: 'Issue tracker was removed.' }).waitFor();
+    await shot('removed');
+  });
+
+  it('adds a server with the keyboard only', async () => {
+    await page.reload();
+    await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
+    await available().getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
+    // From the top of the page, Tab to "Add a server that is not listed" and open it.
+    await tabUntil(page, `document.activeElement?.tagName === 'SUMMARY'`, 200);
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(`document.activeElement?.type`), 'url');
+    await page.keyboard.type(upstream.url);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Keyboard tracker');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space'); // It needs an API key
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('X-Api-Key');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.press('Tab'); // the secret: the one made before
+    assert.equal(await page.evaluate(`document.activeElement?.tagName`), 'SELECT');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.evaluate(`document.activeElement?.value`), 'ISSUES_KEY');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'Add and connect');
+    await shot('keyboard-add');
+    await page.keyboard.press('Enter');
+    const row = connected().getByRole('listitem').filter({ hasText: 'Keyboard tracker' });
+    await row.getByText('Connected', { exact: true }).waitFor();
+    // Focus stays visible: the focused element draws an outline.
+    await tabUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Remove Keyboard tracker'`, 200, true);
+    const outline = await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`);
+    assert.notEqual(outline, 'none');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'No', 'focus goes to the safe choice');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await connected().getByText('No connections yet').waitFor();
+    await shot('keyboard-removed');
+  });
+
+  async function controlUrl(): Promise<string> {
+    return new URL(await fx.host.loginUrl()).origin;
+  }
+});
+
+/** Presses Tab (or Shift+Tab backwards) until `check` (a page expression) is true. */
+async function tabUntil(page: Page, check: string, max: number, backwards = false): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    if (await page.evaluate(check)) return;
+    await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+  }
+  throw new Error(`Tab never reached: ${check}`);
+}

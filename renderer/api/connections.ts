@@ -1,0 +1,53 @@
+import { queryOptions } from '@tanstack/react-query';
+import { api, query } from './client';
+import type { AddServer, CatalogListing, Connection, ConnectResult, OwnApp, Place, PlaceConnections } from './types';
+
+// Query options and calls per feature: places, a place's connections, the catalog, a place's secrets.
+
+export const placesQuery = queryOptions({
+  queryKey: ['places'],
+  queryFn: () => api<{ places: Place[]; truncated: boolean }>('GET', '/places'),
+});
+
+export function placeConnectionsQuery(root: string, options: { polling: boolean }) {
+  return queryOptions({
+    queryKey: ['place-connections', root],
+    queryFn: () => api<PlaceConnections>('GET', `/mcp/place${query({ workspace_path: root })}`),
+    refetchOnWindowFocus: 'always',
+    // While a sign-in is open in the browser, the list updates by itself when it finishes.
+    refetchInterval: options.polling ? 2500 : false,
+  });
+}
+
+export function catalogQuery(search: string) {
+  return queryOptions({
+    queryKey: ['catalog', search],
+    queryFn: () => api<CatalogListing>('GET', `/catalog${query({ search: search || undefined })}`),
+    placeholderData: (previous) => previous,
+    // The registry fills in the background: look again while it is loading.
+    refetchInterval: (q) => (q.state.data?.registry.state === 'loading' ? 2000 : false),
+  });
+}
+
+export function secretsQuery(root: string) {
+  return queryOptions({
+    queryKey: ['secrets', root],
+    queryFn: () => api<{ names: string[] }>('GET', `/secrets${query({ workspace_path: root })}`),
+  });
+}
+
+export const refreshCatalog = () => api<CatalogListing>('POST', '/catalog/refresh');
+
+export const addFromCatalog = (root: string, catalog: string, secret?: string) =>
+  api<{ connection: Connection }>('POST', '/mcp/place', { workspace_path: root, catalog, ...(secret && { secret }) });
+
+export const addServer = (root: string, server: AddServer) => api<{ connection: Connection }>('POST', '/mcp/place', { workspace_path: root, server });
+
+export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =>
+  api<ConnectResult>('POST', `/mcp/place/${encodeURIComponent(name)}/connect${query({ workspace_path: root })}`, ownApp ? { own_app: ownApp } : {});
+
+export const removeConnection = (root: string, connection: Connection) =>
+  api<{ removed: boolean }>('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`);
+
+export const putSecret = (root: string, name: string, value: string) =>
+  api<void>('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, { value });

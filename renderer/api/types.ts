@@ -1,0 +1,78 @@
+// The API's answers as the page uses them (main/http/api-routes.ts is the source of truth).
+
+export type PlaceKind = 'machine' | 'workflow' | 'crew' | 'work' | 'code';
+
+export interface Place {
+  root: string;
+  kind: PlaceKind;
+  owner?: string;
+  label: string;
+  canEdit: boolean;
+}
+
+export type ConnectionState = 'connected' | 'paused' | 'needs-secret' | 'sign-in';
+
+export interface Connection {
+  name: string;
+  displayName: string;
+  catalogId: string;
+  url: string;
+  transport: 'streamable-http' | 'sse';
+  owner: string;
+  ownerName: string;
+  /** `header`: an API key in a header, taken from the place secret `secretName`. */
+  auth: 'oauth' | 'header' | 'none';
+  header?: string;
+  secretName?: string;
+  state: ConnectionState;
+  reason?: string;
+  canRemove: boolean;
+  addedAt: string;
+}
+
+export interface PlaceConnections {
+  place: Place;
+  rule: string;
+  connections: Connection[];
+}
+
+export interface CatalogEntry {
+  id: string;
+  name: string;
+  description: string;
+  url: string;
+  transport: 'streamable-http' | 'sse';
+  auth: 'oauth' | 'api-key' | 'none';
+  apiKey?: { header: string; prefix?: string };
+  signInGroup?: string;
+  needsOwnOAuthApp?: true;
+  homepage?: string;
+  docs?: string;
+  source: 'built-in' | 'registry';
+  registryName?: string;
+}
+
+export interface SignInGroup {
+  id: string;
+  name: string;
+  description: string;
+}
+
+export interface CatalogListing {
+  entries: CatalogEntry[];
+  groups: SignInGroup[];
+  registry: { state: 'ok' | 'loading' | 'failed' | 'disabled'; fetchedAt?: string; ageSeconds?: number; error?: string };
+}
+
+export type ConnectResult = { connection: Connection; tools: string[] } | { connection: Connection; authorizationUrl: string };
+
+export interface OwnApp {
+  client_id: string;
+  client_secret?: string;
+}
+
+export interface AddServer {
+  url: string;
+  name?: string;
+  header?: { name: string; prefix?: string; secret: string };
+}

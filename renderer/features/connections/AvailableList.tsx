@@ -1,0 +1,228 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
+import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
+import { ErrorNote, messageOf } from '../../ui/ErrorNote';
+import { Initial } from '../../ui/Initial';
+import { AddServerForm } from './AddServerForm';
+import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
+import type { ConnectFlow } from './useConnectFlow';
+
+const ME = 'local';
+
+const AUTH_WORDS: Record<CatalogEntry['auth'], string> = { oauth: 'Sign-in', 'api-key': 'API key', none: 'No key' };
+
+export function AvailableList({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
+  const client = useQueryClient();
+  const [typed, setTyped] = useState('');
+  const [search, setSearch] = useState('');
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(typed.trim()), 120);
+    return () => clearTimeout(timer);
+  }, [typed]);
+  const catalog = useQuery(catalogQuery(search));
+  const retry = useMutation({
+    mutationFn: refreshCatalog,
+    onSettled: () => client.invalidateQueries({ queryKey: ['catalog'] }),
+  });
+
+  const added = new Set(connections.filter((c) => c.owner === ME).map((c) => c.catalogId));
+  const data = catalog.data;
+  const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: data!.entries.filter((e) => e.signInGroup === g.id) })).filter((g) => g.entries.length);
+  const grouped = new Set(groups.map((g) => g.group.id));
+  const singles = (data?.entries ?? []).filter((e) => !e.signInGroup || !grouped.has(e.signInGroup));
+  const doRetry = () => retry.mutate();
+
+  return (
+    <div>
+      <div className="search">
+        <label htmlFor="catalog-search" className="sr-only">
+          Search connectors
+        </label>
+        <input id="catalog-search" type="search" placeholder="Search connectors" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" aria-controls="catalog-results" />
+        {catalog.isFetching && !catalog.isPending && <span className="muted small">Searching…</span>}
+      </div>
+
+      <div id="catalog-results" aria-busy={catalog.isFetching}>
+        {catalog.isPending ? (
+          <p className="muted" role="status">
+            Loading connectors…
+          </p>
+        ) : catalog.isError && !data ? (
+          <ErrorNote error={catalog.error} title="The connector list could not be loaded." onRetry={doRetry} retrying={retry.isPending} />
+        ) : (
+          <>
+            {data?.registry.state === 'failed' && (
+              <ErrorNote error={new Error(data.registry.error ?? 'The MCP Registry could not be reached.')} title="Only the built-in connectors are shown." onRetry={doRetry} retrying={retry.isPending} />
+            )}
+            {data?.registry.state === 'loading' && (
+              <p className="muted small" role="status">
+                Loading more connectors from the MCP Registry…
+              </p>
+            )}
+            {retry.isError && <ErrorNote error={retry.error} title="Retry failed." />}
+            {data && !data.entries.length ? (
+              search ? (
+                <p className="empty">No connector matches “{search}”. Try another word, or add the server below.</p>
+              ) : (
+                <div className="empty">
+                  <span>No connectors to show.</span>
+                  <button type="button" className="button" onClick={doRetry} disabled={retry.isPending}>
+                    {retry.isPending ? 'Retrying…' : 'Retry'}
+                  </button>
+                </div>
+              )
+            ) : (
+              <>
+                {groups.map(({ group, entries }) => (
+                  <GroupCard key={group.id} root={root} group={group} entries={entries} added={added} flow={flow} />
+                ))}
+                {singles.length > 0 && (
+                  <ul className="rows" aria-label="Connectors">
+                    {singles.map((entry) => (
+                      <EntryRow key={entry.id} root={root} entry={entry} added={added.has(entry.id)} flow={flow} />
+                    ))}
+                  </ul>
+                )}
+              </>
+            )}
+          </>
+        )}
+      </div>
+
+      <details className="disclosure">
+        <summary>Add a server that is not listed</summary>
+        <AddServerForm root={root} flow={flow} announce={announce} />
+      </details>
+    </div>
+  );
+}
+
+function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEntry; added: boolean; flow: ConnectFlow }) {
+  const client = useQueryClient();
+  const [askKey, setAskKey] = useState(false);
+  const [secret, setSecret] = useState<SecretChoice>(emptySecretChoice);
+  const connect = useMutation({
+    mutationFn: async () => {
+      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v) => putSecret(root, n, v)) : undefined;
+      const { connection } = await addFromCatalog(root, entry.id, secretName);
+      await client.invalidateQueries({ queryKey: ['secrets', root] });
+      await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn: entry.auth === 'oauth' });
+    },
+    onSuccess: () => setAskKey(false),
+  });
+  const start = () => (entry.auth === 'api-key' && !askKey ? setAskKey(true) : connect.mutate());
+  return (
+    <li className="row-wrap">
+      <div className="row">
+        <Initial name={entry.name} />
+        <div className="row-main">
+          <div className="row-title">
+            <span className="name">{entry.name}</span>
+            <span className="badge">{AUTH_WORDS[entry.auth]}</span>
+            {entry.source === 'registry' && <span className="badge quiet">Registry</span>}
+          </div>
+          <div className="row-detail">{entry.description}</div>
+        </div>
+        <div className="row-actions">
+          {added ? (
+            <span className="muted small">Added</span>
+          ) : (
+            !askKey && (
+              <button type="button" className="button" onClick={start} disabled={connect.isPending} aria-label={`Connect ${entry.name}`}>
+                {connect.isPending ? 'Connecting…' : 'Connect'}
+              </button>
+            )
+          )}
+        </div>
+      </div>
+      {askKey && (
+        <form
+          className="inline-form"
+          aria-label={`API key for ${entry.name}`}
+          onSubmit={(event) => {
+            event.preventDefault();
+            connect.mutate();
+          }}
+        >
+          <p className="muted small">
+            {entry.name} takes an API key{entry.apiKey ? ` in the ${entry.apiKey.header} header` : ''}. It is kept as a secret of this place.
+          </p>
+          <SecretPicker root={root} value={secret} onChange={setSecret} />
+          <div className="form-actions">
+            <button type="submit" className="button primary" disabled={connect.isPending}>
+              {connect.isPending ? 'Connecting…' : `Connect ${entry.name}`}
+            </button>
+            <button type="button" className="button" onClick={() => setAskKey(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {connect.isError && <ErrorNote error={connect.error} title={`${entry.name} is not connected.`} />}
+    </li>
+  );
+}
+
+/** Several services behind one provider login: chips to pick them, one button to connect them. */
+function GroupCard({ root, group, entries, added, flow }: { root: string; group: SignInGroup; entries: CatalogEntry[]; added: Set<string>; flow: ConnectFlow }) {
+  const client = useQueryClient();
+  const open = entries.filter((e) => !added.has(e.id));
+  const [unpicked, setUnpicked] = useState<Set<string>>(new Set());
+  const picked = open.filter((e) => !unpicked.has(e.id));
+  const connect = useMutation({
+    mutationFn: async () => {
+      const made: Connection[] = [];
+      for (const entry of picked) made.push((await addFromCatalog(root, entry.id)).connection);
+      await client.invalidateQueries({ queryKey: ['place-connections', root] });
+      // One sign-in now; the others show Sign in in Connected.
+      const first = made[0];
+      if (first) await flow.connect({ name: first.name, displayName: first.displayName, expectSignIn: true });
+    },
+  });
+  const toggle = (id: string) =>
+    setUnpicked((set) => {
+      const next = new Set(set);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  const n = picked.length;
+  return (
+    <div className="card" role="group" aria-labelledby={`group-${group.id}`}>
+      <div className="row">
+        <Initial name={group.name} />
+        <div className="row-main">
+          <div className="row-title">
+            <span className="name" id={`group-${group.id}`}>
+              {group.name}
+            </span>
+            <span className="badge">Sign-in</span>
+          </div>
+          <div className="row-detail">{group.description}</div>
+        </div>
+      </div>
+      <div className="chips" role="group" aria-label={`${group.name} services`}>
+        {entries.map((e) =>
+          added.has(e.id) ? (
+            <span key={e.id} className="chip chip-added">
+              {e.name} · added
+            </span>
+          ) : (
+            <button key={e.id} type="button" className="chip" aria-pressed={!unpicked.has(e.id)} onClick={() => toggle(e.id)} title={e.description}>
+              {e.name}
+            </button>
+          ),
+        )}
+      </div>
+      {open.length > 0 && (
+        <div className="form-actions">
+          <button type="button" className="button primary" disabled={!n || connect.isPending} onClick={() => connect.mutate()}>
+            {connect.isPending ? 'Connecting…' : `Connect ${n} ${n === 1 ? 'service' : 'services'}`}
+          </button>
+        </div>
+      )}
+      {connect.isError && <ErrorNote error={connect.error} title={messageOf(connect.error).startsWith(group.name) ? undefined : `${group.name} is not connected.`} />}
+    </div>
+  );
+}

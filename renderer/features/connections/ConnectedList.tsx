@@ -1,0 +1,170 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { putSecret, removeConnection } from '../../api/connections';
+import type { Connection } from '../../api/types';
+import { ErrorNote, messageOf } from '../../ui/ErrorNote';
+import { Initial } from '../../ui/Initial';
+import { OwnAppPanel } from './OwnAppPanel';
+import type { ConnectFlow } from './useConnectFlow';
+
+/** The page's callers (login cookie, desktop admin token) act as the person who runs the app. */
+const ME = 'local';
+
+const STATE_WORDS: Record<Connection['state'], string> = {
+  connected: 'Connected',
+  'sign-in': 'Sign in',
+  paused: 'Paused',
+  'needs-secret': 'Needs secret',
+};
+
+export function ConnectedList({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
+  if (!connections.length) {
+    return <p className="empty">No connections yet. Add one from Available below; it will use your login.</p>;
+  }
+  return (
+    <ul className="rows" aria-labelledby="connected-heading">
+      {connections.map((c) => (
+        <ConnectedRow key={`${c.owner}\n${c.name}`} root={root} connection={c} flow={flow} announce={announce} />
+      ))}
+    </ul>
+  );
+}
+
+function ConnectedRow({ root, connection: c, flow, announce }: { root: string; connection: Connection; flow: ConnectFlow; announce: (m: string) => void }) {
+  const client = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const [settingSecret, setSettingSecret] = useState(false);
+  const keepRef = useRef<HTMLButtonElement>(null);
+  const removeRef = useRef<HTMLButtonElement>(null);
+  const mine = c.owner === ME;
+  const pending = flow.pending.find((p) => p.name === c.name);
+  const ownApp = flow.ownApp?.name === c.name ? flow.ownApp : null;
+
+  const remove = useMutation({
+    mutationFn: () => removeConnection(root, c),
+    onSuccess: async () => {
+      announce(`${c.displayName} was removed.`);
+      flow.dismiss(c.name);
+      await client.invalidateQueries({ queryKey: ['place-connections', root] });
+    },
+  });
+  const signIn = useMutation({ mutationFn: () => flow.connect({ name: c.name, displayName: c.displayName, expectSignIn: true }) });
+
+  useEffect(() => {
+    if (confirming) keepRef.current?.focus();
+  }, [confirming]);
+
+  const stateText = pending ? 'Signing in…' : STATE_WORDS[c.state];
+  const detail = [`Uses ${mine ? 'your' : `${c.ownerName}’s`} login`, c.secretName ? `key from secret ${c.secretName}` : undefined].filter(Boolean).join(' · ');
+
+  return (
+    <li className="row-wrap">
+      <div className="row">
+        <Initial name={c.displayName} />
+        <div className="row-main">
+          <div className="row-title">
+            <span className="name">{c.displayName}</span>
+            <span className={`state state-${pending ? 'pending' : c.state}`}>{stateText}</span>
+          </div>
+          <div className="row-detail">
+            {detail}
+            {c.reason && c.state !== 'connected' && <span className="reason"> — {c.reason}</span>}
+          </div>
+        </div>
+        <div className="row-actions">
+          {confirming ? (
+            <div className="confirm" role="group" aria-label={`Remove ${c.displayName}?`}>
+              <span>Remove? {mine ? 'Your' : `${c.ownerName}’s`} login is deleted.</span>
+              <button type="button" className="button danger" onClick={() => remove.mutate()} disabled={remove.isPending}>
+                {remove.isPending ? 'Removing…' : 'Yes, remove'}
+              </button>
+              <button
+                type="button"
+                className="button"
+                ref={keepRef}
+                onClick={() => {
+                  setConfirming(false);
+                  remove.reset();
+                  requestAnimationFrame(() => removeRef.current?.focus());
+                }}
+              >
+                No
+              </button>
+            </div>
+          ) : (
+            <>
+              {mine && c.auth === 'oauth' && c.state === 'sign-in' && !pending && (
+                <button type="button" className="button primary" onClick={() => signIn.mutate()} disabled={signIn.isPending} aria-label={`Sign in to ${c.displayName}`}>
+                  {signIn.isPending ? 'Opening…' : 'Sign in'}
+                </button>
+              )}
+              {c.state === 'needs-secret' && c.secretName && c.canRemove && !settingSecret && (
+                <button type="button" className="button" onClick={() => setSettingSecret(true)} aria-label={`Set the secret ${c.secretName} for ${c.displayName}`}>
+                  Set secret
+                </button>
+              )}
+              {c.canRemove && (
+                <button type="button" className="button" ref={removeRef} onClick={() => setConfirming(true)} aria-label={`Remove ${c.displayName}`}>
+                  Remove
+                </button>
+              )}
+            </>
+          )}
+        </div>
+      </div>
+      {pending && (
+        <div className="note note-info" role="status">
+          <span>
+            Finish signing in to {c.displayName} in your browser; this list updates when you are done.{' '}
+            <a href={pending.url} target="_blank" rel="noopener noreferrer">
+              {pending.opened ? 'Open the sign-in page again' : 'Open the sign-in page'}
+            </a>
+          </span>
+          <button type="button" className="button quiet" onClick={() => flow.dismiss(c.name)}>
+            Stop waiting
+          </button>
+        </div>
+      )}
+      {signIn.isError && <ErrorNote error={signIn.error} title={`Could not start the sign-in to ${c.displayName}.`} />}
+      {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
+      {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
+      {settingSecret && c.secretName && <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />}
+    </li>
+  );
+}
+
+function SetSecret({ root, secretName, onDone, announce }: { root: string; secretName: string; onDone: () => void; announce: (m: string) => void }) {
+  const client = useQueryClient();
+  const [value, setValue] = useState('');
+  const save = useMutation({
+    mutationFn: () => putSecret(root, secretName, value),
+    onSuccess: async () => {
+      announce(`The secret ${secretName} is saved.`);
+      await Promise.all([client.invalidateQueries({ queryKey: ['place-connections', root] }), client.invalidateQueries({ queryKey: ['secrets', root] })]);
+      onDone();
+    },
+  });
+  return (
+    <form
+      className="inline-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (value) save.mutate();
+      }}
+    >
+      <label className="field">
+        <span className="field-label">Value of {secretName} (the API key)</span>
+        <input type="password" autoComplete="off" value={value} onChange={(e) => setValue(e.target.value)} required autoFocus />
+      </label>
+      <div className="form-actions">
+        <button type="submit" className="button primary" disabled={save.isPending || !value}>
+          {save.isPending ? 'Saving…' : 'Save secret'}
+        </button>
+        <button type="button" className="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+      {save.isError && <p className="field-error" role="alert">{messageOf(save.error)}</p>}
+    </form>
+  );
+}

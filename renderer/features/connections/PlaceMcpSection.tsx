@@ -1,0 +1,73 @@
+import { useQuery } from '@tanstack/react-query';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { placeConnectionsQuery } from '../../api/connections';
+import type { Place } from '../../api/types';
+import { ErrorNote } from '../../ui/ErrorNote';
+import { AvailableList } from './AvailableList';
+import { ConnectedList } from './ConnectedList';
+import { useConnectFlow } from './useConnectFlow';
+
+/**
+ * A place's MCP connections, one page: the rule in one line, Connected (whose login, state, Sign
+ * in, Remove), then Available (search, sign-in groups, connectors, a server that is not listed).
+ */
+export function PlaceMcpSection({ place }: { place: Place }) {
+  const [message, setMessage] = useState('');
+  const announce = useCallback((text: string) => setMessage(text), []);
+  const flow = useConnectFlow(place.root, announce);
+  const connections = useQuery(placeConnectionsQuery(place.root, { polling: flow.pending.length > 0 }));
+
+  // A sign-in finished (or failed) in the browser: the connection is no longer waiting for one.
+  const { settle } = flow;
+  const list = connections.data?.connections;
+  const pendingNames = flow.pending.map((p) => p.name).join('\n');
+  const announced = useRef(announce);
+  announced.current = announce;
+  useEffect(() => {
+    if (!list || !pendingNames) return;
+    const done = list.filter((c) => pendingNames.split('\n').includes(c.name) && c.state !== 'sign-in');
+    if (!done.length) return;
+    settle(new Set(done.map((c) => c.name)));
+    const names = done.filter((c) => c.state === 'connected').map((c) => c.displayName);
+    if (names.length) announced.current(`${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} connected.`);
+  }, [list, pendingNames, settle]);
+
+  const canEdit = connections.data?.place.canEdit ?? place.canEdit;
+
+  return (
+    <div className="section">
+      <header className="section-header">
+        <h1>Connections</h1>
+        <p className="muted">MCP servers the agents of {place.label} can use.</p>
+      </header>
+
+      <div className="live" role="status" aria-live="polite">
+        {message}
+      </div>
+
+      {connections.data && <p className="rule">{connections.data.rule}</p>}
+
+      <section aria-labelledby="connected-heading" className="group">
+        <h2 id="connected-heading">Connected</h2>
+        {connections.isPending ? (
+          <p className="muted" role="status">
+            Loading connections…
+          </p>
+        ) : connections.isError ? (
+          <ErrorNote error={connections.error} title="The connections could not be loaded." onRetry={() => void connections.refetch()} retrying={connections.isFetching} />
+        ) : (
+          <ConnectedList root={place.root} connections={connections.data.connections} flow={flow} announce={announce} />
+        )}
+      </section>
+
+      <section aria-labelledby="available-heading" className="group">
+        <h2 id="available-heading">Available</h2>
+        {canEdit ? (
+          <AvailableList root={place.root} connections={connections.data?.connections ?? []} flow={flow} announce={announce} />
+        ) : (
+          <p className="note">You can see this place’s connections, but only its editors can add them.</p>
+        )}
+      </section>
+    </div>
+  );
+}

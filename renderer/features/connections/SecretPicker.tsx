@@ -1,0 +1,78 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useId } from 'react';
+import { secretsQuery } from '../../api/connections';
+
+export const NEW_SECRET = '+new';
+
+export interface SecretChoice {
+  /** An existing secret's name, or NEW_SECRET. */
+  pick: string;
+  newName: string;
+  newValue: string;
+}
+
+export const emptySecretChoice = (): SecretChoice => ({ pick: '', newName: '', newValue: '' });
+
+/** The place secret an API key is taken from: one the place has, or a new one made here. */
+export function SecretPicker({ root, value, onChange }: { root: string; value: SecretChoice; onChange: (next: SecretChoice) => void }) {
+  const secrets = useQuery(secretsQuery(root));
+  const id = useId();
+  const names = secrets.data?.names ?? [];
+  const pick = value.pick;
+  const noSecrets = secrets.isSuccess && !names.length;
+  // A place without secrets: the only choice is a new one.
+  useEffect(() => {
+    if (noSecrets && !value.pick) onChange({ ...value, pick: NEW_SECRET });
+  }, [noSecrets, value, onChange]);
+  return (
+    <fieldset className="fieldset">
+      <legend>API key, from a secret of this place</legend>
+      <label className="field">
+        <span className="field-label">Secret</span>
+        <select id={`${id}-pick`} value={pick} onChange={(e) => onChange({ ...value, pick: e.target.value })} required>
+          {!secrets.isSuccess && <option value="">{secrets.isError ? 'Secrets unavailable' : 'Loading secrets…'}</option>}
+          {secrets.isSuccess && names.length > 0 && <option value="">Choose a secret</option>}
+          {names.map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
+          <option value={NEW_SECRET}>New secret…</option>
+        </select>
+      </label>
+      {pick === NEW_SECRET && (
+        <div className="field-row">
+          <label className="field">
+            <span className="field-label">Secret name</span>
+            <input
+              value={value.newName}
+              onChange={(e) => onChange({ ...value, pick: NEW_SECRET, newName: e.target.value })}
+              required
+              pattern="[A-Za-z0-9_.\-]{1,64}"
+              title="1 to 64 letters, digits, _ . or -"
+              placeholder="e.g. ISSUES_API_KEY"
+              autoComplete="off"
+            />
+          </label>
+          <label className="field">
+            <span className="field-label">Value (the API key)</span>
+            <input type="password" value={value.newValue} onChange={(e) => onChange({ ...value, pick: NEW_SECRET, newValue: e.target.value })} required autoComplete="off" />
+          </label>
+        </div>
+      )}
+    </fieldset>
+  );
+}
+
+/** The chosen secret's name, creating it first when it is new. */
+export async function resolveSecret(choice: SecretChoice, save: (name: string, value: string) => Promise<void>): Promise<string> {
+  const pick = choice.pick;
+  if (pick === NEW_SECRET) {
+    const name = choice.newName.trim();
+    if (!name || !choice.newValue) throw new Error('Give the new secret a name and a value.');
+    await save(name, choice.newValue);
+    return name;
+  }
+  if (!pick) throw new Error('Choose the secret that holds the API key, or make a new one.');
+  return pick;
+}
