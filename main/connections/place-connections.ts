@@ -150,7 +150,7 @@ export class PlaceConnections {
     await this.deps.gateway.drop(removed);
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
     const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
-    await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
+    if (!revocation) await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
     const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set() });
     return revocation?.problems.length ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` } : view;
   }
