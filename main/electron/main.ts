@@ -19,7 +19,7 @@ import { applyWorkingDirectory, loadConfig } from '../config.js';
 import { Host } from '../host.js';
 import { autostartPath, HIDDEN_ARG, LinuxAutostart } from './autostart.js';
 import { checkArgs, senderAllowed, type IpcSender } from './ipc-checks.js';
-import { loadSettings } from './settings.js';
+import { loadSettings, userDataDirFromArgs } from './settings.js';
 import { TRAY_ICON_COLOR, TRAY_ICON_TEMPLATE } from './tray-icon.js';
 import { trayMenuModel, trayStatusLine, type TrayAction, type TrayItem } from './tray-menu.js';
 import { navigationDecision, originOf, SignInUrls, windowOptions } from './window.js';
@@ -44,6 +44,10 @@ let hostClosed = false;
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
+
+// Before the single-instance lock, which lives in the userData folder.
+const userDataDir = userDataDirFromArgs(process.argv);
+if (userDataDir) app.setPath('userData', userDataDir);
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();

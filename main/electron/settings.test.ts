@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_SETTINGS, loadSettings, parseSettings, SETTINGS_FILE } from './settings.js';
+import { DEFAULT_SETTINGS, loadSettings, parseSettings, SETTINGS_FILE, userDataDirFromArgs } from './settings.js';
 
 describe('parseSettings', () => {
   it('reads the known settings, with the defaults for the rest', () => {
@@ -46,5 +46,17 @@ describe('loadSettings', () => {
     const { settings, problem } = await loadSettings(dir);
     assert.deepEqual(settings, DEFAULT_SETTINGS);
     assert.match(problem ?? '', /settings\.json: startServerAtLaunch must be true or false\. Using the defaults until it is fixed\./);
+  });
+});
+
+describe('userDataDirFromArgs', () => {
+  it('reads --user-data-dir=<path>, relative to the working directory', () => {
+    assert.equal(userDataDirFromArgs(['/e/electron', '/app', '--user-data-dir=/tmp/profile'], '/w'), '/tmp/profile');
+    assert.equal(userDataDirFromArgs(['/e/electron', '--user-data-dir=profile', '--hidden'], '/w'), '/w/profile');
+  });
+
+  it('answers nothing when the switch is absent or empty', () => {
+    assert.equal(userDataDirFromArgs(['/e/electron', '/app', '--hidden'], '/w'), undefined);
+    assert.equal(userDataDirFromArgs(['/e/electron', '--user-data-dir='], '/w'), undefined);
   });
 });

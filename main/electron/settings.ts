@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /** The desktop app's own settings: `settings.json` in Electron's userData folder, edited by hand. */
 export interface DesktopSettings {
@@ -54,4 +54,16 @@ export function parseSettings(text: string): DesktopSettings {
     }
   }
   return settings;
+}
+
+/**
+ * The folder a `--user-data-dir=<path>` argument asks for. Electron keeps its userData folder (and
+ * with it these settings, the server's state and the single-instance lock) where the app's name
+ * says unless told otherwise, so the app reads the switch itself: a second profile, a portable
+ * install or a test gets a folder of its own.
+ */
+export function userDataDirFromArgs(argv: readonly string[], cwd: string = process.cwd()): string | undefined {
+  const arg = argv.find((a) => a.startsWith('--user-data-dir='));
+  const value = arg?.slice('--user-data-dir='.length);
+  return value ? resolve(cwd, value) : undefined;
 }
