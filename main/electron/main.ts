@@ -53,8 +53,11 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   app.on('second-instance', () => showWindow());
-  // macOS: a click on the Dock icon.
-  app.on('activate', () => showWindow());
+  // macOS: a click on the Dock icon. It also fires as the app starts, so it counts only once the
+  // page is up: a start at login stays in the tray.
+  app.on('activate', (_event, hasVisibleWindows) => {
+    if (controlUrl && !hasVisibleWindows) showWindow();
+  });
   // The app lives in the tray: no window open is its normal state.
   app.on('window-all-closed', () => {});
   app.on('before-quit', (event) => {
