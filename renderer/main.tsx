@@ -1,8 +1,21 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { focusManager, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
 import './styles.css';
+
+// Back to the window (a sign-in finished in the browser, another tab changed something): look again.
+// React Query listens for visibilitychange only; switching windows fires just focus.
+focusManager.setEventListener((handleFocus) => {
+  const onVisibility = () => handleFocus(document.visibilityState === 'visible');
+  const onFocus = () => handleFocus(true);
+  window.addEventListener('visibilitychange', onVisibility, false);
+  window.addEventListener('focus', onFocus, false);
+  return () => {
+    window.removeEventListener('visibilitychange', onVisibility);
+    window.removeEventListener('focus', onFocus);
+  };
+});
 
 const client = new QueryClient({
   defaultOptions: {

@@ -87,6 +87,8 @@ describe('the page: connections of a place', { skip }, () => {
     await shot('catalog-failed');
     registry.setMode('ok');
     await failure.getByRole('button', { name: 'Retry' }).click();
+    // The list is long now: the first rows, then all of them on request.
+    await available().getByRole('button', { name: /^Show all \d+ connectors$/ }).click();
     await available().getByText('Fixture Server 0', { exact: true }).waitFor();
     await failure.waitFor({ state: 'detached' });
     await shot('catalog-after-retry');
@@ -144,6 +146,21 @@ describe('the page: connections of a place', { skip }, () => {
     await shot('connected');
   });
 
+  it('shows a missing secret with its reason, and setting it there connects again', async () => {
+    const admin = { Authorization: `Bearer ${await fx.host.adminToken()}` };
+    const gone = await fetch(`${await controlUrl()}/api/secrets/ISSUES_KEY?workspace_path=`, { method: 'DELETE', headers: admin });
+    assert.equal(gone.status, 204);
+    await page.evaluate(`window.dispatchEvent(new Event('focus'))`); // the list refetches on focus
+    const row = connected().getByRole('listitem').filter({ hasText: 'Issue tracker' });
+    await row.getByText('Needs secret', { exact: true }).waitFor();
+    await row.getByText('The secret "ISSUES_KEY" is missing', { exact: false }).waitFor();
+    await shot('needs-secret');
+    await row.getByRole('button', { name: 'Set the secret ISSUES_KEY for Issue tracker' }).click();
+    await row.getByLabel('Value of ISSUES_KEY (the API key)').fill(API_KEY);
+    await row.getByRole('button', { name: 'Save secret' }).click();
+    await row.getByText('Connected', { exact: true }).waitFor();
+  });
+
   it('removes it after an inline Yes, and No keeps it', async () => {
     const row = connected().getByRole('listitem').filter({ hasText: 'Issue tracker' });
     await row.getByRole('button', { name: 'Remove Issue tracker' }).click();
@@ -179,6 +196,7 @@ describe('the page: connections of a place', { skip }, () => {
     await page.keyboard.press('Backspace');
     await page.keyboard.press('Tab'); // the secret: the one made before
     assert.equal(await page.evaluate(`document.activeElement?.tagName`), 'SELECT');
+    await page.locator('select option[value="ISSUES_KEY"]').waitFor({ state: 'attached' }); // the place's secrets are loaded
     await page.keyboard.press('ArrowDown');
     assert.equal(await page.evaluate(`document.activeElement?.value`), 'ISSUES_KEY');
     await page.keyboard.press('Tab');
@@ -197,6 +215,14 @@ describe('the page: connections of a place', { skip }, () => {
     await page.keyboard.press('Enter');
     await connected().getByText('No connections yet').waitFor();
     await shot('keyboard-removed');
+  });
+
+  it('follows a dark system theme', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const background = await page.evaluate(`getComputedStyle(document.body).backgroundColor`);
+    assert.equal(background, 'rgb(21, 23, 27)');
+    await shot('dark');
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   async function controlUrl(): Promise<string> {

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { addServer, putSecret, secretsQuery } from '../../api/connections';
 import { messageOf } from '../../ui/ErrorNote';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
-import type { ConnectFlow } from './useConnectFlow';
+import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
 
 /** A remote MCP server by URL, with an optional API-key header taken from a place secret. */
 export function AddServerForm({ root, flow, announce }: { root: string; flow: ConnectFlow; announce: (m: string) => void }) {
@@ -26,16 +26,20 @@ export function AddServerForm({ root, flow, announce }: { root: string; flow: Co
         ...(secretName && { header: { name: header.trim(), ...(prefix && { prefix }), secret: secretName } }),
       });
       announce(`${connection.displayName} was added.`);
-      await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn: connection.auth === 'oauth' });
+      await connectAdded(flow, connection, connection.auth === 'oauth');
     },
-    onSuccess: () => {
-      setUrl('');
-      setName('');
-      setUseKey(false);
-      setSecret(emptySecretChoice());
+    onSuccess: () => reset(),
+    onError: (error) => {
+      if (error instanceof AddedButNotConnected) reset();
     },
     onSettled: () => client.invalidateQueries({ queryKey: ['place-connections', root] }),
   });
+  function reset() {
+    setUrl('');
+    setName('');
+    setUseKey(false);
+    setSecret(emptySecretChoice());
+  }
 
   return (
     <form

@@ -2,13 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
 import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
-import { ErrorNote, messageOf } from '../../ui/ErrorNote';
+import { ErrorNote } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { AddServerForm } from './AddServerForm';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
-import type { ConnectFlow } from './useConnectFlow';
+import { connectAdded, type ConnectFlow } from './useConnectFlow';
 
 const ME = 'local';
+
+/** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
+const FIRST_ROWS = 25;
 
 const AUTH_WORDS: Record<CatalogEntry['auth'], string> = { oauth: 'Sign-in', 'api-key': 'API key', none: 'No key' };
 
@@ -16,10 +19,12 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
   const client = useQueryClient();
   const [typed, setTyped] = useState('');
   const [search, setSearch] = useState('');
+  const [showAll, setShowAll] = useState(false);
   useEffect(() => {
     const timer = setTimeout(() => setSearch(typed.trim()), 120);
     return () => clearTimeout(timer);
   }, [typed]);
+  useEffect(() => setShowAll(false), [search]);
   const catalog = useQuery(catalogQuery(search));
   const retry = useMutation({
     mutationFn: refreshCatalog,
@@ -79,10 +84,15 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
                 ))}
                 {singles.length > 0 && (
                   <ul className="rows" aria-label="Connectors">
-                    {singles.map((entry) => (
+                    {(showAll ? singles : singles.slice(0, FIRST_ROWS)).map((entry) => (
                       <EntryRow key={entry.id} root={root} entry={entry} added={added.has(entry.id)} flow={flow} />
                     ))}
                   </ul>
+                )}
+                {!showAll && singles.length > FIRST_ROWS && (
+                  <button type="button" className="button more" onClick={() => setShowAll(true)}>
+                    Show all {singles.length} connectors
+                  </button>
                 )}
               </>
             )}
@@ -107,7 +117,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
       const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v) => putSecret(root, n, v)) : undefined;
       const { connection } = await addFromCatalog(root, entry.id, secretName);
       await client.invalidateQueries({ queryKey: ['secrets', root] });
-      await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn: entry.auth === 'oauth' });
+      await connectAdded(flow, connection, entry.auth === 'oauth');
     },
     onSuccess: () => setAskKey(false),
   });
@@ -177,7 +187,7 @@ function GroupCard({ root, group, entries, added, flow }: { root: string; group:
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
       // One sign-in now; the others show Sign in in Connected.
       const first = made[0];
-      if (first) await flow.connect({ name: first.name, displayName: first.displayName, expectSignIn: true });
+      if (first) await connectAdded(flow, first, true);
     },
   });
   const toggle = (id: string) =>
@@ -222,7 +232,7 @@ function GroupCard({ root, group, entries, added, flow }: { root: string; group:
           </button>
         </div>
       )}
-      {connect.isError && <ErrorNote error={connect.error} title={messageOf(connect.error).startsWith(group.name) ? undefined : `${group.name} is not connected.`} />}
+      {connect.isError && <ErrorNote error={connect.error} title={`${group.name} is not connected.`} />}
     </div>
   );
 }

@@ -2,7 +2,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useState } from 'react';
 import { ApiError, openExternal } from '../../api/client';
 import { connectConnection } from '../../api/connections';
-import type { OwnApp } from '../../api/types';
+import type { Connection, OwnApp } from '../../api/types';
+import { messageOf } from '../../ui/ErrorNote';
 
 export interface PendingSignIn {
   name: string;
@@ -77,3 +78,17 @@ export function useConnectFlow(root: string, announce: (message: string) => void
 }
 
 export type ConnectFlow = ReturnType<typeof useConnectFlow>;
+
+/** The connection was added (it is in Connected now), but connecting it failed. */
+export class AddedButNotConnected extends Error {
+  override readonly name = 'AddedButNotConnected';
+}
+
+/** Connects a connection just added; a failure says that it was added and where to finish. */
+export async function connectAdded(flow: ConnectFlow, connection: Connection, expectSignIn: boolean): Promise<void> {
+  try {
+    await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn });
+  } catch (error) {
+    throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`);
+  }
+}
