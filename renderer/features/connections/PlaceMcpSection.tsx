@@ -14,6 +14,12 @@ import { useConnectFlow } from './useConnectFlow';
 export function PlaceMcpSection({ place }: { place: Place }) {
   const [message, setMessage] = useState('');
   const announce = useCallback((text: string) => setMessage(text), []);
+  // The latest outcome stays a while, then the page is quiet again.
+  useEffect(() => {
+    if (!message) return;
+    const timer = setTimeout(() => setMessage(''), 12_000);
+    return () => clearTimeout(timer);
+  }, [message]);
   const flow = useConnectFlow(place.root, announce);
   const connections = useQuery(placeConnectionsQuery(place.root, { polling: flow.pending.length > 0 }));
 
