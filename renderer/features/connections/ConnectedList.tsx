@@ -68,7 +68,8 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           </div>
           <div className="row-detail">
             {detail}
-            {c.reason && c.state !== 'connected' && <span className="reason"> — {c.reason}</span>}
+            {c.reason && c.state !== 'connected' && !(mine && c.state === 'sign-in') && <span className="reason"> — {c.reason}</span>}
+            {mine && c.state === 'sign-in' && !pending && <span className="reason"> — not signed in yet</span>}
           </div>
         </div>
         <div className="row-actions">
@@ -93,7 +94,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
             </div>
           ) : (
             <>
-              {mine && c.auth === 'oauth' && c.state === 'sign-in' && !pending && (
+              {mine && c.auth === 'oauth' && c.state === 'sign-in' && !pending && !ownApp && (
                 <button type="button" className="button primary" onClick={() => signIn.mutate()} disabled={signIn.isPending} aria-label={`Sign in to ${c.displayName}`}>
                   {signIn.isPending ? 'Opening…' : 'Sign in'}
                 </button>
