@@ -38,7 +38,21 @@ const OF_INTEREST = [
   'validateToolInput',
   'executeToolHandler',
   'writeSSEEvent',
+  // the gateway's per-call work (bench/gateway.ts)
+  'findIn',
+  'usable',
+  'snapshot',
+  'names',
+  'accounts',
+  'checkAppToken',
+  'withClient',
+  'guardedFetch',
+  'checkTarget',
+  'processStream',
 ];
+
+/** Native functions that hand an fs request to the thread pool. */
+const FS_NATIVES = new Set(['stat', 'lstat', 'fstat', 'open', 'openFileHandle', 'close', 'read']);
 
 export function where(url: string): string {
   if (url === '') return 'native/VM';
@@ -95,6 +109,14 @@ export async function summarizeProfile(path: string): Promise<string> {
     if (f.startsWith('(idle)')) continue;
     lines.push(`  ${pct(us, busyUs).padStart(6)}  ${(us / 1000).toFixed(0).padStart(6)} ms  ${f}`);
   }
+  // Native fs calls only queue work for libuv's thread pool, yet on a busy box their self time is
+  // large: waking a pool thread lets the scheduler run something else, and the samples land here.
+  let fsUs = 0;
+  for (const [id, us] of selfUs) {
+    const { callFrame } = byId.get(id)!;
+    if (callFrame.url === '' && FS_NATIVES.has(callFrame.functionName)) fsUs += us;
+  }
+  lines.push('', `native fs calls (${[...FS_NATIVES].join(', ')}), self time: ${(fsUs / 1000).toFixed(0)} ms, ${pct(fsUs, busyUs)} of busy`);
   lines.push('', 'inclusive time of functions of interest (% of busy):');
   for (const name of OF_INTEREST) {
     const us = inclusive.get(name);

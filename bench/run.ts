@@ -1,16 +1,22 @@
 /**
- * `npm run bench`: latency/throughput of our `read` tool against a bare MCP SDK server, a
- * breakdown of where the difference goes, and the server's peak memory while reading the end of
- * a 1 GiB file and while bash prints 1 GiB. See bench/README.md for what is measured and the
- * figures of a real run. Raw results go to bench/out/.
+ * `npm run bench`: two benchmarks, see bench/README.md for what is measured and the figures of a
+ * real run. Raw results go to bench/out/.
+ *
+ *   read:     latency/throughput of our `read` tool against a bare MCP SDK server, a breakdown of
+ *             where the difference goes, and the server's peak memory while reading the end of a
+ *             1 GiB file and while bash prints 1 GiB (this file).
+ *   gateway:  an upstream MCP server's `echo` called through our host's gateway against the same
+ *             call made directly to the upstream, and a breakdown (bench/gateway.ts).
  *
  * Flags (after `npm run bench --`):
+ *   --only read|gateway  run one of the two benchmarks (default: both)
  *   --no-build      use dist/ as it is instead of running `tsc -p tsconfig.build.json` first
  *   --quick         fewer rounds (a smoke run; figures are noisier)
- *   --no-breakdown  skip the cost breakdown (variant servers and in-process timings)
+ *   --no-breakdown  skip the cost breakdowns (variant servers and in-process timings)
  *   --no-memory     skip the 1 GiB memory benchmarks
- *   --profile       run our server and the baseline with --cpu-prof during the headline
- *                   comparison; profiles and their summary land in bench/out/prof/
+ *   --profile       run our server and the baseline with --cpu-prof during the read headline
+ *                   comparison, and our host during the gateway's; profiles and their summary
+ *                   land in bench/out/prof/
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, open, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
@@ -19,10 +25,13 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentTokenStore } from '../main/auth/agent-tokens.js';
+import { gatewayBench, gatewayReport, type GatewayResults } from './gateway.js';
 import { memoryOf, resetPeak, runNode, startServer, watchMemory, type ServerProcess } from './lib/child.js';
-import { callOnce, closeSession, openSession, runSegment, summarize, textOf, type Call, type Segment, type Session, type Summary } from './lib/load.js';
+import { callOnce, closeSession, openSession, textOf, type Call, type Session, type Summary } from './lib/load.js';
 import { microBench, type MicroResult } from './lib/micro.js';
+import { CASES, pairedMedian, roundRatios, runRounds, type CaseFigures, type CaseName, type Plan } from './lib/rounds.js';
 import { BASELINE_TEXT, BASELINE_TOOL, TEXT_1K } from './lib/shared.js';
+import { log, median, signed, sleep } from './lib/util.js';
 import { summarizeProfile } from './profile-summary.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,9 +40,17 @@ const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
 const OUT_DIR = join(REPO, 'bench', 'out');
 const PROF_DIR = join(OUT_DIR, 'prof');
 
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
 const QUICK = args.has('--quick');
 const PROFILE = args.has('--profile');
+const ONLY = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined;
+if (ONLY !== undefined && ONLY !== 'read' && ONLY !== 'gateway') {
+  process.stderr.write(`bench: --only takes "read" or "gateway", not ${JSON.stringify(ONLY)}\n`);
+  process.exit(2);
+}
+const RUN_READ = ONLY !== 'gateway';
+const RUN_GATEWAY = ONLY !== 'read';
 
 // Our server is started with `--port 0 --control-port 0`: free ports for the agent endpoint and the
 // page's control endpoint, so that several can run side by side (and beside a real one).
@@ -42,15 +59,6 @@ const PROFILE = args.has('--profile');
 const SESSIONS = 8;
 const P50_GOAL_RATIO = 1.15;
 
-interface Plan {
-  rounds: number;
-  /** Per round and server: calls one after another on one session. */
-  c1Calls: number;
-  /** Per round and server: calls per session, the 8 sessions running at once (8 in flight). */
-  c8CallsPerSession: number;
-  warmupC1: number;
-  warmupC8PerSession: number;
-}
 const HEADLINE: Plan = QUICK
   ? { rounds: 3, c1Calls: 200, c8CallsPerSession: 40, warmupC1: 200, warmupC8PerSession: 30 }
   : { rounds: 12, c1Calls: 250, c8CallsPerSession: 60, warmupC1: 300, warmupC8PerSession: 50 };
@@ -96,13 +104,16 @@ async function main(): Promise<void> {
   await Promise.all(Object.values(dirs).map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
   // TMPDIR too: the bash tool's saved full output goes to the OS temp dir, so it lands under root.
   // The secret store (which holds the token signing key) is the encrypted file in the state dir:
-  // a headless box has no OS keychain, and the bench must not touch the user's.
+  // a headless box has no OS keychain, and the bench must not touch the user's. The registry is
+  // off (empty WORKSPACE_REGISTRY_URL): the server would otherwise fetch the official MCP Registry
+  // for its catalog at startup, and the bench talks to loopback only.
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     WORKSPACE_STATE_DIR: dirs.state,
     WORKSPACE_CWD: dirs.work,
     TMPDIR: dirs.tmp,
     WORKSPACE_SECRET_STORE: 'file',
+    WORKSPACE_REGISTRY_URL: '',
   };
 
   let build = 'skipped (--no-build)';
@@ -118,33 +129,51 @@ async function main(): Promise<void> {
       log(`WARNING: the build reported ${build}`);
     }
   }
-  const token = (await runNode([CLI, 'token', 'create', '--name', 'bench', '--expires', '1d'], { env, cwd: dirs.work })).trim();
-  const smallFile = join(dirs.work, 'small-1k.txt');
-  await writeFile(smallFile, TEXT_1K);
-  if (Buffer.byteLength(TEXT_1K) !== 1024) throw new Error('the small file must be 1 KiB');
-  const bareAuthToken = (await new AgentTokenStore({ stateDir: dirs.bareAuth }).create({ name: 'bench', expiresIn: '1d' })).token;
-  const ctx: Context = { env, work: dirs.work, tmp: dirs.tmp, token, smallFile, bareAuth: { stateDir: dirs.bareAuth, token: bareAuthToken } };
+  // The code measured is what was just built: read the commit now (others may commit during the run).
+  const commit = await gitCommit();
+  if (PROFILE) await rm(PROF_DIR, { recursive: true, force: true });
 
-  log('\n1. latency: our read vs the bare SDK server');
-  const headline = await compare(ctx, [TARGETS.baseline, TARGETS.ours], HEADLINE, PROFILE);
-  const latency = {
-    goalP50Ratio: P50_GOAL_RATIO,
-    cases: headline.cases,
-    serverRss: headline.serverRss,
-  };
-  const profiles = PROFILE ? await profileSummaries() : undefined;
+  let latency: Results['latency'];
+  let breakdown: Results['breakdown'];
+  let memory: Results['memory'];
+  if (RUN_READ) {
+    const token = (await runNode([CLI, 'token', 'create', '--name', 'bench', '--expires', '1d'], { env, cwd: dirs.work })).trim();
+    const smallFile = join(dirs.work, 'small-1k.txt');
+    await writeFile(smallFile, TEXT_1K);
+    if (Buffer.byteLength(TEXT_1K) !== 1024) throw new Error('the small file must be 1 KiB');
+    const bareAuthToken = (await new AgentTokenStore({ stateDir: dirs.bareAuth }).create({ name: 'bench', expiresIn: '1d' })).token;
+    const ctx: Context = { env, work: dirs.work, tmp: dirs.tmp, token, smallFile, bareAuth: { stateDir: dirs.bareAuth, token: bareAuthToken } };
 
-  let breakdown;
-  if (!args.has('--no-breakdown')) {
-    log('\n1b. breakdown: the bare server with one piece of ours added at a time');
-    const variants = await compare(ctx, Object.values(TARGETS), BREAKDOWN, false);
-    log('\n1c. in-process timings of the per-request pieces');
-    const micro = await microBench(root, smallFile);
-    for (const m of micro) log(`  ${m.name}: ${m.wallUs.toFixed(0)} us wall, ${m.cpuUs.toFixed(0)} us CPU`);
-    breakdown = { cases: variants.cases, deltas: breakdownDeltas(variants.cases), micro };
+    log('\n1. latency: our read vs the bare SDK server');
+    const headline = await compare(ctx, [TARGETS.baseline, TARGETS.ours], HEADLINE, PROFILE);
+    latency = { goalP50Ratio: P50_GOAL_RATIO, cases: headline.cases, serverRss: headline.serverRss };
+
+    if (!args.has('--no-breakdown')) {
+      log('\n1b. breakdown: the bare server with one piece of ours added at a time');
+      const variants = await compare(ctx, Object.values(TARGETS), BREAKDOWN, false);
+      log('\n1c. in-process timings of the per-request pieces');
+      const micro = await microBench(root, smallFile);
+      for (const m of micro) log(`  ${m.name}: ${m.wallUs.toFixed(0)} us wall, ${m.cpuUs.toFixed(0)} us CPU, ${m.threadPoolOps} thread-pool round trips`);
+      breakdown = { cases: variants.cases, deltas: breakdownDeltas(variants.cases), micro };
+    }
+
+    memory = args.has('--no-memory') ? undefined : await memoryBench(ctx);
   }
 
-  const memory = args.has('--no-memory') ? undefined : await memoryBench(ctx);
+  let gateway: GatewayResults | undefined;
+  if (RUN_GATEWAY) {
+    log('\n3. gateway: an upstream tool called through our host vs directly');
+    gateway = await gatewayBench({
+      root: join(root, 'gateway'),
+      quick: QUICK,
+      breakdown: !args.has('--no-breakdown'),
+      profileDir: PROFILE ? join(PROF_DIR, 'gateway-ours') : undefined,
+      sessions: SESSIONS,
+      track,
+      stop: stopServer,
+    });
+  }
+  const profiles = PROFILE ? await profileSummaries() : undefined;
   load.end = loadavg();
 
   const results: Results = {
@@ -153,11 +182,12 @@ async function main(): Promise<void> {
     machine: machine(),
     loadavg: load,
     build,
-    commit: await gitCommit(),
-    settings: { sessions: SESSIONS, headline: HEADLINE, breakdown: BREAKDOWN, quick: QUICK, profile: PROFILE },
+    commit,
+    settings: { only: ONLY ?? 'read and gateway', sessions: SESSIONS, headline: HEADLINE, breakdown: BREAKDOWN, quick: QUICK, profile: PROFILE },
     latency,
     breakdown,
     memory,
+    gateway,
     profiles,
   };
   await mkdir(OUT_DIR, { recursive: true });
@@ -215,8 +245,7 @@ const TARGETS = {
   baseline: { ...bare('baseline', 'bare SDK server, fixed short text', [], BASELINE_TEXT), args: (prof) => profiled(prof, ['--import', 'tsx', BASELINE_SERVER]) },
   text1k: bare('text1k', 'bare + 1 KiB fixed answer', ['--tool', 'text1k'], TEXT_1K),
   bareRead: bare('bareRead', 'bare + our read function', ['--tool', 'read'], TEXT_1K),
-  alloc1m: bare('alloc1m', 'bare + 1 KiB fixed answer + a 1 MiB buffer per call', ['--tool', 'alloc1m'], TEXT_1K),
-  stat6: bare('stat6', 'bare + 1 KiB fixed answer after 6 awaited fs stat calls', ['--tool', 'stat6'], TEXT_1K),
+  stat4: bare('stat4', 'bare + 1 KiB fixed answer after 4 awaited fs stat calls', ['--tool', 'stat4'], TEXT_1K),
   fsread: bare('fsread', 'bare + fs.promises.readFile of the 1 KiB file', ['--tool', 'fsread'], TEXT_1K),
   readsync: bare('readsync', 'bare + fs.readFileSync of the 1 KiB file', ['--tool', 'readsync'], TEXT_1K),
   bareAuth: {
@@ -249,8 +278,7 @@ const TARGETS = {
 const BREAKDOWN_ROWS: Array<[string, keyof typeof TARGETS, keyof typeof TARGETS]> = [
   ['a 1 KiB answer instead of a short one', 'text1k', 'baseline'],
   ['our read function instead of a fixed 1 KiB text', 'bareRead', 'text1k'],
-  ['  part of it: a fresh 1 MiB buffer per call (GC)', 'alloc1m', 'text1k'],
-  ['  part of it: 6 thread-pool round trips (fs stat x 6)', 'stat6', 'text1k'],
+  ['  part of it: 4 thread-pool round trips (fs stat x 4; our read: open, fstat, read, close)', 'stat4', 'text1k'],
   ['  reference: fs.promises.readFile instead', 'fsread', 'text1k'],
   ['  reference: fs.readFileSync instead', 'readsync', 'text1k'],
   ['our JWT auth (app token), on the bare server', 'bareAuth', 'baseline'],
@@ -258,14 +286,6 @@ const BREAKDOWN_ROWS: Array<[string, keyof typeof TARGETS, keyof typeof TARGETS]
   ['our JWT auth, on ours (ours minus ours --no-auth)', 'ours', 'oursNoAuth'],
   ['everything (ours minus bare)', 'ours', 'baseline'],
 ];
-
-type CaseName = 'c1' | 'c8';
-
-interface RoundFigures {
-  p50: number;
-  throughput: number;
-  serverCpuPerCall: number;
-}
 
 interface Delta {
   what: string;
@@ -281,22 +301,16 @@ interface Delta {
  * those is kept: a burst of noise from other processes spoils a round, not the figure.
  */
 function breakdownDeltas(cases: Record<CaseName, CaseResult>): Delta[] {
-  const paired = (c: CaseName, a: string, b: string, field: keyof RoundFigures) =>
-    median(cases[c].perRound[a]!.map((x, i) => x[field] - cases[c].perRound[b]![i]![field]));
   return BREAKDOWN_ROWS.map(([what, a, b]) => ({
     what,
     of: [a, b],
-    c1P50Ms: paired('c1', a, b, 'p50'),
-    c1ServerCpuMsPerCall: paired('c1', a, b, 'serverCpuPerCall'),
-    c8ServerCpuMsPerCall: paired('c8', a, b, 'serverCpuPerCall'),
+    c1P50Ms: pairedMedian(cases.c1, a, b, 'p50'),
+    c1ServerCpuMsPerCall: pairedMedian(cases.c1, a, b, 'serverCpuPerCall'),
+    c8ServerCpuMsPerCall: pairedMedian(cases.c8, a, b, 'serverCpuPerCall'),
   }));
 }
-interface CaseResult {
-  concurrency: number;
-  /** Per target key: over all rounds. */
-  summaries: Record<string, Summary>;
-  /** Per target key: each round's figures. */
-  perRound: Record<string, RoundFigures[]>;
+
+interface CaseResult extends CaseFigures {
   /** Ours over the baseline (headline only). */
   ratio?: { p50: number; p99: number; throughput: number; p50MedianOfRounds: number; p50PerRound: number[] };
   p50GoalMet?: boolean;
@@ -319,53 +333,21 @@ async function compare(ctx: Context, targets: TargetSpec[], plan: Plan, profile:
     }
     const idleRss = Object.fromEntries(await Promise.all(running.map(async (r) => [r.spec.key, (await memoryOf(r.server.pid)).rss] as const)));
 
-    const runCase = (r: (typeof running)[number], name: CaseName, warm = false): Promise<Segment> =>
-      name === 'c1'
-        ? runSegment(r.server.pid, r.sessions.slice(0, 1), r.call, warm ? plan.warmupC1 : plan.c1Calls)
-        : runSegment(r.server.pid, r.sessions, r.call, warm ? plan.warmupC8PerSession : plan.c8CallsPerSession);
-
-    log('  warming up...');
-    for (const r of running) {
-      await runCase(r, 'c1', true);
-      await runCase(r, 'c8', true);
-    }
-
-    const segments: Record<CaseName, Record<string, Segment[]>> = { c1: {}, c8: {} };
-    for (const name of ['c1', 'c8'] as const) for (const r of running) segments[name][r.spec.key] = [];
-    for (let round = 0; round < plan.rounds; round++) {
-      // Each server takes each place in the order equally often: rotate, and reverse every other round.
-      const rotated = running.map((_, i) => running[(i + round) % running.length]!);
-      const order = round % 2 === 0 ? rotated : rotated.reverse();
-      const line: string[] = [];
-      for (const name of ['c1', 'c8'] as const) {
-        for (const r of order) segments[name][r.spec.key]!.push(await runCase(r, name));
-        const p50 = (key: string) => median(segments[name][key]!.at(-1)!.latencies);
-        line.push(`${name} p50 ${running.map((r) => `${r.spec.key} ${p50(r.spec.key).toFixed(2)}`).join(', ')} ms`);
-      }
-      log(`  round ${round + 1}/${plan.rounds}: ${line.join('; ')}`);
-    }
+    const figures = await runRounds(
+      running.map((r) => ({ key: r.spec.key, sessions: r.sessions, call: r.call, pids: [r.server.pid] })),
+      plan,
+    );
 
     const peakRss = Object.fromEntries(await Promise.all(running.map(async (r) => [r.spec.key, (await memoryOf(r.server.pid)).hwm] as const)));
     await Promise.all(running.flatMap((r) => r.sessions.map(closeSession)));
 
     const cases = {} as Record<CaseName, CaseResult>;
-    for (const name of ['c1', 'c8'] as const) {
-      const summaries = Object.fromEntries(running.map((r) => [r.spec.key, summarize(segments[name][r.spec.key]!)]));
-      const perRound = Object.fromEntries(
-        running.map((r) => [
-          r.spec.key,
-          segments[name][r.spec.key]!.map((s) => ({
-            p50: median(s.latencies),
-            throughput: (s.latencies.length / s.wallMs) * 1000,
-            serverCpuPerCall: s.serverCpuMs / s.latencies.length,
-          })),
-        ]),
-      );
-      const result: CaseResult = { concurrency: name === 'c1' ? 1 : SESSIONS, summaries, perRound };
-      const ours = summaries['ours'];
-      const base = summaries['baseline'];
+    for (const name of CASES) {
+      const result: CaseResult = figures[name];
+      const ours = result.summaries['ours'];
+      const base = result.summaries['baseline'];
       if (ours && base) {
-        const perRound = segments[name]['ours']!.map((s, i) => median(s.latencies) / median(segments[name]['baseline']![i]!.latencies));
+        const perRound = roundRatios(result, 'ours', 'baseline');
         result.ratio = {
           p50: ours.p50 / base.p50,
           p99: ours.p99 / base.p99,
@@ -385,7 +367,8 @@ async function compare(ctx: Context, targets: TargetSpec[], plan: Plan, profile:
 
 async function profileSummaries(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const key of ['baseline', 'ours']) {
+  // The read headline's two servers, and our host in the gateway headline.
+  for (const key of ['baseline', 'ours', 'gateway-ours']) {
     const dir = join(PROF_DIR, key);
     const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.cpuprofile'));
     if (files.length === 0) continue;
@@ -394,6 +377,7 @@ async function profileSummaries(): Promise<Record<string, string>> {
   const text = Object.entries(out)
     .map(([key, summary]) => `== ${key} ==\n${summary}`)
     .join('\n');
+  await mkdir(PROF_DIR, { recursive: true });
   await writeFile(join(PROF_DIR, 'summary.txt'), text);
   log(`  profile summaries: bench/out/prof/summary.txt`);
   return out;
@@ -546,9 +530,12 @@ interface Results {
   machine: ReturnType<typeof machine>;
   loadavg: { start: number[]; end?: number[] };
   settings: Record<string, unknown>;
-  latency: { goalP50Ratio: number; cases: Record<CaseName, CaseResult>; serverRss: unknown };
+  /** The read benchmark (absent with --only gateway). */
+  latency: { goalP50Ratio: number; cases: Record<CaseName, CaseResult>; serverRss: unknown } | undefined;
   breakdown: { cases: Record<CaseName, CaseResult>; deltas: Delta[]; micro: MicroResult[] } | undefined;
   memory: Awaited<ReturnType<typeof memoryBench>> | undefined;
+  /** The gateway benchmark (absent with --only read). */
+  gateway: GatewayResults | undefined;
   profiles: Record<string, string> | undefined;
 }
 
@@ -565,8 +552,15 @@ function report(r: Results): string {
   if (loads[0]! > m.nproc / 2 || loads[1]! > m.nproc + 1) {
     lines.push(`WARNING: other processes were using the CPUs (load average above ${m.nproc / 2} at start or ${m.nproc + 1} at the end): these figures are noisier than usual.`);
   }
+  if (r.latency) lines.push('', '## read', ...readReport(r, r.latency));
+  if (r.gateway) lines.push('', '## gateway', '', ...gatewayReport(r.gateway));
+  return `${lines.join('\n')}\n`;
+}
+
+function readReport(r: Results, latency: NonNullable<Results['latency']>): string[] {
+  const lines: string[] = [];
   lines.push('', '| case | server | p50 ms | p99 ms | calls/s | server CPU ms/call | calls |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |');
-  for (const c of Object.values(r.latency.cases)) {
+  for (const c of Object.values(latency.cases)) {
     const label = `concurrency ${c.concurrency}`;
     const base = c.summaries['baseline']!;
     const ours = c.summaries['ours']!;
@@ -578,10 +572,10 @@ function report(r: Results): string {
     );
   }
   lines.push('');
-  for (const c of Object.values(r.latency.cases)) {
+  for (const c of Object.values(latency.cases)) {
     lines.push(
       `concurrency ${c.concurrency}: p50 ratio ${c.ratio!.p50.toFixed(2)} (median of the per-round ratios ${c.ratio!.p50MedianOfRounds.toFixed(2)}, ` +
-        `range ${Math.min(...c.ratio!.p50PerRound).toFixed(2)}-${Math.max(...c.ratio!.p50PerRound).toFixed(2)}); goal <= ${r.latency.goalP50Ratio}: ${c.p50GoalMet ? 'met' : 'NOT met'}`,
+        `range ${Math.min(...c.ratio!.p50PerRound).toFixed(2)}-${Math.max(...c.ratio!.p50PerRound).toFixed(2)}); goal <= ${latency.goalP50Ratio}: ${c.p50GoalMet ? 'met' : 'NOT met'}`,
     );
   }
 
@@ -602,8 +596,8 @@ function report(r: Results): string {
     lines.push('', 'Differences, each the median over the rounds of the two servers\' difference in that round:');
     lines.push('', '| added cost | c1 p50 ms | c1 server CPU ms/call | c8 server CPU ms/call |', '| --- | ---: | ---: | ---: |');
     for (const x of r.breakdown.deltas) lines.push(`| ${x.what} | ${signed(x.c1P50Ms)} | ${signed(x.c1ServerCpuMsPerCall)} | ${signed(x.c8ServerCpuMsPerCall)} |`);
-    lines.push('', '| per-request piece, in-process, one at a time | wall us | CPU us |', '| --- | ---: | ---: |');
-    for (const x of r.breakdown.micro) lines.push(`| ${x.name} | ${x.wallUs.toFixed(0)} | ${x.cpuUs.toFixed(0)} |`);
+    lines.push('', '| per-request piece, in-process, one at a time | wall us | CPU us | thread-pool round trips |', '| --- | ---: | ---: | ---: |');
+    for (const x of r.breakdown.micro) lines.push(`| ${x.name} | ${x.wallUs.toFixed(0)} | ${x.cpuUs.toFixed(0)} | ${x.threadPoolOps} |`);
   }
 
   if (r.memory) {
@@ -621,7 +615,7 @@ function report(r: Results): string {
         `left in the server's temp dir after deleting the saved output: ${mem.leftoversInServerTmp.length === 0 ? 'nothing' : mem.leftoversInServerTmp.join(', ')}`,
     );
   }
-  return `${lines.join('\n')}\n`;
+  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -653,31 +647,8 @@ function expectText(result: CallToolResult, expected: string, what: string): voi
   if (result.isError || textOf(result) !== expected) throw new Error(`${what}: unexpected answer ${JSON.stringify(result).slice(0, 300)}`);
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function signed(ms: number): string {
-  return `${ms >= 0 ? '+' : ''}${ms.toFixed(2)}`;
-}
-
 function mb(bytes: number): string {
   return (bytes / MiB).toFixed(1);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-const benchStarted = performance.now();
-
-/** Progress on stderr, each line stamped with the seconds since the start. */
-function log(message: string): void {
-  const lead = message.match(/^\n*/)![0];
-  const seconds = ((performance.now() - benchStarted) / 1000).toFixed(0).padStart(4);
-  process.stderr.write(`${lead}[${seconds}s] ${message.slice(lead.length)}\n`);
 }
 
 function track(server: ServerProcess): ServerProcess {

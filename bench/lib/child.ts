@@ -13,6 +13,9 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+/** `--import` this to run a TypeScript file from any working directory (a bare `tsx` resolves from the cwd). */
+export const TSX_IMPORT = import.meta.resolve('tsx');
+
 const STARTUP_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 5_000;
 
@@ -72,9 +75,13 @@ export async function startServer(name: string, args: string[], options: { env: 
   };
 }
 
-/** Runs `process.execPath args...` to completion and returns its stdout; throws on a non-zero exit. */
-export async function runNode(args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<string> {
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs `process.execPath args...` to completion and returns its stdout; throws on a non-zero exit.
+ * `input`, when given, is written to its stdin (as `printf %s VALUE | node ...` would).
+ */
+export async function runNode(args: string[], options: { env: NodeJS.ProcessEnv; cwd: string; input?: string }): Promise<string> {
+  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  if (options.input !== undefined) child.stdin!.end(options.input);
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));

@@ -9,9 +9,11 @@ export interface Session {
   transport: StreamableHTTPClientTransport;
 }
 
-export async function openSession(url: string, token?: string): Promise<Session> {
+/** Opens a session; `auth` is a bearer token, or headers to send on every request (an API key). */
+export async function openSession(url: string, auth?: string | Record<string, string>): Promise<Session> {
+  const headers = typeof auth === 'string' ? { Authorization: `Bearer ${auth}` } : auth;
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
+    requestInit: headers ? { headers } : {},
   });
   const client = new Client({ name: 'bench-load', version: '1.0.0' });
   await client.connect(transport);
@@ -42,8 +44,10 @@ export interface Segment {
   latencies: number[];
   /** Wall time of the whole segment in ms (first call sent to last answer received). */
   wallMs: number;
-  /** CPU time the server process (all its threads) used during the segment, in ms. */
+  /** CPU time the server processes (all their threads) used during the segment, in ms: their sum. */
   serverCpuMs: number;
+  /** The same, per process, in the order of the pids given to runSegment. */
+  cpuMsByPid: number[];
   /** CPU time this process (the load generator) used during the segment, in ms. */
   clientCpuMs: number;
 }
@@ -64,11 +68,13 @@ export async function cpuTimeNs(pid: number): Promise<number> {
 
 /**
  * `sessions.length` workers, each with its own session, each making `callsPerWorker` calls one
- * after another: so exactly `sessions.length` calls are in flight at any moment.
+ * after another: so exactly `sessions.length` calls are in flight at any moment. The CPU time of
+ * each process in `serverPids` (a server, or a gateway and the server behind it) is measured.
  */
-export async function runSegment(serverPid: number, sessions: Session[], call: Call, callsPerWorker: number): Promise<Segment> {
+export async function runSegment(serverPids: number | number[], sessions: Session[], call: Call, callsPerWorker: number): Promise<Segment> {
+  const pids = typeof serverPids === 'number' ? [serverPids] : serverPids;
   const latencies: number[] = [];
-  const server0 = await cpuTimeNs(serverPid);
+  const server0 = await Promise.all(pids.map(cpuTimeNs));
   const client0 = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
@@ -82,8 +88,10 @@ export async function runSegment(serverPid: number, sessions: Session[], call: C
   );
   const wallMs = performance.now() - started;
   const client = process.cpuUsage(client0);
-  const serverCpuMs = ((await cpuTimeNs(serverPid)) - server0) / 1e6;
-  return { latencies, wallMs, serverCpuMs, clientCpuMs: (client.user + client.system) / 1000 };
+  const server1 = await Promise.all(pids.map(cpuTimeNs));
+  const cpuMsByPid = server1.map((ns, i) => (ns - server0[i]!) / 1e6);
+  const serverCpuMs = cpuMsByPid.reduce((a, b) => a + b, 0);
+  return { latencies, wallMs, serverCpuMs, cpuMsByPid, clientCpuMs: (client.user + client.system) / 1000 };
 }
 
 export interface Summary {
@@ -96,8 +104,10 @@ export interface Summary {
   max: number;
   /** Calls completed per second of wall time, over all segments. */
   throughput: number;
-  /** Server CPU time (all threads) per call, in ms. */
+  /** Server CPU time (all threads of all measured processes) per call, in ms. */
   serverCpuPerCall: number;
+  /** The same per measured process, in the order of the pids given to runSegment. */
+  cpuPerCallByPid: number[];
   /** Load generator CPU time per call, in ms. */
   clientCpuPerCall: number;
 }
@@ -122,6 +132,7 @@ export function summarize(segments: Segment[]): Summary {
     max: all[all.length - 1]!,
     throughput: (all.length / wall) * 1000,
     serverCpuPerCall: segments.reduce((sum, s) => sum + s.serverCpuMs, 0) / all.length,
+    cpuPerCallByPid: (segments[0]?.cpuMsByPid ?? []).map((_, i) => segments.reduce((sum, s) => sum + s.cpuMsByPid[i]!, 0) / all.length),
     clientCpuPerCall: segments.reduce((sum, s) => sum + s.clientCpuMs, 0) / all.length,
   };
 }
