@@ -82,8 +82,18 @@ export interface PlaceConnectionsDeps {
  * A place's MCP connections under the spec's rules: who adds (editors), who removes (the adder or
  * an editor), who sees (readers), checked on every request and, for use, on every call.
  */
+/** How long a place's secret names are trusted: another process (the CLI) may change them. */
+const SECRET_NAMES_TTL_MS = 3_000;
+
 export class PlaceConnections {
-  constructor(private readonly deps: PlaceConnectionsDeps) {}
+  // Asked on every agent call (usable()), so kept here: the keychain is a D-Bus round trip.
+  private readonly secretNamesCache = new Map<string, { names: string[]; at: number }>();
+  // This process is the only one that signs in and refreshes, and it hears every change.
+  private readonly signInStates = new Map<string, 'signed-in' | 'sign-in'>();
+
+  constructor(private readonly deps: PlaceConnectionsDeps) {
+    deps.oauth.onStateChange((change) => this.signInStates.set(`${change.storeId}/${change.serverName}`, change.state));
+  }
 
   async list(person: string, place: Place): Promise<ConnectionView[]> {
     const dir = await this.deps.access.snapshot();
@@ -158,16 +168,20 @@ export class PlaceConnections {
   /** The names of the place's secrets (never their values), for anyone who can see the place. */
   async secretNames(person: string, place: Place): Promise<string[]> {
     requireRead(await this.deps.access.snapshot(), person, place);
-    return this.deps.placeSecrets.names(place.root);
+    const names = await this.deps.placeSecrets.names(place.root);
+    this.secretNamesCache.set(place.root, { names, at: Date.now() });
+    return names;
   }
 
   async setSecret(person: string, place: Place, name: string, value: string): Promise<void> {
     requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
+    this.secretNamesCache.delete(place.root);
     await this.deps.placeSecrets.set(place.root, name, value);
   }
 
   async removeSecret(person: string, place: Place, name: string): Promise<void> {
     requireEdit(await this.deps.access.snapshot(), person, place, 'remove secrets of');
+    this.secretNamesCache.delete(place.root);
     await this.deps.placeSecrets.remove(place.root, name);
   }
 
@@ -222,12 +236,24 @@ export class PlaceConnections {
   /** What the connections' states depend on beyond access: the place's secret names, which OAuth logins exist. */
   private async facts(place: Place, connections: PlaceConnection[]): Promise<Facts> {
     // The keychain is asked only about what the connections use.
-    const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.deps.placeSecrets.names(place.root) : [];
+    const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.cachedSecretNames(place) : [];
     const signedIn = new Set<string>();
     for (const c of connections) {
-      if (c.auth.kind === 'oauth' && (await this.deps.oauth.state(c)) === 'signed-in') signedIn.add(c.storeId + c.name);
+      if (c.auth.kind !== 'oauth') continue;
+      const key = `${c.storeId}/${c.name}`;
+      let state = this.signInStates.get(key);
+      if (!state) this.signInStates.set(key, (state = await this.deps.oauth.state(c)));
+      if (state === 'signed-in') signedIn.add(c.storeId + c.name);
     }
     return { secrets, signedIn };
+  }
+
+  private async cachedSecretNames(place: Place): Promise<string[]> {
+    const cached = this.secretNamesCache.get(place.root);
+    if (cached && Date.now() - cached.at < SECRET_NAMES_TTL_MS) return cached.names;
+    const names = await this.deps.placeSecrets.names(place.root);
+    this.secretNamesCache.set(place.root, { names, at: Date.now() });
+    return names;
   }
 
   private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {

@@ -66,18 +66,12 @@ export class PlaceTools implements ToolSource {
     return sessionTools;
   }
 
+  // The tool table finds a connection tool through tools(), which checked the connection's
+  // usability for this very call: no second check here.
   private async call(connection: PlaceConnection, tool: string, args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult> {
-    // Checked again at the call: access may have changed since the list.
-    const still = (await this.deps.connections.usable(this.place)).find((c) => c.storeId === connection.storeId && c.name === connection.name);
-    if (!still) {
-      return toolError(
-        `errPlaceMCPUnavailable: the connection "${connection.displayName}" (${connection.name}) can no longer be used in ${this.place.label}: ` +
-          'it was removed, paused, or lost its secret. Use manage_my_mcp_servers to see why.',
-      );
-    }
     const onProgress = progressRelay(extra);
     try {
-      const result = await this.deps.gateway.upstream(still).call(tool, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
+      const result = await this.deps.gateway.upstream(connection).call(tool, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
       return result as CallToolResult;
     } catch (error) {
       if (error instanceof UpstreamUnavailableError) return toolError(error.message);

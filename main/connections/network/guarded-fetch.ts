@@ -42,10 +42,18 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
   const pins = new PinnedAddresses();
   const agent = new Agent({ connect: { lookup: pins.lookup } });
 
+  // Origins already checked and pinned: a connection resolves its server's name once, not per call.
+  const checked = new Set<string>();
+
   async function send(url: URL, init: RequestInit): Promise<Response> {
-    const addresses = await checkTarget(url, policy);
-    // undici looks up the URL's hostname, exactly as the URL parser wrote it.
-    if (addresses) pins.pin(url.hostname, addresses);
+    // A URL with user info never matches (its key differs), so checkTarget refuses it every time.
+    const key = url.username || url.password ? undefined : url.origin;
+    if (!key || !checked.has(key)) {
+      const addresses = await checkTarget(url, policy);
+      // undici looks up the URL's hostname, exactly as the URL parser wrote it.
+      if (addresses) pins.pin(url.hostname, addresses);
+      if (key) checked.add(key);
+    }
     const response = await undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher: agent });
     return asGlobalResponse(response);
   }
@@ -79,6 +87,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     fetch: guardedFetch,
     agent,
     close: async () => {
+      checked.clear();
       pins.clear();
       await agent.destroy();
     },
