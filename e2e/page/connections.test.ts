@@ -214,6 +214,7 @@ describe('the page: connections of a place', { skip }, () => {
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Enter');
     await connected().getByText('No connections yet').waitFor();
+    assert.equal(await page.evaluate(`document.activeElement?.id`), 'connected-heading', 'focus stays on the list, not lost to the body');
     await shot('keyboard-removed');
   });
 

@@ -1,12 +1,9 @@
-/** What the desktop shell's preload may expose (`window.personaDesktop`); a browser has none of it. */
-export interface DesktopBridge {
-  config?: () => Promise<{ apiBase: string; adminToken: string }> | { apiBase: string; adminToken: string };
-  openExternal?: (url: string) => Promise<unknown> | unknown;
-}
+import type { DesktopApi } from '../../common/ipc.js';
 
 declare global {
   interface Window {
-    personaDesktop?: DesktopBridge;
+    /** The desktop shell's preload; a browser has none. */
+    personaDesktop?: DesktopApi;
   }
 }
 
@@ -34,7 +31,7 @@ let target: Promise<Target> | undefined;
 function resolveTarget(): Promise<Target> {
   target ??= (async (): Promise<Target> => {
     const desktop = window.personaDesktop;
-    if (desktop?.config) {
+    if (desktop) {
       const { apiBase, adminToken } = await desktop.config();
       return { base: apiBase.replace(/\/+$/, ''), headers: { Authorization: `Bearer ${adminToken}` } };
     }
@@ -74,7 +71,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 /** Opens a sign-in page: through the desktop shell when there is one, else a new browser tab. */
 export function openExternal(url: string): void {
   const desktop = window.personaDesktop;
-  if (desktop?.openExternal) {
+  if (desktop) {
     void desktop.openExternal(url);
     return;
   }

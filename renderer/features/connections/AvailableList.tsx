@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
+import { ME } from '../../api/me';
 import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -8,7 +9,6 @@ import { AddServerForm } from './AddServerForm';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 import { connectAdded, type ConnectFlow } from './useConnectFlow';
 
-const ME = 'local';
 
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
 const FIRST_ROWS = 25;

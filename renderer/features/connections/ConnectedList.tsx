@@ -1,14 +1,13 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { putSecret, removeConnection } from '../../api/connections';
+import { ME } from '../../api/me';
 import type { Connection } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { OwnAppPanel } from './OwnAppPanel';
 import type { ConnectFlow } from './useConnectFlow';
 
-/** The page's callers (login cookie, desktop admin token) act as the person who runs the app. */
-const ME = 'local';
 
 const STATE_WORDS: Record<Connection['state'], string> = {
   connected: 'Connected',
@@ -46,6 +45,8 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
       announce(`${c.displayName} was removed.`);
       flow.dismiss(c.name);
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
+      // The row is gone: keep the keyboard's place at the top of the list.
+      document.getElementById('connected-heading')?.focus();
     },
   });
   const signIn = useMutation({ mutationFn: () => flow.connect({ name: c.name, displayName: c.displayName, expectSignIn: true }) });

@@ -54,7 +54,9 @@ export function PlaceMcpSection({ place }: { place: Place }) {
       {connections.data && <p className="rule">{connections.data.rule}</p>}
 
       <section aria-labelledby="connected-heading" className="group">
-        <h2 id="connected-heading">Connected</h2>
+        <h2 id="connected-heading" tabIndex={-1}>
+          Connected
+        </h2>
         {connections.isPending ? (
           <p className="muted" role="status">
             Loading connections…

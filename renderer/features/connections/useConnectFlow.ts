@@ -33,7 +33,7 @@ export function useConnectFlow(root: string, announce: (message: string) => void
   const connect = useCallback(
     async (target: { name: string; displayName: string; expectSignIn: boolean }, app?: OwnApp): Promise<void> => {
       // Opened while the click is still a user gesture, so no popup blocker stops the sign-in page.
-      const popup = target.expectSignIn && !window.personaDesktop?.openExternal ? window.open('about:blank', '_blank') : null;
+      const popup = target.expectSignIn && !window.personaDesktop ? window.open('about:blank', '_blank') : null;
       try {
         const result = await connectConnection(root, target.name, app);
         if ('authorizationUrl' in result) {
@@ -41,10 +41,11 @@ export function useConnectFlow(root: string, announce: (message: string) => void
           if (popup) {
             popup.opener = null;
             popup.location.href = result.authorizationUrl;
-          } else if (window.personaDesktop?.openExternal) {
+          } else if (window.personaDesktop) {
             openExternal(result.authorizationUrl);
           } else {
-            opened = window.open(result.authorizationUrl, '_blank', 'noopener,noreferrer') !== null || false;
+            // Blocked without a click to open it from: the note below links to it.
+            opened = window.open(result.authorizationUrl, '_blank', 'noopener,noreferrer') !== null;
           }
           setOwnApp(null);
           setPending((list) => [...list.filter((p) => p.name !== target.name), { name: target.name, displayName: target.displayName, url: result.authorizationUrl, opened }]);
