@@ -5,15 +5,18 @@ import { App } from './app/App';
 import './styles.css';
 
 // Back to the window (a sign-in finished in the browser, another tab changed something): look again.
-// React Query listens for visibilitychange only; switching windows fires just focus.
+// React Query listens for visibilitychange only; switching windows fires just blur and focus.
 focusManager.setEventListener((handleFocus) => {
   const onVisibility = () => handleFocus(document.visibilityState === 'visible');
   const onFocus = () => handleFocus(true);
+  const onBlur = () => handleFocus(false);
   window.addEventListener('visibilitychange', onVisibility, false);
   window.addEventListener('focus', onFocus, false);
+  window.addEventListener('blur', onBlur, false);
   return () => {
     window.removeEventListener('visibilitychange', onVisibility);
     window.removeEventListener('focus', onFocus);
+    window.removeEventListener('blur', onBlur);
   };
 });
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { SignJWT } from 'jose';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { startRegistryFixture, type RegistryFixture } from '../fixtures/registry-server.js';
@@ -18,6 +19,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
 const OUT = join(ROOT, 'e2e', 'out');
 const API_KEY = 'sk-page-test-51c0ffee';
+const JWT_SECRET = 'page-test-signing-secret';
 
 const skip = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
 if (skip) console.log(`# skipping the page tests: ${skip}`);
@@ -47,6 +49,7 @@ describe('the page: connections of a place', { skip }, () => {
       {},
       {
         WORKSPACE_REGISTRY_URL: registry.url,
+        WORKSPACE_JWT_SECRET: JWT_SECRET,
         WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
         WORKSPACE_SECRET_STORE: 'file',
         WORKSPACE_UPSTREAM_TIMEOUT: '5',
@@ -150,7 +153,7 @@ describe('the page: connections of a place', { skip }, () => {
     const admin = { Authorization: `Bearer ${await fx.host.adminToken()}` };
     const gone = await fetch(`${await controlUrl()}/api/secrets/ISSUES_KEY?workspace_path=`, { method: 'DELETE', headers: admin });
     assert.equal(gone.status, 204);
-    await page.evaluate(`window.dispatchEvent(new Event('focus'))`); // the list refetches on focus
+    await refocus(); // the list refetches on focus
     const row = connected().getByRole('listitem').filter({ hasText: 'Issue tracker' });
     await row.getByText('Needs secret', { exact: true }).waitFor();
     await row.getByText('The secret "ISSUES_KEY" is missing', { exact: false }).waitFor();
@@ -159,6 +162,35 @@ describe('the page: connections of a place', { skip }, () => {
     await row.getByLabel('Value of ISSUES_KEY (the API key)').fill(API_KEY);
     await row.getByRole('button', { name: 'Save secret' }).click();
     await row.getByText('Connected', { exact: true }).waitFor();
+  });
+
+  it('shows another person’s connection with whose login it uses, and paused with the reason', async () => {
+    const base = await controlUrl();
+    const call = async (method: string, path: string, body: unknown, token: string) => {
+      const response = await fetch(`${base}/api${path}`, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      assert.ok(response.ok, `${method} ${path}: ${response.status} ${await response.text()}`);
+    };
+    const admin = await fx.host.adminToken();
+    const bob = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+    await call('PUT', '/access/people/bob', { name: 'Bob' }, admin);
+    await call('PUT', '/access/places', { workspace_path: 'Crew/alpha', editors: ['bob'] }, admin);
+    await call('PUT', '/secrets/BOB_KEY?workspace_path=Crew/alpha', { value: API_KEY }, bob);
+    await call('POST', '/mcp/place', { workspace_path: 'Crew/alpha', server: { url: upstream.url, name: 'Bob tracker', header: { name: 'X-Api-Key', secret: 'BOB_KEY' } } }, bob);
+
+    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+    const row = connected().getByRole('listitem').filter({ hasText: 'Bob tracker' });
+    await row.getByText('Uses Bob’s login').waitFor();
+    await row.getByText('Connected', { exact: true }).waitFor();
+    assert.equal(await row.getByRole('button', { name: 'Sign in to Bob tracker' }).count(), 0);
+
+    await call('PUT', '/access/people/bob', { name: 'Bob', disabled: true }, admin);
+    await refocus(); // the list refetches on focus
+    await row.getByText('Paused', { exact: true }).waitFor();
+    const detail = (await row.locator('.row-detail').textContent()) ?? '';
+    assert.match(detail, /Uses Bob’s login.* — \S/, `a reason follows: ${detail}`);
+    await shot('paused');
+    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'This machine' });
+    await connected().getByRole('listitem').filter({ hasText: 'Issue tracker' }).waitFor();
   });
 
   it('removes it after an inline Yes, and No keeps it', async () => {
@@ -225,6 +257,11 @@ describe('the page: connections of a place', { skip }, () => {
     await shot('dark');
     await page.emulateMedia({ colorScheme: 'light' });
   });
+
+  /** As a person coming back to the window: it lost focus, then got it again. */
+  async function refocus(): Promise<void> {
+    await page.evaluate(`window.dispatchEvent(new Event('blur')), window.dispatchEvent(new Event('focus'))`);
+  }
 
   async function controlUrl(): Promise<string> {
     return new URL(await fx.host.loginUrl()).origin;

@@ -69,7 +69,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           </div>
           <div className="row-detail">
             {detail}
-            {c.reason && c.state !== 'connected' && !(mine && c.state === 'sign-in') && <span className="reason"> — {c.reason}</span>}
+            {c.reason && c.state !== 'connected' && !(mine && c.state === 'sign-in') && <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>}
             {mine && c.state === 'sign-in' && !pending && <span className="reason"> — not signed in yet</span>}
           </div>
         </div>
