@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
-import { startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
 
 // Sign-in to an OAuth-protected MCP server through the app, as a person would: add, Connect, the
@@ -195,15 +195,7 @@ describe('OAuth connections, end to end', () => {
   });
 
   it('keeps every OAuth artefact out of answers, logs and state files', async () => {
-    const files: string[] = [];
-    const walk = async (dir: string) => {
-      for (const entry of await readdir(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) await walk(path);
-        else files.push(path);
-      }
-    };
-    await walk(fx.stateDir);
+    const files = await filesUnder(fx.stateDir);
     const haystack = [...answers, fx.logs.join('\n'), ...(await Promise.all(files.map((f) => readFile(f, 'latin1'))))].join('\n');
     assert.ok(provider.acceptedAccessTokens.length > 0);
     for (const token of provider.acceptedAccessTokens) assert.ok(!haystack.includes(token), 'an access token leaked');

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SignJWT } from 'jose';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
-import { startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { startRegistryFixture, type RegistryFixture } from './fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.js';
 
@@ -350,15 +350,7 @@ describe('place connections, end to end', () => {
 
   it('never shows a secret in any answer, log or state file', async () => {
     const secrets = [API_KEY, OTHER_KEY];
-    const files: string[] = [];
-    const walk = async (dir: string) => {
-      for (const entry of await readdir(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) await walk(path);
-        else files.push(path);
-      }
-    };
-    await walk(fx.stateDir);
+    const files = await filesUnder(fx.stateDir);
     assert.ok(files.some((f) => f.endsWith('audit.log')));
     const haystacks = [...seen, fx.logs.join('\n'), ...(await Promise.all(files.map((f) => readFile(f, 'utf8'))))];
     for (const secret of secrets) {

@@ -121,7 +121,7 @@ export class PlaceConnections {
     person: string,
     place: Place,
     name: string,
-    options: { ownApp?: OwnApp } = {},
+    options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
     const dir = await this.deps.access.snapshot();
     requireRead(dir, person, place);
@@ -133,8 +133,8 @@ export class PlaceConnections {
     const view = this.view(dir, person, place, connection, await this.facts(place, [connection]));
     if (connection.auth.kind === 'oauth') {
       if (view.state === 'paused') throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${view.reason}`, 409);
-      const { authorizationUrl } = await this.deps.oauth.begin(connection, options);
-      this.deps.openBrowser(authorizationUrl);
+      const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
+      if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
       return { connection: view, authorizationUrl };
     }
     if (view.state !== 'connected') throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${view.reason}`, 409);
@@ -282,7 +282,7 @@ export class PlaceConnections {
       return { state: 'needs-secret', reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.` };
     }
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
-      return { state: 'sign-in', reason: `${nameOf(dir, c.owner)} needs to sign in to ${c.displayName}.` };
+      return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
     }
     return { state: 'connected' };
   }

@@ -32,7 +32,13 @@ const addBody = z.union([
 ]);
 const secretBody = z.object({ value: z.string() }).strict();
 /** The own-OAuth-app panel: the person's own client, for providers that let no app register itself. */
-const connectBody = z.object({ own_app: z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000).optional() }).strict().optional() }).strict();
+const connectBody = z
+  .object({
+    own_app: z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000).optional() }).strict().optional(),
+    /** false when the caller opens the sign-in page itself (the page does), so it does not open twice. */
+    open_browser: z.boolean().optional(),
+  })
+  .strict();
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 
@@ -71,7 +77,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.post('/mcp/place/:name/connect', async (req, res) => {
     const body = connectBody.parse(req.body ?? {});
     const ownApp = body.own_app && { clientId: body.own_app.client_id, ...(body.own_app.client_secret && { clientSecret: body.own_app.client_secret }) };
-    res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), ownApp ? { ownApp } : {}));
+    res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), { ...(ownApp && { ownApp }), openBrowser: body.open_browser ?? true }));
   });
 
   router.delete('/mcp/place/:name', async (req, res) => {

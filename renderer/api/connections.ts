@@ -44,7 +44,8 @@ export const addFromCatalog = (root: string, catalog: string, secret?: string) =
 export const addServer = (root: string, server: AddServer) => api<{ connection: Connection }>('POST', '/mcp/place', { workspace_path: root, server });
 
 export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =>
-  api<ConnectResult>('POST', `/mcp/place/${encodeURIComponent(name)}/connect${query({ workspace_path: root })}`, ownApp ? { own_app: ownApp } : {});
+  // The page opens the sign-in page itself (a tab it opened on the click, or the desktop's browser).
+  api<ConnectResult>('POST', `/mcp/place/${encodeURIComponent(name)}/connect${query({ workspace_path: root })}`, { open_browser: false, ...(ownApp && { own_app: ownApp }) });
 
 export const removeConnection = (root: string, connection: Connection) =>
   api<{ removed: boolean }>('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`);
