@@ -116,6 +116,7 @@ describe('place connections, end to end', () => {
     assert.match(issues.name, /^u[0-9a-f]{8}__custom-127-0-0-1/);
     assert.equal(added.json.connection.state, 'connected');
     assert.equal(added.json.connection.ownerName, 'Alice');
+    assert.equal(added.json.connection.mine, true);
 
     const connected = await api('POST', `/mcp/place/${issues.name}/connect?workspace_path=Crew/alpha`, undefined, alice);
     assert.equal(connected.status, 200, JSON.stringify(connected.json));
@@ -179,6 +180,7 @@ describe('place connections, end to end', () => {
     const [connection] = list.json.connections;
     assert.equal(connection.ownerName, 'Alice');
     assert.equal(connection.canRemove, false);
+    assert.equal(connection.mine, false, 'it uses Alice\'s login, not Bob\'s');
     const add = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', catalog: 'linear' }, bob);
     assert.equal(add.status, 403);
     assert.match(add.json.error.message, /Bob cannot add connections to Crew alpha/);

@@ -32,6 +32,8 @@ export interface ConnectionView {
   state: ConnectionState;
   /** Why it is not connected, in words a person can act on. */
   reason?: string;
+  /** Whether it uses the login of the person asking (only they can sign in to it). */
+  mine: boolean;
   /** Whether the person asking may remove it. */
   canRemove: boolean;
   addedAt: string;
@@ -270,6 +272,7 @@ export class PlaceConnections {
       ...(c.auth.kind === 'header' && { header: c.auth.header, secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
+      mine: c.owner === person,
       canRemove: canRemoveConnection(dir, person, place, c.owner),
       addedAt: c.addedAt,
     };

@@ -19,6 +19,8 @@ export interface Connection {
   url: string;
   transport: 'streamable-http' | 'sse';
   owner: string;
+  /** It uses the login of the person asking (only they can sign in to it). */
+  mine: boolean;
   ownerName: string;
   /** `header`: an API key in a header, taken from the place secret `secretName`. */
   auth: 'oauth' | 'header' | 'none';

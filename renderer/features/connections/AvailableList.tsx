@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
-import { ME } from '../../api/me';
 import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -31,7 +30,7 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
     onSettled: () => client.invalidateQueries({ queryKey: ['catalog'] }),
   });
 
-  const added = new Set(connections.filter((c) => c.owner === ME).map((c) => c.catalogId));
+  const added = new Set(connections.filter((c) => c.mine).map((c) => c.catalogId));
   const data = catalog.data;
   const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: data!.entries.filter((e) => e.signInGroup === g.id) })).filter((g) => g.entries.length);
   const grouped = new Set(groups.map((g) => g.group.id));

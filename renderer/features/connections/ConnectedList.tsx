@@ -1,7 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { putSecret, removeConnection } from '../../api/connections';
-import { ME } from '../../api/me';
 import type { Connection } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -35,7 +34,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   const [settingSecret, setSettingSecret] = useState(false);
   const keepRef = useRef<HTMLButtonElement>(null);
   const removeRef = useRef<HTMLButtonElement>(null);
-  const mine = c.owner === ME;
+  const mine = c.mine;
   const pending = flow.pending.find((p) => p.name === c.name);
   const ownApp = flow.ownApp?.name === c.name ? flow.ownApp : null;
 
