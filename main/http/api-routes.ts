@@ -39,6 +39,7 @@ const connectBody = z
     open_browser: z.boolean().optional(),
   })
   .strict();
+const tokenBody = z.object({ name: z.string(), expires: z.string().optional(), workspace_path: z.string().optional() }).strict();
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 
@@ -143,6 +144,36 @@ export function apiRoutes(services: Services, host: HostControl): Router {
 
   router.get('/server', (_req, res) => {
     res.json(host.status());
+  });
+
+  // Agent access: the app's own tokens. The token itself is in the answer to its creation only.
+  router.get('/tokens', async (_req, res) => {
+    localOnly(res);
+    res.json({ tokens: await services.tokens.list() });
+  });
+
+  router.post('/tokens', async (req, res) => {
+    localOnly(res);
+    const body = tokenBody.parse(req.body);
+    const created = await services.tokens.create({
+      name: body.name,
+      ...(body.expires !== undefined && { expiresIn: body.expires }),
+      ...(body.workspace_path !== undefined && { workspacePath: placeRootOf(config.workspaceRoot, body.workspace_path).root }),
+    });
+    res.status(201).json({ token: created });
+  });
+
+  router.delete('/tokens/:id', async (req, res) => {
+    localOnly(res);
+    res.json({ revoked: await services.tokens.revoke(String(req.params.id)) });
+  });
+
+  /** Recent tool calls from the audit log, newest last (what, who, where, how long, how it ended). */
+  router.get('/activity', async (req, res) => {
+    localOnly(res);
+    const limit = z.coerce.number().int().min(1).max(500).default(50).parse(req.query.limit);
+    await services.audit.flush();
+    res.json({ records: await services.audit.readRecent(limit) });
   });
 
   router.post('/server/start', async (_req, res) => {
