@@ -1,8 +1,8 @@
 import { mkdir, open, rename, stat } from 'node:fs/promises';
-import type { BigIntStats } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../state/atomic-write.js';
+import { fileStamp } from '../state/file-stamp.js';
 
 const tokenRecordSchema = z.object({
   id: z.string().regex(/^[0-9a-f]{16}$/),
@@ -65,7 +65,7 @@ export class TokenFile {
 
   private async currentStamp(): Promise<string> {
     try {
-      return stampOf(await stat(this.path, { bigint: true }));
+      return fileStamp(await stat(this.path, { bigint: true }));
     } catch (error) {
       if (isNotFound(error)) return ABSENT;
       throw error;
@@ -84,7 +84,7 @@ export class TokenFile {
     let text: string;
     try {
       // Stamp and content come from the same open file, so they always belong together.
-      stamp = stampOf(await handle.stat({ bigint: true }));
+      stamp = fileStamp(await handle.stat({ bigint: true }));
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();
@@ -130,9 +130,6 @@ export class TokenFile {
   }
 }
 
-function stampOf(stats: BigIntStats): string {
-  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
-}
 
 function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';

@@ -1,8 +1,9 @@
-import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
 import type { BigIntStats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
+import { absentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from './file-stamp.js';
 import { withFileLock } from './file-lock.js';
 
 /** A state file cannot be used; the message says what happened and what to do. */
@@ -26,7 +27,6 @@ export interface VersionedJsonFileOptions<T> {
  * A file written within this long of a read may change again without changing its stat (coarse or
  * 2-second timestamps, a reused inode, the same size), so a read that recent is not trusted.
  */
-const RACY_MS = 2_000;
 
 interface Loaded<T> {
   stamp: string;
@@ -223,37 +223,11 @@ function unwrap<T>(loaded: Loaded<T>): T {
   return loaded.outcome.value;
 }
 
-function isSettled(stats: BigIntStats): boolean {
-  const changedMs = Number((stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs) / 1_000_000n);
-  return Date.now() - changedMs >= RACY_MS;
-}
 
-function fileStamp(stats: BigIntStats): string {
-  return `file:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
-}
 
-function absentStamp(dirStats: BigIntStats | undefined): string {
-  return dirStats ? `absent:${dirStats.dev}:${dirStats.ino}:${dirStats.mtimeNs}:${dirStats.ctimeNs}` : 'absent:no-folder';
-}
 
-async function statOrAbsent(path: string): Promise<BigIntStats | undefined> {
-  try {
-    return await stat(path, { bigint: true });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
 
-function emptyIfAbsent(error: unknown): string[] {
-  if (isNotFound(error)) return [];
-  throw error;
-}
 
-function isNotFound(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
 
 function deepFreeze<V>(value: V): V {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {

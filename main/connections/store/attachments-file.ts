@@ -1,8 +1,9 @@
 import type { BigIntStats } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../../state/atomic-write.js';
+import { absentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from '../../state/file-stamp.js';
 import { ConnectionStoreError } from './errors.js';
 import { type FileLockOptions, withFileLock } from '../../state/file-lock.js';
 import { isCatalogId, isPlaceRoot, isUserId, serverNameOf, storeIdOf } from './naming.js';
@@ -86,11 +87,6 @@ interface Loaded {
   outcome: { attachments: Attachments } | { error: ConnectionStoreError };
 }
 
-/**
- * A file changed within this long of a read may change again without changing its stat (coarse
- * timestamps, a reused inode, the same size), so such a read is not trusted to stand for the file.
- */
-const RACY_MS = 2_000;
 
 /**
  * `<state>/personal-mcp/attachments.json`. Other processes (the CLI) write it too: reads compare the
@@ -147,9 +143,8 @@ export class AttachmentsFile {
   /** The file's stat identity, or its folder's while it is absent (an aside may appear or go). */
   private async currentStamp(): Promise<string> {
     const file = await statOrAbsent(this.path);
-    if (file) return `file:${stampOf(file)}`;
-    const dir = await statOrAbsent(dirname(this.path));
-    return dir ? `absent:${stampOf(dir)}` : 'absent:no-folder';
+    if (file) return fileStamp(file);
+    return absentStamp(await statOrAbsent(dirname(this.path)));
   }
 
   private async load(): Promise<Loaded> {
@@ -170,7 +165,7 @@ export class AttachmentsFile {
     } finally {
       await handle.close();
     }
-    const stamp = `file:${stampOf(stats)}`;
+    const stamp = fileStamp(stats);
     const parsed = this.parse(text);
     if ('problem' in parsed) {
       // Move aside only the file actually read; if it was replaced meanwhile, read the new one.
@@ -184,7 +179,7 @@ export class AttachmentsFile {
     const dir = dirname(this.path);
     // The folder's stamp is taken before listing it, so a change in between only causes a re-read.
     const dirStats = await statOrAbsent(dir);
-    const stamp = dirStats ? `absent:${stampOf(dirStats)}` : 'absent:no-folder';
+    const stamp = absentStamp(dirStats);
     const settled = dirStats === undefined || isSettled(dirStats);
     const aside = dirStats && (await this.newestAside(dir));
     const outcome = aside ? { error: await this.asideError(aside) } : { attachments: { version: 1 as const, stores: {} } };
@@ -259,30 +254,7 @@ function unwrap(loaded: Loaded): Snapshot {
   return { generation: loaded.generation, attachments: loaded.outcome.attachments };
 }
 
-function isSettled(stats: BigIntStats): boolean {
-  const changedNs = stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs;
-  return Date.now() - Number(changedNs / 1_000_000n) >= RACY_MS;
-}
 
-function stampOf(stats: BigIntStats): string {
-  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
-}
 
-async function statOrAbsent(path: string): Promise<BigIntStats | undefined> {
-  try {
-    return await stat(path, { bigint: true });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
 
-function emptyIfAbsent(error: unknown): string[] {
-  if (isNotFound(error)) return [];
-  throw error;
-}
 
-function isNotFound(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}

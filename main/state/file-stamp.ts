@@ -1,0 +1,42 @@
+import { stat } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+
+/**
+ * A file changed within this long of a read may change again without changing its stat (coarse
+ * timestamps, a reused inode, the same size), so such a read is not trusted to stand for the file.
+ */
+export const RACY_MS = 2_000;
+
+/** A state file's identity: equal stamps mean the same content, when the file is settled. */
+export function fileStamp(stats: BigIntStats): string {
+  return `file:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+}
+
+/** While the file is absent, its folder's identity stands for it (an aside may appear or go). */
+export function absentStamp(dirStats: BigIntStats | undefined): string {
+  return dirStats ? `absent:${dirStats.dev}:${dirStats.ino}:${dirStats.mtimeNs}:${dirStats.ctimeNs}` : 'absent:no-folder';
+}
+
+export function isSettled(stats: BigIntStats): boolean {
+  const changedMs = Number((stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs) / 1_000_000n);
+  return Date.now() - changedMs >= RACY_MS;
+}
+
+export async function statOrAbsent(path: string): Promise<BigIntStats | undefined> {
+  try {
+    return await stat(path, { bigint: true });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+export function emptyIfAbsent(error: unknown): string[] {
+  if (isNotFound(error)) return [];
+  throw error;
+}
+
+export function isNotFound(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
