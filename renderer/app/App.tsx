@@ -1,8 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { placesQuery } from '../api/connections';
+import { AgentAccessSection } from '../features/access/AgentAccessSection';
 import { PlaceMcpSection } from '../features/connections/PlaceMcpSection';
+import { ServerSection } from '../features/server/ServerSection';
+import { SkillsSection } from '../features/skills/SkillsSection';
 import { ErrorNote } from '../ui/ErrorNote';
+import { SECTIONS, sectionOf, type SectionId } from './sections';
 
 const PLACE_KEY = 'persona.place';
 
@@ -12,6 +16,7 @@ export function App() {
   const [root, setRoot] = useState<string>(() => readPlace());
   const list = places.data?.places ?? [];
   const place = list.find((p) => p.root === root) ?? list[0];
+  const section = useSection();
 
   useEffect(() => {
     if (place) writePlace(place.root);
@@ -43,15 +48,23 @@ export function App() {
           </p>
         )}
         <ul className="sections">
-          <li>
-            <a href="#connections" aria-current="page" className="section-link">
-              Connections
-            </a>
-          </li>
+          {SECTIONS.map((s) => (
+            <li key={s.id}>
+              <a href={`#${s.id}`} aria-current={s.id === section ? 'page' : undefined} className="section-link">
+                {s.label}
+              </a>
+            </li>
+          ))}
         </ul>
       </nav>
-      <main className="content" id="connections">
-        {places.isError ? (
+      <main className="content" id="main">
+        {section === 'skills' ? (
+          <SkillsSection />
+        ) : section === 'access' ? (
+          <AgentAccessSection places={list} />
+        ) : section === 'server' ? (
+          <ServerSection />
+        ) : places.isError ? (
           <ErrorNote error={places.error} title="The places could not be loaded." onRetry={() => void places.refetch()} />
         ) : place ? (
           <PlaceMcpSection key={place.root} place={place} />
@@ -63,6 +76,17 @@ export function App() {
       </main>
     </div>
   );
+}
+
+/** The open section follows the address's hash, so Back, reload and links work. */
+function useSection(): SectionId {
+  const [section, setSection] = useState<SectionId>(() => sectionOf(window.location.hash));
+  useEffect(() => {
+    const onHash = () => setSection(sectionOf(window.location.hash));
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  return section;
 }
 
 function readPlace(): string {

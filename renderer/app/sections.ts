@@ -1,0 +1,14 @@
+/** The window's sections, in the rail's order; the address's hash names the open one. */
+export const SECTIONS = [
+  { id: 'connections', label: 'Connections' },
+  { id: 'skills', label: 'Skills' },
+  { id: 'access', label: 'Agent access' },
+  { id: 'server', label: 'Server' },
+] as const;
+
+export type SectionId = (typeof SECTIONS)[number]['id'];
+
+export function sectionOf(hash: string): SectionId {
+  const id = hash.replace(/^#/, '');
+  return SECTIONS.find((s) => s.id === id)?.id ?? 'connections';
+}
