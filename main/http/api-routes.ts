@@ -7,6 +7,7 @@ import { placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import type { HostControl } from './control-plane.js';
+import { skillsRoutes } from './skills-routes.js';
 
 /** The one-line rule the page shows above a place's connections (spec: no confirmation popup). */
 export function connectionRule(place: Place): string {
@@ -141,6 +142,8 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     services.placeSessions.toolsChanged([place.root]);
     res.json(snapshot);
   });
+
+  router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
 
   router.get('/server', (_req, res) => {
     res.json(host.status());

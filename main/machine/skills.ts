@@ -2,11 +2,11 @@ import type { Dirent } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MachineError, fileSystemError } from './errors.js';
-import { isValidSkillName, parseSkillFile, type SkillMetadata } from './skill-file.js';
+import { isValidSkillName, parseSkillFile, type SkillMetadata } from '../../common/skill-file.js';
 
 /** Most bundled file paths listed for one skill. */
 export const SKILL_MAX_LISTED_FILES = 500;
-const SKILL_FILE = 'SKILL.md';
+export const SKILL_FILE = 'SKILL.md';
 
 export interface SkillSummary extends SkillMetadata {
   /** Absolute path of the skill's folder. */
@@ -74,9 +74,14 @@ export async function loadSkill(skillsDir: string, name: string): Promise<Loaded
   if (!read.ok) {
     throw new MachineError('invalid_skill', `Skill "${name}" cannot be loaded: ${read.reason}. Fix ${join(dir, SKILL_FILE)}.`);
   }
+  return { ...read.skill, dir, instructions: read.body, ...(await bundledFiles(dir)) };
+}
+
+/** The files of a skill folder other than SKILL.md, relative to it, at most SKILL_MAX_LISTED_FILES. */
+export async function bundledFiles(dir: string): Promise<{ files: string[]; unlistedFiles: number }> {
   const files: string[] = [];
   const unlistedFiles = await listFiles(dir, '', files);
-  return { ...read.skill, dir, instructions: read.body, files, unlistedFiles };
+  return { files, unlistedFiles };
 }
 
 /** The catalog as `name: description`, one skill per line (for the resource://skills resource). */

@@ -1,3 +1,5 @@
+// The Agent Skills rules for a SKILL.md, in one place: the host's loader and editor use them, and so
+// does the page, to show frontmatter errors as a person types (hence no Node imports here).
 import { parse as parseYaml } from 'yaml';
 
 /** Agent Skills naming rule: lowercase letters, digits and single hyphens, no hyphen at either end. */
