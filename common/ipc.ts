@@ -10,6 +10,8 @@ export interface IpcChannels {
   'app:open-external': { args: [url: string]; result: void };
   /** Reads launch-at-login, or sets it when given a value; answers the state now in effect. */
   'app:launch-at-login': { args: [] | [enabled: boolean]; result: boolean };
+  /** Opens a skill's folder in the system's file manager; the name must be a folder directly inside the skills folder. */
+  'skills:open-folder': { args: [name: string]; result: void };
   /** Quits the app: the host stops cleanly first. */
   'app:quit': { args: []; result: void };
 }
@@ -26,5 +28,6 @@ export interface DesktopApi {
   config(): Promise<DesktopConfig>;
   openExternal(url: string): Promise<void>;
   launchAtLogin(enabled?: boolean): Promise<boolean>;
+  openSkillFolder(name: string): Promise<void>;
   quit(): Promise<void>;
 }

@@ -13,6 +13,7 @@ const api: DesktopApi = {
   config: () => invoke('app:config'),
   openExternal: (url) => invoke('app:open-external', url),
   launchAtLogin: (enabled?: boolean) => (enabled === undefined ? invoke('app:launch-at-login') : invoke('app:launch-at-login', enabled)),
+  openSkillFolder: (name) => invoke('skills:open-folder', name),
   quit: () => invoke('app:quit'),
 };
 

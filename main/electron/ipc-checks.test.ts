@@ -28,6 +28,7 @@ describe('checkArgs', () => {
     assert.deepEqual(checkArgs('app:config', []), []);
     assert.deepEqual(checkArgs('app:quit', []), []);
     assert.deepEqual(checkArgs('app:open-external', ['https://a.example/x']), ['https://a.example/x']);
+    assert.deepEqual(checkArgs('skills:open-folder', ['pdf-tools']), ['pdf-tools']);
     assert.deepEqual(checkArgs('app:launch-at-login', []), []);
     assert.deepEqual(checkArgs('app:launch-at-login', [true]), [true]);
     assert.deepEqual(checkArgs('app:launch-at-login', [false]), [false]);
@@ -40,6 +41,9 @@ describe('checkArgs', () => {
       ['app:open-external', []],
       ['app:open-external', [{ toString: () => 'https://a.example' }]],
       ['app:open-external', ['https://a.example', 'extra']],
+      ['skills:open-folder', []],
+      ['skills:open-folder', [['pdf-tools']]],
+      ['skills:open-folder', ['a', 'b']],
       ['app:launch-at-login', ['true']],
       ['app:launch-at-login', [1]],
       ['app:launch-at-login', [true, false]],

@@ -38,6 +38,9 @@ export function checkArgs<C extends IpcChannel>(channel: C, args: unknown[]): Ip
     case 'app:open-external':
       if (args.length !== 1 || typeof args[0] !== 'string') throw fail('one URL string');
       break;
+    case 'skills:open-folder':
+      if (args.length !== 1 || typeof args[0] !== 'string') throw fail('one skill name');
+      break;
     case 'app:launch-at-login':
       if (args.length > 1 || (args.length === 1 && typeof args[0] !== 'boolean')) throw fail('nothing, or true or false');
       break;

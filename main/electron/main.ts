@@ -17,6 +17,7 @@ import {
 import type { IpcChannel, IpcChannels } from '../../common/ipc.js';
 import { applyWorkingDirectory, loadConfig } from '../config.js';
 import { Host } from '../host.js';
+import { skillFolderPath } from '../machine/skill-folder.js';
 import { autostartPath, HIDDEN_ARG, LinuxAutostart } from './autostart.js';
 import { checkArgs, senderAllowed, type IpcSender } from './ipc-checks.js';
 import { loadSettings, userDataDirFromArgs } from './settings.js';
@@ -106,7 +107,8 @@ async function launch(): Promise<void> {
   const { settings, problem } = await loadSettings(app.getPath('userData'));
   if (problem) log(`Persona Workspace: ${problem}`);
   const env = { ...process.env, WORKSPACE_STATE_DIR: process.env.WORKSPACE_STATE_DIR ?? app.getPath('userData') };
-  host = new Host(loadConfig(settings.port === undefined ? {} : { port: settings.port }, env), {
+  const config = loadConfig(settings.port === undefined ? {} : { port: settings.port }, env);
+  host = new Host(config, {
     env,
     openBrowser: (url) => {
       if (signInUrls.add(url)) openSignIn(url);
@@ -121,7 +123,7 @@ async function launch(): Promise<void> {
   launchAtLogin = await loginItem().enabled().catch(() => false);
   createTray();
   controlUrl = await host.open();
-  registerIpc(host);
+  registerIpc(host, config.skillsDir);
   if (settings.startServerAtLaunch) startServer();
   if (windowWanted) showWindow();
 }
@@ -170,7 +172,7 @@ function openSignIn(url: string): void {
   shell.openExternal(url).catch((error: unknown) => log(`Persona Workspace: the browser could not open the sign-in page: ${(error as Error).message}`));
 }
 
-function registerIpc(running: Host): void {
+function registerIpc(running: Host, skillsDir: string): void {
   handle('app:config', async () => ({ apiBase: controlUrl!, adminToken: await running.adminToken() }));
   handle('app:open-external', (url) => {
     if (!signInUrls.has(url)) throw new Error('Only sign-in pages that this app started open in the browser.');
@@ -179,6 +181,11 @@ function registerIpc(running: Host): void {
   handle('app:launch-at-login', async (...args) => {
     if (args.length === 1) await setLaunchAtLogin(args[0]);
     return launchAtLogin;
+  });
+  handle('skills:open-folder', async (name) => {
+    // The page names the skill; only a folder directly inside the skills folder ever opens.
+    const problem = await shell.openPath(skillFolderPath(skillsDir, name));
+    if (problem) throw new Error(`The folder of ${name} could not be opened: ${problem}`);
   });
   handle('app:quit', () => {
     app.quit();

@@ -53,17 +53,19 @@ describe('the preload', () => {
     const { exposed, invoked } = runSandboxed(code);
     assert.deepEqual([...exposed.keys()], ['personaDesktop']);
     const api = exposed.get('personaDesktop') as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    assert.deepEqual(Object.keys(api).sort(), ['config', 'launchAtLogin', 'openExternal', 'quit']);
+    assert.deepEqual(Object.keys(api).sort(), ['config', 'launchAtLogin', 'openExternal', 'openSkillFolder', 'quit']);
     await api.config!();
     await api.openExternal!('https://a.example/authorize');
     await api.launchAtLogin!();
     await api.launchAtLogin!(true);
+    await api.openSkillFolder!('pdf-tools');
     await api.quit!();
     assert.deepEqual(invoked, [
       ['app:config'],
       ['app:open-external', 'https://a.example/authorize'],
       ['app:launch-at-login'],
       ['app:launch-at-login', true],
+      ['skills:open-folder', 'pdf-tools'],
       ['app:quit'],
     ]);
   });

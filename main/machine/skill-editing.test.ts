@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createSkill, deleteSkill, readSkillDetail, saveSkillFile } from './skill-editing.js';
 import { SkillExistsError, SkillInputError, SkillNotFoundError } from './skill-errors.js';
-import { skillFolderPath } from './skill-folder.js';
 import { listSkills, loadSkill } from './skills.js';
 
 let root: string;
@@ -24,20 +23,6 @@ async function put(path: string, content: string): Promise<void> {
   await mkdir(join(skillsDir, path, '..'), { recursive: true });
   await writeFile(join(skillsDir, path), content);
 }
-
-describe('skillFolderPath', () => {
-  it('answers a direct child of the skills folder, naming rule or not', () => {
-    assert.equal(skillFolderPath(skillsDir, 'pdf-tools'), join(skillsDir, 'pdf-tools'));
-    assert.equal(skillFolderPath(`${skillsDir}/x/..`, 'Upper Case'), join(skillsDir, 'Upper Case'));
-  });
-
-  it('refuses any name that reaches elsewhere, or a hidden one', () => {
-    for (const name of ['', '.', '..', '../x', 'a/b', 'a\\b', '/etc', '.hidden', 'a\0b', 'x'.repeat(256)]) {
-      assert.throws(() => skillFolderPath(skillsDir, name), SkillInputError, JSON.stringify(name));
-    }
-    assert.throws(() => skillFolderPath(skillsDir, 7 as unknown as string), SkillInputError);
-  });
-});
 
 describe('createSkill', () => {
   it('makes a valid skill from the template, creating the skills folder', async () => {
