@@ -22,6 +22,8 @@ export interface Config {
   sessionIdleTimeoutMs: number;
   /** The MCP Registry merged into the catalog; empty turns it off. */
   registryUrl: string;
+  /** The person's own connector catalog, listed before the built-in one. */
+  catalogFile?: string;
   /** Longest wait for an upstream MCP server's answer. */
   upstreamTimeoutMs: number;
   /** Lets connections reach loopback and private addresses (local development and tests). */
@@ -60,6 +62,7 @@ export const ENVIRONMENT = {
   WORKSPACE_SESSION_IDLE_TIMEOUT: 'Minutes after which an MCP session with no requests is closed (default 30).',
   WORKSPACE_CONTROL_PORT: 'Loopback port of the page, its API and sign-in callbacks (default 9101).',
   WORKSPACE_REGISTRY_URL: 'MCP Registry merged into the connector catalog (default the official registry; empty turns it off).',
+  WORKSPACE_CATALOG_FILE: 'A JSON file of your own connectors (the built-in catalog\'s format), listed before the built-in ones.',
   WORKSPACE_UPSTREAM_TIMEOUT: 'Seconds to wait for a connected MCP server to answer (default 60).',
   WORKSPACE_ALLOW_PRIVATE_NETWORK: 'Set to 1 to let connections reach loopback and private addresses (local development only).',
   WORKSPACE_ALLOWED_HOSTS: 'Comma-separated extra host names accepted in the Host header.',
@@ -125,6 +128,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     stateDir: stateDirFrom(env),
     sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
     registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,
+    ...(env.WORKSPACE_CATALOG_FILE && { catalogFile: resolve(env.WORKSPACE_CATALOG_FILE) }),
     upstreamTimeoutMs: positiveNumber(env, 'WORKSPACE_UPSTREAM_TIMEOUT', DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_TIMER_SECONDS) * 1000,
     allowPrivateNetwork: env.WORKSPACE_ALLOW_PRIVATE_NETWORK === '1',
     jwt: {

@@ -4,6 +4,7 @@ import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
 import type { Config } from './config.js';
+import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch } from './connections/network/guarded-fetch.js';
@@ -64,7 +65,12 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const connectionSecrets = new ConnectionSecrets(secrets);
   const access = new AccessDirectory(config.stateDir);
   const store = new ConnectionStore({ stateDir: config.stateDir });
-  const catalog = new CatalogService({ stateDir: config.stateDir, registryUrl: config.registryUrl, report: log });
+  const catalog = new CatalogService({
+    stateDir: config.stateDir,
+    registryUrl: config.registryUrl,
+    builtin: loadCatalog(config.catalogFile ? { path: config.catalogFile, allowHttp: config.allowPrivateNetwork } : undefined),
+    report: log,
+  });
   const placeSessions = new PlaceSessions();
 
   const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork });

@@ -6,7 +6,7 @@ import type { PlaceSecrets } from '../secrets/place-secrets.js';
 import type { CatalogEntry } from './catalog/catalog-schema.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { Gateway } from './gateway/gateway.js';
-import type { ConnectionOAuth, OwnApp } from './oauth/connection-oauth.js';
+import type { CallbackAnswer, ChainStep, ConnectionOAuth, OwnApp } from './oauth/connection-oauth.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { checkServerUrl } from './server-url.js';
@@ -125,28 +125,80 @@ export class PlaceConnections {
     name: string,
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
-    const dir = await this.deps.access.snapshot();
-    requireRead(dir, person, place);
-    const connection = await this.deps.store.get(place.root, name);
-    if (!connection) throw notFound(place, name);
-    if (connection.owner !== person) {
-      throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can sign in to it.`);
-    }
-    const view = this.view(dir, person, place, connection, await this.facts(place, [connection]));
+    const [{ connection, view }] = await this.ownConnections(person, place, [name]);
     if (connection.auth.kind === 'oauth') {
-      if (view.state === 'paused') throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${view.reason}`, 409);
       const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
       if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
       return { connection: view, authorizationUrl };
     }
-    if (view.state !== 'connected') throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${view.reason}`, 409);
-    const tools = await this.deps.gateway.upstream(connection).tools();
-    return { connection: view, tools: tools.map((t) => t.name) };
+    return { connection: view, tools: await this.toolNames(connection) };
+  }
+
+  /**
+   * Connects several of the caller's connections at once, as a sign-in group's "Connect N
+   * services": the OAuth ones sign in one after another in one browser window, so where the
+   * provider keeps the person signed in they sign in once; the others connect now. Everything is
+   * checked before anything starts.
+   */
+  async connectMany(
+    person: string,
+    place: Place,
+    names: string[],
+    options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
+  ): Promise<{ connections: ConnectionView[]; signIns: string[]; authorizationUrl?: string }> {
+    const targets = await this.ownConnections(person, place, [...new Set(names)]);
+    const signIns: { displayName: string; authorizationUrl: string }[] = [];
+    for (const { connection } of targets) {
+      if (connection.auth.kind === 'oauth') {
+        const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
+        signIns.push({ displayName: connection.displayName, authorizationUrl });
+      } else {
+        await this.toolNames(connection);
+      }
+    }
+    const authorizationUrl = signIns.length ? this.deps.oauth.chain(signIns) : undefined;
+    if (authorizationUrl && (options.openBrowser ?? true)) this.deps.openBrowser(authorizationUrl);
+    return {
+      connections: targets.map((t) => t.view),
+      signIns: targets.filter((t) => t.connection.auth.kind === 'oauth').map((t) => t.connection.name),
+      ...(authorizationUrl && { authorizationUrl }),
+    };
+  }
+
+  /** The caller's own connections of these names, each ready to connect, or an error that says why not. */
+  private async ownConnections(person: string, place: Place, names: string[]): Promise<{ connection: PlaceConnection; view: ConnectionView }[]> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connections = await this.deps.store.list(place.root);
+    const found = names.map((name) => {
+      const connection = connections.find((c) => c.name === name && c.owner === person) ?? connections.find((c) => c.name === name);
+      if (!connection) throw notFound(place, name);
+      if (connection.owner !== person) {
+        throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can sign in to it.`);
+      }
+      return connection;
+    });
+    const facts = await this.facts(place, found);
+    return found.map((connection) => {
+      const view = this.view(dir, person, place, connection, facts);
+      if (connection.auth.kind === 'oauth' && view.state === 'paused') throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${view.reason}`, 409);
+      if (connection.auth.kind !== 'oauth' && view.state !== 'connected') throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${view.reason}`, 409);
+      return { connection, view };
+    });
+  }
+
+  private async toolNames(connection: PlaceConnection): Promise<string[]> {
+    return (await this.deps.gateway.upstream(connection).tools()).map((t) => t.name);
   }
 
   /** Finishes a sign-in that the browser brought back to /oauth/callback. */
-  async finishSignIn(answer: Parameters<ConnectionOAuth['finish']>[0]): Promise<{ displayName: string }> {
+  async finishSignIn(answer: CallbackAnswer): Promise<{ displayName: string }> {
     return this.deps.oauth.finish(answer);
+  }
+
+  /** After a sign-in ended, well or not: in a chain, where the browser goes next, or every outcome at its end. */
+  continueSignIns(state: string | undefined, outcome: { ok: boolean; message?: string }): ChainStep | undefined {
+    return this.deps.oauth.advanceChain(state, outcome);
   }
 
   /** Removes a connection and deletes its login. `owner` picks whose, when several people added the same server. */

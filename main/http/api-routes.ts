@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
+import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-connections.js';
 import { canEdit } from '../places/access-rules.js';
 import { listPlaces } from '../places/place-list.js';
@@ -40,6 +41,8 @@ const connectBody = z
     open_browser: z.boolean().optional(),
   })
   .strict();
+/** A sign-in group's "Connect N services": the caller's connections, connected as one. */
+const connectManyBody = connectBody.extend({ names: z.array(z.string().min(1).max(200)).min(1).max(50) }).strict();
 const tokenBody = z.object({ name: z.string(), expires: z.string().optional(), workspace_path: z.string().optional() }).strict();
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
@@ -76,10 +79,14 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.status(201).json({ connection: await connections.add(person(res), place, request) });
   });
 
+  router.post('/mcp/place/connect', async (req, res) => {
+    const body = connectManyBody.parse(req.body ?? {});
+    res.json(await connections.connectMany(person(res), placeOf(req), body.names, connectOptions(body)));
+  });
+
   router.post('/mcp/place/:name/connect', async (req, res) => {
     const body = connectBody.parse(req.body ?? {});
-    const ownApp = body.own_app && { clientId: body.own_app.client_id, ...(body.own_app.client_secret && { clientSecret: body.own_app.client_secret }) };
-    res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), { ...(ownApp && { ownApp }), openBrowser: body.open_browser ?? true }));
+    res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), connectOptions(body)));
   });
 
   router.delete('/mcp/place/:name', async (req, res) => {
@@ -192,6 +199,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   return router;
+}
+
+function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {
+  const ownApp = body.own_app && { clientId: body.own_app.client_id, ...(body.own_app.client_secret && { clientSecret: body.own_app.client_secret }) };
+  return { ...(ownApp && { ownApp }), openBrowser: body.open_browser ?? true };
 }
 
 function kindWord(place: Place): string {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { HostStatus } from '../../common/host-status.js';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { ZodError } from 'zod';
 import { AuthError, type JwtVerifier } from '../auth/jwt-verifier.js';
@@ -6,6 +7,7 @@ import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { OwnAppRequiredError } from '../connections/oauth/errors.js';
 import { userError } from '../user-errors.js';
+import { oauthCallback } from './oauth-callback.js';
 import { personOf } from './agent-endpoint.js';
 import { apiRoutes } from './api-routes.js';
 import { allowedHostNames, hostAndOriginGuard } from './guards.js';
@@ -24,7 +26,7 @@ export interface ControlPlaneOptions {
 
 /** What the page can ask of the agent endpoint. */
 export interface HostControl {
-  status(): unknown;
+  status(): HostStatus;
   start(): Promise<unknown>;
   stop(): Promise<void>;
 }
@@ -52,18 +54,7 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
     res.redirect(303, '/');
   });
 
-  // The sign-in's answer: no caller to identify; the single-use state ties it to the sign-in begun here.
-  app.get('/oauth/callback', async (req, res) => {
-    const answer = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
-    try {
-      const { displayName } = await services.connections.finishSignIn(answer);
-      res.type('html').send(resultPage('Signed in', `You are signed in to ${displayName}. Its tools are ready for this place's agents. You can close this window.`));
-    } catch (error) {
-      const known = userError(error);
-      if (!known) services.log(`Sign-in failed: ${(error as Error).stack ?? String(error)}`);
-      res.status(known?.status ?? 500).type('html').send(resultPage('Sign-in failed', known?.message ?? 'Something went wrong on the server. The server log has the details.'));
-    }
-  });
+  app.get('/oauth/callback', oauthCallback(services));
 
   app.use('/api', express.json({ limit: '256kb' }), identify(services, options), apiRoutes(services, options.host));
 
@@ -103,14 +94,6 @@ function identify(services: Services, options: ControlPlaneOptions): RequestHand
     }
     res.status(401).json({ error: { message: 'Sign in first: open the login link that persona-mcp-workspace printed when it started.' } });
   };
-}
-
-function resultPage(title: string, message: string): string {
-  const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)} · Persona Workspace</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:15vh auto;padding:0 1.5rem;color:#1f2328}@media(prefers-color-scheme:dark){body{background:#16181d;color:#e6e8eb}}h1{font-size:1.4rem}</style>
-</head><body><h1>${escape(title)}</h1><p>${escape(message)}</p></body></html>`;
 }
 
 function cookie(header: string | undefined, name: string): string {

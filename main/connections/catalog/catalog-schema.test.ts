@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CATALOG_ID_PATTERN, CatalogFileError, loadBuiltinCatalog, parseBuiltinCatalog } from './catalog-schema.js';
+import { CATALOG_ID_PATTERN, CatalogFileError, loadBuiltinCatalog, loadCatalog, parseBuiltinCatalog } from './catalog-schema.js';
 
 const rawFile = JSON.parse(await readFile(new URL('./builtin-catalog.json', import.meta.url), 'utf8')) as {
   version: 1;
@@ -122,5 +124,41 @@ describe('parseBuiltinCatalog', () => {
       }),
       /entry id "linear" is used twice; .*sign-in group "nope", which is not defined/,
     );
+  });
+});
+
+describe('loadCatalog with an own catalog file', () => {
+  const own = (entries: object[], groups: object[] = []) => ({ version: 1, groups, entries });
+  const entry = (id: string, url = `https://${id}.example.com/mcp`, extra: object = {}) => ({ id, name: id, description: `The ${id} server.`, url, transport: 'streamable-http', auth: 'none', ...extra });
+  const write = async (data: unknown) => {
+    const dir = await mkdtemp(join(tmpdir(), 'pw-catalog-'));
+    const path = join(dir, 'connectors.json');
+    await writeFile(path, typeof data === 'string' ? data : JSON.stringify(data));
+    return path;
+  };
+
+  it('lists its entries and groups first, marked as custom, then the built-in ones', async () => {
+    const path = await write(own([entry('wiki-a', undefined, { signInGroup: 'intra' }), entry('wiki-b', undefined, { signInGroup: 'intra' })], [{ id: 'intra', name: 'Intranet', description: 'Our servers.' }]));
+    const catalog = loadCatalog({ path, allowHttp: false });
+    assert.deepEqual(catalog.entries.slice(0, 2).map((e) => [e.id, e.source]), [['wiki-a', 'custom'], ['wiki-b', 'custom']]);
+    assert.equal(catalog.entries.length, rawFile.entries.length + 2);
+    assert.equal(catalog.entries[2]!.source, 'built-in');
+    assert.equal(catalog.groups[0]!.id, 'intra');
+  });
+
+  it('takes http URLs only when private network targets are allowed', async () => {
+    const path = await write(own([entry('local', 'http://127.0.0.1:8080/mcp')]));
+    assert.throws(() => loadCatalog({ path, allowHttp: false }), (error: unknown) => error instanceof CatalogFileError && /entries\.0\.url: must be an https URL/.test(error.message));
+    assert.equal(loadCatalog({ path, allowHttp: true }).entries[0]!.url, 'http://127.0.0.1:8080/mcp');
+  });
+
+  it('refuses ids of the built-in catalog, a file that is not JSON, and a missing file, saying what to do', async () => {
+    assert.throws(() => loadCatalog({ path: '/nonexistent/connectors.json', allowHttp: false }), /WORKSPACE_CATALOG_FILE=\/nonexistent\/connectors\.json cannot be used: it cannot be read \(ENOENT\)/);
+    const broken = await write('{ not json');
+    assert.throws(() => loadCatalog({ path: broken, allowHttp: false }), /it is not JSON/);
+    const clash = await write(own([entry('linear')]));
+    assert.throws(() => loadCatalog({ path: clash, allowHttp: false }), /reuses ids of the built-in catalog \(linear\)/);
+    const google = await write(own([entry('mail', 'https://gmail.googleapis.com/mcp')]));
+    assert.throws(() => loadCatalog({ path: google, allowHttp: false }), /Google and GitHub are not offered/);
   });
 });

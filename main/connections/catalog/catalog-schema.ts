@@ -1,13 +1,19 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import builtinCatalogJson from './builtin-catalog.json' with { type: 'json' };
 import { excludedProviderReason } from './excluded-providers.js';
 
-/** Where a catalog entry comes from: the curated file in the repo, or the official MCP Registry. */
-export type CatalogSource = 'built-in' | 'registry';
+/**
+ * Where a catalog entry comes from: the curated file in the repo, the person's own catalog file
+ * (WORKSPACE_CATALOG_FILE), or the official MCP Registry.
+ */
+export type CatalogSource = 'built-in' | 'custom' | 'registry';
 
 export const CATALOG_ID_PATTERN = /^[a-z0-9-]{1,32}$/;
 
 const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' });
+// Own catalogs may list local servers, for development, when private network targets are allowed.
+const httpOrHttpsUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' });
 
 /** How an API key goes into a request: `<header>: <prefix><key>`. */
 const apiKeySchema = z.object({
@@ -16,11 +22,11 @@ const apiKeySchema = z.object({
 });
 
 const entryFields = {
+  url: httpsUrl,
   id: z.string().regex(CATALOG_ID_PATTERN, 'must be 1-32 characters of a-z, 0-9 and -'),
   name: z.string().trim().min(1).max(100),
   // One line: the page shows it as the row's detail.
   description: z.string().trim().min(1).max(200).regex(/^[^\r\n]*$/, 'must be one line'),
-  url: httpsUrl,
   transport: z.enum(['streamable-http', 'sse']),
   auth: z.enum(['oauth', 'api-key', 'none']),
   apiKey: apiKeySchema.optional(),
@@ -31,13 +37,12 @@ const entryFields = {
   docs: httpsUrl.optional(),
 };
 
-const builtinEntrySchema = z.strictObject(entryFields).superRefine(checkAuthFields);
 
 /** A catalog entry as the page and the add route see it. */
 export const catalogEntrySchema = z
   .strictObject({
     ...entryFields,
-    source: z.enum(['built-in', 'registry']),
+    source: z.enum(['built-in', 'custom', 'registry']),
     // The registry's own server name (`io.github.owner/server`), kept for display and support.
     registryName: z.string().min(1).optional(),
   })
@@ -54,18 +59,20 @@ const signInGroupSchema = z.strictObject({
 /** Several servers behind one provider login, shown as service chips ("Connect N services"). */
 export type SignInGroup = z.infer<typeof signInGroupSchema>;
 
-const catalogFileSchema = z.strictObject({
-  version: z.literal(1),
-  groups: z.array(signInGroupSchema),
-  entries: z.array(builtinEntrySchema).min(1),
-});
+function catalogFileSchema(allowHttp: boolean) {
+  return z.strictObject({
+    version: z.literal(1),
+    groups: z.array(signInGroupSchema),
+    entries: z.array(z.strictObject({ ...entryFields, ...(allowHttp && { url: httpOrHttpsUrl }) }).superRefine(checkAuthFields)).min(1),
+  });
+}
 
 export interface BuiltinCatalog {
   entries: CatalogEntry[];
   groups: SignInGroup[];
 }
 
-/** The built-in catalog file is broken; the app must not start with it. */
+/** A catalog file (built-in or the person's own) is broken; the app must not start with it. */
 export class CatalogFileError extends Error {
   override readonly name = 'CatalogFileError';
 }
@@ -83,16 +90,15 @@ function checkAuthFields(entry: { auth: string; apiKey?: unknown; needsOwnOAuthA
 }
 
 /**
- * Validates the curated catalog: the schema, then what a schema cannot say (unique ids, groups
- * that exist and group at least two servers, no Google or GitHub). Throws one error listing every
+ * Validates a catalog file: the schema, then what a schema cannot say (unique ids, groups that
+ * exist and group at least two servers, no Google or GitHub). Throws one error listing every
  * problem, so a broken file is fixed in one pass.
  */
-export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.json'): BuiltinCatalog {
-  const parsed = catalogFileSchema.safeParse(data);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    throw new CatalogFileError(`${source} is not a valid connector catalog: ${problems.join('; ')}. Fix the file; the app cannot start without it.`);
-  }
+export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.json', options: { origin?: 'built-in' | 'custom'; allowHttp?: boolean } = {}): BuiltinCatalog {
+  const broken = (problems: string[]) =>
+    new CatalogFileError(`${source} is not a valid connector catalog: ${problems.join('; ')}. Fix the file; the app cannot start without it.`);
+  const parsed = catalogFileSchema(options.allowHttp ?? false).safeParse(data);
+  if (!parsed.success) throw broken(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
   const { entries, groups } = parsed.data;
   const problems: string[] = [];
   const seenIds = new Set<string>();
@@ -112,13 +118,35 @@ export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.jso
   for (const entry of entries) {
     if (entry.signInGroup && !groupIds.has(entry.signInGroup)) problems.push(`entry "${entry.id}" names sign-in group "${entry.signInGroup}", which is not defined`);
   }
-  if (problems.length > 0) {
-    throw new CatalogFileError(`${source} is not a valid connector catalog: ${problems.join('; ')}. Fix the file; the app cannot start without it.`);
-  }
-  return { entries: entries.map((entry) => ({ ...entry, source: 'built-in' })), groups };
+  if (problems.length > 0) throw broken(problems);
+  const origin = options.origin ?? 'built-in';
+  return { entries: entries.map((entry) => ({ ...entry, source: origin })), groups };
 }
 
 /** The curated catalog shipped with the app; throws `CatalogFileError` if the file is broken. */
 export function loadBuiltinCatalog(): BuiltinCatalog {
   return parseBuiltinCatalog(builtinCatalogJson);
+}
+
+/**
+ * The curated list: the person's own catalog file first (their organization's servers, say),
+ * then the built-in one. An own entry or group may not reuse a built-in id.
+ */
+export function loadCatalog(own?: { path: string; allowHttp: boolean }): BuiltinCatalog {
+  const builtin = loadBuiltinCatalog();
+  if (!own) return builtin;
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(own.path, 'utf8'));
+  } catch (error) {
+    const why = error instanceof SyntaxError ? `it is not JSON (${error.message})` : `it cannot be read (${(error as NodeJS.ErrnoException).code ?? error})`;
+    throw new CatalogFileError(`WORKSPACE_CATALOG_FILE=${own.path} cannot be used: ${why}. Fix the file or unset the setting.`);
+  }
+  const mine = parseBuiltinCatalog(data, own.path, { origin: 'custom', allowHttp: own.allowHttp });
+  const taken = new Set([...builtin.entries.map((e) => e.id), ...builtin.groups.map((g) => `group ${g.id}`)]);
+  const clashes = [...mine.entries.map((e) => e.id), ...mine.groups.map((g) => `group ${g.id}`)].filter((id) => taken.has(id));
+  if (clashes.length) {
+    throw new CatalogFileError(`${own.path} reuses ids of the built-in catalog (${clashes.join(', ')}). Give your entries and groups other ids.`);
+  }
+  return { entries: [...mine.entries, ...builtin.entries], groups: [...mine.groups, ...builtin.groups] };
 }

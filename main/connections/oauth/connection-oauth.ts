@@ -4,10 +4,11 @@ import { bearerFetch } from './bearer-fetch.js';
 import { OAuthStore } from './oauth-store.js';
 import { revokeTokens, type Revocation } from './revocation.js';
 import { type CallbackAnswer, type OAuthConnection, type OwnApp, SignInFlow } from './sign-in.js';
+import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
 // The types of this API, importable from here with it.
-export type { CallbackAnswer, OAuthConnection, OwnApp, Revocation, SignInState };
+export type { CallbackAnswer, ChainOutcome, ChainStep, OAuthConnection, OwnApp, Revocation, SignInState };
 
 export interface ConnectionOAuthOptions {
   /** Where logins live: each connection's keychain items. */
@@ -36,17 +37,20 @@ export class ConnectionOAuth {
   private readonly store: OAuthStore;
   private readonly flow: SignInFlow;
   private readonly keeper: TokenKeeper;
+  private readonly chains: SignInChains;
   private readonly listeners = new Set<(change: SignInChange) => void>();
 
   constructor(private readonly options: ConnectionOAuthOptions) {
     const now = options.now ?? Date.now;
+    const ttlMs = options.signInTtlMs ?? 10 * 60_000;
+    this.chains = new SignInChains(ttlMs, now);
     this.store = new OAuthStore(options.secrets);
     this.flow = new SignInFlow({
       store: this.store,
       fetch: options.fetch,
       redirectUrl: options.redirectUrl,
       clientMetadataUrl: options.clientMetadataUrl,
-      ttlMs: options.signInTtlMs ?? 10 * 60_000,
+      ttlMs,
       now,
       onSignedIn: (connection) => this.emit({ ...connection, state: 'signed-in' }),
     });
@@ -66,6 +70,16 @@ export class ConnectionOAuth {
   async finish(answer: CallbackAnswer): Promise<ConnectionIdentity & { displayName: string }> {
     const connection = await this.flow.finish(answer);
     return { storeId: connection.storeId, serverName: connection.name, displayName: connection.displayName };
+  }
+
+  /** Chains sign-ins begun with `begin`, to run one after another in one browser window; returns the URL to open. */
+  chain(signIns: { displayName: string; authorizationUrl: string }[]): string {
+    return this.chains.add(signIns);
+  }
+
+  /** Records how the sign-in of `state` ended; in a chain, says where the browser goes next, or, at its end, every outcome. */
+  advanceChain(state: string | undefined, outcome: { ok: boolean; message?: string }): ChainStep | undefined {
+    return this.chains.advance(state, outcome);
   }
 
   state(connection: OAuthConnection): Promise<SignInState> {
