@@ -9,6 +9,7 @@ import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import type { HostControl } from './control-plane.js';
 import { skillsRoutes } from './skills-routes.js';
+import { serverInfo } from './server-info.js';
 
 /** The one-line rule the page shows above a place's connections (spec: no confirmation popup). */
 export function connectionRule(place: Place): string {
@@ -153,7 +154,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
 
   router.get('/server', (_req, res) => {
-    res.json(host.status());
+    res.json(serverInfo(config, host.status()));
   });
 
   // Agent access: the app's own tokens. The token itself is in the answer to its creation only.
@@ -186,16 +187,26 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ records: await services.audit.readRecent(limit) });
   });
 
+  // A start that fails (port in use, ...) answers the failed state with why: the page shows it as the server's state.
   router.post('/server/start', async (_req, res) => {
     localOnly(res);
-    await host.start();
-    res.json(host.status());
+    try {
+      await host.start();
+    } catch (error) {
+      const status = host.status();
+      // Still starting or stopping: the host refused to start now, and says to wait.
+      if (status.state !== 'failed') {
+        res.status(409).json({ error: { message: (error as Error).message } });
+        return;
+      }
+    }
+    res.json(serverInfo(config, host.status()));
   });
 
   router.post('/server/stop', async (_req, res) => {
     localOnly(res);
     await host.stop();
-    res.json(host.status());
+    res.json(serverInfo(config, host.status()));
   });
 
   return router;

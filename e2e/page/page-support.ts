@@ -1,0 +1,106 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+
+// What the Agent access and Server page tests share: Debian's Chromium against a real headless
+// host on a fixed port (so its MCP URL stays the same across Stop and Start), in a workspace with a place.
+
+export const CHROMIUM = '/usr/bin/chromium';
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
+export const OUT = join(ROOT, 'e2e', 'out');
+
+export const skipReason: string | false = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
+
+export interface PageFixture {
+  fx: HostFixture;
+  port: number;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** The control plane's origin (the page and /api). */
+  controlUrl: string;
+  /** Calls the page's API as the person running the app. */
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+  shot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A loopback port that is free now (found by listening on 0, then closing). */
+export async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
+/** A host in a fresh workspace with `Crew/alpha`, and a signed-in page on `#<section>` that may use the clipboard. */
+export async function openPage(section: 'access' | 'server', heading: string): Promise<PageFixture> {
+  await mkdir(OUT, { recursive: true });
+  const previousCwd = process.cwd();
+  const workspace = await realpath(await mkdtemp(join(tmpdir(), `pw-page-${section}-`)));
+  await mkdir(join(workspace, 'Crew', 'alpha'), { recursive: true });
+  process.chdir(workspace); // the host's workspace root is its working directory
+  const port = await freePort();
+  const fx = await startHost({ port }, { WORKSPACE_SECRET_STORE: 'file' });
+  const controlUrl = await fx.host.open();
+  const adminToken = await fx.host.adminToken();
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(await fx.host.loginUrl());
+  await page.goto(`${controlUrl}/#${section}`);
+  await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  return {
+    fx,
+    port,
+    browser,
+    context,
+    page,
+    controlUrl,
+    api: async (method, path, body) => {
+      const response = await fetch(`${controlUrl}/api${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${adminToken}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, json: text ? JSON.parse(text) : undefined };
+    },
+    shot: async (name) => {
+      await page.screenshot({ path: join(OUT, `page-${section}-${name}.png`), fullPage: true });
+    },
+    close: async () => {
+      await browser.close();
+      await fx.close();
+      process.chdir(previousCwd);
+      await rm(workspace, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Presses Tab (or Shift+Tab backwards) until `check` (a page expression) is true. */
+export async function tabUntil(page: Page, check: string, max: number, backwards = false): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    if (await page.evaluate(check)) return;
+    await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+  }
+  throw new Error(`Tab never reached: ${check}`);
+}
+
+/** What the page's clipboard holds now. */
+export function clipboardText(page: Page): Promise<string> {
+  return page.evaluate(`navigator.clipboard.readText()`) as Promise<string>;
+}

@@ -1,0 +1,108 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { revokeToken, tokensQuery, type AgentToken } from '../../api/access';
+import type { Place } from '../../api/types';
+import { ErrorNote } from '../../ui/ErrorNote';
+import { Initial } from '../../ui/Initial';
+import { placeLabel } from '../server/server-words';
+
+const dateWords = (iso: string) => new Date(iso).toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
+
+/** The app's tokens that still count (never the tokens themselves), newest first; revoked ones are gone for good and not listed. */
+export function TokenList({ places, onRevoked }: { places: Place[]; onRevoked: (token: AgentToken) => void }) {
+  const tokens = useQuery(tokensQuery);
+  if (tokens.isPending) {
+    return (
+      <p className="muted" role="status">
+        Loading tokens…
+      </p>
+    );
+  }
+  if (tokens.isError) return <ErrorNote error={tokens.error} title="The tokens could not be loaded." onRetry={() => void tokens.refetch()} retrying={tokens.isFetching} />;
+  const live = tokens.data.tokens.filter((t) => !t.revokedAt).reverse();
+  const revoked = tokens.data.tokens.length - live.length;
+  return (
+    <>
+      {live.length ? (
+        <ul className="rows" aria-label="Tokens">
+          {live.map((t) => (
+            <TokenRow key={t.id} token={t} places={places} onRevoked={onRevoked} />
+          ))}
+        </ul>
+      ) : (
+        <p className="empty">No tokens yet. Create one above for each agent that should use this machine.</p>
+      )}
+      {revoked > 0 && (
+        <p className="hint token-revoked-count">
+          {revoked === 1 ? '1 revoked token is' : `${revoked} revoked tokens are`} not shown: agents using {revoked === 1 ? 'it' : 'them'} are refused.
+        </p>
+      )}
+    </>
+  );
+}
+
+function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: Place[]; onRevoked: (token: AgentToken) => void }) {
+  const client = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const keepRef = useRef<HTMLButtonElement>(null);
+  const revokeRef = useRef<HTMLButtonElement>(null);
+  const revoke = useMutation({
+    mutationFn: () => revokeToken(t.id),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: ['tokens'] });
+      onRevoked(t);
+    },
+  });
+
+  useEffect(() => {
+    if (confirming) keepRef.current?.focus();
+  }, [confirming]);
+
+  const expired = t.expiresAt !== undefined && Date.parse(t.expiresAt) <= Date.now();
+  const place = t.workspacePath === undefined ? 'This machine or the place the URL names' : placeLabel(t.workspacePath, places);
+  const expiry = t.expiresAt === undefined ? 'never expires' : `${expired ? 'expired' : 'expires'} ${dateWords(t.expiresAt)}`;
+
+  return (
+    <li className="row-wrap">
+      <div className="row">
+        <Initial name={t.name} />
+        <div className="row-main">
+          <div className="row-title">
+            <span className="name">{t.name}</span>
+            <span className={`state ${expired ? 'state-paused' : 'state-connected'}`}>{expired ? 'Expired' : 'Active'}</span>
+          </div>
+          <div className="row-detail">
+            {place} · created {dateWords(t.createdAt)} · {expiry}
+          </div>
+        </div>
+        <div className="row-actions">
+          {confirming ? (
+            <div className="confirm" role="group" aria-label={`Revoke ${t.name}?`}>
+              <span>Revoke? Agents using it are refused at once.</span>
+              <button type="button" className="button danger" onClick={() => revoke.mutate()} disabled={revoke.isPending}>
+                {revoke.isPending ? 'Revoking…' : 'Yes, revoke'}
+              </button>
+              <button
+                type="button"
+                className="button"
+                ref={keepRef}
+                onClick={() => {
+                  setConfirming(false);
+                  revoke.reset();
+                  requestAnimationFrame(() => revokeRef.current?.focus());
+                }}
+              >
+                No
+              </button>
+            </div>
+          ) : (
+            <button type="button" className="button" ref={revokeRef} onClick={() => setConfirming(true)} aria-label={`Revoke ${t.name}`}>
+              Revoke
+            </button>
+          )}
+        </div>
+      </div>
+      {revoke.isError && <ErrorNote error={revoke.error} title={`${t.name} was not revoked.`} />}
+    </li>
+  );
+}
