@@ -1,18 +1,22 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.js';
 
 // Signing in from the page: Connect opens the provider's sign-in in a new tab (a real
 // authorization server whose consent answers by itself), the tab lands on /oauth/callback, and the
-// Connected list turns to Connected by itself. And the own-OAuth-app panel for a provider that
-// lets no app register itself.
+// Connected list turns to Connected by itself, and an agent of the place then has the tools. A
+// sign-in group's "Connect 3 services" signs in once for all three. And the own-OAuth-app panel
+// for a provider that lets no app register itself.
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -42,9 +46,21 @@ describe('the page: signing in to connections', { skip }, () => {
     await mkdir(join(workspace, 'Crew', 'ops'), { recursive: true });
     process.chdir(workspace);
     delete process.env.BROWSER; // the page opens the sign-in, not the host
-    provider = await startOAuthFixture();
+    provider = await startOAuthFixture({ moreServices: ['docs/mcp', 'builds/mcp'] });
     closed = await startOAuthFixture({ registration: false });
-    fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_SECRET_STORE: 'file' });
+    // The person's own catalog: three services of one provider, behind one login.
+    const [docs, builds] = provider.moreServiceUrls;
+    const service = (id: string, name: string, url: string) => ({ id, name, description: `${name}, for the group test.`, url, transport: 'streamable-http', auth: 'oauth', signInGroup: 'acme' });
+    const catalogFile = join(workspace, 'connectors.json');
+    await writeFile(
+      catalogFile,
+      JSON.stringify({
+        version: 1,
+        groups: [{ id: 'acme', name: 'Acme', description: 'One Acme login covers all of them.' }],
+        entries: [service('acme-tracker', 'Acme Tracker', provider.mcpUrl), service('acme-docs', 'Acme Docs', docs!), service('acme-builds', 'Acme Builds', builds!)],
+      }),
+    );
+    fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_SECRET_STORE: 'file', WORKSPACE_CATALOG_FILE: catalogFile });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -66,6 +82,15 @@ describe('the page: signing in to connections', { skip }, () => {
     if (workspace) await rm(workspace, { recursive: true, force: true });
   });
 
+  /** An MCP client of the place, as an agent there would connect. */
+  async function placeAgent(): Promise<Client> {
+    const url = new URL(fx.url);
+    url.searchParams.set('workspace_path', 'Crew/ops');
+    const client = new Client({ name: 'page-test-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }));
+    return client;
+  }
+
   async function addServer(url: string, name: string): Promise<void> {
     const disclosure = available().locator('details');
     if ((await disclosure.getAttribute('open')) === null) await available().getByText('Add a server that is not listed').click();
@@ -86,6 +111,43 @@ describe('the page: signing in to connections', { skip }, () => {
     await page.getByRole('status').filter({ hasText: 'Tracker is connected.' }).waitFor();
     await tab.close();
     await shot('signed-in');
+
+    // An agent of the place now has the server's tools, and they work with the login.
+    const agent = await placeAgent();
+    const tools = (await agent.listTools()).tools.map((t) => t.name);
+    const echo = tools.find((t) => t.endsWith('__echo'));
+    assert.ok(echo, `the upstream tools are listed: ${tools.join(', ')}`);
+    const result = (await agent.callTool({ name: echo, arguments: { text: 'from the page' } })) as CallToolResult;
+    assert.deepEqual(result.content, [{ type: 'text', text: 'echo: from the page' }]);
+    await agent.close();
+  });
+
+  it('connects a sign-in group’s services with one sign-in', async () => {
+    await available().getByRole('searchbox', { name: 'Search connectors' }).fill('acme');
+    const group = available().getByRole('group', { name: 'Acme', exact: true });
+    await group.getByRole('group', { name: 'Acme services' }).getByRole('button', { name: 'Acme Docs' }).waitFor();
+    await shot('group-chips');
+    // Signed out at the provider (its session cookies gone, the app's login kept), so the group's sign-in asks for a login.
+    await page.context().clearCookies({ name: /^_(session|interaction|resume)/ });
+    const logins = provider.counters.logins;
+    const popup = page.waitForEvent('popup');
+    await group.getByRole('button', { name: 'Connect 3 services' }).click();
+    const tab = await popup;
+    // The tab goes through the three sign-ins and ends on the summary.
+    await tab.getByRole('heading', { name: 'Signed in' }).waitFor();
+    for (const name of ['Acme Tracker', 'Acme Docs', 'Acme Builds']) await tab.getByText(`${name}: signed in.`).waitFor();
+    for (const name of ['Acme Tracker', 'Acme Docs', 'Acme Builds']) {
+      await connected().getByRole('listitem').filter({ hasText: name }).getByText('Connected', { exact: true }).waitFor();
+    }
+    assert.equal(provider.counters.logins - logins, 1, 'one sign-in for the three services');
+    await group.getByText('Acme Builds · added').waitFor();
+    await tab.close();
+    await shot('group-connected');
+
+    const agent = await placeAgent();
+    const tools = (await agent.listTools()).tools.map((t) => t.name);
+    assert.equal(tools.filter((t) => t.endsWith('__whoami')).length, 4, 'Tracker and the three Acme services');
+    await agent.close();
   });
 
   it('opens the own-OAuth-app panel when the provider needs one, and signs in with it', async () => {

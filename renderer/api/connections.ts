@@ -47,6 +47,10 @@ export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =
   // The page opens the sign-in page itself (a tab it opened on the click, or the desktop's browser).
   api<ConnectResult>('POST', `/mcp/place/${encodeURIComponent(name)}/connect${query({ workspace_path: root })}`, { open_browser: false, ...(ownApp && { own_app: ownApp }) });
 
+/** A sign-in group's "Connect N services": one chain of sign-ins in one browser window. */
+export const connectConnections = (root: string, names: string[]) =>
+  api<{ connections: Connection[]; signIns: string[]; authorizationUrl?: string }>('POST', `/mcp/place/connect${query({ workspace_path: root })}`, { names, open_browser: false });
+
 export const removeConnection = (root: string, connection: Connection) =>
   api<{ removed: boolean }>('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`);
 

@@ -50,7 +50,7 @@ export interface CatalogEntry {
   needsOwnOAuthApp?: true;
   homepage?: string;
   docs?: string;
-  source: 'built-in' | 'registry';
+  source: 'built-in' | 'custom' | 'registry';
   registryName?: string;
 }
 

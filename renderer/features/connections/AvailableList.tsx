@@ -2,11 +2,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
 import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
-import { ErrorNote } from '../../ui/ErrorNote';
+import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { AddServerForm } from './AddServerForm';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
-import { connectAdded, type ConnectFlow } from './useConnectFlow';
+import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
 
 
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
@@ -130,6 +130,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
             <span className="name">{entry.name}</span>
             <span className="badge">{AUTH_WORDS[entry.auth]}</span>
             {entry.source === 'registry' && <span className="badge quiet">Registry</span>}
+            {entry.source === 'custom' && <span className="badge quiet">Your catalog</span>}
           </div>
           <div className="row-detail">{entry.description}</div>
         </div>
@@ -184,9 +185,11 @@ function GroupCard({ root, group, entries, added, flow }: { root: string; group:
       const made: Connection[] = [];
       for (const entry of picked) made.push((await addFromCatalog(root, entry.id)).connection);
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
-      // One sign-in now; the others show Sign in in Connected.
-      const first = made[0];
-      if (first) await connectAdded(flow, first, true);
+      try {
+        await flow.connectMany(group.name, made);
+      } catch (error) {
+        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'was' : 'were'} added to Connected, but connecting failed: ${messageOf(error)}`);
+      }
     },
   });
   const toggle = (id: string) =>

@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useState } from 'react';
 import { ApiError, openExternal } from '../../api/client';
-import { connectConnection } from '../../api/connections';
+import { connectConnection, connectConnections } from '../../api/connections';
 import type { Connection, OwnApp } from '../../api/types';
 import { messageOf } from '../../ui/ErrorNote';
 
@@ -32,21 +32,11 @@ export function useConnectFlow(root: string, announce: (message: string) => void
 
   const connect = useCallback(
     async (target: { name: string; displayName: string; expectSignIn: boolean }, app?: OwnApp): Promise<void> => {
-      // Opened while the click is still a user gesture, so no popup blocker stops the sign-in page.
-      const popup = target.expectSignIn && !window.personaDesktop ? window.open('about:blank', '_blank') : null;
+      const popup = openBlank(target.expectSignIn);
       try {
         const result = await connectConnection(root, target.name, app);
         if ('authorizationUrl' in result) {
-          let opened = true;
-          if (popup) {
-            popup.opener = null;
-            popup.location.href = result.authorizationUrl;
-          } else if (window.personaDesktop) {
-            openExternal(result.authorizationUrl);
-          } else {
-            // Blocked without a click to open it from: the note below links to it.
-            opened = window.open(result.authorizationUrl, '_blank', 'noopener,noreferrer') !== null;
-          }
+          const opened = showSignIn(popup, result.authorizationUrl);
           setOwnApp(null);
           setPending((list) => [...list.filter((p) => p.name !== target.name), { name: target.name, displayName: target.displayName, url: result.authorizationUrl, opened }]);
           announce(`Finish signing in to ${target.displayName} in your browser. This page updates when you are done.`);
@@ -68,6 +58,35 @@ export function useConnectFlow(root: string, announce: (message: string) => void
     [root, client, announce],
   );
 
+  /** A sign-in group's services: their sign-ins run one after another in one browser window, so the person signs in once. */
+  const connectMany = useCallback(
+    async (group: string, targets: Connection[]): Promise<void> => {
+      const popup = openBlank(targets.some((t) => t.auth === 'oauth'));
+      try {
+        const result = await connectConnections(root, targets.map((t) => t.name));
+        if (result.authorizationUrl) {
+          const opened = showSignIn(popup, result.authorizationUrl);
+          const waiting = targets.filter((t) => result.signIns.includes(t.name));
+          // Each waits for its own sign-in; their links open the group's chain, which goes through them all.
+          setPending((list) => [
+            ...list.filter((p) => !result.signIns.includes(p.name)),
+            ...waiting.map((t) => ({ name: t.name, displayName: t.displayName, url: result.authorizationUrl!, opened })),
+          ]);
+          announce(`Finish signing in to ${group} in your browser: one sign-in connects ${waiting.length === 1 ? 'it' : `all ${waiting.length} services`}. This page updates when you are done.`);
+        } else {
+          popup?.close();
+          announce(`${targets.map((t) => t.displayName).join(', ')} ${targets.length === 1 ? 'is' : 'are'} connected.`);
+        }
+      } catch (error) {
+        popup?.close();
+        throw error;
+      } finally {
+        await client.invalidateQueries({ queryKey: ['place-connections', root] });
+      }
+    },
+    [root, client, announce],
+  );
+
   const settle = useCallback((names: Set<string>) => {
     setPending((list) => {
       const next = list.filter((p) => !names.has(p.name));
@@ -75,7 +94,7 @@ export function useConnectFlow(root: string, announce: (message: string) => void
     });
   }, []);
 
-  return { connect, pending, settle, ownApp, setOwnApp, dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)) };
+  return { connect, connectMany, pending, settle, ownApp, setOwnApp, dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)) };
 }
 
 export type ConnectFlow = ReturnType<typeof useConnectFlow>;
@@ -92,4 +111,24 @@ export async function connectAdded(flow: ConnectFlow, connection: Connection, ex
   } catch (error) {
     throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`);
   }
+}
+
+// Opened while the click is still a user gesture, so no popup blocker stops the sign-in page.
+function openBlank(expectSignIn: boolean): Window | null {
+  return expectSignIn && !window.personaDesktop ? window.open('about:blank', '_blank') : null;
+}
+
+/** Shows the sign-in page: in the tab opened on the click, in the desktop's browser, or a new tab; says whether it opened. */
+function showSignIn(popup: Window | null, url: string): boolean {
+  if (popup) {
+    popup.opener = null;
+    popup.location.href = url;
+    return true;
+  }
+  if (window.personaDesktop) {
+    openExternal(url);
+    return true;
+  }
+  // Blocked without a click to open it from: the note in Connected links to it.
+  return window.open(url, '_blank', 'noopener,noreferrer') !== null;
 }
