@@ -91,6 +91,14 @@ describe('the page: signing in to connections', { skip }, () => {
     return client;
   }
 
+  async function tabUntil(check: string, max = 200): Promise<void> {
+    for (let i = 0; i < max; i++) {
+      if (await page.evaluate(check)) return;
+      await page.keyboard.press('Tab');
+    }
+    throw new Error(`Tab never reached: ${check}`);
+  }
+
   async function addServer(url: string, name: string): Promise<void> {
     const disclosure = available().locator('details');
     if ((await disclosure.getAttribute('open')) === null) await available().getByText('Add a server that is not listed').click();
@@ -148,6 +156,30 @@ describe('the page: signing in to connections', { skip }, () => {
     const tools = (await agent.listTools()).tools.map((t) => t.name);
     assert.equal(tools.filter((t) => t.endsWith('__whoami')).length, 4, 'Tracker and the three Acme services');
     await agent.close();
+  });
+
+  it('removes and connects again with the keyboard only, sign-in included', async () => {
+    await page.reload();
+    await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
+    await connected().getByRole('listitem').filter({ hasText: 'Acme Docs' }).waitFor();
+    await tabUntil(`document.activeElement?.getAttribute('aria-label') === 'Remove Acme Docs'`);
+    assert.notEqual(await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`), 'none', 'focus is visible');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'No', 'focus goes to the safe choice');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Acme Docs was removed.' }).waitFor();
+
+    await tabUntil(`document.activeElement?.id === 'catalog-search'`);
+    await page.keyboard.type('acme');
+    await tabUntil(`document.activeElement?.textContent === 'Connect 1 service'`);
+    const popup = page.waitForEvent('popup');
+    await page.keyboard.press('Enter');
+    const tab = await popup;
+    await tab.getByRole('heading', { name: 'Signed in' }).waitFor();
+    await tab.close();
+    await connected().getByRole('listitem').filter({ hasText: 'Acme Docs' }).getByText('Connected', { exact: true }).waitFor();
+    await shot('keyboard-signed-in');
   });
 
   it('opens the own-OAuth-app panel when the provider needs one, and signs in with it', async () => {
