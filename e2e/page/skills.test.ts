@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
+
+// The Skills screen in Debian's Chromium against a real headless host and a real skills folder:
+// what the page does is checked on disk and through an MCP client of the same host.
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
+const OUT = join(ROOT, 'e2e', 'out');
+
+const skip = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
+if (skip) console.log(`# skipping the page tests: ${skip}`);
+
+const DEPLOY = `---
+name: deploy
+description: Deploy the app to staging, then to production.
+license: MIT
+---
+# Deploy steps
+
+Run **scripts/run.sh** first.
+
+- Check the build
+- Ship it
+
+<script>document.title = 'pwned'</script>
+<img src="https://example.invalid/x.png" onerror="document.title = 'pwned'">
+
+See the [Runbook](https://example.invalid/runbook)
+`;
+
+describe('the page: skills', { skip }, () => {
+  let fx: HostFixture;
+  let dir: string;
+  let skillsDir: string;
+  let browser: Browser;
+  let page: Page;
+
+  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-skills-${name}.png`), fullPage: true });
+  const installed = () => page.getByRole('region', { name: 'Installed' });
+  const notLoaded = () => page.getByRole('region', { name: 'Not loaded' });
+  const skill = (name: string) => page.getByRole('region', { name, exact: true });
+  const put = async (path: string, content: string) => {
+    await mkdir(dirname(join(skillsDir, path)), { recursive: true });
+    await writeFile(join(skillsDir, path), content);
+  };
+
+  before(async () => {
+    await mkdir(OUT, { recursive: true });
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'pw-page-skills-')));
+    skillsDir = join(dir, 'skills');
+    await put('deploy/SKILL.md', DEPLOY);
+    await put('deploy/scripts/run.sh', 'echo deploy\n');
+    await put('deploy/references/checklist.md', '# Checklist\n');
+    await put('pdf-tools/SKILL.md', '---\nname: pdf-tools\ndescription: Fill and merge PDF forms.\n---\nUse pdftk.\n');
+    await put('broken/SKILL.md', '---\nname: other\ndescription: Misnamed.\n---\n');
+    fx = await startHost({}, { WORKSPACE_SKILLS_DIR: skillsDir });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    page.setDefaultTimeout(10_000);
+    await page.goto(await fx.host.loginUrl());
+    await page.getByRole('link', { name: 'Skills' }).click();
+    await page.getByRole('heading', { name: 'Skills', level: 1 }).waitFor();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await fx?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists the skills, flags an invalid one with its reason, and searches', async () => {
+    await installed().getByRole('button', { name: 'View deploy' }).waitFor();
+    assert.deepEqual(await installed().locator('.name').allTextContents(), ['deploy', 'pdf-tools']);
+    await installed().getByText('Fill and merge PDF forms.').waitFor();
+    const broken = notLoaded().getByRole('listitem').filter({ hasText: 'broken' });
+    await broken.getByText('Invalid', { exact: true }).waitFor();
+    await broken.getByText('Name "other" does not match its folder "broken"; rename one so they are the same.').waitFor();
+    await page.getByText(skillsDir, { exact: true }).waitFor();
+    await shot('list');
+
+    const search = page.getByRole('searchbox', { name: 'Search skills' });
+    await search.fill('PDF');
+    await installed().getByRole('button', { name: 'View deploy' }).waitFor({ state: 'detached' });
+    await installed().getByRole('button', { name: 'View pdf-tools' }).waitFor();
+    assert.equal(await notLoaded().count(), 0, 'the invalid folder does not match "PDF"');
+    await shot('search');
+    await search.fill('zzzz-nothing');
+    await installed().getByText('No skill matches “zzzz-nothing”. Try another word.').waitFor();
+    await search.fill('');
+  });
+
+  it('shows a loading failure with Retry, and the empty list with what to do', async () => {
+    await page.route('**/api/skills', (route) => route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { message: 'Disk on fire.' } }) }));
+    await page.reload();
+    const failure = installed().getByRole('alert').filter({ hasText: 'The skills could not be loaded. Disk on fire.' });
+    await failure.waitFor({ timeout: 15_000 }); // after React Query's one retry
+    await shot('error');
+    await page.unroute('**/api/skills');
+    await page.route('**/api/skills', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ dir: skillsDir, skills: [], invalid: [] }) }));
+    await failure.getByRole('button', { name: 'Retry' }).click();
+    await installed().getByText(`No skills yet. Create one from a template, or put a skill folder in ${skillsDir}.`).waitFor();
+    await shot('empty');
+    await page.unroute('**/api/skills');
+    await page.reload();
+    await installed().getByRole('button', { name: 'View deploy' }).waitFor();
+  });
+
+  it('shows a skill: SKILL.md rendered without its raw HTML, and the bundled files', async () => {
+    await installed().getByRole('button', { name: 'View deploy' }).click();
+    const view = skill('deploy');
+    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'deploy', 'focus moves to the skill');
+    await view.getByText('Deploy the app to staging, then to production.').waitFor();
+    const body = view.getByRole('article', { name: 'Instructions' });
+    await body.getByRole('heading', { name: 'Deploy steps', level: 3 }).waitFor();
+    assert.equal(await body.locator('strong').textContent(), 'scripts/run.sh');
+    assert.deepEqual(await body.getByRole('listitem').allTextContents(), ['Check the build', 'Ship it']);
+    assert.equal(await body.getByRole('link', { name: 'Runbook' }).getAttribute('rel'), 'noopener noreferrer');
+    assert.equal(await body.locator('script, img, [onerror]').count(), 0, 'raw HTML is dropped');
+    assert.notEqual(await page.title(), 'pwned');
+    await view.getByText('MIT').waitFor();
+    const files = view.getByRole('region', { name: 'Bundled files' });
+    assert.deepEqual(await files.getByRole('listitem').allTextContents(), ['references/checklist.md', 'scripts/run.sh']);
+    assert.equal(await view.getByRole('button', { name: 'Open folder' }).count(), 0, 'a browser cannot open folders');
+    await shot('view');
+    await view.getByRole('button', { name: '← All skills' }).click();
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'View deploy', 'back where it was');
+  });
+
+  it('creates a skill from the template, which an MCP client sees at once', async () => {
+    await page.getByRole('button', { name: 'New skill' }).first().click();
+    const form = page.getByRole('form', { name: 'New skill' });
+    const name = form.getByRole('textbox', { name: 'Name' });
+    await name.fill('Release Notes');
+    await form.getByText('Use lowercase letters, digits and single hyphens').waitFor();
+    assert.equal(await name.getAttribute('aria-invalid'), 'true');
+    await name.fill('deploy');
+    await form.getByText('A skill named deploy already exists. Pick another name.').waitFor();
+    await name.fill('release-notes');
+    await form.getByRole('textbox', { name: 'Description' }).fill('Write release notes from the git log.');
+    await shot('create');
+    await form.getByRole('button', { name: 'Create skill' }).click();
+
+    const view = skill('release-notes');
+    await view.getByRole('article', { name: 'Instructions' }).getByRole('heading', { name: 'Release notes', level: 3 }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'release-notes was created from the template.' }).waitFor();
+    assert.match(await readFile(join(skillsDir, 'release-notes', 'SKILL.md'), 'utf8'), /^---\nname: release-notes\ndescription: Write release notes from the git log\.\n---\n/);
+    await shot('created');
+
+    const { client } = await fx.connect(await fx.token());
+    const catalog = await client.readResource({ uri: 'resource://skills' });
+    assert.match((catalog.contents[0] as { text: string }).text, /^release-notes: Write release notes from the git log\.$/m);
+    const loaded = await client.callTool({ name: 'skill', arguments: { name: 'release-notes' } });
+    assert.notEqual(loaded.isError, true, textOf(loaded));
+    assert.match(textOf(loaded), /# Release notes/);
+  });
+
+  it('edits SKILL.md with the frontmatter checked as it is typed, and saves it to disk', async () => {
+    const view = skill('release-notes');
+    await view.getByRole('button', { name: 'Edit' }).click();
+    const editor = view.getByRole('textbox', { name: 'SKILL.md' });
+    const save = view.getByRole('button', { name: 'Save' });
+    await view.getByText('The frontmatter follows the Agent Skills rules.').waitFor();
+    assert.equal(await save.isDisabled(), true, 'nothing to save yet');
+
+    const original = await editor.inputValue();
+    await editor.fill(original.replace(/^description: .*\n/m, ''));
+    await view.getByText('The frontmatter has no "description". Save is off until this is fixed.').waitFor();
+    assert.equal(await save.isDisabled(), true);
+    assert.equal(await editor.getAttribute('aria-invalid'), 'true');
+    await shot('edit-invalid');
+
+    const fixed = original.replace(/^description: .*$/m, 'description: Write release notes from merged pull requests.').replace('## Steps', '## Steps\n\n1. Read the merged pull requests.');
+    await editor.fill(fixed);
+    await view.getByText('The frontmatter follows the Agent Skills rules.').waitFor();
+    await shot('edit-valid');
+    await save.click();
+    await page.getByRole('status').filter({ hasText: 'release-notes is saved.' }).waitFor();
+    await view.getByText('Write release notes from merged pull requests.').first().waitFor();
+    await view.getByRole('article', { name: 'Instructions' }).getByText('Read the merged pull requests.').waitFor();
+    assert.equal(await readFile(join(skillsDir, 'release-notes', 'SKILL.md'), 'utf8'), fixed);
+    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'Edit', 'focus comes back to Edit');
+    await shot('edit-saved');
+  });
+
+  it('fixes an invalid skill from the list', async () => {
+    await skill('release-notes').getByRole('button', { name: '← All skills' }).click();
+    await notLoaded().getByRole('button', { name: 'Fix broken' }).click();
+    const view = skill('broken');
+    await view.getByText('Agents do not see this skill. Name "other" does not match its folder "broken"', { exact: false }).waitFor();
+    await shot('invalid-view');
+    await view.getByRole('button', { name: 'Edit' }).click();
+    const editor = view.getByRole('textbox', { name: 'SKILL.md' });
+    await editor.fill((await editor.inputValue()).replace('name: other', 'name: broken'));
+    await view.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'broken is saved.' }).waitFor();
+    await view.getByRole('button', { name: '← All skills' }).click();
+    await installed().getByRole('button', { name: 'View broken' }).waitFor();
+    assert.equal(await notLoaded().count(), 0);
+  });
+
+  it('deletes a skill after an inline Yes, and No keeps it', async () => {
+    await installed().getByRole('button', { name: 'View release-notes' }).click();
+    const view = skill('release-notes');
+    await view.getByRole('button', { name: 'Delete' }).click();
+    const confirm = view.getByRole('group', { name: 'Delete release-notes?' });
+    await confirm.waitFor();
+    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'No', 'focus goes to the safe choice');
+    await shot('delete-confirm');
+    await confirm.getByRole('button', { name: 'No' }).click();
+    assert.ok(existsSync(join(skillsDir, 'release-notes', 'SKILL.md')));
+    await view.getByRole('button', { name: 'Delete' }).click();
+    await view.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByRole('status').filter({ hasText: 'release-notes was deleted, with its folder.' }).waitFor();
+    await installed().getByRole('button', { name: 'View deploy' }).waitFor();
+    assert.equal(await installed().getByRole('button', { name: 'View release-notes' }).count(), 0);
+    assert.equal(existsSync(join(skillsDir, 'release-notes')), false, 'the folder is gone from disk');
+    assert.equal(await page.evaluate(`document.activeElement?.id`), 'skills-heading', 'focus stays on the list');
+    await shot('deleted');
+  });
+
+  it('creates a skill with the keyboard only, with focus always visible', async () => {
+    await page.reload();
+    await installed().getByRole('button', { name: 'View deploy' }).waitFor();
+    await tabUntil(page, `document.activeElement?.textContent === 'New skill'`, 40);
+    assert.notEqual(await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`), 'none', 'focus is drawn');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(`document.activeElement?.id`), 'new-skill-heading');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('placeholder')`), 'pdf-tools', 'the name comes first');
+    await page.keyboard.type('kb-skill');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(`document.activeElement?.tagName`), 'TEXTAREA');
+    await page.keyboard.type('Made without a mouse.');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'Create skill');
+    assert.notEqual(await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`), 'none', 'focus is drawn');
+    await shot('keyboard-create');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'kb-skill was created from the template.' }).waitFor();
+    assert.equal(await page.evaluate(`document.activeElement?.id`), 'skill-heading');
+    assert.match(await readFile(join(skillsDir, 'kb-skill', 'SKILL.md'), 'utf8'), /description: Made without a mouse\./);
+    // On to Edit, type, and save with Ctrl+S, still without a mouse.
+    await tabUntil(page, `document.activeElement?.textContent === 'Edit'`, 10);
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(`document.activeElement?.tagName`), 'TEXTAREA');
+    await page.keyboard.press('ControlOrMeta+End');
+    await page.keyboard.type('\nKeyboard line.\n');
+    await page.keyboard.press('Control+S');
+    await page.getByRole('status').filter({ hasText: 'kb-skill is saved.' }).waitFor();
+    assert.match(await readFile(join(skillsDir, 'kb-skill', 'SKILL.md'), 'utf8'), /Keyboard line\.\n$/);
+    await shot('keyboard-saved');
+  });
+
+  it('follows a dark system theme', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    assert.equal(await page.evaluate(`getComputedStyle(document.body).backgroundColor`), 'rgb(21, 23, 27)');
+    await shot('dark');
+    await skill('kb-skill').getByRole('button', { name: '← All skills' }).click();
+    await installed().getByRole('button', { name: 'View deploy' }).waitFor();
+    await shot('dark-list');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+});
+
+/** Presses Tab until `check` (a page expression) is true. */
+async function tabUntil(page: Page, check: string, max: number): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    if (await page.evaluate(check)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached: ${check}`);
+}
