@@ -3,20 +3,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
+import { CHROMIUM, OUT, skipReason as skip, tabUntil } from './page-support.js';
 
 // The Skills screen in Debian's Chromium against a real headless host and a real skills folder:
 // what the page does is checked on disk and through an MCP client of the same host.
 
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
-const OUT = join(ROOT, 'e2e', 'out');
-
-const skip = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
 if (skip) console.log(`# skipping the page tests: ${skip}`);
 
 const DEPLOY = `---
@@ -273,12 +267,3 @@ describe('the page: skills', { skip }, () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 });
-
-/** Presses Tab until `check` (a page expression) is true. */
-async function tabUntil(page: Page, check: string, max: number): Promise<void> {
-  for (let i = 0; i < max; i++) {
-    if (await page.evaluate(check)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error(`Tab never reached: ${check}`);
-}
