@@ -28,7 +28,9 @@ Run **scripts/run.sh** first.
 <script>document.title = 'pwned'</script>
 <img src="https://example.invalid/x.png" onerror="document.title = 'pwned'">
 
-See the [Runbook](https://example.invalid/runbook)
+See the [Runbook](https://example.invalid/runbook) and [the script](scripts/run.sh).
+
+![Flow diagram](https://example.invalid/flow.png)
 `;
 
 describe('the page: skills', { skip }, () => {
@@ -121,7 +123,10 @@ describe('the page: skills', { skip }, () => {
     assert.equal(await body.locator('strong').textContent(), 'scripts/run.sh');
     assert.deepEqual(await body.getByRole('listitem').allTextContents(), ['Check the build', 'Ship it']);
     assert.equal(await body.getByRole('link', { name: 'Runbook' }).getAttribute('rel'), 'noopener noreferrer');
-    assert.equal(await body.locator('script, img, [onerror]').count(), 0, 'raw HTML is dropped');
+    assert.equal(await body.getByRole('link', { name: 'the script' }).count(), 0, 'a path in the skill is text, not a link into the page');
+    await body.getByText('the script').waitFor();
+    await body.getByText('[picture: Flow diagram]').waitFor();
+    assert.equal(await body.locator('script, img, [onerror]').count(), 0, 'raw HTML is dropped and pictures are not fetched');
     assert.notEqual(await page.title(), 'pwned');
     await view.getByText('MIT').waitFor();
     const files = view.getByRole('region', { name: 'Bundled files' });
