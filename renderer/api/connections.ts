@@ -19,15 +19,13 @@ export function placeConnectionsQuery(root: string, options: { polling: boolean 
   });
 }
 
-export function catalogQuery(search: string) {
-  return queryOptions({
-    queryKey: ['catalog', search],
-    queryFn: () => api<CatalogListing>('GET', `/catalog${query({ search: search || undefined })}`),
-    placeholderData: (previous) => previous,
-    // The registry fills in the background: look again while it is loading.
-    refetchInterval: (q) => (q.state.data?.registry.state === 'loading' ? 2000 : false),
-  });
-}
+/** The whole catalog, once: the page searches it as the person types, with no round trip per keystroke. */
+export const catalogQuery = queryOptions({
+  queryKey: ['catalog'],
+  queryFn: () => api<CatalogListing>('GET', '/catalog'),
+  // The registry fills in the background: look again while it is loading.
+  refetchInterval: (q) => (q.state.data?.registry.state === 'loading' ? 2000 : false),
+});
 
 export function secretsQuery(root: string) {
   return queryOptions({

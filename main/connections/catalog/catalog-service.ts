@@ -1,5 +1,5 @@
 import { loadBuiltinCatalog, type BuiltinCatalog, type CatalogEntry, type SignInGroup } from './catalog-schema.js';
-import { searchCatalog } from './catalog-search.js';
+import { searchCatalog } from '../../../common/catalog-search.js';
 import { readRegistryCache, writeRegistryCache, type RegistryCache } from './registry-cache.js';
 import { fetchRegistryCatalog, RegistryError, type RegistryFetchOptions } from './registry-client.js';
 import { endpointKey } from './registry-mapping.js';

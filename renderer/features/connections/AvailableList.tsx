@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useDeferredValue, useEffect, useMemo, useState } from 'react';
+import { searchCatalog } from '../../../common/catalog-search';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
 import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
@@ -17,14 +18,11 @@ const AUTH_WORDS: Record<CatalogEntry['auth'], string> = { oauth: 'Sign-in', 'ap
 export function AvailableList({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
   const client = useQueryClient();
   const [typed, setTyped] = useState('');
-  const [search, setSearch] = useState('');
+  // The box answers every keystroke at once; the list follows as soon as it can.
+  const search = useDeferredValue(typed.trim());
   const [showAll, setShowAll] = useState(false);
-  useEffect(() => {
-    const timer = setTimeout(() => setSearch(typed.trim()), 120);
-    return () => clearTimeout(timer);
-  }, [typed]);
   useEffect(() => setShowAll(false), [search]);
-  const catalog = useQuery(catalogQuery(search));
+  const catalog = useQuery(catalogQuery);
   const retry = useMutation({
     mutationFn: refreshCatalog,
     onSettled: () => client.invalidateQueries({ queryKey: ['catalog'] }),
@@ -32,9 +30,10 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
 
   const added = new Set(connections.filter((c) => c.mine).map((c) => c.catalogId));
   const data = catalog.data;
-  const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: data!.entries.filter((e) => e.signInGroup === g.id) })).filter((g) => g.entries.length);
+  const found = useMemo(() => searchCatalog(data?.entries ?? [], search), [data, search]);
+  const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: found.filter((e) => e.signInGroup === g.id) })).filter((g) => g.entries.length);
   const grouped = new Set(groups.map((g) => g.group.id));
-  const singles = (data?.entries ?? []).filter((e) => !e.signInGroup || !grouped.has(e.signInGroup));
+  const singles = found.filter((e) => !e.signInGroup || !grouped.has(e.signInGroup));
   const doRetry = () => retry.mutate();
 
   return (
@@ -44,10 +43,9 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
           Search connectors
         </label>
         <input id="catalog-search" type="search" placeholder="Search connectors" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" aria-controls="catalog-results" />
-        {catalog.isFetching && !catalog.isPending && <span className="muted small">Searching…</span>}
       </div>
 
-      <div id="catalog-results" aria-busy={catalog.isFetching}>
+      <div id="catalog-results" aria-busy={catalog.isFetching || search !== typed.trim()}>
         {catalog.isPending ? (
           <p className="muted" role="status">
             Loading connectors…
@@ -65,7 +63,7 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
               </p>
             )}
             {retry.isError && <ErrorNote error={retry.error} title="Retry failed." />}
-            {data && !data.entries.length ? (
+            {data && !found.length ? (
               search ? (
                 <p className="empty">No connector matches “{search}”. Try another word, or add the server below.</p>
               ) : (

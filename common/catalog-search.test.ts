@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CatalogEntry } from './catalog-schema.js';
 import { searchCatalog } from './catalog-search.js';
 
-function entry(id: string, name: string, description: string, source: CatalogEntry['source'] = 'built-in'): CatalogEntry {
-  return { id, name, description, url: `https://${id}.example.com/mcp`, transport: 'streamable-http', auth: 'oauth', source };
+function entry(id: string, name: string, description: string, source: 'built-in' | 'registry' = 'built-in') {
+  return { id, name, description, source };
 }
 
 const entries = [

@@ -1,16 +1,22 @@
-import type { CatalogEntry } from './catalog-schema.js';
+/** What the search reads of a catalog entry. */
+export interface Searchable {
+  id: string;
+  name: string;
+  description: string;
+}
 
 /**
- * Filters and ranks entries for the page's search box. Case-insensitive over name, description and
+ * Filters and ranks catalog entries for the page's search box (in the page, as the person types)
+ * and the API's `?search=`. Case-insensitive over name, description and
  * id; every word of the query must match somewhere. Ranked: name starts with the query, then every
  * word starts a word of the name, then every word is in the name or id, then description matches.
  * Equal ranks keep the given order (built-in before registry). An empty query returns all entries.
  */
-export function searchCatalog(entries: readonly CatalogEntry[], query: string | undefined): CatalogEntry[] {
+export function searchCatalog<T extends Searchable>(entries: readonly T[], query: string | undefined): T[] {
   const phrase = (query ?? '').trim().toLowerCase().replace(/\s+/g, ' ');
   if (!phrase) return [...entries];
   const words = phrase.split(' ');
-  const ranked: { entry: CatalogEntry; rank: number; index: number }[] = [];
+  const ranked: { entry: T; rank: number; index: number }[] = [];
   entries.forEach((entry, index) => {
     const name = entry.name.toLowerCase();
     const id = entry.id.toLowerCase();
