@@ -3,9 +3,12 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallForwarder, type CallOptions, type UpstreamResult } from './call-forwarder.js';
 import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
 import { SignInRequiredError, TokenRefreshError } from '../oauth/errors.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
+
+export type { UpstreamProgress, UpstreamResult } from './call-forwarder.js';
 
 /** Where an upstream MCP server is and how to reach it. */
 export interface UpstreamTarget {
@@ -24,19 +27,6 @@ export interface UpstreamTool {
   inputSchema: { type: 'object'; [key: string]: unknown };
   outputSchema?: { type: 'object'; [key: string]: unknown };
   annotations?: Record<string, unknown>;
-}
-
-/** A tools/call result as the upstream sent it. */
-export interface UpstreamResult {
-  content: unknown[];
-  isError?: boolean;
-  structuredContent?: Record<string, unknown>;
-}
-
-export interface UpstreamProgress {
-  progress: number;
-  total?: number;
-  message?: string;
 }
 
 export interface UpstreamConnectionOptions {
@@ -71,6 +61,8 @@ interface Live {
    * the client, so a reconnect never reuses a dead one and resolves the name again.
    */
   network: GuardedFetch;
+  /** Sends tools/call itself on a Streamable HTTP session; absent for the legacy SSE transport. */
+  forwarder: CallForwarder | undefined;
 }
 
 /**
@@ -104,13 +96,14 @@ export class UpstreamConnection {
     return this.toolCache;
   }
 
-  async call(tool: string, args: Record<string, unknown> | undefined, opts: { signal?: AbortSignal; onProgress?: (p: UpstreamProgress) => void } = {}): Promise<UpstreamResult> {
-    return this.withClient(opts.signal, async ({ client }) => {
+  async call(tool: string, args: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<UpstreamResult> {
+    return this.withClient(opts.signal, async ({ client, forwarder }) => {
+      if (forwarder) return forwarder.call(tool, args, opts);
       const result = await client.request({ method: 'tools/call', params: { name: tool, ...(args && { arguments: args }) } }, CallToolResultSchema, {
         timeout: this.options.timeoutMs,
         resetTimeoutOnProgress: true,
         ...(opts.signal && { signal: opts.signal }),
-        ...(opts.onProgress && { onprogress: (p: UpstreamProgress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
+        ...(opts.onProgress && { onprogress: (p: { progress: number; total?: number; message?: string }) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
       });
       return result as UpstreamResult;
     });
@@ -152,11 +145,12 @@ export class UpstreamConnection {
 
   private async connect(): Promise<Live> {
     const url = new URL(this.target.url);
-    const requestInit = { headers: await this.options.headers() };
+    const headers = await this.options.headers();
+    const requestInit = { headers };
     const network = createGuardedFetch({ allowPrivateNetwork: this.options.allowPrivateNetwork });
     const fetch = this.options.signedFetch ? this.options.signedFetch(network.fetch) : network.fetch;
-    const transport: Transport =
-      this.target.transport === 'sse' ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
+    const streamable = this.target.transport === 'sse' ? undefined : new StreamableHTTPClientTransport(url, { requestInit, fetch });
+    const transport: Transport = streamable ?? new SSEClientTransport(url, { requestInit, fetch });
     const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.toolCache = undefined;
@@ -172,7 +166,8 @@ export class UpstreamConnection {
       await network.close();
       throw error;
     }
-    return { client, network };
+    const forwarder = streamable && new CallForwarder({ url, fetch, headers, transport: streamable, timeoutMs: this.options.timeoutMs });
+    return { client, network, forwarder };
   }
 
   private async disconnect(): Promise<void> {

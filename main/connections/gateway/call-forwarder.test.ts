@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
+import { CallForwarder, type UpstreamProgress } from './call-forwarder.js';
+import { SseParser } from './sse-parser.js';
+import { UpstreamConnection } from './upstream-connection.js';
+
+const KEY = { header: 'X-Api-Key', value: 'k-forward' };
+const HEADERS = { [KEY.header]: KEY.value };
+
+/** An SDK client session on the fixture, and a forwarder on that same session. */
+async function openSession(upstream: UpstreamFixture, options: { fetch?: FetchLike; timeoutMs?: number } = {}) {
+  const url = new URL(upstream.url);
+  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: HEADERS } });
+  const client = new Client({ name: 'forwarder-test', version: '1.0.0' });
+  await client.connect(transport);
+  const forwarder = new CallForwarder({ url, fetch: options.fetch ?? fetch, headers: HEADERS, transport, timeoutMs: options.timeoutMs ?? 5_000 });
+  return { client, forwarder };
+}
+
+/** The tools/call POSTs a fetch sent, by request body. */
+function recording(base: FetchLike = fetch) {
+  const calls: Array<{ method: string; id: unknown }> = [];
+  const wrapped: FetchLike = async (url, init) => {
+    if (typeof init?.body === 'string') {
+      const message = JSON.parse(init.body) as { method?: string; id?: unknown };
+      if (message.method) calls.push({ method: message.method, id: message.id });
+    }
+    return base(url, init);
+  };
+  return { calls, fetch: wrapped };
+}
+
+/** Turns the fixture's event-stream answers into plain JSON answers, as a server with JSON responses sends. */
+const asJsonAnswers: FetchLike = async (url, init) => {
+  const response = await fetch(url, init);
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+  const messages = new SseParser()
+    .push(await response.text())
+    .map((event) => JSON.parse(event.data) as unknown);
+  return new Response(JSON.stringify(messages.length === 1 ? messages[0] : messages), { status: 200, headers: { 'content-type': 'application/json' } });
+};
+
+describe('CallForwarder', () => {
+  let upstream: UpstreamFixture;
+  before(async () => {
+    upstream = await startUpstream({ apiKey: KEY });
+  });
+  after(() => upstream.close());
+
+  it('reads an event-stream answer: progress in order under the call\'s own token, then the result', async () => {
+    const record = recording();
+    const { client, forwarder } = await openSession(upstream, { fetch: record.fetch });
+    const progress: UpstreamProgress[] = [];
+    const result = await forwarder.call('slow', { seconds: 0.5 }, { onProgress: (p) => progress.push(p) });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'slept 0.5s' }]);
+    assert.deepEqual(
+      progress,
+      [1, 2, 3, 4, 5].map((i) => ({ progress: i, total: 5, message: `step ${i}` })),
+    );
+    assert.equal(record.calls.length, 1);
+    assert.equal(record.calls[0]!.method, 'tools/call');
+    assert.equal(typeof record.calls[0]!.id, 'string', 'its ids are strings, never one of the SDK client\'s numbers');
+    await client.close();
+  });
+
+  it('restarts its timeout at each progress notification', async () => {
+    const { client, forwarder } = await openSession(upstream, { timeoutMs: 400 });
+    const result = await forwarder.call('slow', { seconds: 1 }, { onProgress: () => {} });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'slept 1s' }]);
+    await client.close();
+  });
+
+  it('reads a JSON answer, every field as the upstream sent it', async () => {
+    const { client, forwarder } = await openSession(upstream, { fetch: asJsonAnswers });
+    assert.deepEqual(await forwarder.call('echo', { text: 'json' }), { content: [{ type: 'text', text: 'echo: json' }] });
+    assert.deepEqual((await forwarder.call('add', { a: 1, b: 2 })).structuredContent, { sum: 3 });
+    assert.equal((await forwarder.call('fail', {})).isError, true);
+    await client.close();
+  });
+
+  it('reports the upstream\'s JSON-RPC error as the SDK client does', async () => {
+    const { client, forwarder } = await openSession(upstream);
+    // Arguments that are not an object fail the upstream's request validation: a JSON-RPC error, not a tool result.
+    await assert.rejects(forwarder.call('echo', 'not an object' as unknown as Record<string, unknown>), (e: unknown) => e instanceof McpError && e.code < 0);
+    await client.close();
+  });
+
+  it('carries the caller\'s cancellation to the upstream tool (notifications/cancelled) and stops waiting', async () => {
+    const { client, forwarder } = await openSession(upstream);
+    upstream.cancelled.length = 0;
+    const controller = new AbortController();
+    const started = Date.now();
+    const call = forwarder.call('slow', { seconds: 30 }, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('the agent cancelled')), 300);
+    await assert.rejects(call, /the agent cancelled/);
+    assert.ok(Date.now() - started < 5_000, 'the call stopped at once');
+    const deadline = Date.now() + 5_000;
+    while (!upstream.cancelled.includes('slow') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(upstream.cancelled, ['slow']);
+    await client.close();
+  });
+});
+
+describe('UpstreamConnection forwarding through its CallForwarder', () => {
+  let upstream: UpstreamFixture;
+  before(async () => {
+    upstream = await startUpstream({ apiKey: KEY });
+  });
+  after(() => upstream.close());
+
+  it('opens a new session once when the upstream answers 404 (session expired), and the call goes through', async () => {
+    const conn = new UpstreamConnection(
+      { name: 'u0123abcd__fixture', displayName: 'Fixture', url: upstream.url, transport: 'streamable-http' },
+      { allowPrivateNetwork: true, headers: async () => HEADERS, timeoutMs: 5_000 },
+    );
+    await conn.call('echo', { text: 'one' });
+    const initializesBefore = upstream.requests.filter((r) => r['mcp-session-id'] === undefined).length;
+    await upstream.forgetSessions();
+    const result = await conn.call('echo', { text: 'two' });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'echo: two' }]);
+    const initializes = upstream.requests.filter((r) => r['mcp-session-id'] === undefined).length - initializesBefore;
+    assert.equal(initializes, 1, 'exactly one new initialize');
+    assert.equal(upstream.calls.get('echo'), 2, 'the call that hit the expired session was not run twice');
+    await conn.close();
+  });
+});
+
+describe('SseParser', () => {
+  it('splits events across chunk boundaries, CRLF split in two included, and skips comments', () => {
+    const parser = new SseParser();
+    const chunks = [': keep-alive\r', '\nevent: message\r', '\ndata: {"a":', '1}\r\n', '\r\n', 'data: line one\ndata: line two\n\nevent: other\ndata: x\n\n'];
+    const events = chunks.flatMap((chunk) => parser.push(chunk));
+    assert.deepEqual(events, [
+      { event: 'message', data: '{"a":1}' },
+      { event: 'message', data: 'line one\nline two' },
+      { event: 'other', data: 'x' },
+    ]);
+  });
+});
