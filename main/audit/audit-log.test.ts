@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHook } from 'node:async_hooks';
 import { appendFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +82,59 @@ describe('AuditLog', () => {
     await assert.rejects(stat(path), /ENOENT/, 'record() did not wait for the disk');
     await log.flush();
     assert.equal((await lines(path)).length, 1);
+  });
+
+  it('hands nothing to the disk before the current turn of the event loop is over', async () => {
+    // A call's answer is sent in the turn that records it; the write must not compete with it.
+    let fileRequests = 0;
+    const hook = createHook({
+      init(_id, type) {
+        if (type.startsWith('FSREQ')) fileRequests += 1;
+      },
+    });
+    hook.enable();
+    try {
+      log.record(entry());
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+      assert.equal(fileRequests, 0);
+      await log.flush();
+      assert.ok(fileRequests > 0);
+    } finally {
+      hook.disable();
+    }
+    assert.equal((await lines(join(stateDir, 'audit.log'))).length, 1);
+  });
+
+  it('keeps every record of concurrent calls, in the order recorded, when closed right after', async () => {
+    const order: string[] = [];
+    // Calls that end at different moments: some in the same turn, some while a write is in flight.
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, call) => {
+        for (let i = 0; i < 50; i++) {
+          if ((call + i) % 3 === 0) await new Promise((resolve) => setImmediate(resolve));
+          else await Promise.resolve();
+          const tool = `c${call}-${i}`;
+          order.push(tool);
+          log.record(entry({ tool }));
+        }
+      }),
+    );
+    await log.close();
+    assert.deepEqual((await lines(join(stateDir, 'audit.log'))).map((r) => r.tool), order);
+    assert.deepEqual(reports, []);
+  });
+
+  it('drops records beyond 4 MiB waiting for the disk, says so once, and keeps the first ones in order', async () => {
+    // All recorded in one turn: none can be written before the turn ends.
+    const count = 60_000;
+    for (let i = 0; i < count; i++) log.record(entry({ tool: `t${i}` }));
+    await log.flush();
+    const written = (await lines(join(stateDir, 'audit.log'))).map((r) => r.tool);
+    assert.ok(written.length > 0 && written.length < count, `${written.length} written`);
+    assert.ok((await stat(join(stateDir, 'audit.log'))).size <= 4 * 1024 * 1024);
+    assert.deepEqual(written, Array.from({ length: written.length }, (_, i) => `t${i}`));
+    assert.equal(reports.length, 1);
+    assert.match(reports[0]!, /cannot keep up/);
   });
 
   it('reports a write failure once to its reporter and never throws into the caller', async () => {

@@ -38,8 +38,8 @@ export interface AuditLogOptions {
 }
 
 /**
- * `<stateDir>/audit.log`, JSON lines. `record` only queues the line: tool calls never wait for the
- * disk and never see a log failure.
+ * `<stateDir>/audit.log`, JSON lines, in the order recorded. `record` only queues the line: tool
+ * calls never wait for the disk and never see a log failure; `flush` and `close` wait for it.
  */
 export class AuditLog {
   readonly path: string;
@@ -71,7 +71,10 @@ export class AuditLog {
     this.pendingBytes += bytes;
     if (!this.draining) {
       this.draining = true;
-      this.drained = this.drain();
+      // The write starts on the next turn of the event loop: a call's answer, which is sent in this
+      // turn, goes out before its record is handed to the disk, and records of the same turn go
+      // out in one write.
+      this.drained = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
     }
   }
 

@@ -84,6 +84,19 @@ describe('JwtVerifier with the app’s own tokens', () => {
     await refused(verifier, created.token, 'revoked');
   });
 
+  it('refuses a revoked token on the very next request, however often it was accepted just before', async () => {
+    // Any remembered answer (a cached status, a file watcher not yet fired) would let these through.
+    const created = await store.create({ name: 'agent' });
+    for (let i = 0; i < 100; i++) await verifier.verifyToken(created.token);
+    const other = new AgentTokenStore({ stateDir });
+    await other.revoke(created.id);
+    await refused(verifier, created.token, 'revoked');
+    const again = await other.create({ name: 'second' });
+    await verifier.verifyToken(again.token);
+    await rm(join(stateDir, 'agent-tokens.json'));
+    await refused(verifier, again.token, 'unknown_token');
+  });
+
   it('refuses a token whose record is gone', async () => {
     const created = await store.create({ name: 'agent' });
     await rm(join(stateDir, 'agent-tokens.json'));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -46,6 +46,14 @@ async function readWithoutPrivileges(path: string): Promise<{ code: string; mess
     .then(() => console.log('{}'), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })))`;
   const { stdout } = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '-e', script]);
   return JSON.parse(stdout) as { code: string; message: string };
+}
+
+async function waitFor(done: () => Promise<boolean>, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    assert.ok(Date.now() < deadline, 'timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 function lines(count: number, make = (n: number) => `line ${n}`): string {
@@ -236,6 +244,22 @@ describe('read: errors', () => {
     const result = (await readFile({ path: '/proc/self/status' })) as TextReadResult;
     assert.match(result.text, /^Name:/);
     assert.ok(result.totalLines > 5);
+  });
+
+  it('closes every file it opens, whether it answers or refuses', { skip: process.platform !== 'linux' }, async () => {
+    // The answer does not wait for the close, so the descriptors are counted once the closes are done.
+    const openFiles = async () => (await readdir('/proc/self/fd')).length;
+    const text = await file('closed.txt', lines(3));
+    const sub = join(dir, 'closed-folder');
+    await mkdir(sub);
+    const atStart = await openFiles();
+    for (let i = 0; i < 50; i++) {
+      await readFile({ path: text });
+      await readFile({ path: text, offset: 9 }).catch(() => {});
+      await readFile({ path: sub }).catch(() => {});
+      await readFile({ path: '/dev/null' }).catch(() => {});
+    }
+    await waitFor(async () => (await openFiles()) <= atStart);
   });
 
   it('says permission denied', async () => {

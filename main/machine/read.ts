@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, fstatSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { MachineError, fileSystemError, isDirectoryError } from './errors.js';
@@ -72,7 +72,10 @@ export async function readFile(input: ReadInput): Promise<ReadResult> {
     throw fileSystemError(error, path, 'read');
   });
   try {
-    const info = await handle.stat();
+    // Synchronous on purpose: an fstat of a file just opened never waits (not on a pipe or a device,
+    // and network and FUSE file systems have just fetched its attributes to open it), and it saves
+    // a round trip through the thread pool. The reads stay asynchronous: they can wait on a slow disk.
+    const info = fstatSync(handle.fd);
     if (info.isDirectory()) throw isDirectoryError(path, 'read');
     if (!info.isFile()) {
       throw new MachineError('not_a_file', `Cannot read ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`);
@@ -89,7 +92,9 @@ export async function readFile(input: ReadInput): Promise<ReadResult> {
   } catch (error) {
     throw fileSystemError(error, path, 'read');
   } finally {
-    await handle.close();
+    // The answer does not wait for the close: closing a file opened for reading has nothing left to
+    // report, and on a network file system it is one more round trip to the server.
+    handle.close().catch(() => {});
   }
 }
 
