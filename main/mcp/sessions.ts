@@ -3,10 +3,14 @@ import type { Request, Response } from 'express';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { DirectToolCalls } from './direct-tool-calls.js';
+import { toolCallOf } from './tool-table.js';
 
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
+  /** Answers tools/call itself (absent for a server without a tool table). */
+  direct: DirectToolCalls | undefined;
   owner: string;
   lastActivity: number;
   /** Requests still open (a GET stream counts), so a session in use is never expired as idle. */
@@ -24,7 +28,8 @@ export interface McpSessionsOptions<C> {
 
 /**
  * Streamable HTTP sessions: initialize creates one (an MCP server of its own), the Mcp-Session-Id
- * header routes later requests to it, DELETE ends it, and sessions left idle are closed.
+ * header routes later requests to it, DELETE ends it, and sessions left idle are closed. A
+ * session's tools/call requests are answered by DirectToolCalls, everything else by the SDK transport.
  */
 export class McpSessions<C> {
   private readonly sessions = new Map<string, Session>();
@@ -54,6 +59,7 @@ export class McpSessions<C> {
         return;
       }
       this.track(session, res);
+      if (session.direct?.take(req, res)) return;
       await session.transport.handleRequest(req, res, req.body);
       return;
     }
@@ -67,16 +73,20 @@ export class McpSessions<C> {
   private async create(req: Request, res: Response, caller: C): Promise<void> {
     const server = await this.options.createServer(caller, req);
     const owner = this.options.ownerOf(caller);
+    const call = toolCallOf(server);
+    let direct: DirectToolCalls | undefined;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        const session: Session = { transport, server, owner, lastActivity: this.now(), open: 0 };
+        direct = call && new DirectToolCalls(id, server, call);
+        const session: Session = { transport, server, direct, owner, lastActivity: this.now(), open: 0 };
         this.sessions.set(id, session);
         this.track(session, res);
       },
     });
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
+      direct?.abortAll();
       void server.close();
     };
     await server.connect(transport);

@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolCall } from './direct-tool-calls.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
 
 /** Wraps every tool call; the host supplies auditing. */
@@ -26,7 +27,7 @@ export function installToolTable(server: McpServer, fixed: SessionTool[], source
     return { tools: [...fixed, ...dynamic.flat()].map((tool) => tool.definition) };
   });
 
-  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const call = async (request: CallToolRequest, extra: ToolExtra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     const tool = byName.get(name) ?? (await findIn(sources, name));
     if (!tool) {
@@ -34,7 +35,27 @@ export function installToolTable(server: McpServer, fixed: SessionTool[], source
       return toolError(reason ?? `There is no tool named "${name}". List the tools to see what this server offers.`);
     }
     return run(name, extra, () => tool.call(args, extra));
-  });
+  };
+  server.server.setRequestHandler(CallToolRequestSchema, call);
+  directCalls.set(server, validated(call));
+}
+
+const directCalls = new WeakMap<McpServer, ToolCall>();
+
+/** The tools/call handler of a server with a tool table, for calls answered without the SDK transport. */
+export function toolCallOf(server: McpServer): ToolCall | undefined {
+  return directCalls.get(server);
+}
+
+/** The checks the SDK's Server wraps a tools/call handler in: the request, then the result, against their schemas. */
+function validated(call: (request: CallToolRequest, extra: ToolExtra) => Promise<CallToolResult>): ToolCall {
+  return async (request, extra) => {
+    const parsed = CallToolRequestSchema.safeParse(request);
+    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${parsed.error.message}`);
+    const result = CallToolResultSchema.safeParse(await call(parsed.data, extra));
+    if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
+    return result.data;
+  };
 }
 
 async function findIn(sources: ToolSource[], name: string): Promise<SessionTool | undefined> {

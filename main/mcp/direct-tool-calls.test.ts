@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { SseParser } from '../connections/gateway/sse-parser.js';
+import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+
+// tools/call answered by the sessions layer itself, through the real agent endpoint, with raw HTTP
+// so that the wire format (JSON or event stream, headers, ids) is what is checked.
+let fx: HostFixture;
+let headers: Record<string, string>;
+
+before(async () => {
+  fx = await startHost({}, { WORKSPACE_SHELL_MAX_TIMEOUT: '30' });
+  const token = await fx.token();
+  const { transport } = await fx.connect(token);
+  headers = {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': transport.sessionId!,
+    'mcp-protocol-version': transport.protocolVersion!,
+  };
+});
+
+after(() => fx.close());
+
+function post(body: unknown, signal?: AbortSignal): Promise<Response> {
+  return fetch(fx.url, { method: 'POST', headers, body: JSON.stringify(body), ...(signal && { signal }) });
+}
+
+const bash = (id: number | string, command: string, meta?: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'bash', arguments: { command }, ...(meta && { _meta: meta }) },
+});
+
+async function events(response: Response): Promise<Array<Record<string, unknown>>> {
+  return new SseParser().push(await response.text()).map((event) => JSON.parse(event.data) as Record<string, unknown>);
+}
+
+describe('tools/call answered without the SDK transport', () => {
+  it('answers with one JSON body when the tool sends nothing before its result', async () => {
+    const response = await post(bash('plain-1', 'echo hi'));
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/json');
+    assert.equal(response.headers.get('mcp-session-id'), headers['mcp-session-id']);
+    const answer = (await response.json()) as { id: unknown; result: { structuredContent: Record<string, unknown> } };
+    assert.equal(answer.id, 'plain-1');
+    assert.equal(answer.result.structuredContent['exitCode'], 0);
+  });
+
+  it('switches to an event stream for progress, which comes first under the caller\'s token, then the result', async () => {
+    const response = await post(bash(7, 'for i in 1 2 3; do echo "tick $i"; sleep 0.6; done', { progressToken: 'p-7' }));
+    assert.equal(response.headers.get('content-type'), 'text/event-stream');
+    const messages = await events(response);
+    const last = messages.pop()!;
+    assert.equal(last.id, 7);
+    assert.ok('result' in last);
+    assert.ok(messages.length >= 1);
+    for (const message of messages) {
+      assert.equal(message.method, 'notifications/progress');
+      assert.equal((message.params as { progressToken: unknown }).progressToken, 'p-7');
+    }
+  });
+
+  it('stops a call on notifications/cancelled and ends its stream without an answer', async () => {
+    const started = Date.now();
+    const pending = post(bash('long', 'sleep 30'));
+    await new Promise((r) => setTimeout(r, 300));
+    const cancel = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long', reason: 'changed my mind' } });
+    assert.equal(cancel.status, 202);
+    const response = await pending;
+    assert.equal(response.status, 200);
+    assert.deepEqual(await events(response), []);
+    assert.ok(Date.now() - started < 10_000);
+  });
+
+  it('answers an invalid call with a JSON-RPC error, as the SDK server does', async () => {
+    const response = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'bash', arguments: 'not an object' } });
+    const answer = (await response.json()) as { id: unknown; error: { code: number; message: string } };
+    assert.equal(answer.id, 9);
+    assert.equal(answer.error.code, -32602);
+    assert.match(answer.error.message, /Invalid tools\/call request/);
+  });
+
+  it('leaves batches and requests the SDK transport must refuse to it', async () => {
+    const batch = await post([bash(11, 'echo batched')]);
+    assert.equal(batch.headers.get('content-type'), 'text/event-stream');
+    assert.equal((await events(batch))[0]?.id, 11);
+    const noAccept = await fetch(fx.url, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: JSON.stringify(bash(12, 'echo x')) });
+    assert.equal(noAccept.status, 406);
+    const oldVersion = await fetch(fx.url, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '1999-01-01' }, body: JSON.stringify(bash(13, 'echo x')) });
+    assert.equal(oldVersion.status, 400);
+  });
+});

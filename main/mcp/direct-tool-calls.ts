@@ -1,0 +1,177 @@
+import type { Request, Response } from 'express';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  ErrorCode,
+  McpError,
+  RELATED_TASK_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type ServerNotification,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ToolExtra } from './session-tool.js';
+
+/** A session's tools/call handler, validating the request and the result as the SDK's server does. */
+export type ToolCall = (request: unknown, extra: ToolExtra) => Promise<CallToolResult>;
+
+type RequestId = string | number;
+
+interface CallRequest {
+  jsonrpc: '2.0';
+  id: RequestId;
+  method: 'tools/call';
+  params: { _meta?: Record<string, unknown>; task?: unknown; [key: string]: unknown };
+}
+
+/**
+ * Answers one session's tools/call POSTs without the SDK's Streamable HTTP transport, which turns
+ * every Node request into a web Request, validates it with zod, and writes the answer through a
+ * web ReadableStream: on a forwarded call that costs about as much as the upstream's whole work.
+ * The answer is one JSON body, or an event stream once the tool sends a notification (progress)
+ * before its result, as the Streamable HTTP spec allows either. Anything else the session
+ * receives (initialize, lists, batches, task requests, malformed or unusual requests) still goes
+ * to the SDK transport, which also answers the errors.
+ */
+export class DirectToolCalls {
+  /** Calls in progress by request id, so that notifications/cancelled can reach them. */
+  private readonly running = new Map<RequestId, AbortController>();
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly server: McpServer,
+    private readonly call: ToolCall,
+  ) {}
+
+  /** Answers `req` if it is a tools/call or the cancellation of one of these calls; false leaves it to the SDK transport. */
+  take(req: Request, res: Response): boolean {
+    if (req.method !== 'POST') return false;
+    const body = req.body as Record<string, unknown> | undefined;
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || body.jsonrpc !== '2.0') return false;
+    if (body.method === 'notifications/cancelled' && !('id' in body)) return this.cancel(body.params, res);
+    if (!isPlainCall(body) || this.running.has(body.id) || !acceptable(req)) return false;
+    void this.run(body, req, res);
+    return true;
+  }
+
+  /** Stops every call in progress: the session is closing (as the SDK's Protocol does on close). */
+  abortAll(): void {
+    for (const controller of this.running.values()) controller.abort();
+    this.running.clear();
+  }
+
+  private cancel(params: unknown, res: Response): boolean {
+    const { requestId, reason } = (params ?? {}) as { requestId?: RequestId; reason?: unknown };
+    const controller = requestId === undefined ? undefined : this.running.get(requestId);
+    if (!controller) return false;
+    controller.abort(reason);
+    res.status(202).end();
+    return true;
+  }
+
+  private async run(request: CallRequest, req: Request, res: Response): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(request.id, controller);
+    const answer = new Answer(res, this.sessionId);
+    const extra: ToolExtra = {
+      signal: controller.signal,
+      sessionId: this.sessionId,
+      requestId: request.id,
+      requestInfo: { headers: req.headers },
+      ...(request.params._meta && { _meta: request.params._meta }),
+      sendNotification: async (notification: ServerNotification) => {
+        if (!controller.signal.aborted) answer.event({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
+      },
+      // Requests to the client (sampling, elicitation) go on the session's GET stream, and its
+      // answer comes back through the SDK transport to the server that sent them.
+      sendRequest: ((request, schema, options) => {
+        if (controller.signal.aborted) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled'));
+        return this.server.server.request(request, schema, options);
+      }) as ToolExtra['sendRequest'],
+    };
+    let message: JSONRPCMessage;
+    try {
+      message = { jsonrpc: '2.0', id: request.id, result: await this.call(request, extra) };
+    } catch (error) {
+      const { code, message: text, data } = error as { code?: unknown; message?: string; data?: unknown };
+      message = {
+        jsonrpc: '2.0',
+        id: request.id,
+        error: { code: Number.isSafeInteger(code) ? (code as number) : ErrorCode.InternalError, message: text ?? 'Internal error', ...(data !== undefined && { data }) },
+      };
+    } finally {
+      if (this.running.get(request.id) === controller) this.running.delete(request.id);
+    }
+    // A cancelled call gets no answer (the client has stopped waiting); its stream just ends.
+    if (controller.signal.aborted) answer.end();
+    else answer.finish(message);
+  }
+}
+
+/** The answer to one POST: JSON when the result is all there is to send, else an event stream. */
+class Answer {
+  private streaming = false;
+
+  constructor(
+    private readonly res: Response,
+    private readonly sessionId: string,
+  ) {}
+
+  event(message: JSONRPCMessage): void {
+    if (!this.open()) return;
+    this.startStream();
+    this.res.write(sse(message));
+  }
+
+  finish(message: JSONRPCMessage): void {
+    if (!this.open()) return;
+    if (this.streaming) {
+      this.res.end(sse(message));
+      return;
+    }
+    const body = JSON.stringify(message);
+    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'mcp-session-id': this.sessionId }).end(body);
+  }
+
+  end(): void {
+    if (!this.open()) return;
+    this.startStream();
+    this.res.end();
+  }
+
+  private startStream(): void {
+    if (this.streaming) return;
+    this.streaming = true;
+    // The headers the SDK transport sends with its event streams.
+    this.res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+      'mcp-session-id': this.sessionId,
+    });
+  }
+
+  /** The client may have gone: a disconnect is not a cancellation (the tool runs on), there is just no one to tell. */
+  private open(): boolean {
+    return !this.res.writableEnded && !this.res.destroyed;
+  }
+}
+
+function sse(message: JSONRPCMessage): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+function isPlainCall(body: Record<string, unknown>): body is Record<string, unknown> & CallRequest {
+  if (body.method !== 'tools/call' || !(typeof body.id === 'string' || Number.isSafeInteger(body.id))) return false;
+  const params = body.params as CallRequest['params'] | undefined;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
+  // Task-augmented calls and calls within a task need the SDK's task machinery.
+  return params.task === undefined && (params._meta === undefined || (typeof params._meta === 'object' && params._meta !== null && !(RELATED_TASK_META_KEY in params._meta)));
+}
+
+/** The checks the SDK transport makes on a POST; a request that fails one goes to it, for its error answer. */
+function acceptable(req: Request): boolean {
+  const accept = req.headers.accept ?? '';
+  const version = req.headers['mcp-protocol-version'];
+  return accept.includes('application/json') && accept.includes('text/event-stream') && req.is('application/json') === 'application/json' && (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)));
+}
