@@ -1,27 +1,22 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { launchChromium, OUT, skipReason, tabUntil } from './page-support.js';
 import { startRegistryFixture, type RegistryFixture } from '../fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 
 // The page (PlaceMcpSection) in Debian's Chromium against a real headless host, a real upstream MCP
 // server that checks an API key, and a registry fixture that fails until it is told not to.
 
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
-const OUT = join(ROOT, 'e2e', 'out');
 const API_KEY = 'sk-page-test-51c0ffee';
 const JWT_SECRET = 'page-test-signing-secret';
 
-const skip = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
+const skip = skipReason;
 if (skip) console.log(`# skipping the page tests: ${skip}`);
 
 describe('the page: connections of a place', { skip }, () => {
@@ -55,10 +50,7 @@ describe('the page: connections of a place', { skip }, () => {
         WORKSPACE_UPSTREAM_TIMEOUT: '5',
       },
     );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(10_000);
     await page.goto(await fx.host.loginUrl());
@@ -269,10 +261,3 @@ describe('the page: connections of a place', { skip }, () => {
 });
 
 /** Presses Tab (or Shift+Tab backwards) until `check` (a page expression) is true. */
-async function tabUntil(page: Page, check: string, max: number, backwards = false): Promise<void> {
-  for (let i = 0; i < max; i++) {
-    if (await page.evaluate(check)) return;
-    await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
-  }
-  throw new Error(`Tab never reached: ${check}`);
-}

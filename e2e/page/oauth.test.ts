@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { launchChromium, OUT, skipReason, tabUntil } from './page-support.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.js';
 
 // Signing in from the page: Connect opens the provider's sign-in in a new tab (a real
@@ -18,12 +17,8 @@ import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.j
 // sign-in group's "Connect 3 services" signs in once for all three. And the own-OAuth-app panel
 // for a provider that lets no app register itself.
 
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
-const OUT = join(ROOT, 'e2e', 'out');
 
-const skip = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
+const skip = skipReason;
 if (skip) console.log(`# skipping the page sign-in tests: ${skip}`);
 
 describe('the page: signing in to connections', { skip }, () => {
@@ -61,10 +56,7 @@ describe('the page: signing in to connections', { skip }, () => {
       }),
     );
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_SECRET_STORE: 'file', WORKSPACE_CATALOG_FILE: catalogFile });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(15_000);
     await page.goto(await fx.host.loginUrl());
@@ -91,13 +83,6 @@ describe('the page: signing in to connections', { skip }, () => {
     return client;
   }
 
-  async function tabUntil(check: string, max = 200): Promise<void> {
-    for (let i = 0; i < max; i++) {
-      if (await page.evaluate(check)) return;
-      await page.keyboard.press('Tab');
-    }
-    throw new Error(`Tab never reached: ${check}`);
-  }
 
   async function addServer(url: string, name: string): Promise<void> {
     const disclosure = available().locator('details');
@@ -162,7 +147,7 @@ describe('the page: signing in to connections', { skip }, () => {
     await page.reload();
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     await connected().getByRole('listitem').filter({ hasText: 'Acme Docs' }).waitFor();
-    await tabUntil(`document.activeElement?.getAttribute('aria-label') === 'Remove Acme Docs'`);
+    await tabUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Remove Acme Docs'`, 200);
     assert.notEqual(await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`), 'none', 'focus is visible');
     await page.keyboard.press('Enter');
     assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'No', 'focus goes to the safe choice');
@@ -170,9 +155,9 @@ describe('the page: signing in to connections', { skip }, () => {
     await page.keyboard.press('Enter');
     await page.getByRole('status').filter({ hasText: 'Acme Docs was removed.' }).waitFor();
 
-    await tabUntil(`document.activeElement?.id === 'catalog-search'`);
+    await tabUntil(page, `document.activeElement?.id === 'catalog-search'`, 200);
     await page.keyboard.type('acme');
-    await tabUntil(`document.activeElement?.textContent === 'Connect 1 service'`);
+    await tabUntil(page, `document.activeElement?.textContent === 'Connect 1 service'`, 200);
     const popup = page.waitForEvent('popup');
     await page.keyboard.press('Enter');
     const tab = await popup;

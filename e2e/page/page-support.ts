@@ -18,6 +18,14 @@ export const OUT = join(ROOT, 'e2e', 'out');
 
 export const skipReason: string | false = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
 
+/** Debian's Chromium, headless, as every page test runs it. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
 export interface PageFixture {
   fx: HostFixture;
   port: number;
@@ -53,10 +61,7 @@ export async function openPage(section: 'access' | 'server', heading: string): P
   const fx = await startHost({ port }, { WORKSPACE_SECRET_STORE: 'file' });
   const controlUrl = await fx.host.open();
   const adminToken = await fx.host.adminToken();
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
