@@ -116,7 +116,7 @@ describe('the page: skills', { skip }, () => {
   it('shows a skill: SKILL.md rendered without its raw HTML, and the bundled files', async () => {
     await installed().getByRole('button', { name: 'View deploy' }).click();
     const view = skill('deploy');
-    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'deploy', 'focus moves to the skill');
+    await focusIs(page, `document.activeElement?.textContent`, 'deploy', 'focus moves to the skill');
     await view.getByText('Deploy the app to staging, then to production.').waitFor();
     const body = view.getByRole('article', { name: 'Instructions' });
     await body.getByRole('heading', { name: 'Deploy steps', level: 3 }).waitFor();
@@ -134,7 +134,7 @@ describe('the page: skills', { skip }, () => {
     assert.equal(await view.getByRole('button', { name: 'Open folder' }).count(), 0, 'a browser cannot open folders');
     await shot('view');
     await view.getByRole('button', { name: '← All skills' }).click();
-    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'View deploy', 'back where it was');
+    await focusIs(page, `document.activeElement?.getAttribute('aria-label')`, 'View deploy', 'back where it was');
   });
 
   it('creates a skill from the template, which an MCP client sees at once', async () => {
@@ -189,7 +189,7 @@ describe('the page: skills', { skip }, () => {
     await view.getByText('Write release notes from merged pull requests.').first().waitFor();
     await view.getByRole('article', { name: 'Instructions' }).getByText('Read the merged pull requests.').waitFor();
     assert.equal(await readFile(join(skillsDir, 'release-notes', 'SKILL.md'), 'utf8'), fixed);
-    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'Edit', 'focus comes back to Edit');
+    await focusIs(page, `document.activeElement?.textContent`, 'Edit', 'focus comes back to Edit');
     await shot('edit-saved');
   });
 
@@ -215,7 +215,7 @@ describe('the page: skills', { skip }, () => {
     await view.getByRole('button', { name: 'Delete' }).click();
     const confirm = view.getByRole('group', { name: 'Delete release-notes?' });
     await confirm.waitFor();
-    assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'No', 'focus goes to the safe choice');
+    await focusIs(page, `document.activeElement?.textContent`, 'No', 'focus goes to the safe choice');
     await shot('delete-confirm');
     await confirm.getByRole('button', { name: 'No' }).click();
     assert.ok(existsSync(join(skillsDir, 'release-notes', 'SKILL.md')));
@@ -225,7 +225,7 @@ describe('the page: skills', { skip }, () => {
     await installed().getByRole('button', { name: 'View deploy' }).waitFor();
     assert.equal(await installed().getByRole('button', { name: 'View release-notes' }).count(), 0);
     assert.equal(existsSync(join(skillsDir, 'release-notes')), false, 'the folder is gone from disk');
-    assert.equal(await page.evaluate(`document.activeElement?.id`), 'skills-heading', 'focus stays on the list');
+    await focusIs(page, `document.activeElement?.id`, 'skills-heading', 'focus stays on the list');
     await shot('deleted');
   });
 
@@ -235,7 +235,7 @@ describe('the page: skills', { skip }, () => {
     await tabUntil(page, `document.activeElement?.textContent === 'New skill'`, 40);
     assert.notEqual(await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`), 'none', 'focus is drawn');
     await page.keyboard.press('Enter');
-    assert.equal(await page.evaluate(`document.activeElement?.id`), 'new-skill-heading');
+    await focusIs(page, `document.activeElement?.id`, 'new-skill-heading');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(`document.activeElement?.getAttribute('placeholder')`), 'pdf-tools', 'the name comes first');
     await page.keyboard.type('kb-skill');
@@ -248,12 +248,12 @@ describe('the page: skills', { skip }, () => {
     await shot('keyboard-create');
     await page.keyboard.press('Enter');
     await page.getByRole('status').filter({ hasText: 'kb-skill was created from the template.' }).waitFor();
-    assert.equal(await page.evaluate(`document.activeElement?.id`), 'skill-heading');
+    await focusIs(page, `document.activeElement?.id`, 'skill-heading');
     assert.match(await readFile(join(skillsDir, 'kb-skill', 'SKILL.md'), 'utf8'), /description: Made without a mouse\./);
     // On to Edit, type, and save with Ctrl+S, still without a mouse.
     await tabUntil(page, `document.activeElement?.textContent === 'Edit'`, 10);
     await page.keyboard.press('Enter');
-    assert.equal(await page.evaluate(`document.activeElement?.tagName`), 'TEXTAREA');
+    await focusIs(page, `document.activeElement?.tagName`, 'TEXTAREA');
     await page.keyboard.press('ControlOrMeta+End');
     await page.keyboard.type('\nKeyboard line.\n');
     await page.keyboard.press('Control+S');
@@ -272,3 +272,12 @@ describe('the page: skills', { skip }, () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 });
+
+/** Waits (briefly) until the page expression about the focused element gives `expected`: focus moves in an effect after a render. */
+async function focusIs(page: Page, expression: string, expected: string, message = `focus: ${expression} is ${expected}`): Promise<void> {
+  try {
+    await page.waitForFunction(`${expression} === ${JSON.stringify(expected)}`, undefined, { timeout: 5_000 });
+  } catch {
+    assert.fail(`${message} (it is ${JSON.stringify(await page.evaluate(expression))})`);
+  }
+}

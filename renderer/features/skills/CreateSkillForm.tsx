@@ -27,7 +27,8 @@ export function CreateSkillForm({ announce, onCreated, onCancel }: { announce: (
     mutationFn: () => createSkill(name, description.trim()),
     onSuccess: async (detail) => {
       client.setQueryData(['skills', detail.name], detail);
-      await client.invalidateQueries({ queryKey: ['skills'], exact: true });
+      // Refetched even while no list is on screen, so the list is current when it comes back.
+      await client.invalidateQueries({ queryKey: ['skills'], exact: true, refetchType: 'all' });
       announce(`${detail.name} was created from the template. Edit it to write its instructions.`);
       onCreated(detail.name);
     },

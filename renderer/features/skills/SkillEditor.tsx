@@ -18,7 +18,8 @@ export function SkillEditor({ name, initial, announce, onDone }: { name: string;
     mutationFn: () => saveSkill(name, draft),
     onSuccess: async (detail) => {
       client.setQueryData(['skills', name], detail);
-      await client.invalidateQueries({ queryKey: ['skills'], exact: true });
+      // Refetched even while no list is on screen, so the list is current when it comes back.
+      await client.invalidateQueries({ queryKey: ['skills'], exact: true, refetchType: 'all' });
       announce(`${name} is saved.`);
       onDone();
     },

@@ -42,7 +42,8 @@ export function SkillView({ name, announce, onBack, onDeleted }: Props) {
     mutationFn: () => deleteSkill(name),
     onSuccess: async () => {
       client.removeQueries({ queryKey: ['skills', name], exact: true });
-      await client.invalidateQueries({ queryKey: ['skills'], exact: true });
+      // Refetched even while no list is on screen, so the list is current when it comes back.
+      await client.invalidateQueries({ queryKey: ['skills'], exact: true, refetchType: 'all' });
       announce(`${name} was deleted, with its folder.`);
       onDeleted();
     },
