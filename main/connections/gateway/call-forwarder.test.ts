@@ -4,21 +4,24 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Agent } from 'undici';
 import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
 import { CallForwarder, type UpstreamProgress } from './call-forwarder.js';
 import { SseParser } from './sse-parser.js';
 import { UpstreamConnection } from './upstream-connection.js';
+import { postWithDispatcher, postWithFetch, type Post } from './upstream-post.js';
 
 const KEY = { header: 'X-Api-Key', value: 'k-forward' };
 const HEADERS = { [KEY.header]: KEY.value };
 
 /** An SDK client session on the fixture, and a forwarder on that same session. */
-async function openSession(upstream: UpstreamFixture, options: { fetch?: FetchLike; timeoutMs?: number } = {}) {
+async function openSession(upstream: UpstreamFixture, options: { post?: (url: URL) => Post; timeoutMs?: number } = {}) {
   const url = new URL(upstream.url);
   const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: HEADERS } });
   const client = new Client({ name: 'forwarder-test', version: '1.0.0' });
   await client.connect(transport);
-  const forwarder = new CallForwarder({ url, fetch: options.fetch ?? fetch, headers: HEADERS, transport, timeoutMs: options.timeoutMs ?? 5_000 });
+  const post = options.post?.(url) ?? postWithFetch(url, fetch);
+  const forwarder = new CallForwarder({ post, headers: HEADERS, transport, timeoutMs: options.timeoutMs ?? 5_000 });
   return { client, forwarder };
 }
 
@@ -54,7 +57,7 @@ describe('CallForwarder', () => {
 
   it('reads an event-stream answer: progress in order under the call\'s own token, then the result', async () => {
     const record = recording();
-    const { client, forwarder } = await openSession(upstream, { fetch: record.fetch });
+    const { client, forwarder } = await openSession(upstream, { post: (url) => postWithFetch(url, record.fetch) });
     const progress: UpstreamProgress[] = [];
     const result = await forwarder.call('slow', { seconds: 0.5 }, { onProgress: (p) => progress.push(p) });
     assert.deepEqual(result.content, [{ type: 'text', text: 'slept 0.5s' }]);
@@ -68,6 +71,22 @@ describe('CallForwarder', () => {
     await client.close();
   });
 
+  it('reads the same answers straight on an undici dispatcher, reusing its sockets', async () => {
+    const agent = new Agent();
+    let sockets = 0;
+    const { client, forwarder } = await openSession(upstream, { post: (url) => postWithDispatcher(url, agent) });
+    agent.on('connect', () => (sockets += 1));
+    const progress: UpstreamProgress[] = [];
+    const slow = await forwarder.call('slow', { seconds: 0.3 }, { onProgress: (p) => progress.push(p) });
+    assert.deepEqual(slow.content, [{ type: 'text', text: 'slept 0.3s' }]);
+    assert.deepEqual(progress.map((p) => p.message), ['step 1', 'step 2', 'step 3']);
+    for (let i = 0; i < 20; i += 1) assert.deepEqual((await forwarder.call('echo', { text: `n${i}` })).content, [{ type: 'text', text: `echo: n${i}` }]);
+    // The next call may go out while the last answer's end is still being read: a second socket, then no more.
+    assert.ok(sockets <= 2, `${sockets} sockets for 21 calls`);
+    await client.close();
+    await agent.close();
+  });
+
   it('restarts its timeout at each progress notification', async () => {
     const { client, forwarder } = await openSession(upstream, { timeoutMs: 400 });
     const result = await forwarder.call('slow', { seconds: 1 }, { onProgress: () => {} });
@@ -76,7 +95,7 @@ describe('CallForwarder', () => {
   });
 
   it('reads a JSON answer, every field as the upstream sent it', async () => {
-    const { client, forwarder } = await openSession(upstream, { fetch: asJsonAnswers });
+    const { client, forwarder } = await openSession(upstream, { post: (url) => postWithFetch(url, asJsonAnswers) });
     assert.deepEqual(await forwarder.call('echo', { text: 'json' }), { content: [{ type: 'text', text: 'echo: json' }] });
     assert.deepEqual((await forwarder.call('add', { a: 1, b: 2 })).structuredContent, { sum: 3 });
     assert.equal((await forwarder.call('fail', {})).isError, true);

@@ -1,7 +1,7 @@
 import { StreamableHTTPError, type StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SseParser } from './sse-parser.js';
+import type { Post } from './upstream-post.js';
 
 /** A tools/call result as the upstream sent it. */
 export interface UpstreamResult {
@@ -28,9 +28,8 @@ export class UpstreamAnswerError extends Error {
 
 /** The open upstream session a forwarded call goes out on. */
 export interface ForwardSession {
-  url: URL;
-  /** The connection's guarded fetch (its sockets pinned to checked addresses), signed for OAuth connections. */
-  fetch: FetchLike;
+  /** How a request reaches the session's endpoint (see upstream-post.ts). */
+  post: Post;
   /** The connection's credential headers, as the session was opened with. */
   headers: Record<string, string>;
   /** The SDK transport that opened the session: its id and protocol version, and where other messages go. */
@@ -110,36 +109,35 @@ class Exchange {
       ...(transport.protocolVersion && { 'mcp-protocol-version': transport.protocolVersion }),
       ...this.session.headers,
     };
-    const response = await this.session.fetch(this.session.url, { method: 'POST', headers, body, signal: this.controller.signal });
-    if (!response.ok) {
-      await response.body?.cancel();
+    const answer = await this.session.post(headers, body, this.controller.signal);
+    if (answer.status < 200 || answer.status > 299) {
+      await answer.discard();
       // 404 on a request with a session id: the upstream ended the session (UpstreamConnection opens a new one).
-      throw new StreamableHTTPError(response.status, response.statusText || `HTTP ${response.status}`);
+      throw new StreamableHTTPError(answer.status, `HTTP ${answer.status}`);
     }
-    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type === 'application/json') {
-      const result = this.answer(JSON.parse(await response.text()) as JSONRPCMessage | JSONRPCMessage[]);
+    if (answer.contentType === 'application/json') {
+      let text = '';
+      for (let chunk = await answer.text.next(); !chunk.done; chunk = await answer.text.next()) text += chunk.value;
+      const result = this.answer(JSON.parse(text) as JSONRPCMessage | JSONRPCMessage[]);
       if (!result) throw new UpstreamAnswerError('its JSON answer to tools/call did not contain the result.');
       return result;
     }
-    if (type === 'text/event-stream' && response.body) return this.readStream(response.body);
-    await response.body?.cancel();
-    throw new UpstreamAnswerError(`it answered tools/call with ${type ? `content type ${type}` : 'no content'} instead of JSON or an event stream. The server may be misconfigured.`);
+    if (answer.contentType === 'text/event-stream') return this.readStream(answer.text);
+    await answer.discard();
+    throw new UpstreamAnswerError(`it answered tools/call with ${answer.contentType ? `content type ${answer.contentType}` : 'no content'} instead of JSON or an event stream. The server may be misconfigured.`);
   }
 
-  private async readStream(body: ReadableStream<Uint8Array>): Promise<UpstreamResult> {
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
+  private async readStream(text: AsyncIterator<string>): Promise<UpstreamResult> {
     const parser = new SseParser();
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) throw new UpstreamAnswerError('its answer stream ended before the tool result arrived.');
-      for (const event of parser.push(decoder.decode(value, { stream: true }))) {
+      const chunk = await text.next();
+      if (chunk.done) throw new UpstreamAnswerError('its answer stream ended before the tool result arrived.');
+      for (const event of parser.push(chunk.value)) {
         if (event.event !== 'message') continue;
         const result = this.answer(JSON.parse(event.data) as JSONRPCMessage);
         if (result) {
           // The rest is the stream's end: read it so the socket stays reusable, without waiting for it.
-          void drain(reader);
+          void drain(text);
           return result;
         }
       }
@@ -198,9 +196,9 @@ function callerReason(reason: unknown): McpError {
   return reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason));
 }
 
-async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+async function drain(text: AsyncIterator<string>): Promise<void> {
   try {
-    while (!(await reader.read()).done);
+    while (!(await text.next()).done);
   } catch {
     // The stream broke after the result arrived: nothing is lost.
   }

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CallForwarder, type CallOptions, type UpstreamResult } from './call-forwarder.js';
+import { postWithDispatcher, postWithFetch } from './upstream-post.js';
 import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
 import { SignInRequiredError, TokenRefreshError } from '../oauth/errors.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
@@ -166,7 +167,10 @@ export class UpstreamConnection {
       await network.close();
       throw error;
     }
-    const forwarder = streamable && new CallForwarder({ url, fetch, headers, transport: streamable, timeoutMs: this.options.timeoutMs });
+    // An OAuth connection's requests need its signed fetch; any other goes straight on the dispatcher
+    // the guarded fetch checked this URL for while the session was opened.
+    const post = this.options.signedFetch ? postWithFetch(url, fetch) : postWithDispatcher(url, network.agent);
+    const forwarder = streamable && new CallForwarder({ post, headers, transport: streamable, timeoutMs: this.options.timeoutMs });
     return { client, network, forwarder };
   }
 
@@ -206,7 +210,8 @@ function describe(error: unknown, timeoutMs: number): string {
     return `it answered HTTP ${error.code ?? 'error'}. Check that the server URL is right and the service is up.`;
   }
   if (error instanceof SyntaxError) return 'it sent an answer that is not valid MCP (malformed JSON). The server may be misconfigured.';
-  const cause = (error as { cause?: { code?: string } }).cause;
+  // fetch puts the socket's error in `cause`; undici's request API throws it as it is.
+  const cause = (error as { cause?: { code?: string } }).cause ?? (error as { code?: string });
   if (cause?.code === 'ECONNREFUSED') return 'the connection was refused. Check that the server is running and the URL is right.';
   if (cause?.code === 'ENOTFOUND') return 'its host name does not resolve. Check the URL.';
   if (error instanceof Error) return `${error.message.replace(/\s+/g, ' ').slice(0, 300)}.`;
