@@ -4,9 +4,9 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
-import { CHROMIUM, OUT, skipReason as skip, tabUntil } from './page-support.js';
+import { launchChromium, OUT, skipReason as skip, tabUntil } from './page-support.js';
 
 // The Skills screen in Debian's Chromium against a real headless host and a real skills folder:
 // what the page does is checked on disk and through an MCP client of the same host.
@@ -59,10 +59,7 @@ describe('the page: skills', { skip }, () => {
     await put('pdf-tools/SKILL.md', '---\nname: pdf-tools\ndescription: Fill and merge PDF forms.\n---\nUse pdftk.\n');
     await put('broken/SKILL.md', '---\nname: other\ndescription: Misnamed.\n---\n');
     fx = await startHost({}, { WORKSPACE_SKILLS_DIR: skillsDir });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(10_000);
     await page.goto(await fx.host.loginUrl());
