@@ -242,6 +242,23 @@ describe('the page: connections of a place', { skip }, () => {
     await shot('keyboard-removed');
   });
 
+  it('moves between the four screens from the rail, with Back and reload keeping the screen', async () => {
+    const rail = page.getByRole('navigation', { name: 'Place and sections' });
+    for (const [link, heading] of [['Skills', 'Skills'], ['Agent access', 'Agent access'], ['Server', 'Server'], ['Connections', 'Connections']]) {
+      await rail.getByRole('link', { name: link }).click();
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+      assert.equal(await rail.getByRole('link', { name: link }).getAttribute('aria-current'), 'page');
+      // The place picker is the Connections screen's; the others are the machine's.
+      assert.equal(await rail.getByRole('combobox', { name: 'Place' }).count(), link === 'Connections' ? 1 : 0);
+    }
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Server', level: 1 }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Server', level: 1 }).waitFor();
+    await rail.getByRole('link', { name: 'Connections' }).click();
+    await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
+  });
+
   it('follows a dark system theme', async () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     const background = await page.evaluate(`getComputedStyle(document.body).backgroundColor`);

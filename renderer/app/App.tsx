@@ -26,26 +26,31 @@ export function App() {
     <div className="frame">
       <nav className="rail" aria-label="Place and sections">
         <div className="brand">Persona Workspace</div>
-        <label className="field rail-place">
-          <span className="field-label">Place</span>
-          <select
-            value={place?.root ?? ''}
-            onChange={(event) => setRoot(event.target.value)}
-            disabled={!list.length}
-            aria-describedby={places.data?.truncated ? 'places-truncated' : undefined}
-          >
-            {!list.length && <option value="">{places.isError ? 'Places unavailable' : 'Loading places…'}</option>}
-            {list.map((p) => (
-              <option key={p.root} value={p.root}>
-                {p.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        {places.data?.truncated && (
-          <p id="places-truncated" className="hint">
-            Some places may be missing: the workspace has too many folders to list them all.
-          </p>
+        {/* The place picker belongs to Connections: the other screens are the machine's. */}
+        {section === 'connections' && (
+          <>
+            <label className="field rail-place">
+              <span className="field-label">Place</span>
+              <select
+                value={place?.root ?? ''}
+                onChange={(event) => setRoot(event.target.value)}
+                disabled={!list.length}
+                aria-describedby={places.data?.truncated ? 'places-truncated' : undefined}
+              >
+                {!list.length && <option value="">{places.isError ? 'Places unavailable' : 'Loading places…'}</option>}
+                {list.map((p) => (
+                  <option key={p.root} value={p.root}>
+                    {p.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {places.data?.truncated && (
+              <p id="places-truncated" className="hint">
+                Some places may be missing: the workspace has too many folders to list them all.
+              </p>
+            )}
+          </>
         )}
         <ul className="sections">
           {SECTIONS.map((s) => (
