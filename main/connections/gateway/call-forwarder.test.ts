@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -74,7 +76,7 @@ describe('CallForwarder', () => {
   it('reads the same answers straight on an undici dispatcher, reusing its sockets', async () => {
     const agent = new Agent();
     let sockets = 0;
-    const { client, forwarder } = await openSession(upstream, { post: (url) => postWithDispatcher(url, agent) });
+    const { client, forwarder } = await openSession(upstream, { post: (url) => postWithDispatcher(url, agent, postWithFetch(url, fetch)) });
     agent.on('connect', () => (sockets += 1));
     const progress: UpstreamProgress[] = [];
     const slow = await forwarder.call('slow', { seconds: 0.3 }, { onProgress: (p) => progress.push(p) });
@@ -146,6 +148,24 @@ describe('UpstreamConnection forwarding through its CallForwarder', () => {
     assert.equal(initializes, 1, 'exactly one new initialize');
     assert.equal(upstream.calls.get('echo'), 2, 'the call that hit the expired session was not run twice');
     await conn.close();
+  });
+});
+
+describe('postWithDispatcher', () => {
+  it('sends a redirected request again through the fetch it was given', async () => {
+    const server = createServer((req, res) => {
+      if (req.url === '/old') res.writeHead(307, { location: '/new' }).end();
+      else req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{"at":"new"}'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/old`);
+    const agent = new Agent();
+    const answer = await postWithDispatcher(url, agent, postWithFetch(url, fetch))({ 'content-type': 'application/json' }, '{}', new AbortController().signal);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.contentType, 'application/json');
+    assert.deepEqual(await answer.text.next(), { done: false, value: '{"at":"new"}' });
+    await agent.close();
+    server.close();
   });
 });
 

@@ -11,6 +11,8 @@ export interface PostAnswer {
   discard(): Promise<void>;
 }
 
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
 /** Sends one POST to the connection's MCP endpoint. */
 export type Post = (headers: Record<string, string>, body: string, signal: AbortSignal) => Promise<PostAnswer>;
 
@@ -38,13 +40,18 @@ export function postWithFetch(url: URL, fetch: FetchLike): Post {
  * Request, Response or streams, which cost the gateway about 1 ms of CPU per call here. Only for
  * the URL whose session the SDK client opened through the guarded fetch of that same dispatcher:
  * that fetch checked the URL's origin (scheme, address) and pinned its host name's checked
- * addresses, the only ones the dispatcher's sockets connect to. It follows no redirect.
+ * addresses, the only ones the dispatcher's sockets connect to. A redirect is sent again through
+ * `redirected` (the guarded fetch), which checks its target and follows it only within the origin.
  */
-export function postWithDispatcher(url: URL, agent: Agent): Post {
+export function postWithDispatcher(url: URL, agent: Agent, redirected: Post): Post {
   const origin = url.origin;
   const path = `${url.pathname}${url.search}`;
   return async (headers, body, signal) => {
     const response = await agent.request({ origin, path, method: 'POST', headers, body, signal });
+    if (REDIRECT_STATUSES.has(response.statusCode)) {
+      await response.body.dump().catch(() => {});
+      return redirected(headers, body, signal);
+    }
     response.body.setEncoding('utf8');
     const header = response.headers['content-type'];
     return {
