@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -9,15 +9,19 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { _electron, type ElectronApplication } from 'playwright-core';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 
-// The desktop app launched for real: Electron on the built app (package.json's main,
-// dist/main/electron/main.js). Where no Electron binary can run (its download is blocked on the
-// build machines) the whole suite is skipped, saying why; it never passes without launching.
+// The desktop app launched for real with Playwright's Electron driver: Electron on the built app
+// (package.json's main, dist/main/electron/main.js). Where no Electron binary can run (its download
+// is blocked on the build machines) the whole suite is skipped, saying why; it never passes without
+// launching. The tray's menu cannot be read from outside the app (Electron has no getter for it):
+// its model is a pure function, unit-tested in main/electron/tray-menu.test.ts.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'dist', 'main', 'electron', 'main.js');
 const CLI = join(ROOT, 'dist', 'main', 'cli.js');
+const PRELOAD = join(ROOT, 'dist', 'preload', 'index.cjs');
 const KEYCHAIN_SERVICE = `persona-electron-test-${process.pid}`;
 
 /** The Electron binary, or why it cannot be used here. */
@@ -51,10 +55,12 @@ describe('the desktop app', () => {
   let userData: string;
   let stateDir: string;
   let workDir: string;
+  // Chromium refuses to run as root with its sandbox on (containers, CI).
+  const rootOnly = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
 
-  function env(): NodeJS.ProcessEnv {
+  function env(): Record<string, string> {
     return {
-      ...process.env,
+      ...(Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined))),
       ELECTRON_RUN_AS_NODE: '',
       WORKSPACE_STATE_DIR: stateDir,
       WORKSPACE_CWD: workDir,
@@ -64,28 +70,38 @@ describe('the desktop app', () => {
     };
   }
 
-  function launch(): { child: ChildProcess; exited: Promise<number | null>; output: () => string } {
-    // Chromium refuses to run as root with its sandbox on (containers, CI).
-    const rootOnly = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
-    const child = spawn((electron as { binary: string }).binary, [ROOT, `--user-data-dir=${userData}`, '--hidden', ...rootOnly], { env: env() });
+  /** The app through Playwright's Electron driver; its output is kept to find the MCP URL it prints. */
+  async function launch(options: { hidden: boolean }): Promise<{ app: ElectronApplication; output: () => string }> {
+    const app = await _electron.launch({
+      executablePath: (electron as { binary: string }).binary,
+      args: [ROOT, `--user-data-dir=${userData}`, ...(options.hidden ? ['--hidden'] : []), ...rootOnly],
+      env: env(),
+    });
     let output = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    return { child, exited, output: () => output };
+    app.process().stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    app.process().stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    return { app, output: () => output };
   }
 
-  async function waitForUrl(output: () => string, exited: Promise<number | null>): Promise<string> {
+  async function waitForUrl(output: () => string): Promise<string> {
     const deadline = Date.now() + 30_000;
-    let done = false;
-    void exited.then(() => (done = true));
-    while (Date.now() < deadline && !done) {
+    while (Date.now() < deadline) {
       const url = /agents connect to (http:\/\/\S+\/mcp)/.exec(output())?.[1];
       if (url) return url;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.fail(`the app never reported its MCP URL:\n${output()}`);
   }
+
+  /** A second launch of the app, as a person double-clicking it again: it hands over and exits. */
+  function secondLaunch(): Promise<number | null | 'still running'> {
+    const child = spawn((electron as { binary: string }).binary, [ROOT, `--user-data-dir=${userData}`, ...rootOnly], { env: env(), stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return Promise.race([exited, new Promise<'still running'>((resolve) => setTimeout(() => (child.kill('SIGKILL'), resolve('still running')), 15_000))]);
+  }
+
+  const windows = (app: ElectronApplication) =>
+    app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows().map((w) => ({ visible: w.isVisible(), destroyed: w.isDestroyed() })));
 
   before(async () => {
     if (skip) return;
@@ -104,31 +120,73 @@ describe('the desktop app', () => {
     for (const dir of [userData, stateDir, workDir]) await rm(dir, { recursive: true, force: true });
   });
 
-  it('starts the host at launch, keeps one instance, and quits cleanly on SIGTERM', { skip }, async () => {
+  it('starts the host at launch, keeps one instance, and stops the host when it quits', { skip }, async () => {
     const created = spawnSync(process.execPath, [CLI, 'token', 'create', '--name', 'electron-e2e'], { env: env(), encoding: 'utf8' });
     assert.equal(created.status, 0, created.stderr);
     const token = created.stdout.trim();
 
-    const app = launch();
+    const { app, output } = await launch({ hidden: true });
     try {
-      const url = await waitForUrl(app.output, app.exited);
+      const url = await waitForUrl(output);
       const client = new Client({ name: 'electron-e2e', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
       const tools = (await client.listTools()).tools.map((t) => t.name);
       for (const name of ['read', 'write', 'edit', 'bash', 'skill']) assert.ok(tools.includes(name), `${name} in ${tools.join(', ')}`);
       await client.close();
 
-      // A second launch hands over to the first (which shows its window) and exits at once.
-      const second = launch();
-      assert.equal(await Promise.race([second.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]), 0, second.output());
-      assert.equal(app.child.exitCode, null, 'the first instance keeps running');
+      // Started hidden (as at login): no window until asked for. A second launch hands over to
+      // this one, which opens its window, and exits at once.
+      assert.deepEqual(await windows(app), []);
+      assert.equal(await secondLaunch(), 0);
+      const page = await app.firstWindow();
+      await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor({ timeout: 15_000 });
+      assert.deepEqual(await windows(app), [{ visible: true, destroyed: false }]);
 
-      app.child.kill('SIGTERM');
-      const code = await Promise.race([app.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
-      assert.equal(code, 0, app.output());
+      // Quit from the page (the preload's quit, as the app menu's Quit): the host stops with the app.
+      const closed = app.waitForEvent('close');
+      await page.evaluate(() => (globalThis as unknown as { personaDesktop: { quit(): Promise<void> } }).personaDesktop.quit()).catch(() => {});
+      await closed;
       await assert.rejects(fetch(url, { method: 'POST' }), 'the agent endpoint is closed with the app');
     } finally {
-      if (app.child.exitCode === null) app.child.kill('SIGKILL');
+      await app.close().catch(() => {});
+    }
+  });
+
+  it('hides the window to the tray on close, and a second launch shows it again', { skip }, async () => {
+    const { app } = await launch({ hidden: false });
+    try {
+      const page = await app.firstWindow();
+      await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor({ timeout: 15_000 });
+      await app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows()[0]!.close());
+      assert.deepEqual(await windows(app), [{ visible: false, destroyed: false }], 'hidden, not closed');
+      assert.equal(app.process().exitCode, null, 'the app keeps running in the tray');
+      assert.equal(await secondLaunch(), 0);
+      assert.deepEqual(await windows(app), [{ visible: true, destroyed: false }]);
+    } finally {
+      await app.close().catch(() => {});
+    }
+  });
+
+  it('answers the preload only in its own window', { skip }, async () => {
+    const { app } = await launch({ hidden: false });
+    try {
+      const page = await app.firstWindow();
+      await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor({ timeout: 15_000 });
+      const own = await page.evaluate(() => (globalThis as unknown as { personaDesktop: { config(): Promise<{ apiBase: string }> } }).personaDesktop.config().then((c) => c.apiBase));
+      assert.match(own, /^http:\/\/127\.0\.0\.1:\d+$/);
+      // Another window with the same preload (as a page that got hold of it would be) is refused.
+      const foreign = await app.evaluate(async ({ BrowserWindow }, preload) => {
+        const win = new BrowserWindow({ show: false, webPreferences: { preload, sandbox: true, contextIsolation: true, nodeIntegration: false } });
+        try {
+          await win.loadURL('data:text/html,<p>not the app</p>');
+          return (await win.webContents.executeJavaScript(`window.personaDesktop.config().then(() => 'answered', (e) => 'refused: ' + e.message)`)) as string;
+        } finally {
+          win.destroy();
+        }
+      }, PRELOAD);
+      assert.match(foreign, /^refused: .*only available to the app's own window/);
+    } finally {
+      await app.close().catch(() => {});
     }
   });
 });
