@@ -14,6 +14,14 @@ const entry = (overrides: Partial<AuditEntry> = {}): AuditEntry => ({
   ...overrides,
 });
 
+async function waitFor(done: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    assert.ok(Date.now() < deadline, 'timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 async function lines(path: string): Promise<Record<string, unknown>[]> {
   const text = await readFile(path, 'utf8');
   return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -84,8 +92,8 @@ describe('AuditLog', () => {
     assert.equal((await lines(path)).length, 1);
   });
 
-  it('hands nothing to the disk before the current turn of the event loop is over', async () => {
-    // A call's answer is sent in the turn that records it; the write must not compete with it.
+  it('keeps records back for the batch time, so that they share one write', async () => {
+    const patient = new AuditLog({ stateDir, batchMs: 3_600_000 });
     let fileRequests = 0;
     const hook = createHook({
       init(_id, type) {
@@ -94,15 +102,35 @@ describe('AuditLog', () => {
     });
     hook.enable();
     try {
-      log.record(entry());
-      for (let i = 0; i < 10; i++) await Promise.resolve();
-      assert.equal(fileRequests, 0);
-      await log.flush();
-      assert.ok(fileRequests > 0);
+      patient.record(entry({ tool: 'a' }));
+      await new Promise((resolve) => setImmediate(resolve));
+      patient.record(entry({ tool: 'b' }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     } finally {
       hook.disable();
     }
-    assert.equal((await lines(join(stateDir, 'audit.log'))).length, 1);
+    assert.equal(fileRequests, 0, 'nothing handed to the disk yet');
+    await patient.close();
+    assert.deepEqual((await lines(join(stateDir, 'audit.log'))).map((r) => r.tool), ['a', 'b']);
+  });
+
+  it('writes by itself once the batch time is over', async () => {
+    const quick = new AuditLog({ stateDir, batchMs: 20 });
+    quick.record(entry({ tool: 'a' }));
+    await waitFor(async () => (await readFile(join(stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"tool":"a"'));
+    await quick.close();
+  });
+
+  it('writes at once on flush, and without waiting when 64 KiB are waiting', async () => {
+    const patient = new AuditLog({ stateDir, batchMs: 3_600_000 });
+    const path = join(stateDir, 'audit.log');
+    patient.record(entry({ tool: 'first' }));
+    await patient.flush();
+    assert.equal((await lines(path)).length, 1);
+    for (let i = 0; i < 1000; i++) patient.record(entry({ tool: `t${i}` }));
+    await waitFor(async () => (await stat(path)).size >= 64 * 1024);
+    await patient.close();
+    assert.equal((await lines(path)).length, 1001);
   });
 
   it('keeps every record of concurrent calls, in the order recorded, when closed right after', async () => {

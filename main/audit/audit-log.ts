@@ -27,6 +27,10 @@ export const AUDIT_LOG_FILE = 'audit.log';
 export const DEFAULT_AUDIT_LOG_MAX_BYTES = 10 * 1024 * 1024;
 /** Records waiting for the disk beyond this are dropped rather than kept in memory. */
 const MAX_PENDING_BYTES = 4 * 1024 * 1024;
+/** How long a record waits for others to share its write, by default. */
+export const DEFAULT_AUDIT_BATCH_MS = 100;
+/** Records waiting past this size are written at once, without waiting out the batch time. */
+const BATCH_BYTES = 64 * 1024;
 const READ_CHUNK_BYTES = 64 * 1024;
 
 export interface AuditLogOptions {
@@ -35,20 +39,29 @@ export interface AuditLogOptions {
   maxBytes?: number;
   /** Where write failures are told, once per outage; default stderr. */
   report?: (message: string) => void;
+  /** How long a record waits for others to share its write; default 100 ms. */
+  batchMs?: number;
 }
 
 /**
  * `<stateDir>/audit.log`, JSON lines, in the order recorded. `record` only queues the line: tool
- * calls never wait for the disk and never see a log failure; `flush` and `close` wait for it.
+ * calls never wait for the disk and never see a log failure. Lines are written in batches, at most
+ * `batchMs` after the first of them: each write is a round trip through the thread pool, which on
+ * a busy machine costs the event loop more than the write itself, so a call should not pay one of
+ * its own. `flush` and `close` write at once and wait for the disk.
  */
 export class AuditLog {
   readonly path: string;
   private readonly maxBytes: number;
   private readonly report: (message: string) => void;
+  private readonly batchMs: number;
   private pending: string[] = [];
   private pendingBytes = 0;
   private draining = false;
   private drained: Promise<void> = Promise.resolve();
+  /** Ends the current batch wait early; set while one is under way. */
+  private endWait: (() => void) | undefined;
+  private flushing = 0;
   private handle: FileHandle | undefined;
   private size: number | undefined;
   private troubled = false;
@@ -58,6 +71,7 @@ export class AuditLog {
     this.path = join(options.stateDir, AUDIT_LOG_FILE);
     this.maxBytes = options.maxBytes ?? DEFAULT_AUDIT_LOG_MAX_BYTES;
     this.report = options.report ?? ((message) => process.stderr.write(`${message}\n`));
+    this.batchMs = options.batchMs ?? DEFAULT_AUDIT_BATCH_MS;
   }
 
   record(entry: AuditEntry): void {
@@ -71,16 +85,21 @@ export class AuditLog {
     this.pendingBytes += bytes;
     if (!this.draining) {
       this.draining = true;
-      // The write starts on the next turn of the event loop: a call's answer, which is sent in this
-      // turn, goes out before its record is handed to the disk, and records of the same turn go
-      // out in one write.
-      this.drained = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+      this.drained = this.drain();
+    } else if (this.pendingBytes >= BATCH_BYTES) {
+      this.endWait?.();
     }
   }
 
-  /** Resolves once everything recorded so far is written (or failed and was reported). */
+  /** Writes what is waiting now, and resolves once everything recorded so far is written (or failed and was reported). */
   async flush(): Promise<void> {
-    while (this.draining) await this.drained;
+    this.flushing += 1;
+    try {
+      this.endWait?.();
+      while (this.draining) await this.drained;
+    } finally {
+      this.flushing -= 1;
+    }
   }
 
   /** The last `n` records, oldest first, read backwards from the end of the log (and of `audit.log.1` if needed). */
@@ -101,12 +120,27 @@ export class AuditLog {
   private async drain(): Promise<void> {
     // Lines recorded while a write is in flight go out together in the next one.
     while (this.pending.length > 0) {
+      await this.batchWait();
       const text = this.pending.join('');
       this.pending = [];
       this.pendingBytes = 0;
       await this.append(text);
     }
     this.draining = false;
+  }
+
+  /** Until the batch time is over, or at once when flushing or when enough is waiting. */
+  private batchWait(): Promise<void> {
+    if (this.flushing > 0 || this.pendingBytes >= BATCH_BYTES) return Promise.resolve();
+    return new Promise((resolve) => {
+      // Not unref'd: a process that ends on its own still writes its last records first.
+      const timer = setTimeout(() => this.endWait?.(), this.batchMs);
+      this.endWait = () => {
+        clearTimeout(timer);
+        this.endWait = undefined;
+        resolve();
+      };
+    });
   }
 
   private async append(text: string): Promise<void> {

@@ -1,7 +1,8 @@
-import { constants, fstatSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { close, closeSync, constants, fstatSync, open, read, readSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { MachineError, fileSystemError, isDirectoryError } from './errors.js';
+import { LocalFileSystems } from './local-file-system.js';
 import { completeUtf8Prefix, looksLikeText } from './utf8.js';
 
 /** Lines returned when the caller gives no `limit`. */
@@ -18,6 +19,17 @@ const CHUNK_BYTES = 1024 * 1024;
 // Opening a FIFO for reading would block until a writer appears; O_NONBLOCK returns at once, and
 // regular files ignore it. (Windows has no FIFOs to open this way.)
 const OPEN_FLAGS = process.platform === 'win32' ? 'r' : constants.O_RDONLY | constants.O_NONBLOCK;
+// Files up to this size on a local file system are read synchronously: one read of the page cache
+// or a local disk, where each asynchronous call is a round trip through the thread pool that costs
+// the event loop more than the read itself (see bench/README.md). Larger files, and files on network
+// or FUSE file systems, which may wait on a server, are read asynchronously.
+const SYNC_READ_MAX_BYTES = 64 * 1024;
+
+const openFile = promisify(open);
+const localFileSystems = new LocalFileSystems();
+
+/** Reads into `buffer` at a file position; resolves to the number of bytes read. */
+type ReadAt = (buffer: Buffer, offset: number, length: number, position: number) => number | Promise<number>;
 
 const IMAGE_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -68,34 +80,46 @@ export async function readFile(input: ReadInput): Promise<ReadResult> {
   const path = resolve(input.path);
   checkCount(input.offset, 'offset', 0);
   checkCount(input.limit, 'limit', 1);
-  const handle = await open(path, OPEN_FLAGS).catch((error: unknown) => {
+  const fd = await openFile(path, OPEN_FLAGS).catch((error: unknown) => {
     throw fileSystemError(error, path, 'read');
   });
+  let sync = false;
   try {
-    // Synchronous on purpose: an fstat of a file just opened never waits (not on a pipe or a device,
-    // and network and FUSE file systems have just fetched its attributes to open it), and it saves
-    // a round trip through the thread pool. The reads stay asynchronous: they can wait on a slow disk.
-    const info = fstatSync(handle.fd);
+    // An fstat of a file just opened never waits (not on a pipe or a device, and network and FUSE
+    // file systems have just fetched its attributes to open it), so it is synchronous.
+    const info = fstatSync(fd);
     if (info.isDirectory()) throw isDirectoryError(path, 'read');
     if (!info.isFile()) {
       throw new MachineError('not_a_file', `Cannot read ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`);
     }
+    // Files such as those in /proc say size 0 and may be any length: never synchronous.
+    sync = info.size > 0 && info.size <= SYNC_READ_MAX_BYTES && (await localFileSystems.isLocal(info.dev, fd));
+    const readAt: ReadAt = sync
+      ? (buffer, offset, length, position) => readSync(fd, buffer, offset, length, position)
+      : (buffer, offset, length, position) => readAsync(fd, buffer, offset, length, position);
     // The first read serves both the text-or-binary check and the start of the scan: a small file
     // takes one read and a buffer of its own size.
     const chunk = Buffer.allocUnsafe(info.size > 0 ? Math.min(CHUNK_BYTES, Math.max(info.size, SNIFF_BYTES)) : SNIFF_BYTES);
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, 0);
+    const bytesRead = await readAt(chunk, 0, chunk.length, 0);
     const first = chunk.subarray(0, bytesRead);
     const encoding = input.encoding ?? (looksLikeText(first.subarray(0, SNIFF_BYTES), bytesRead >= SNIFF_BYTES) ? 'text' : 'base64');
     return encoding === 'text'
-      ? await readLines(handle, path, input, chunk, bytesRead, info.size)
-      : await readBytes(handle, path, info.size, input, input.encoding === undefined);
+      ? await readLines(readAt, path, input, chunk, bytesRead, info.size)
+      : await readBytes(readAt, path, info.size, input, input.encoding === undefined);
   } catch (error) {
     throw fileSystemError(error, path, 'read');
   } finally {
-    // The answer does not wait for the close: closing a file opened for reading has nothing left to
-    // report, and on a network file system it is one more round trip to the server.
-    handle.close().catch(() => {});
+    // Closing a file opened for reading has nothing to report, so the answer does not wait for an
+    // asynchronous close (on a network file system, one more round trip to the server).
+    if (sync) closeSync(fd);
+    else close(fd, () => {});
   }
+}
+
+function readAsync(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
+  });
 }
 
 function checkCount(value: number | undefined, name: string, min: number): void {
@@ -108,7 +132,7 @@ function checkCount(value: number | undefined, name: string, min: number): void 
  * Streams the file once: keeps the requested lines (up to the byte cap) and counts every newline
  * for the total, so memory stays at one chunk plus the answer whatever the file's size.
  */
-async function readLines(handle: FileHandle, path: string, input: ReadInput, chunk: Buffer, firstBytes: number, size: number): Promise<TextReadResult> {
+async function readLines(readAt: ReadAt, path: string, input: ReadInput, chunk: Buffer, firstBytes: number, size: number): Promise<TextReadResult> {
   const startLine = Math.max(1, input.offset ?? 1);
   const lastWanted = startLine + (input.limit ?? READ_DEFAULT_LINE_LIMIT) - 1;
   const pieces: Buffer[] = [];
@@ -167,7 +191,7 @@ async function readLines(handle: FileHandle, path: string, input: ReadInput, chu
     lastByte = data[bytesRead - 1]!;
     // A regular file ends at its size; files such as those in /proc say 0 and are read until empty.
     if (size > 0 && position >= size) break;
-    ({ bytesRead } = await handle.read(chunk, 0, chunk.length, position));
+    bytesRead = await readAt(chunk, 0, chunk.length, position);
   }
   // The last line has no newline but is still a line.
   if (collecting && kept > keptWhole) {
@@ -194,7 +218,7 @@ async function readLines(handle: FileHandle, path: string, input: ReadInput, chu
   return result;
 }
 
-async function readBytes(handle: FileHandle, path: string, size: number, input: ReadInput, detected: boolean): Promise<BinaryReadResult> {
+async function readBytes(readAt: ReadAt, path: string, size: number, input: ReadInput, detected: boolean): Promise<BinaryReadResult> {
   const offset = input.offset ?? 0;
   if (offset > size) {
     throw new MachineError('out_of_range', `offset ${offset} is past the end of ${path}, which is ${size} bytes long.`);
@@ -203,7 +227,7 @@ async function readBytes(handle: FileHandle, path: string, size: number, input: 
   const buffer = Buffer.alloc(want);
   let length = 0;
   while (length < want) {
-    const { bytesRead } = await handle.read(buffer, length, want - length, offset + length);
+    const bytesRead = await readAt(buffer, length, want - length, offset + length);
     if (bytesRead === 0) break;
     length += bytesRead;
   }
