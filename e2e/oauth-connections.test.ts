@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 import { filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { callApi } from '../test/support/control-api.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
 
 // Sign-in to an OAuth-protected MCP server through the app, as a person would: add, Connect, the
@@ -29,14 +30,9 @@ describe('OAuth connections, end to end', () => {
   let name: string;
 
   const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${controlUrl}/api${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${adminToken}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    answers.push(text);
-    return { status: response.status, json: text ? JSON.parse(text) : undefined };
+    const answer = await callApi(controlUrl, adminToken, method, path, body);
+    answers.push(answer.text);
+    return answer;
   };
   const connection = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === name);
 

@@ -9,6 +9,7 @@ import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelco
 import { SignJWT } from 'jose';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 import { filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { callApi } from '../test/support/control-api.js';
 import { startRegistryFixture, type RegistryFixture } from './fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.js';
 
@@ -60,14 +61,9 @@ describe('place connections, end to end', () => {
     adminToken = await fx.host.adminToken();
     controlUrl = await fx.host.open();
     api = async (method, path, body, token = adminToken) => {
-      const response = await fetch(`${controlUrl}/api${path}`, {
-        method,
-        headers: { Authorization: `Bearer ${token}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      seen.push(text);
-      return { status: response.status, json: text ? JSON.parse(text) : undefined };
+      const answer = await callApi(controlUrl, token, method, path, body);
+      seen.push(answer.text);
+      return answer;
     };
     // The directory: alice edits Crew alpha, bob reads it.
     await api('PUT', '/access/people/alice', { name: 'Alice' });

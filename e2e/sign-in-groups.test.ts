@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { callApi } from '../test/support/control-api.js';
 import { walkSignIn } from './fixtures/oauth-browser.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
 
@@ -26,15 +27,7 @@ describe('sign-in groups, end to end', () => {
   let controlUrl: string;
   let adminToken: string;
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${controlUrl}/api${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${adminToken}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, json: text ? JSON.parse(text) : undefined };
-  };
+  const api = (method: string, path: string, body?: unknown) => callApi(controlUrl, adminToken, method, path, body);
   const states = async (names: string[]) => {
     const { connections } = (await api('GET', `/mcp/place?workspace_path=${PLACE}`)).json as { connections: { name: string; state: string }[] };
     return names.map((name) => connections.find((c) => c.name === name)?.state);

@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { callApi } from '../../test/support/control-api.js';
 
 // What the Agent access and Server page tests share: Debian's Chromium against a real headless
 // host on a fixed port (so its MCP URL stays the same across Stop and Start), in a workspace with a place.
@@ -40,15 +39,6 @@ export interface PageFixture {
   close(): Promise<void>;
 }
 
-/** A loopback port that is free now (found by listening on 0, then closing). */
-export async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 /** A host in a fresh workspace with `Crew/alpha`, and a signed-in page on `#<section>` that may use the clipboard. */
 export async function openPage(section: 'access' | 'server', heading: string): Promise<PageFixture> {
@@ -75,15 +65,7 @@ export async function openPage(section: 'access' | 'server', heading: string): P
     context,
     page,
     controlUrl,
-    api: async (method, path, body) => {
-      const response = await fetch(`${controlUrl}/api${path}`, {
-        method,
-        headers: { Authorization: `Bearer ${adminToken}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      return { status: response.status, json: text ? JSON.parse(text) : undefined };
-    },
+    api: (method, path, body) => callApi(controlUrl, adminToken, method, path, body),
     shot: async (name) => {
       await page.screenshot({ path: join(OUT, `page-${section}-${name}.png`), fullPage: true });
     },

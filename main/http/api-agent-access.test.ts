@@ -2,20 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
+import { callApi } from '../../test/support/control-api.js';
 
 describe('the page API: agent tokens and recent activity', () => {
   let fx: HostFixture;
   let controlUrl: string;
   let adminToken: string;
-  const api = async (method: string, path: string, body?: unknown, token = adminToken) => {
-    const response = await fetch(`${controlUrl}/api${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, text, json: text ? JSON.parse(text) : undefined };
-  };
+  const api = (method: string, path: string, body?: unknown, token = adminToken) => callApi(controlUrl, token, method, path, body);
 
   before(async () => {
     fx = await startHost({}, { WORKSPACE_JWT_SECRET: 'agent-access-test-secret' });

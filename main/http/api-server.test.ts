@@ -3,19 +3,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
-import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 
 const JWT_SECRET = 'api-server-test-secret';
 
-/** A loopback port that is free now (found by listening on 0, then closing). */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 describe('the page API: the server', () => {
   let fx: HostFixture;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
+import { callApi } from '../../test/support/control-api.js';
 
 describe('the page API: skills', () => {
   let fx: HostFixture;
@@ -12,15 +13,7 @@ describe('the page API: skills', () => {
   let skillsDir: string;
   let controlUrl: string;
   let adminToken: string;
-  const api = async (method: string, path: string, body?: unknown, token = adminToken) => {
-    const response = await fetch(`${controlUrl}/api${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, text, json: text ? JSON.parse(text) : undefined };
-  };
+  const api = (method: string, path: string, body?: unknown, token = adminToken) => callApi(controlUrl, token, method, path, body);
   const skillMd = (name: string, description: string) => `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`;
 
   before(async () => {

@@ -56,3 +56,14 @@ function selectContents(element: HTMLElement | null): void {
   selection?.removeAllRanges();
   selection?.selectAllChildren(element);
 }
+
+/** A short value in code type with its Copy button beside it. */
+export function CopyLine({ text, label }: { text: string; label: string }) {
+  const ref = useRef<HTMLElement>(null);
+  return (
+    <span className="copy-line">
+      <code ref={ref}>{text}</code>
+      <CopyButton text={text} label={label} target={ref} />
+    </span>
+  );
+}

@@ -1,5 +1,7 @@
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -94,4 +96,14 @@ export function processAlive(pid: number): boolean {
   } catch {
     return process.platform !== 'linux';
   }
+}
+
+/** A loopback port that is free now (found by listening on 0, then closing). */
+export async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
 }

@@ -1,22 +1,17 @@
-import { useRef } from 'react';
 import type { ServerInfo } from '../../api/server';
-import { CopyButton } from '../../ui/CopyButton';
+import { CopyLine } from '../../ui/CopyButton';
 import { authWords, mcpUrl } from '../server/server-words';
 import '../server/server.css';
 
 /** Where agents connect and how they sign in; while the server is not running, that and what to do. */
 export function Endpoint({ info }: { info: ServerInfo }) {
-  const urlRef = useRef<HTMLElement>(null);
   const url = mcpUrl(info);
   return (
     <dl className="facts endpoint">
       <dt>MCP URL</dt>
       <dd>
         {url ? (
-          <span className="copy-line">
-            <code ref={urlRef}>{url}</code>
-            <CopyButton text={url} label="the MCP URL" target={urlRef} />
-          </span>
+          <CopyLine text={url} label="the MCP URL" />
         ) : (
           <span className="muted">Known once the server runs (it picks a free port when it starts).</span>
         )}

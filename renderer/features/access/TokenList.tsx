@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { revokeToken, tokensQuery, type AgentToken } from '../../api/access';
 import type { Place } from '../../api/types';
+import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { placeLabel } from '../server/server-words';
@@ -44,7 +45,6 @@ export function TokenList({ places, onRevoked }: { places: Place[]; onRevoked: (
 function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: Place[]; onRevoked: (token: AgentToken) => void }) {
   const client = useQueryClient();
   const [confirming, setConfirming] = useState(false);
-  const keepRef = useRef<HTMLButtonElement>(null);
   const revokeRef = useRef<HTMLButtonElement>(null);
   const revoke = useMutation({
     mutationFn: () => revokeToken(t.id),
@@ -54,9 +54,6 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
     },
   });
 
-  useEffect(() => {
-    if (confirming) keepRef.current?.focus();
-  }, [confirming]);
 
   const expired = t.expiresAt !== undefined && Date.parse(t.expiresAt) <= Date.now();
   const place = t.workspacePath === undefined ? 'This machine or the place the URL names' : placeLabel(t.workspacePath, places);
@@ -77,24 +74,19 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
         </div>
         <div className="row-actions">
           {confirming ? (
-            <div className="confirm" role="group" aria-label={`Revoke ${t.name}?`}>
-              <span>Revoke? Agents using it are refused at once.</span>
-              <button type="button" className="button danger" onClick={() => revoke.mutate()} disabled={revoke.isPending}>
-                {revoke.isPending ? 'Revoking…' : 'Yes, revoke'}
-              </button>
-              <button
-                type="button"
-                className="button"
-                ref={keepRef}
-                onClick={() => {
-                  setConfirming(false);
-                  revoke.reset();
-                  requestAnimationFrame(() => revokeRef.current?.focus());
-                }}
-              >
-                No
-              </button>
-            </div>
+            <ConfirmInline
+              label={`Revoke ${t.name}?`}
+              question={<>Revoke? Agents using it are refused at once.</>}
+              yes="Yes, revoke"
+              working="Revoking…"
+              pending={revoke.isPending}
+              onYes={() => revoke.mutate()}
+              onNo={() => {
+                setConfirming(false);
+                revoke.reset();
+                requestAnimationFrame(() => revokeRef.current?.focus());
+              }}
+            />
           ) : (
             <button type="button" className="button" ref={revokeRef} onClick={() => setConfirming(true)} aria-label={`Revoke ${t.name}`}>
               Revoke

@@ -1,7 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { putSecret, removeConnection } from '../../api/connections';
 import type { Connection } from '../../api/types';
+import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { OwnAppPanel } from './OwnAppPanel';
@@ -32,7 +33,6 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   const client = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const [settingSecret, setSettingSecret] = useState(false);
-  const keepRef = useRef<HTMLButtonElement>(null);
   const removeRef = useRef<HTMLButtonElement>(null);
   const mine = c.mine;
   const pending = flow.pending.find((p) => p.name === c.name);
@@ -50,9 +50,6 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   });
   const signIn = useMutation({ mutationFn: () => flow.connect({ name: c.name, displayName: c.displayName, expectSignIn: true }) });
 
-  useEffect(() => {
-    if (confirming) keepRef.current?.focus();
-  }, [confirming]);
 
   const stateText = pending ? 'Signing in…' : STATE_WORDS[c.state];
   const detail = [`Uses ${mine ? 'your' : `${c.ownerName}’s`} login`, c.secretName ? `key from secret ${c.secretName}` : undefined].filter(Boolean).join(' · ');
@@ -74,24 +71,19 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
         </div>
         <div className="row-actions">
           {confirming ? (
-            <div className="confirm" role="group" aria-label={`Remove ${c.displayName}?`}>
-              <span>Remove? {mine ? 'Your' : `${c.ownerName}’s`} login is deleted.</span>
-              <button type="button" className="button danger" onClick={() => remove.mutate()} disabled={remove.isPending}>
-                {remove.isPending ? 'Removing…' : 'Yes, remove'}
-              </button>
-              <button
-                type="button"
-                className="button"
-                ref={keepRef}
-                onClick={() => {
-                  setConfirming(false);
-                  remove.reset();
-                  requestAnimationFrame(() => removeRef.current?.focus());
-                }}
-              >
-                No
-              </button>
-            </div>
+            <ConfirmInline
+              label={`Remove ${c.displayName}?`}
+              question={<>Remove? {mine ? 'Your' : `${c.ownerName}’s`} login is deleted.</>}
+              yes="Yes, remove"
+              working="Removing…"
+              pending={remove.isPending}
+              onYes={() => remove.mutate()}
+              onNo={() => {
+                setConfirming(false);
+                remove.reset();
+                requestAnimationFrame(() => removeRef.current?.focus());
+              }}
+            />
           ) : (
             <>
               {mine && c.auth === 'oauth' && c.state === 'sign-in' && !pending && !ownApp && (

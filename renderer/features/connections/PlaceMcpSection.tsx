@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef } from 'react';
 import { placeConnectionsQuery } from '../../api/connections';
 import type { Place } from '../../api/types';
+import { useAnnouncement } from '../../ui/useAnnouncement';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { AvailableList } from './AvailableList';
 import { ConnectedList } from './ConnectedList';
@@ -12,14 +13,8 @@ import { useConnectFlow } from './useConnectFlow';
  * in, Remove), then Available (search, sign-in groups, connectors, a server that is not listed).
  */
 export function PlaceMcpSection({ place }: { place: Place }) {
-  const [message, setMessage] = useState('');
-  const announce = useCallback((text: string) => setMessage(text), []);
   // The latest outcome stays a while, then the page is quiet again.
-  useEffect(() => {
-    if (!message) return;
-    const timer = setTimeout(() => setMessage(''), 12_000);
-    return () => clearTimeout(timer);
-  }, [message]);
+  const [message, announce] = useAnnouncement();
   const flow = useConnectFlow(place.root, announce);
   const connections = useQuery(placeConnectionsQuery(place.root, { polling: flow.pending.length > 0 }));
 

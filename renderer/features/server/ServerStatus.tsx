@@ -1,7 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useRef } from 'react';
 import { startServer, stopServer, type ServerInfo } from '../../api/server';
-import { CopyButton } from '../../ui/CopyButton';
+import { CopyLine } from '../../ui/CopyButton';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { addressWords, authWords, mcpUrl, reachWords } from './server-words';
 
@@ -16,7 +15,6 @@ const STATE_WORDS: Record<ServerInfo['state'], string> = {
 /** The agent endpoint: its state in words and colour, Start/Stop, where it listens and how agents sign in. */
 export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (message: string) => void }) {
   const client = useQueryClient();
-  const urlRef = useRef<HTMLElement>(null);
   const toggle = useMutation({
     mutationFn: () => (info.state === 'running' ? stopServer() : startServer()),
     onSuccess: (next) => {
@@ -53,10 +51,7 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
         <dt>MCP URL</dt>
         <dd>
           {url ? (
-            <span className="copy-line">
-              <code ref={urlRef}>{url}</code>
-              <CopyButton text={url} label="the MCP URL" target={urlRef} />
-            </span>
+            <CopyLine text={url} label="the MCP URL" />
           ) : (
             <span className="muted">Start the server to see it.</span>
           )}

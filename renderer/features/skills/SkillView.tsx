@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import { parseSkillFile, type SkillMetadata } from '../../../common/skill-file.js';
 import type { SkillDetail } from '../../../common/skills-api.js';
 import { deleteSkill, folderOpener, skillQuery } from '../../api/skills';
+import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { sentence } from './sentence';
 import { SkillEditor } from './SkillEditor';
@@ -23,14 +24,10 @@ export function SkillView({ name, announce, onBack, onDeleted }: Props) {
   const [confirming, setConfirming] = useState(false);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const deleteRef = useRef<HTMLButtonElement>(null);
-  const keepRef = useRef<HTMLButtonElement>(null);
   const editRef = useRef<HTMLButtonElement>(null);
   const openFolder = folderOpener();
 
   useEffect(() => headingRef.current?.focus(), []);
-  useEffect(() => {
-    if (confirming) keepRef.current?.focus();
-  }, [confirming]);
   // Leaving the editor (saved or cancelled), the keyboard goes back to Edit, not to the page's top.
   const wasEditing = useRef(false);
   useEffect(() => {
@@ -68,24 +65,19 @@ export function SkillView({ name, announce, onBack, onDeleted }: Props) {
         {detail && !editing && (
           <div className="row-actions">
             {confirming ? (
-              <div className="confirm" role="group" aria-label={`Delete ${name}?`}>
-                <span>Delete {name}? Its folder and every file in it go.</span>
-                <button type="button" className="button danger" onClick={() => remove.mutate()} disabled={remove.isPending}>
-                  {remove.isPending ? 'Deleting…' : 'Yes, delete'}
-                </button>
-                <button
-                  type="button"
-                  className="button"
-                  ref={keepRef}
-                  onClick={() => {
-                    setConfirming(false);
-                    remove.reset();
-                    requestAnimationFrame(() => deleteRef.current?.focus());
-                  }}
-                >
-                  No
-                </button>
-              </div>
+              <ConfirmInline
+                label={`Delete ${name}?`}
+                question={<>Delete {name}? Its folder and every file in it go.</>}
+                yes="Yes, delete"
+                working="Deleting…"
+                pending={remove.isPending}
+                onYes={() => remove.mutate()}
+                onNo={() => {
+                  setConfirming(false);
+                  remove.reset();
+                  requestAnimationFrame(() => deleteRef.current?.focus());
+                }}
+              />
             ) : (
               <>
                 <button type="button" className="button primary" ref={editRef} onClick={() => setEditing(true)}>

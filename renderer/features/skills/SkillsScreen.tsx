@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useState } from 'react';
+import { useAnnouncement } from '../../ui/useAnnouncement';
 import { CreateSkillForm } from './CreateSkillForm';
 import { SkillList } from './SkillList';
 import { SkillView } from './SkillView';
@@ -13,14 +14,8 @@ type View = { kind: 'list'; focus?: { skill: string } | 'heading' } | { kind: 's
  */
 export function SkillsScreen() {
   const [view, setView] = useState<View>({ kind: 'list' });
-  const [message, setMessage] = useState('');
-  const announce = useCallback((text: string) => setMessage(text), []);
   // The latest outcome stays a while, then the page is quiet again.
-  useEffect(() => {
-    if (!message) return;
-    const timer = setTimeout(() => setMessage(''), 12_000);
-    return () => clearTimeout(timer);
-  }, [message]);
+  const [message, announce] = useAnnouncement();
 
   return (
     <>
