@@ -18,6 +18,8 @@ export interface SkillDetail {
   dir: string;
   /** SKILL.md as written, or null when the folder has none. */
   content: string | null;
+  /** A tag of that content: a save that names it is refused if SKILL.md has changed since. */
+  version: string;
   /** The other files of the folder, relative to it with "/" separators, sorted. */
   files: string[];
   /** Files left out of `files` past its limit. */

@@ -18,7 +18,7 @@ import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, C
 import { FileLockTimeoutError } from './state/file-lock.js';
 import { AccessInputError, UnknownPersonError } from './places/access-directory.js';
 import { PlacePathError } from './places/place-root.js';
-import { SkillExistsError, SkillInputError, SkillNotFoundError } from './machine/skill-errors.js';
+import { SkillConflictError, SkillExistsError, SkillInputError, SkillNotFoundError } from './machine/skill-errors.js';
 import { InvalidPlaceSecretError, UnknownPlaceSecretError } from './secrets/place-secrets.js';
 import { SecretStoreError, SecretStoreUnavailableError } from './secrets/secret-store.js';
 import { StateFileError } from './state/versioned-json-file.js';
@@ -43,6 +43,7 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [SkillNotFoundError, 404],
   [ConnectionExistsError, 409],
   [SkillExistsError, 409],
+  [SkillConflictError, 409],
   [SignInStateError, 400],
   [SignInDeniedError, 400],
   [OwnAppRequiredError, 409],

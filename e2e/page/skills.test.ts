@@ -190,6 +190,24 @@ describe('the page: skills', { skip }, () => {
     await shot('edit-saved');
   });
 
+  it('never saves over a change made on disk while editing, and keeps the text typed', async () => {
+    const view = skill('release-notes');
+    await view.getByRole('button', { name: 'Edit' }).click();
+    const editor = view.getByRole('textbox', { name: 'SKILL.md' });
+    const mine = (await editor.inputValue()).replace('1. Read the merged pull requests.', '1. Read the merged pull requests and their labels.');
+    await editor.fill(mine);
+    // Meanwhile an agent changes the file.
+    const file = join(skillsDir, 'release-notes', 'SKILL.md');
+    const theirs = (await readFile(file, 'utf8')).replace('## Steps', '## Steps\n\n0. Added by an agent.');
+    await writeFile(file, theirs);
+    await view.getByRole('button', { name: 'Save' }).click();
+    await view.getByRole('alert').filter({ hasText: 'changed on disk after you opened it' }).waitFor();
+    assert.equal(await readFile(file, 'utf8'), theirs, 'the agent’s change is kept');
+    assert.equal(await editor.inputValue(), mine, 'the text typed is still there');
+    await shot('edit-conflict');
+    await view.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   it('fixes an invalid skill from the list', async () => {
     await skill('release-notes').getByRole('button', { name: '← All skills' }).click();
     await notLoaded().getByRole('button', { name: 'Fix broken' }).click();

@@ -44,7 +44,9 @@ describe('the page API: skills', () => {
   it('shows one skill: SKILL.md as written and its bundled files', async () => {
     const { status, json } = await api('GET', '/skills/deploy');
     assert.equal(status, 200);
-    assert.deepEqual(json, { name: 'deploy', dir: join(skillsDir, 'deploy'), content: skillMd('deploy', 'Deploy the app.'), files: ['scripts/run.sh'], unlistedFiles: 0 });
+    const { version, ...detail } = json;
+    assert.deepEqual(detail, { name: 'deploy', dir: join(skillsDir, 'deploy'), content: skillMd('deploy', 'Deploy the app.'), files: ['scripts/run.sh'], unlistedFiles: 0 });
+    assert.equal(typeof version, 'string');
     const missing = await api('GET', '/skills/nope');
     assert.equal(missing.status, 404);
     assert.match(missing.json.error.message, /There is no skill named "nope"/);
@@ -87,6 +89,14 @@ describe('the page API: skills', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.json.error.message, 'SKILL.md was not saved: the frontmatter has no "description".');
     assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), next);
+
+    // Saving from a stale copy (the file changed since it was read) is refused, and the file kept.
+    const stale = await api('PUT', '/skills/deploy', { content: skillMd('deploy', 'Mine.'), version: 'an-old-version' });
+    assert.equal(stale.status, 409);
+    assert.match(stale.json.error.message, /changed on disk after you opened it/);
+    assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), next);
+    const current = (await api('GET', '/skills/deploy')).json.version;
+    assert.equal((await api('PUT', '/skills/deploy', { content: next, version: current })).status, 200);
 
     const fixed = await api('PUT', '/skills/broken', { content: skillMd('broken', 'Fixed now.') });
     assert.equal(fixed.status, 200);

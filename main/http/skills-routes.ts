@@ -8,7 +8,7 @@ import { listSkills } from '../machine/skills.js';
 // say what is wrong in the words the page shows.
 const createBody = z.object({ name: z.string().max(200), description: z.string().max(5_000) }).strict();
 /** Under the control plane's JSON limit, with room for escaping. */
-const saveBody = z.object({ content: z.string().max(200_000) }).strict();
+const saveBody = z.object({ content: z.string().max(200_000), version: z.string().max(100).optional() }).strict();
 
 /**
  * The page's Skills API: list (valid and invalid, with reasons), read, create from a template, save
@@ -35,7 +35,8 @@ export function skillsRoutes(skillsDir: string, localOnly: (res: Response) => vo
   });
 
   router.put('/:name', async (req, res) => {
-    res.json(await saveSkillFile(skillsDir, req.params.name, saveBody.parse(req.body).content));
+    const body = saveBody.parse(req.body);
+    res.json(await saveSkillFile(skillsDir, req.params.name, body.content, body.version));
   });
 
   router.delete('/:name', async (req, res) => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createSkill, deleteSkill, readSkillDetail, saveSkillFile } from './skill-editing.js';
-import { SkillExistsError, SkillInputError, SkillNotFoundError } from './skill-errors.js';
+import { SkillConflictError, SkillExistsError, SkillInputError, SkillNotFoundError } from './skill-errors.js';
 import { listSkills, loadSkill } from './skills.js';
 
 let root: string;
@@ -65,8 +65,9 @@ describe('readSkillDetail', () => {
     await put('broken/SKILL.md', '---\nname: other\n---\n');
     await put('broken/scripts/run.sh', 'echo\n');
     await put('broken/.hidden', 'x');
-    const detail = await readSkillDetail(skillsDir, 'broken');
+    const { version, ...detail } = await readSkillDetail(skillsDir, 'broken');
     assert.deepEqual(detail, { name: 'broken', dir: join(skillsDir, 'broken'), content: '---\nname: other\n---\n', files: ['scripts/run.sh'], unlistedFiles: 0 });
+    assert.match(version, /^[\w-]{43}$/);
   });
 
   it('answers null content for a folder without SKILL.md', async () => {
@@ -115,6 +116,28 @@ describe('saveSkillFile', () => {
       await assert.rejects(saveSkillFile(skillsDir, 'deploy', content), (e: Error) => e instanceof SkillInputError && /^SKILL\.md was not saved: /.test(e.message) && reason.test(e.message), content);
     }
     assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), valid('deploy'));
+  });
+
+  it('refuses to overwrite a change made on disk since the person opened SKILL.md, keeping that change', async () => {
+    await put('deploy/SKILL.md', valid('deploy'));
+    const opened = await readSkillDetail(skillsDir, 'deploy');
+    const theirs = valid('deploy', '# Changed by an agent meanwhile\n');
+    await put('deploy/SKILL.md', theirs);
+    await assert.rejects(
+      saveSkillFile(skillsDir, 'deploy', valid('deploy', '# Mine\n'), opened.version),
+      (e: Error) => e instanceof SkillConflictError && /changed on disk after you opened it.*Copy your text, reload the skill/.test(e.message),
+    );
+    assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), theirs);
+    // Opened again, it saves; the answer's version is the new content's.
+    const reopened = await readSkillDetail(skillsDir, 'deploy');
+    const saved = await saveSkillFile(skillsDir, 'deploy', valid('deploy', '# Mine\n'), reopened.version);
+    assert.notEqual(saved.version, reopened.version);
+    assert.equal(saved.version, (await readSkillDetail(skillsDir, 'deploy')).version);
+    // A SKILL.md written by someone else into a folder that had none is a change too.
+    await mkdir(join(skillsDir, 'bare'));
+    const empty = await readSkillDetail(skillsDir, 'bare');
+    await put('bare/SKILL.md', valid('bare'));
+    await assert.rejects(saveSkillFile(skillsDir, 'bare', valid('bare', '# Mine\n'), empty.version), SkillConflictError);
   });
 
   it('refuses a missing skill or a name outside the skills folder, writing nothing', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -5,7 +6,7 @@ import { isValidSkillName, parseSkillFile, SKILL_DESCRIPTION_MAX_CHARS, SKILL_NA
 import type { SkillDetail } from '../../common/skills-api.js';
 import { writeFileAtomic } from '../state/atomic-write.js';
 import { fileSystemError } from './errors.js';
-import { SkillExistsError, SkillInputError, SkillNotFoundError } from './skill-errors.js';
+import { SkillConflictError, SkillExistsError, SkillInputError, SkillNotFoundError } from './skill-errors.js';
 import { skillFolderPath } from './skill-folder.js';
 import { bundledFiles, SKILL_FILE } from './skills.js';
 
@@ -61,19 +62,32 @@ export async function readSkillDetail(skillsDir: string, name: string): Promise<
     if (error.code === 'ENOENT') return null;
     throw fileSystemError(error, file, 'read');
   });
-  return { name, dir, content, ...(await bundledFiles(dir)) };
+  return { name, dir, content, version: versionOf(content), ...(await bundledFiles(dir)) };
 }
 
 /**
  * Replaces a skill's SKILL.md with `content`, which must pass the same checks as the catalog's
  * (frontmatter name equal to the folder's, description, ...). Written atomically, keeping the mode.
+ * With `version` (of the SKILL.md the person started from), refuses to overwrite a change made on
+ * disk since, by an agent or another editor.
  */
-export async function saveSkillFile(skillsDir: string, name: string, content: string): Promise<SkillDetail> {
+export async function saveSkillFile(skillsDir: string, name: string, content: string, version?: string): Promise<SkillDetail> {
   skillFolderPath(skillsDir, name);
   const parsed = parseSkillFile(content, name);
   if (!parsed.ok) throw new SkillInputError(`SKILL.md was not saved: ${parsed.reason}.`);
   const { dir } = await existingFolder(skillsDir, name);
   const file = join(dir, SKILL_FILE);
+  if (version !== undefined) {
+    const current = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw fileSystemError(error, file, 'read');
+    });
+    if (versionOf(current) !== version) {
+      throw new SkillConflictError(
+        `SKILL.md of ${name} changed on disk after you opened it (an agent or another editor changed it), so your text was not saved over it. Copy your text, reload the skill, then make your change again.`,
+      );
+    }
+  }
   const mode = await stat(file).then(
     (info) => info.mode & 0o7777,
     () => undefined,
@@ -97,6 +111,10 @@ export async function deleteSkill(skillsDir: string, name: string): Promise<void
   } catch (error) {
     throw fileSystemError(error, dir, 'delete');
   }
+}
+
+function versionOf(content: string | null): string {
+  return content === null ? 'none' : createHash('sha256').update(content).digest('base64url');
 }
 
 /** SKILL.md of a new skill: the frontmatter, then the outline of instructions for the person to fill in. */

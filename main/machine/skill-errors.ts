@@ -9,6 +9,11 @@ export class SkillExistsError extends Error {
   override readonly name = 'SkillExistsError';
 }
 
+/** SKILL.md changed on disk since the person opened it: saving would overwrite that change. */
+export class SkillConflictError extends Error {
+  override readonly name = 'SkillConflictError';
+}
+
 export class SkillNotFoundError extends Error {
   override readonly name = 'SkillNotFoundError';
 }

@@ -21,7 +21,7 @@ export function skillQuery(name: string) {
 
 export const createSkill = (name: string, description: string) => api<SkillDetail>('POST', '/skills', { name, description });
 
-export const saveSkill = (name: string, content: string) => api<SkillDetail>('PUT', `/skills/${encodeURIComponent(name)}`, { content });
+export const saveSkill = (name: string, content: string, version: string) => api<SkillDetail>('PUT', `/skills/${encodeURIComponent(name)}`, { content, version });
 
 export const deleteSkill = (name: string) => api<void>('DELETE', `/skills/${encodeURIComponent(name)}`);
 

@@ -9,13 +9,13 @@ import { sentence } from './sentence';
  * SKILL.md in a text box, checked as it is typed with the same rules the host applies (so no round
  * trip): the problem shows under the box and Save stays off until it is fixed.
  */
-export function SkillEditor({ name, initial, announce, onDone }: { name: string; initial: string; announce: (m: string) => void; onDone: () => void }) {
+export function SkillEditor({ name, initial, version, announce, onDone }: { name: string; initial: string; version: string; announce: (m: string) => void; onDone: () => void }) {
   const client = useQueryClient();
   const [draft, setDraft] = useState(initial);
   const check = parseSkillFile(draft, name);
   const changed = draft !== initial;
   const save = useMutation({
-    mutationFn: () => saveSkill(name, draft),
+    mutationFn: () => saveSkill(name, draft, version),
     onSuccess: async (detail) => {
       client.setQueryData(['skills', name], detail);
       // Refetched even while no list is on screen, so the list is current when it comes back.

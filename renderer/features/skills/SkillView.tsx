@@ -124,6 +124,7 @@ export function SkillView({ name, announce, onBack, onDeleted }: Props) {
             <SkillEditor
               name={name}
               initial={detail.content ?? `---\nname: ${name}\ndescription: \n---\n`}
+              version={detail.version}
               announce={announce}
               onDone={() => setEditing(false)}
             />
