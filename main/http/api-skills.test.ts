@@ -104,6 +104,17 @@ describe('the page API: skills', () => {
     assert.equal((await api('PUT', '/skills/ghost', { content: skillMd('ghost', 'x') })).status, 404);
   });
 
+  it('says so when a request is too large or not JSON, changing nothing', async () => {
+    const before = await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8');
+    const huge = await api('PUT', '/skills/deploy', { content: skillMd('deploy', 'x') + 'é'.repeat(150_000) });
+    assert.equal(huge.status, 413);
+    assert.match(huge.json.error.message, /larger than the 256kb the API accepts/);
+    const response = await fetch(`${controlUrl}/api/skills/deploy`, { method: 'PUT', headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' }, body: '{"content": ' });
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as { error: { message: string } }).error.message, /not valid JSON/);
+    assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), before);
+  });
+
   it('deletes a skill folder, and nothing outside the skills folder', async () => {
     const escape = await api('DELETE', `/skills/${encodeURIComponent('../skills')}`);
     assert.equal(escape.status, 400);

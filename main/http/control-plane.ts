@@ -56,7 +56,7 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
 
   app.get('/oauth/callback', oauthCallback(services));
 
-  app.use('/api', express.json({ limit: '256kb' }), identify(services, options), apiRoutes(services, options.host));
+  app.use('/api', express.json({ limit: API_BODY_LIMIT }), identify(services, options), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
     app.use(express.static(options.pageDir, { index: 'index.html' }));
@@ -114,6 +114,9 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/** The largest request body the page's API takes. */
+const API_BODY_LIMIT = '256kb';
+
 function apiErrors(log: (line: string) => void): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
     if (res.headersSent) return;
@@ -131,6 +134,16 @@ function apiErrors(log: (line: string) => void): ErrorRequestHandler {
       // The page opens the own-OAuth-app panel, showing the redirect URL to register at the provider.
       const ownApp = error instanceof OwnAppRequiredError ? { code: 'own_app_required', redirect_url: error.redirectUrl } : {};
       res.status(known.status).json({ error: { message: known.message, ...ownApp } });
+      return;
+    }
+    // express.json's own refusals, in words a person can act on.
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      res.status(413).json({ error: { message: `The request is larger than the ${API_BODY_LIMIT} the API accepts: send less (a shorter SKILL.md, say).` } });
+      return;
+    }
+    if (type === 'entity.parse.failed') {
+      res.status(400).json({ error: { message: 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.' } });
       return;
     }
     const status = (error as { status?: number }).status;
