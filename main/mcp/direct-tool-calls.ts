@@ -49,7 +49,8 @@ export class DirectToolCalls {
     if (typeof body !== 'object' || body === null || Array.isArray(body) || body.jsonrpc !== '2.0') return false;
     if (body.method === 'notifications/cancelled' && !('id' in body)) return this.cancel(body.params, res);
     if (!isPlainCall(body) || this.running.has(body.id) || !acceptable(req)) return false;
-    void this.run(body, req, res);
+    // run() answers every outcome of the call itself; this is for a failure to write the answer.
+    this.run(body, req, res).catch(() => res.destroy());
     return true;
   }
 
