@@ -28,7 +28,7 @@ export const DEFAULT_AUDIT_LOG_MAX_BYTES = 10 * 1024 * 1024;
 /** Records waiting for the disk beyond this are dropped rather than kept in memory. */
 const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 /** How long a record waits for others to share its write, by default. */
-export const DEFAULT_AUDIT_BATCH_MS = 100;
+const DEFAULT_AUDIT_BATCH_MS = 100;
 /** Records waiting past this size are written at once, without waiting out the batch time. */
 const BATCH_BYTES = 64 * 1024;
 const READ_CHUNK_BYTES = 64 * 1024;
