@@ -33,7 +33,7 @@ try {
   if (!connection || others.length > 0) throw new Error(`expected the one bench connection to be usable; log: ${logged.join(' | ')}`);
   const upstream = services.gateway.upstream(connection);
   const results = [
-    await time('PlaceConnections.usable(place) (done twice per call: to find the tool, then before forwarding)', () => services.connections.usable(place)),
+    await time('PlaceConnections.usable(place) (once per call, in the tool lookup)', () => services.connections.usable(place)),
     await time('  of which AccessDirectory.snapshot() (access.json)', () => services.access.snapshot()),
     await time('  of which ConnectionStore.list(root) (attachments.json)', () => services.store.list(place.root)),
     await time('  of which PlaceSecrets.names(root) (reads and parses secrets.enc.json)', () => services.placeSecrets.names(place.root)),

@@ -245,7 +245,7 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       const rows: Array<[string, string, string]> = [
         ['a hop through the leanest gateway (bare SDK server + raw node:http forward), over direct', 'proxyRaw', 'direct'],
         ['the SDK client (fetch, web streams, SSE parser, result schema check) instead of the raw forward', 'proxySdk', 'proxyRaw'],
-        ["our gateway's pooled client (SDK client over the SSRF-guarded undici fetch) instead of the plain SDK client", 'proxy', 'proxySdk'],
+        ["our gateway's pooled client (its own tools/call forwarder on the SSRF-guarded undici dispatcher) instead of the plain SDK client", 'proxy', 'proxySdk'],
         ['the rest of ours without auth (guard, sessions, tool table lookup, place checks, audit)', 'oursNoAuth', 'proxy'],
         ['our auth (app token, already verified once)', 'ours', 'oursNoAuth'],
         ['everything (ours minus direct)', 'ours', 'direct'],
