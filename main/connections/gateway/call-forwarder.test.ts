@@ -82,9 +82,13 @@ describe('CallForwarder', () => {
     const slow = await forwarder.call('slow', { seconds: 0.3 }, { onProgress: (p) => progress.push(p) });
     assert.deepEqual(slow.content, [{ type: 'text', text: 'slept 0.3s' }]);
     assert.deepEqual(progress.map((p) => p.message), ['step 1', 'step 2', 'step 3']);
-    for (let i = 0; i < 20; i += 1) assert.deepEqual((await forwarder.call('echo', { text: `n${i}` })).content, [{ type: 'text', text: `echo: n${i}` }]);
+    for (let i = 0; i < 20; i += 1) {
+      assert.deepEqual((await forwarder.call('echo', { text: `n${i}` })).content, [{ type: 'text', text: `echo: n${i}` }]);
+      // An error answer must free its socket too.
+      if (i % 5 === 0) await assert.rejects(forwarder.call('echo', 'not an object' as unknown as Record<string, unknown>), McpError);
+    }
     // The next call may go out while the last answer's end is still being read: a second socket, then no more.
-    assert.ok(sockets <= 2, `${sockets} sockets for 21 calls`);
+    assert.ok(sockets <= 2, `${sockets} sockets for 25 calls`);
     await client.close();
     await agent.close();
   });

@@ -122,7 +122,15 @@ class Exchange {
       if (!result) throw new UpstreamAnswerError('its JSON answer to tools/call did not contain the result.');
       return result;
     }
-    if (answer.contentType === 'text/event-stream') return this.readStream(answer.text);
+    if (answer.contentType === 'text/event-stream') {
+      try {
+        return await this.readStream(answer.text);
+      } catch (error) {
+        // An error answer or a broken event leaves the rest unread: drop it, or the socket stays taken.
+        void answer.discard();
+        throw error;
+      }
+    }
     await answer.discard();
     throw new UpstreamAnswerError(`it answered tools/call with ${answer.contentType ? `content type ${answer.contentType}` : 'no content'} instead of JSON or an event stream. The server may be misconfigured.`);
   }
