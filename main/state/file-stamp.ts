@@ -1,5 +1,6 @@
+import { statSync, type BigIntStats } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { BigIntStats } from 'node:fs';
+import { dirname } from 'node:path';
 
 /**
  * A file changed within this long of a read may change again without changing its stat (coarse
@@ -15,6 +16,26 @@ export function fileStamp(stats: BigIntStats): string {
 /** While the file is absent, its folder's identity stands for it (an aside may appear or go). */
 export function absentStamp(dirStats: BigIntStats | undefined): string {
   return dirStats ? `absent:${dirStats.dev}:${dirStats.ino}:${dirStats.mtimeNs}:${dirStats.ctimeNs}` : 'absent:no-folder';
+}
+
+/**
+ * The stamp of the state file at `path` now, or of its folder while it is absent. Synchronous on
+ * purpose: it is asked on every agent call, and a stat of a small file in the local state folder
+ * takes microseconds, far less than a trip through the thread pool on a busy machine.
+ */
+export function currentStamp(path: string): string {
+  const file = statSyncOrAbsent(path);
+  if (file) return fileStamp(file);
+  return absentStamp(statSyncOrAbsent(dirname(path)));
+}
+
+function statSyncOrAbsent(path: string): BigIntStats | undefined {
+  try {
+    return statSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }
 
 export function isSettled(stats: BigIntStats): boolean {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHook } from 'node:async_hooks';
 import fsp, { mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -84,6 +85,32 @@ test('an unchanged file costs one stat per read once it has settled; a change is
   await writeFile(path, JSON.stringify({ version: 1, items: ['b'] }));
   assert.deepEqual((await file.read()).items, ['b']);
   assert.equal(opens.mock.callCount(), 2);
+});
+
+test('a settled file, or an absent one, is checked with no trip through the thread pool', async () => {
+  await writeFile(path, JSON.stringify({ version: 1, items: ['a'] }));
+  const later = Date.now() + 10_000;
+  mock.method(Date, 'now', () => later);
+  const present = openFile();
+  const absent = openFile(join(dir, 'missing.json'));
+  await present.read();
+  await absent.read();
+  let trips = 0;
+  const hook = createHook({
+    init(_id, type) {
+      if (type.startsWith('FSREQ')) trips += 1;
+    },
+  });
+  hook.enable();
+  try {
+    for (let i = 0; i < 20; i++) {
+      assert.deepEqual((await present.read()).items, ['a']);
+      assert.deepEqual((await absent.read()).items, []);
+    }
+  } finally {
+    hook.disable();
+  }
+  assert.equal(trips, 0);
 });
 
 test('a file changed moments ago is read again on every read: its stat may not show a second change', async () => {

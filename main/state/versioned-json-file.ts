@@ -3,7 +3,7 @@ import type { BigIntStats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
-import { absentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from './file-stamp.js';
+import { absentStamp, currentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from './file-stamp.js';
 import { withFileLock } from './file-lock.js';
 
 /** A state file cannot be used; the message says what happened and what to do. */
@@ -62,7 +62,7 @@ export class VersionedJsonFile<T> {
   /** The file's content now, deeply frozen: it is shared with every other reader. */
   async read(): Promise<T> {
     for (;;) {
-      const stamp = await this.currentStamp();
+      const stamp = currentStamp(this.path);
       const cached = this.cache;
       if (cached?.settled && cached.stamp === stamp) return unwrap(cached);
       this.loading ??= this.load().finally(() => (this.loading = undefined));
@@ -103,12 +103,6 @@ export class VersionedJsonFile<T> {
   }
 
   /** The file's stat identity, or the folder's while the file is absent (an aside may appear or go). */
-  private async currentStamp(): Promise<string> {
-    const file = await statOrAbsent(this.path);
-    if (file) return fileStamp(file);
-    return absentStamp(await statOrAbsent(dirname(this.path)));
-  }
-
   private async load(): Promise<Loaded<T>> {
     let handle;
     try {
@@ -131,7 +125,7 @@ export class VersionedJsonFile<T> {
     const parsed = this.parse(text);
     if ('problem' in parsed) {
       // Move aside only the file actually read; if it was replaced meanwhile, read the new one.
-      if ((await this.currentStamp()) === stamp) await this.quarantine();
+      if ((currentStamp(this.path)) === stamp) await this.quarantine();
       return this.load();
     }
     return (this.cache = { stamp, settled, outcome: parsed });

@@ -3,7 +3,7 @@ import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../../state/atomic-write.js';
-import { absentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from '../../state/file-stamp.js';
+import { absentStamp, currentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from '../../state/file-stamp.js';
 import { ConnectionStoreError } from './errors.js';
 import { type FileLockOptions, withFileLock } from '../../state/file-lock.js';
 import { isCatalogId, isPlaceRoot, isUserId, serverNameOf, storeIdOf } from './naming.js';
@@ -110,7 +110,7 @@ export class AttachmentsFile {
 
   /** The current content; an absent file (with nothing moved aside) is empty. */
   async read(): Promise<Snapshot> {
-    const stamp = await this.currentStamp();
+    const stamp = currentStamp(this.path);
     const cached = this.cache;
     if (cached?.settled && cached.stamp === stamp) return unwrap(cached);
     const loaded = await this.load();
@@ -141,12 +141,6 @@ export class AttachmentsFile {
   }
 
   /** The file's stat identity, or its folder's while it is absent (an aside may appear or go). */
-  private async currentStamp(): Promise<string> {
-    const file = await statOrAbsent(this.path);
-    if (file) return fileStamp(file);
-    return absentStamp(await statOrAbsent(dirname(this.path)));
-  }
-
   private async load(): Promise<Loaded> {
     const generation = ++this.generation;
     let handle;
@@ -169,7 +163,7 @@ export class AttachmentsFile {
     const parsed = this.parse(text);
     if ('problem' in parsed) {
       // Move aside only the file actually read; if it was replaced meanwhile, read the new one.
-      if ((await this.currentStamp()) === stamp) await this.moveAside();
+      if ((currentStamp(this.path)) === stamp) await this.moveAside();
       return this.load();
     }
     return { generation, stamp, settled: isSettled(stats), outcome: parsed };
