@@ -81,7 +81,7 @@ export async function microBench(dir: string, smallFile: string): Promise<MicroR
   try {
     return [
       await time('read tool function, 1 KiB file (main/machine/read.ts readFile)', () => readFile({ path: smallFile })),
-      await time('  its 4 thread-pool round trips alone: open, fstat, read into an 8 KiB buffer, close', async () => {
+      await time('  reference: the 4 thread-pool round trips read used to make (open, fstat, read into 8 KiB, close)', async () => {
         const handle = await open(smallFile, constants.O_RDONLY | constants.O_NONBLOCK);
         await handle.stat();
         await handle.read(buffer, 0, buffer.length, 0);
