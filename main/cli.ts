@@ -45,7 +45,7 @@ async function serve(flags: Of<'serve'>['flags']): Promise<number> {
   });
   const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
   process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
-  process.stdout.write(`Manage the MCP connections of each place in a browser on this machine (this link signs you in once): ${await host.loginUrl()}\n`);
+  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once): ${await host.loginUrl()}\n`);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
