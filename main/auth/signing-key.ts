@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../state/atomic-write.js';
+import { isNotFound } from '../state/file-stamp.js';
 
 /** Where the app's HS256 key for its own agent tokens comes from: the secret store, or (before it) a file. */
 export interface SigningKeySource {
@@ -89,8 +90,4 @@ async function syncDir(dir: string): Promise<void> {
   if (!handle) return;
   await handle.sync().catch(() => {});
   await handle.close();
-}
-
-function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }

@@ -3,7 +3,7 @@ import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../state/atomic-write.js';
-import { fileStamp } from '../state/file-stamp.js';
+import { fileStamp, isNotFound } from '../state/file-stamp.js';
 
 const tokenRecordSchema = z.object({
   id: z.string().regex(/^[0-9a-f]{16}$/),
@@ -131,9 +131,4 @@ export class TokenFile {
         'All agent tokens are refused until you create new ones, or fix that file and move it back.',
     );
   }
-}
-
-
-function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }

@@ -1,9 +1,9 @@
-import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
-import type { BigIntStats } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
-import { absentStamp, currentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from './file-stamp.js';
+import { currentStamp } from './file-stamp.js';
+import { moveAside, parseStateJson, readAside, readStateFile } from './state-file-read.js';
 import { withFileLock } from './file-lock.js';
 
 /** A state file cannot be used; the message says what happened and what to do. */
@@ -104,54 +104,24 @@ export class VersionedJsonFile<T> {
 
   /** The file's stat identity, or the folder's while the file is absent (an aside may appear or go). */
   private async load(): Promise<Loaded<T>> {
-    let handle;
-    try {
-      handle = await open(this.path, 'r');
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      return this.loadAbsent();
+    const read = await readStateFile(this.path);
+    const { stamp, settled } = read;
+    if ('absent' in read) {
+      const outcome = read.aside ? { error: await this.asideError(read.aside) } : { value: this.empty };
+      return (this.cache = { stamp, settled, outcome });
     }
-    let stats: BigIntStats;
-    let text: string;
-    try {
-      // Stamp and content come from the same open file, so they always belong together.
-      stats = await handle.stat({ bigint: true });
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
-    const stamp = fileStamp(stats);
-    const settled = isSettled(stats);
-    const parsed = this.parse(text);
+    const parsed = this.parse(read.text);
     if ('problem' in parsed) {
-      // Move aside only the file actually read; if it was replaced meanwhile, read the new one.
-      if ((currentStamp(this.path)) === stamp) await this.quarantine();
+      // Moves aside only the file actually read; either way, the re-read sees what is there now.
+      await moveAside(this.path, stamp);
       return this.load();
     }
     return (this.cache = { stamp, settled, outcome: parsed });
   }
 
-  private async loadAbsent(): Promise<Loaded<T>> {
-    const dir = dirname(this.path);
-    // The folder's stamp is taken before listing it, so a change in between only causes a re-read.
-    const dirStats = await statOrAbsent(dir);
-    const stamp = absentStamp(dirStats);
-    const settled = dirStats === undefined || isSettled(dirStats);
-    const aside = dirStats && (await this.newestAside(dir));
-    const outcome = aside ? { error: await this.asideError(aside) } : { value: this.empty };
-    return (this.cache = { stamp, settled, outcome });
-  }
-
-  private async newestAside(dir: string): Promise<string | undefined> {
-    const prefix = `${basename(this.path)}.corrupt-`;
-    const names = (await readdir(dir).catch(emptyIfAbsent)).filter((name) => name.startsWith(prefix)).sort();
-    const newest = names.at(-1);
-    return newest === undefined ? undefined : join(dir, newest);
-  }
-
   /** Says what is wrong with the aside as it reads now (it may have been fixed but not moved back yet). */
   private async asideError(aside: string): Promise<StateFileError> {
-    const text = await readFile(aside, 'utf8').catch(() => undefined);
+    const text = await readAside(aside);
     const parsed = text === undefined ? undefined : this.parse(text);
     const detail = parsed && 'problem' in parsed ? ` (${parsed.problem})` : '';
     return new StateFileError(
@@ -162,40 +132,18 @@ export class VersionedJsonFile<T> {
 
   /** The content, or what is wrong with it. */
   private parse(text: string): { value: T } | { problem: string } | { error: StateFileError } {
-    let json: unknown;
-    try {
-      // Record keys are user data; `__proto__` would be dropped or change a prototype, never stored.
-      json = JSON.parse(text, (key, value: unknown) => {
-        if (key === '__proto__') throw new ProtoKeyError();
-        return value;
-      });
-    } catch (error) {
-      return { problem: error instanceof ProtoKeyError ? 'it contains a "__proto__" key' : 'it is not valid JSON' };
-    }
-    const version = (json as { version?: unknown } | null)?.version;
+    const read = parseStateJson(text);
+    if ('problem' in read) return read;
+    const version = (read.json as { version?: unknown } | null)?.version;
     if (typeof version === 'number' && version > this.options.version) {
       const message = `${this.options.title} ${this.path} was written by a newer version of this app (format version ${version}). Update the app to use it.`;
       return { error: new StateFileError(message) };
     }
-    const parsed = this.options.schema.safeParse(json);
+    const parsed = this.options.schema.safeParse(read.json);
     if (!parsed.success) return { problem: describeIssue(parsed.error.issues[0]) };
     return { value: deepFreeze(parsed.data) };
   }
-
-  private async quarantine(): Promise<void> {
-    const base = `${this.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    let aside = base;
-    for (let n = 1; await statOrAbsent(aside); n++) aside = `${base}-${n}`;
-    try {
-      await rename(this.path, aside);
-    } catch (error) {
-      // Another process moved it first; the reload finds its aside.
-      if (!isNotFound(error)) throw error;
-    }
-  }
 }
-
-class ProtoKeyError extends Error {}
 
 /** Where in the file and what, e.g. `places["Crew/a"].readers[0]: a user id must be ...`. */
 function describeIssue(issue: z.core.$ZodIssue | undefined): string {
@@ -216,12 +164,6 @@ function unwrap<T>(loaded: Loaded<T>): T {
   if ('error' in loaded.outcome) throw loaded.outcome.error;
   return loaded.outcome.value;
 }
-
-
-
-
-
-
 
 function deepFreeze<V>(value: V): V {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {

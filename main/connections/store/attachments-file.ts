@@ -1,9 +1,9 @@
-import type { BigIntStats } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../../state/atomic-write.js';
-import { absentStamp, currentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from '../../state/file-stamp.js';
+import { currentStamp } from '../../state/file-stamp.js';
+import { moveAside, parseStateJson, readAside, readStateFile } from '../../state/state-file-read.js';
 import { ConnectionStoreError } from './errors.js';
 import { type FileLockOptions, withFileLock } from '../../state/file-lock.js';
 import { isCatalogId, isPlaceRoot, isUserId, serverNameOf, storeIdOf } from './naming.js';
@@ -87,7 +87,6 @@ interface Loaded {
   outcome: { attachments: Attachments } | { error: ConnectionStoreError };
 }
 
-
 /**
  * `<state>/personal-mcp/attachments.json`. Other processes (the CLI) write it too: reads compare the
  * file's identity (inode, size, times) with the last one read, so an unchanged file costs one
@@ -143,63 +142,33 @@ export class AttachmentsFile {
   /** The file's stat identity, or its folder's while it is absent (an aside may appear or go). */
   private async load(): Promise<Loaded> {
     const generation = ++this.generation;
-    let handle;
-    try {
-      handle = await open(this.path, 'r');
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      return this.loadAbsent(generation);
+    const read = await readStateFile(this.path);
+    const { stamp, settled } = read;
+    if ('absent' in read) {
+      const outcome = read.aside ? { error: await this.asideError(read.aside) } : { attachments: { version: 1 as const, stores: {} } };
+      return { generation, stamp, settled, outcome };
     }
-    let stats: BigIntStats;
-    let text: string;
-    try {
-      // Stamp and content come from the same open file, so they always belong together.
-      stats = await handle.stat({ bigint: true });
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
-    const stamp = fileStamp(stats);
-    const parsed = this.parse(text);
+    const parsed = this.parse(read.text);
     if ('problem' in parsed) {
-      // Move aside only the file actually read; if it was replaced meanwhile, read the new one.
-      if ((currentStamp(this.path)) === stamp) await this.moveAside();
+      // Moves aside only the file actually read; either way, the re-read sees what is there now.
+      await moveAside(this.path, stamp);
       return this.load();
     }
-    return { generation, stamp, settled: isSettled(stats), outcome: parsed };
-  }
-
-  private async loadAbsent(generation: number): Promise<Loaded> {
-    const dir = dirname(this.path);
-    // The folder's stamp is taken before listing it, so a change in between only causes a re-read.
-    const dirStats = await statOrAbsent(dir);
-    const stamp = absentStamp(dirStats);
-    const settled = dirStats === undefined || isSettled(dirStats);
-    const aside = dirStats && (await this.newestAside(dir));
-    const outcome = aside ? { error: await this.asideError(aside) } : { attachments: { version: 1 as const, stores: {} } };
-    return { generation, stamp, settled, outcome };
+    return { generation, stamp, settled, outcome: parsed };
   }
 
   /** The content, what is wrong with it, or why this app must not touch it. */
   private parse(text: string): { attachments: Attachments } | { problem: string } | { error: ConnectionStoreError } {
-    let json: unknown;
-    try {
-      // A `__proto__` key would be dropped or change a prototype, never stored.
-      json = JSON.parse(text, (key, value: unknown) => {
-        if (key === '__proto__') throw new ProtoKeyError();
-        return value;
-      });
-    } catch (error) {
-      return { problem: error instanceof ProtoKeyError ? 'it contains a "__proto__" key' : 'it is not valid JSON' };
-    }
-    const version = (json as { version?: unknown } | null)?.version;
+    const read = parseStateJson(text);
+    if ('problem' in read) return read;
+    const version = (read.json as { version?: unknown } | null)?.version;
     if (typeof version === 'number' && version > 1) {
       const message =
         `The MCP connections file ${this.path} was written by a newer version of this app (format version ${version}). ` +
         'It was left as it is: update this app to use it.';
       return { error: new ConnectionStoreError(message, this.path) };
     }
-    const parsed = attachmentsSchema.safeParse(json);
+    const parsed = attachmentsSchema.safeParse(read.json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       return { problem: `${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'invalid'}` };
@@ -207,28 +176,9 @@ export class AttachmentsFile {
     return { attachments: parsed.data };
   }
 
-  private async moveAside(): Promise<void> {
-    const base = `${this.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    let aside = base;
-    for (let n = 1; await statOrAbsent(aside); n++) aside = `${base}-${n}`;
-    try {
-      await rename(this.path, aside);
-    } catch (error) {
-      // Another reader moved it first; the reload finds that aside.
-      if (!isNotFound(error)) throw error;
-    }
-  }
-
-  private async newestAside(dir: string): Promise<string | undefined> {
-    const prefix = `${basename(this.path)}.corrupt-`;
-    const names = (await readdir(dir).catch(emptyIfAbsent)).filter((name) => name.startsWith(prefix)).sort();
-    const newest = names.at(-1);
-    return newest === undefined ? undefined : join(dir, newest);
-  }
-
   /** Says what is wrong with the aside as it reads now (it may have been fixed but not moved back yet). */
   private async asideError(aside: string): Promise<ConnectionStoreError> {
-    const text = await readFile(aside, 'utf8').catch(() => undefined);
+    const text = await readAside(aside);
     const parsed = text === undefined ? undefined : this.parse(text);
     const detail = parsed && 'problem' in parsed ? ` (${parsed.problem})` : '';
     return new ConnectionStoreError(
@@ -241,14 +191,7 @@ export class AttachmentsFile {
   }
 }
 
-class ProtoKeyError extends Error {}
-
 function unwrap(loaded: Loaded): Snapshot {
   if ('error' in loaded.outcome) throw loaded.outcome.error;
   return { generation: loaded.generation, attachments: loaded.outcome.attachments };
 }
-
-
-
-
-
