@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
-import { filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { enterWorkspace, filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { callApi } from '../test/support/control-api.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
 
@@ -22,7 +21,7 @@ const BROWSER = fileURLToPath(new URL('./fixtures/oauth-browser.sh', import.meta
 describe('OAuth connections, end to end', () => {
   let fx: HostFixture;
   let provider: OAuthFixture;
-  let workspace: string;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let controlUrl: string;
   let adminToken: string;
   const keychainService = `persona-oauth-e2e-${process.pid}`;
@@ -37,9 +36,7 @@ describe('OAuth connections, end to end', () => {
   const connection = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === name);
 
   before(async () => {
-    workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-oauth-')));
-    await mkdir(join(workspace, 'Crew/ops'), { recursive: true });
-    process.chdir(workspace);
+    workspace = await enterWorkspace('pw-oauth-', ['Crew/ops']);
     process.env.BROWSER = BROWSER;
     provider = await startOAuthFixture({ accessTokenTtlSeconds: 3 });
     fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: keychainService, WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
@@ -53,7 +50,7 @@ describe('OAuth connections, end to end', () => {
     await provider.close();
     const keychain = new KeychainSecretStore({ service: keychainService });
     for (const account of await keychain.accounts('')) await keychain.delete(account);
-    await rm(workspace, { recursive: true, force: true });
+    await workspace.leave();
   });
 
   async function agent(): Promise<Client> {
@@ -138,7 +135,7 @@ describe('OAuth connections, end to end', () => {
   });
 
   it('signs in to two places at once without mixing them', async () => {
-    await mkdir(join(workspace, 'Crew/dev'), { recursive: true });
+    await mkdir(join(workspace.dir, 'Crew/dev'), { recursive: true });
     const places = ['Crew/dev', 'Workflow/nightly'];
     const names: string[] = [];
     for (const place of places) {

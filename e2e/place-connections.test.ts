@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SignJWT } from 'jose';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
-import { filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { enterWorkspace, filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { callApi } from '../test/support/control-api.js';
 import { startRegistryFixture, type RegistryFixture } from './fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.js';
@@ -27,7 +26,7 @@ function jwt(sub: string): Promise<string> {
 
 describe('place connections, end to end', () => {
   let fx: HostFixture;
-  let workspace: string;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let upstream: UpstreamFixture;
   let second: UpstreamFixture;
   let registry: RegistryFixture;
@@ -41,9 +40,7 @@ describe('place connections, end to end', () => {
   let bob: string;
 
   before(async () => {
-    workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-places-')));
-    for (const dir of ['Crew/alpha/runs/7', 'Crew/beta', 'Workflow/release']) await mkdir(join(workspace, dir), { recursive: true });
-    process.chdir(workspace);
+    workspace = await enterWorkspace('pw-places-', ['Crew/alpha/runs/7', 'Crew/beta', 'Workflow/release']);
     upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: API_KEY } });
     second = await startUpstream({ name: 'docs', apiKey: { header: 'Authorization', value: `Bearer ${OTHER_KEY}` } });
     registry = await startRegistryFixture();
@@ -79,7 +76,7 @@ describe('place connections, end to end', () => {
     await Promise.all([upstream.close(), second.close(), registry.close()]);
     const keychain = new KeychainSecretStore({ service: keychainService });
     for (const account of await keychain.accounts('')) await keychain.delete(account);
-    await rm(workspace, { recursive: true, force: true });
+    await workspace.leave();
   });
 
   async function agent(token: string, workspacePath?: string): Promise<Client> {

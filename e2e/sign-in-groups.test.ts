@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { callApi } from '../test/support/control-api.js';
 import { walkSignIn } from './fixtures/oauth-browser.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
@@ -23,7 +22,7 @@ const PLACE = 'Crew/ops';
 describe('sign-in groups, end to end', () => {
   let fx: HostFixture;
   let provider: OAuthFixture;
-  let workspace: string;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let controlUrl: string;
   let adminToken: string;
 
@@ -46,13 +45,11 @@ describe('sign-in groups, end to end', () => {
   };
 
   before(async () => {
-    workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-groups-')));
-    await mkdir(join(workspace, PLACE), { recursive: true });
-    process.chdir(workspace);
+    workspace = await enterWorkspace('pw-groups-', [PLACE]);
     process.env.BROWSER = BROWSER;
     provider = await startOAuthFixture({ moreServices: ['docs/mcp', 'builds/mcp'] });
     const [docs, builds] = provider.moreServiceUrls;
-    const catalogFile = join(workspace, 'connectors.json');
+    const catalogFile = join(workspace.dir, 'connectors.json');
     await writeFile(
       catalogFile,
       JSON.stringify({
@@ -74,7 +71,7 @@ describe('sign-in groups, end to end', () => {
     delete process.env.BROWSER;
     await fx?.close();
     await provider?.close();
-    if (workspace) await rm(workspace, { recursive: true, force: true });
+    await workspace?.leave();
   });
 
   it('lists the own catalog file first, with its sign-in group', async () => {

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import type { Browser, Page } from 'playwright-core';
-import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { launchChromium, OUT, skipReason, tabUntil } from './page-support.js';
 import { startRegistryFixture, type RegistryFixture } from '../fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
@@ -21,8 +20,7 @@ if (skip) console.log(`# skipping the page tests: ${skip}`);
 
 describe('the page: connections of a place', { skip }, () => {
   let fx: HostFixture;
-  let workspace: string;
-  let previousCwd: string;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let upstream: UpstreamFixture;
   let registry: RegistryFixture;
   let browser: Browser;
@@ -34,10 +32,7 @@ describe('the page: connections of a place', { skip }, () => {
 
   before(async () => {
     await mkdir(OUT, { recursive: true });
-    previousCwd = process.cwd();
-    workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-page-')));
-    await mkdir(join(workspace, 'Crew', 'alpha'), { recursive: true });
-    process.chdir(workspace);
+    workspace = await enterWorkspace('pw-page-', ['Crew/alpha']);
     upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: API_KEY } });
     registry = await startRegistryFixture({ mode: 'http-500' });
     fx = await startHost(
@@ -62,8 +57,7 @@ describe('the page: connections of a place', { skip }, () => {
     await fx?.close();
     await upstream?.close();
     await registry?.close();
-    if (previousCwd) process.chdir(previousCwd);
-    if (workspace) await rm(workspace, { recursive: true, force: true });
+    await workspace?.leave();
   });
 
   it('shows the rule above an empty Connected list, and the place picker', async () => {

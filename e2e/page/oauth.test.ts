@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
-import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { launchChromium, OUT, skipReason, tabUntil } from './page-support.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.js';
 
@@ -25,8 +24,7 @@ describe('the page: signing in to connections', { skip }, () => {
   let fx: HostFixture;
   let provider: OAuthFixture;
   let closed: OAuthFixture;
-  let workspace: string;
-  let previousCwd: string;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let browser: Browser;
   let page: Page;
 
@@ -36,17 +34,14 @@ describe('the page: signing in to connections', { skip }, () => {
 
   before(async () => {
     await mkdir(OUT, { recursive: true });
-    previousCwd = process.cwd();
-    workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-page-oauth-')));
-    await mkdir(join(workspace, 'Crew', 'ops'), { recursive: true });
-    process.chdir(workspace);
+    workspace = await enterWorkspace('pw-page-oauth-', ['Crew/ops']);
     delete process.env.BROWSER; // the page opens the sign-in, not the host
     provider = await startOAuthFixture({ moreServices: ['docs/mcp', 'builds/mcp'] });
     closed = await startOAuthFixture({ registration: false });
     // The person's own catalog: three services of one provider, behind one login.
     const [docs, builds] = provider.moreServiceUrls;
     const service = (id: string, name: string, url: string) => ({ id, name, description: `${name}, for the group test.`, url, transport: 'streamable-http', auth: 'oauth', signInGroup: 'acme' });
-    const catalogFile = join(workspace, 'connectors.json');
+    const catalogFile = join(workspace.dir, 'connectors.json');
     await writeFile(
       catalogFile,
       JSON.stringify({
@@ -70,8 +65,7 @@ describe('the page: signing in to connections', { skip }, () => {
     await fx?.close();
     await provider?.close();
     await closed?.close();
-    if (previousCwd) process.chdir(previousCwd);
-    if (workspace) await rm(workspace, { recursive: true, force: true });
+    await workspace?.leave();
   });
 
   /** An MCP client of the place, as an agent there would connect. */

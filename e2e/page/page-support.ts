@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { enterWorkspace, freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { callApi } from '../../test/support/control-api.js';
 
 // What the Agent access and Server page tests share: Debian's Chromium against a real headless
@@ -43,10 +42,7 @@ export interface PageFixture {
 /** A host in a fresh workspace with `Crew/alpha`, and a signed-in page on `#<section>` that may use the clipboard. */
 export async function openPage(section: 'access' | 'server', heading: string): Promise<PageFixture> {
   await mkdir(OUT, { recursive: true });
-  const previousCwd = process.cwd();
-  const workspace = await realpath(await mkdtemp(join(tmpdir(), `pw-page-${section}-`)));
-  await mkdir(join(workspace, 'Crew', 'alpha'), { recursive: true });
-  process.chdir(workspace); // the host's workspace root is its working directory
+  const workspace = await enterWorkspace(`pw-page-${section}-`, ['Crew/alpha']);
   const port = await freePort();
   const fx = await startHost({ port }, { WORKSPACE_SECRET_STORE: 'file' });
   const controlUrl = await fx.host.open();
@@ -72,8 +68,7 @@ export async function openPage(section: 'access' | 'server', heading: string): P
     close: async () => {
       await browser.close();
       await fx.close();
-      process.chdir(previousCwd);
-      await rm(workspace, { recursive: true, force: true });
+      await workspace.leave();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,4 +106,22 @@ export async function freePort(): Promise<number> {
   probe.close();
   await once(probe, 'close');
   return port;
+}
+
+/**
+ * A fresh workspace with these folders (places such as `Crew/alpha`), made the working directory,
+ * which is the host's workspace root; `leave` goes back to the previous one and deletes it.
+ */
+export async function enterWorkspace(prefix: string, folders: string[] = []): Promise<{ dir: string; leave(): Promise<void> }> {
+  const previous = process.cwd();
+  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  for (const folder of folders) await mkdir(join(dir, folder), { recursive: true });
+  process.chdir(dir);
+  return {
+    dir,
+    leave: async () => {
+      process.chdir(previous);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
