@@ -92,7 +92,8 @@ describe('sign-in groups, end to end', () => {
     const before = { ...provider.counters };
     const started = await api('POST', `/mcp/place/connect?workspace_path=${PLACE}`, { names });
     assert.equal(started.status, 200, JSON.stringify(started.json));
-    assert.deepEqual(started.json.signIns, names);
+    assert.deepEqual(started.json.signIns.map((s: { name: string }) => s.name), names);
+    assert.equal(started.json.signIns[0].authorizationUrl, started.json.authorizationUrl, 'the chain starts at the first');
     assert.match(started.json.authorizationUrl, new RegExp(`^${provider.issuer}`));
     // $BROWSER walks the whole chain: the provider's pages, the callback, the next service's sign-in...
     await waitFor(async () => (await states(names)).every((s) => s === 'connected'), 30_000, 'all three to be connected');
@@ -131,6 +132,21 @@ describe('sign-in groups, end to end', () => {
       assert.deepEqual(await states(names), ['sign-in', 'sign-in', 'sign-in']);
     } finally {
       provider.setConsent('approve');
+      await removeAll(names);
+    }
+  });
+
+  it('goes on through the rest of the group from one service’s own link, when the first window was closed', async () => {
+    const names = await addGroup();
+    try {
+      const started = await api('POST', `/mcp/place/connect?workspace_path=${PLACE}`, { names, open_browser: false });
+      assert.equal(started.status, 200, JSON.stringify(started.json));
+      // The chain's window was closed before anything happened; the person opens the second service's link.
+      const walk = await walkSignIn(started.json.signIns[1].authorizationUrl);
+      assert.equal(walk.callbacks, 2, 'the second and then the third');
+      assert.equal(walk.callback!.status, 200);
+      assert.deepEqual(await states(names), ['sign-in', 'connected', 'connected']);
+    } finally {
       await removeAll(names);
     }
   });

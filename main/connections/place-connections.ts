@@ -145,13 +145,13 @@ export class PlaceConnections {
     place: Place,
     names: string[],
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
-  ): Promise<{ connections: ConnectionView[]; signIns: string[]; authorizationUrl?: string }> {
+  ): Promise<{ connections: ConnectionView[]; signIns: { name: string; authorizationUrl: string }[]; authorizationUrl?: string }> {
     const targets = await this.ownConnections(person, place, [...new Set(names)]);
-    const signIns: { displayName: string; authorizationUrl: string }[] = [];
+    const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
       if (connection.auth.kind === 'oauth') {
         const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
-        signIns.push({ displayName: connection.displayName, authorizationUrl });
+        signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
         await this.toolNames(connection);
       }
@@ -160,7 +160,8 @@ export class PlaceConnections {
     if (authorizationUrl && (options.openBrowser ?? true)) this.deps.openBrowser(authorizationUrl);
     return {
       connections: targets.map((t) => t.view),
-      signIns: targets.filter((t) => t.connection.auth.kind === 'oauth').map((t) => t.connection.name),
+      // Each one's own link too: opened alone (the chain's window was closed), it goes on through the rest.
+      signIns: signIns.map(({ name, authorizationUrl }) => ({ name, authorizationUrl })),
       ...(authorizationUrl && { authorizationUrl }),
     };
   }

@@ -47,7 +47,7 @@ export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =
 
 /** A sign-in group's "Connect N services": one chain of sign-ins in one browser window. */
 export const connectConnections = (root: string, names: string[]) =>
-  api<{ connections: Connection[]; signIns: string[]; authorizationUrl?: string }>('POST', `/mcp/place/connect${query({ workspace_path: root })}`, { names, open_browser: false });
+  api<{ connections: Connection[]; signIns: { name: string; authorizationUrl: string }[]; authorizationUrl?: string }>('POST', `/mcp/place/connect${query({ workspace_path: root })}`, { names, open_browser: false });
 
 export const removeConnection = (root: string, connection: Connection) =>
   api<{ removed: boolean }>('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`);

@@ -66,11 +66,12 @@ export function useConnectFlow(root: string, announce: (message: string) => void
         const result = await connectConnections(root, targets.map((t) => t.name));
         if (result.authorizationUrl) {
           const opened = showSignIn(popup, result.authorizationUrl);
-          const waiting = targets.filter((t) => result.signIns.includes(t.name));
-          // Each waits for its own sign-in; their links open the group's chain, which goes through them all.
+          const links = new Map(result.signIns.map((s) => [s.name, s.authorizationUrl]));
+          const waiting = targets.filter((t) => links.has(t.name));
+          // Each waits for its own sign-in, with its own link: opened alone, it goes on through the rest of the group.
           setPending((list) => [
-            ...list.filter((p) => !result.signIns.includes(p.name)),
-            ...waiting.map((t) => ({ name: t.name, displayName: t.displayName, url: result.authorizationUrl!, opened })),
+            ...list.filter((p) => !links.has(p.name)),
+            ...waiting.map((t) => ({ name: t.name, displayName: t.displayName, url: links.get(t.name)!, opened })),
           ]);
           announce(`Finish signing in to ${group} in your browser: one sign-in connects ${waiting.length === 1 ? 'it' : `all ${waiting.length} services`}. This page updates when you are done.`);
         } else {
