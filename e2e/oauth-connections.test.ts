@@ -7,8 +7,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
-import { enterWorkspace, filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { callApi } from '../test/support/control-api.js';
+import { filesUnder } from '../test/support/secrets.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
 
 // Sign-in to an OAuth-protected MCP server through the app, as a person would: add, Connect, the

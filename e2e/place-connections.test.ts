@@ -7,8 +7,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SignJWT } from 'jose';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
-import { enterWorkspace, filesUnder, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { callApi } from '../test/support/control-api.js';
+import { filesUnder } from '../test/support/secrets.js';
 import { startRegistryFixture, type RegistryFixture } from './fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.js';
 

@@ -1,27 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ConnectionSecrets, type ConnectionIdentity } from './connection-secrets.js';
-import { EncryptedFileSecretStore } from './encrypted-file-store.js';
-import { SecretStoreError, type SecretStore } from './secret-store.js';
-import { testKeychain } from '../../test/support/secrets.js';
+import { SecretStoreError } from './secret-store.js';
+import { secretBackends } from '../../test/support/secrets.js';
 
-const keychain = testKeychain();
-let dir: string;
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'connection-secrets-'));
-});
-after(async () => {
-  await keychain.clear();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const backends: Array<[string, () => SecretStore]> = [
-  ['the OS keychain', () => keychain],
-  ['the encrypted file', () => new EncryptedFileSecretStore({ stateDir: dir })],
-];
+const { keychain, backends } = secretBackends('connection-secrets-');
 
 for (const [label, storeOf] of backends) {
   describe(`ConnectionSecrets in ${label}`, () => {

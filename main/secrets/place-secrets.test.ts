@@ -2,26 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { InvalidPlaceSecretError, PlaceSecrets, UnknownPlaceSecretError } from './place-secrets.js';
-import type { SecretStore } from './secret-store.js';
-import { assertNotInFiles, testKeychain } from '../../test/support/secrets.js';
+import { assertNotInFiles, secretBackends } from '../../test/support/secrets.js';
 
-const keychain = testKeychain();
-let dir: string;
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'place-secrets-'));
-});
-after(async () => {
-  await keychain.clear();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const backends: Array<[string, () => SecretStore]> = [
-  ['the OS keychain', () => keychain],
-  ['the encrypted file', () => new EncryptedFileSecretStore({ stateDir: dir })],
-];
+const { keychain, backends } = secretBackends('place-secrets-');
 
 for (const [label, storeOf] of backends) {
   describe(`PlaceSecrets in ${label}`, () => {

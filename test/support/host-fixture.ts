@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,17 +69,6 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_0
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
-}
-
-/** Every file under `dir`, recursively (for searching state for leaked secrets). */
-export async function filesUnder(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await filesUnder(path)));
-    else files.push(path);
-  }
-  return files;
 }
 
 /** Whether `pid` is a live process; a zombie (dead, waiting to be reaped by init) is not. */

@@ -3,10 +3,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
+import { EncryptedFileSecretStore } from '../../main/secrets/encrypted-file-store.js';
 import { KeychainSecretStore } from '../../main/secrets/keychain-store.js';
+import type { SecretStore } from '../../main/secrets/secret-store.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -19,6 +23,29 @@ export function testKeychain(): KeychainSecretStore & { clear(): Promise<void> }
       for (const { account } of await keytar.findCredentials(store.service)) await keytar.deletePassword(store.service, account);
     },
   });
+}
+
+/**
+ * The two secret stores a test runs against: a keychain of its own and an encrypted file in a
+ * temp folder. Registers the hooks that make the folder and, at the end, empty both.
+ */
+export function secretBackends(prefix: string): { keychain: SecretStore; backends: Array<[label: string, storeOf: () => SecretStore]> } {
+  const keychain = testKeychain();
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), prefix));
+  });
+  after(async () => {
+    await keychain.clear();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    keychain,
+    backends: [
+      ['the OS keychain', () => keychain],
+      ['the encrypted file', () => new EncryptedFileSecretStore({ stateDir: dir })],
+    ],
+  };
 }
 
 /** `import` specifier of a module of main/secrets, for code run in a child process. */
@@ -65,7 +92,8 @@ export async function assertNotInFiles(dir: string, texts: Array<string | Uint8A
   return files;
 }
 
-async function filesUnder(dir: string): Promise<string[]> {
+/** Every regular file under `dir`, however deep (a socket or a pipe is not read). */
+export async function filesUnder(dir: string): Promise<string[]> {
   const found: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
