@@ -24,7 +24,7 @@ import { runNode, startServer, TSX_IMPORT, type ServerProcess } from './lib/chil
 import { closeSession, openSession, textOf, type Call, type Session, type Summary } from './lib/load.js';
 import type { MicroResult } from './lib/micro.js';
 import { CASES, pairedMedian, roundRatios, runRounds, type CaseFigures, type CaseName, type Plan } from './lib/rounds.js';
-import { BENCH_PLACE as PLACE, ECHO_TEXT, KEY_HEADER } from './lib/shared.js';
+import { BENCH_PLACE as PLACE, ECHO_TEXT, hostEnv, KEY_HEADER } from './lib/shared.js';
 import { log, median, signed } from './lib/util.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -109,17 +109,8 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
   );
   log(`    upstream   ${upstream.url} (pid ${upstream.pid})`);
   try {
-    // Our host's environment: its own state and working dir, the secret store in a file (no
-    // keychain on a headless box), loopback upstreams allowed, no registry (loopback only).
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      WORKSPACE_STATE_DIR: dirs.state,
-      WORKSPACE_CWD: dirs.work,
-      TMPDIR: dirs.tmp,
-      WORKSPACE_SECRET_STORE: 'file',
-      WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
-      WORKSPACE_REGISTRY_URL: '',
-    };
+    // Loopback upstreams allowed: the upstream is on this machine.
+    const env = hostEnv(dirs, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
     const cli = (args: string[], input?: string) => runNode([CLI, ...args], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
 
     log('  setting up the connection with the CLI...');

@@ -30,7 +30,7 @@ import { memoryOf, resetPeak, runNode, startServer, watchMemory, type ServerProc
 import { callOnce, closeSession, openSession, textOf, type Call, type Session, type Summary } from './lib/load.js';
 import { microBench, type MicroResult } from './lib/micro.js';
 import { CASES, pairedMedian, roundRatios, runRounds, type CaseFigures, type CaseName, type Plan } from './lib/rounds.js';
-import { BASELINE_TEXT, BASELINE_TOOL, TEXT_1K } from './lib/shared.js';
+import { BASELINE_TEXT, BASELINE_TOOL, hostEnv, TEXT_1K } from './lib/shared.js';
 import { log, median, signed, sleep } from './lib/util.js';
 import { summarizeProfile } from './profile-summary.js';
 
@@ -102,19 +102,7 @@ async function main(): Promise<void> {
   root = await mkdtemp(join(tmpdir(), 'persona-bench-'));
   const dirs = { state: join(root, 'state'), work: join(root, 'work'), tmp: join(root, 'tmp'), bareAuth: join(root, 'bare-auth-state') };
   await Promise.all(Object.values(dirs).map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
-  // TMPDIR too: the bash tool's saved full output goes to the OS temp dir, so it lands under root.
-  // The secret store (which holds the token signing key) is the encrypted file in the state dir:
-  // a headless box has no OS keychain, and the bench must not touch the user's. The registry is
-  // off (empty WORKSPACE_REGISTRY_URL): the server would otherwise fetch the official MCP Registry
-  // for its catalog at startup, and the bench talks to loopback only.
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    WORKSPACE_STATE_DIR: dirs.state,
-    WORKSPACE_CWD: dirs.work,
-    TMPDIR: dirs.tmp,
-    WORKSPACE_SECRET_STORE: 'file',
-    WORKSPACE_REGISTRY_URL: '',
-  };
+  const env = hostEnv(dirs);
 
   let build = 'skipped (--no-build)';
   if (!args.has('--no-build')) {

@@ -9,3 +9,21 @@ export const TEXT_1K = Array.from({ length: 16 }, (_, i) => `line ${String(i + 1
 export const BENCH_PLACE = 'Crew/bench';
 export const KEY_HEADER = 'X-Api-Key';
 export const ECHO_TEXT = 'hello from the gateway bench';
+
+/**
+ * Our host's environment in a benchmark: its own state, working and temp folders (the bash tool's
+ * saved output goes to the OS temp dir, so it lands there too), the secret store in a file (a
+ * headless box has no keychain, and the bench must not touch the user's), and no registry: the
+ * host would otherwise fetch the official MCP Registry at startup, and the bench talks to loopback only.
+ */
+export function hostEnv(dirs: { state: string; work: string; tmp: string }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    WORKSPACE_STATE_DIR: dirs.state,
+    WORKSPACE_CWD: dirs.work,
+    TMPDIR: dirs.tmp,
+    WORKSPACE_SECRET_STORE: 'file',
+    WORKSPACE_REGISTRY_URL: '',
+    ...extra,
+  };
+}
