@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { skillsQuery } from '../../api/skills';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -76,22 +76,7 @@ export function SkillList({ focus, onOpen, onCreate }: Props) {
           ) : (
             <ul className="rows">
               {skills.map((s) => (
-                <li className="row-wrap" key={s.name}>
-                  <div className="row">
-                    <Initial name={s.name} />
-                    <div className="row-main">
-                      <div className="row-title">
-                        <span className="name">{s.name}</span>
-                      </div>
-                      <div className="row-detail">{s.description}</div>
-                    </div>
-                    <div className="row-actions">
-                      <button type="button" className="button" data-skill={s.name} aria-label={`View ${s.name}`} onClick={() => onOpen(s.name)}>
-                        View
-                      </button>
-                    </div>
-                  </div>
-                </li>
+                <SkillRow key={s.name} folder={s.name} detail={s.description} action="View" onOpen={onOpen} />
               ))}
             </ul>
           )}
@@ -103,25 +88,14 @@ export function SkillList({ focus, onOpen, onCreate }: Props) {
             <p className="hint skills-hint">Agents do not see these folders until their SKILL.md follows the rules. Open one to fix it.</p>
             <ul className="rows">
               {invalid.map((s) => (
-                <li className="row-wrap" key={s.folder}>
-                  <div className="row">
-                    <Initial name={s.folder} />
-                    <div className="row-main">
-                      <div className="row-title">
-                        <span className="name">{s.folder}</span>
-                        <span className="state state-needs-secret">Invalid</span>
-                      </div>
-                      <div className="row-detail">
-                        <span className="reason">{sentence(s.reason)}</span>
-                      </div>
-                    </div>
-                    <div className="row-actions">
-                      <button type="button" className="button" data-skill={s.folder} aria-label={`Fix ${s.folder}`} onClick={() => onOpen(s.folder)}>
-                        Fix
-                      </button>
-                    </div>
-                  </div>
-                </li>
+                <SkillRow
+                  key={s.folder}
+                  folder={s.folder}
+                  badge={<span className="state state-needs-secret">Invalid</span>}
+                  detail={<span className="reason">{sentence(s.reason)}</span>}
+                  action="Fix"
+                  onOpen={onOpen}
+                />
               ))}
             </ul>
           </section>
@@ -134,5 +108,29 @@ export function SkillList({ focus, onOpen, onCreate }: Props) {
         </p>
       )}
     </div>
+  );
+}
+
+/** One skill folder in a list: its name, a line about it, and the button that opens it. */
+function SkillRow(props: { folder: string; badge?: ReactNode; detail: ReactNode; action: 'View' | 'Fix'; onOpen: (name: string) => void }) {
+  const { folder } = props;
+  return (
+    <li className="row-wrap">
+      <div className="row">
+        <Initial name={folder} />
+        <div className="row-main">
+          <div className="row-title">
+            <span className="name">{folder}</span>
+            {props.badge}
+          </div>
+          <div className="row-detail">{props.detail}</div>
+        </div>
+        <div className="row-actions">
+          <button type="button" className="button" data-skill={folder} aria-label={`${props.action} ${folder}`} onClick={() => props.onOpen(folder)}>
+            {props.action}
+          </button>
+        </div>
+      </div>
+    </li>
   );
 }
