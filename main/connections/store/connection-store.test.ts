@@ -9,24 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { type AddConnectionInput, ConnectionStore } from './connection-store.js';
+import { linear } from '../../../test/support/connection-store/linear.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './errors.js';
 import { serverNameOf, storeIdOf } from './naming.js';
 
 const run = promisify(execFile);
 const supportFile = (name: string) => fileURLToPath(new URL(`../../../test/support/connection-store/${name}`, import.meta.url));
 
-function linear(overrides: Partial<AddConnectionInput> = {}): AddConnectionInput {
-  return {
-    owner: 'local',
-    root: 'Crew/alpha',
-    catalogId: 'linear',
-    displayName: 'Linear',
-    url: 'https://mcp.linear.app/mcp',
-    transport: 'streamable-http',
-    auth: { kind: 'oauth' },
-    ...overrides,
-  };
-}
 
 /** Resolves with the next roots told to a listener of `store`, or rejects after `ms`. */
 function nextChange(store: ConnectionStore, ms = 3000): Promise<string[]> {

@@ -1,5 +1,6 @@
 // Child process: a listener that throws must not stop the others, nor the write; its error surfaces.
 import { ConnectionStore } from '../../../main/connections/store/connection-store.js';
+import { linear } from './linear.js';
 
 const store = new ConnectionStore({ stateDir: process.argv[2]! });
 await store.watch();
@@ -7,14 +8,6 @@ store.onChange(() => {
   throw new Error('listener broke');
 });
 store.onChange((roots) => console.log(`second listener: ${roots.join(',')}`));
-const added = await store.add({
-  owner: 'local',
-  root: 'Crew/alpha',
-  catalogId: 'linear',
-  displayName: 'Linear',
-  url: 'https://mcp.linear.app/mcp',
-  transport: 'streamable-http',
-  auth: { kind: 'oauth' },
-});
+const added = await store.add(linear());
 console.log(`added ${added.name}`);
 store.close();
