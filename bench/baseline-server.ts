@@ -169,10 +169,13 @@ async function authMiddleware(): Promise<RequestHandler> {
   const { bearerAuth } = await import('../main/http/bearer-auth.js');
   const { stateDirFrom } = await import('../main/config.js');
   const verifier = await JwtVerifier.create({ appTokens: new AgentTokenStore({ stateDir: stateDirFrom() }) });
-  return bearerAuth(
+  const authenticate = bearerAuth(
     (header) => verifier.verifyAuthorization(header),
     (error) => ({ status: 401, challenge: 'Bearer', message: (error as Error).message }),
   );
+  return (req, res, next) => {
+    void authenticate(req, res).then((caller) => caller && next(), next);
+  };
 }
 
 async function main(): Promise<void> {

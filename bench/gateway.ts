@@ -11,9 +11,10 @@
  * - Direct: the same `echo` call made straight to the upstream (SDK client, API key header).
  *
  * Both are measured in the same run, alternating rounds, at concurrency 1 and 8 (8 sessions), as
- * the read benchmark is (bench/lib/rounds.ts). The breakdown adds two minimal gateways made of the
- * bare SDK server forwarding the call (bench/baseline-server.ts --tool proxy-sdk | proxy) and ours
- * with --no-auth, and times the per-call pieces of ours in-process.
+ * the read benchmark is (bench/lib/rounds.ts). The breakdown adds a transparent HTTP relay (the
+ * floor of any gateway: bench/relay-server.ts), three minimal gateways made of the bare SDK server
+ * forwarding the call (bench/baseline-server.ts --tool proxy-raw | proxy-sdk | proxy) and ours with
+ * --no-auth, and times the per-call pieces of ours in-process.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -32,6 +33,7 @@ const CLI = join(REPO, 'dist', 'main', 'cli.js');
 const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
 const GATEWAY_MICRO = join(REPO, 'bench', 'gateway-micro.ts');
+const RELAY_SERVER = join(REPO, 'bench', 'relay-server.ts');
 
 const SECRET_NAME = 'BENCH_KEY';
 
@@ -139,6 +141,12 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
 
     const TARGETS = {
       direct: { key: 'direct', label: 'direct to the upstream (SDK client, API key header)', session: () => ({ url: upstream.url, auth: { [KEY_HEADER]: apiKey } }) },
+      relay: {
+        key: 'relay',
+        label: 'a transparent HTTP relay (node:http + undici, no MCP): the least any gateway adds',
+        start: () => startServer('relay', ['--import', TSX_IMPORT, RELAY_SERVER, '--upstream', upstream.url], { env, cwd: dirs.work }),
+        session: (front) => ({ url: front!.url, auth: { [KEY_HEADER]: apiKey } }),
+      },
       proxyRaw: {
         key: 'proxyRaw',
         label: 'bare SDK server forwarding with a raw JSON-RPC POST (node:http, keep-alive)',
@@ -231,10 +239,12 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
 
     let breakdownResults: GatewayResults['breakdown'];
     if (o.breakdown) {
-      log('  breakdown: direct, three minimal gateways on the bare SDK server, ours without and with auth');
+      log('  breakdown: direct, a transparent relay, three minimal gateways on the bare SDK server, ours without and with auth');
       const b = await measure(Object.values(TARGETS), breakdown);
       const rows: Array<[string, string, string]> = [
-        ['a hop through the leanest gateway (bare SDK server + raw node:http forward), over direct', 'proxyRaw', 'direct'],
+        ['a hop through a transparent HTTP relay, over direct: the least any gateway adds', 'relay', 'direct'],
+        ['ours over the relay: everything an MCP gateway does beyond relaying bytes', 'ours', 'relay'],
+        ['a hop through the leanest gateway on the SDK server (bare SDK server + raw node:http forward), over direct', 'proxyRaw', 'direct'],
         ['the SDK client (fetch, web streams, SSE parser, result schema check) instead of the raw forward', 'proxySdk', 'proxyRaw'],
         ["our gateway's pooled client (its own tools/call forwarder on the SSRF-guarded undici dispatcher) instead of the plain SDK client", 'proxy', 'proxySdk'],
         ['the rest of ours without auth (guard, sessions, tool table lookup, place checks, audit)', 'oursNoAuth', 'proxy'],

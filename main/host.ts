@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { HostStatus } from '../common/host-status.js';
@@ -96,8 +96,8 @@ export class Host {
     try {
       await this.open();
       const { services, verifier } = await this.opened!;
-      const { app, sessions } = agentEndpoint(services, verifier);
-      const server = app.listen(this.config.port, this.config.host);
+      const { listener, sessions } = agentEndpoint(services, verifier);
+      const server = createServer(listener).listen(this.config.port, this.config.host);
       try {
         await once(server, 'listening');
       } catch (error) {

@@ -161,16 +161,17 @@ export class JwtVerifier {
 
   async verifyToken(token: string): Promise<Caller> {
     if (token.length === 0) throw new AuthError('missing', 'This server needs a bearer token.');
-    const header = protectedHeader(token);
-    if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') {
-      throw new AuthError('bad_algorithm', 'Unsigned tokens (alg "none") are never accepted.');
-    }
+    // A token in the cache passed every check below once; its header can't have changed since.
     const cached = this.verified.get(token);
     if (cached && stillInWindow(cached)) {
       if (cached.caller.tokenId !== undefined) await this.checkAppToken(cached.caller.tokenId);
       return cached.caller;
     }
     this.verified.delete(token);
+    const header = protectedHeader(token);
+    if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') {
+      throw new AuthError('bad_algorithm', 'Unsigned tokens (alg "none") are never accepted.');
+    }
     const { caller, payload } = this.app && header.kid === this.app.keyId ? await this.verifyAppToken(token) : await this.verifyExternalToken(token, header.alg);
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, { caller, ...(payload.exp !== undefined && { exp: payload.exp }), ...(payload.nbf !== undefined && { nbf: payload.nbf }) });

@@ -289,7 +289,7 @@ export class PlaceConnections {
   }
 
   /** What the connections' states depend on beyond access: the place's secret names, which OAuth logins exist. */
-  private async facts(place: Place, connections: PlaceConnection[]): Promise<Facts> {
+  private async facts(place: Place, connections: readonly PlaceConnection[]): Promise<Facts> {
     // The keychain is asked only about what the connections use.
     const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.cachedSecretNames(place) : [];
     const signedIn = new Set<string>();

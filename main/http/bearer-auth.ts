@@ -1,4 +1,5 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from './send-json.js';
 
 export interface Refusal {
   status: number;
@@ -8,20 +9,20 @@ export interface Refusal {
 }
 
 /**
- * Puts the verified caller in `res.locals.caller`, or answers with the refusal (a 401 and its
- * WWW-Authenticate challenge); nothing behind this middleware runs for an unauthenticated request.
+ * The verified caller of a request, or undefined once the refusal (a 401 and its WWW-Authenticate
+ * challenge) has been sent: nothing else may run for an unauthenticated request.
  */
-export function bearerAuth<C>(verify: (authorization: string | undefined) => Promise<C>, refuse: (error: unknown) => Refusal): RequestHandler {
-  return (req, res, next) => {
-    verify(req.headers.authorization).then(
-      (caller) => {
-        res.locals.caller = caller;
-        next();
-      },
-      (error: unknown) => {
-        const { status, challenge, message } = refuse(error);
-        res.status(status).set('WWW-Authenticate', challenge).json({ jsonrpc: '2.0', error: { code: -32001, message }, id: null });
-      },
-    );
+export function bearerAuth<C>(
+  verify: (authorization: string | undefined) => Promise<C>,
+  refuse: (error: unknown) => Refusal,
+): (req: IncomingMessage, res: ServerResponse) => Promise<C | undefined> {
+  return async (req, res) => {
+    try {
+      return await verify(req.headers.authorization);
+    } catch (error) {
+      const { status, challenge, message } = refuse(error);
+      sendJson(res, status, { jsonrpc: '2.0', error: { code: -32001, message }, id: null }, { 'WWW-Authenticate': challenge });
+      return undefined;
+    }
   };
 }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { networkInterfaces, hostname } from 'node:os';
 import type { RequestHandler } from 'express';
 import { isLoopbackHost } from '../config.js';
@@ -36,23 +37,34 @@ export function normalizeHost(value: string): string {
 }
 
 /**
- * DNS-rebinding protection: 403 unless the Host header names this server, and unless a browser's
- * Origin is one of this server's hosts or an explicitly allowed origin.
+ * DNS-rebinding protection: the reason to refuse a request (403) unless its Host header names this
+ * server, and unless a browser's Origin is one of this server's hosts or an explicitly allowed origin.
  */
-export function hostAndOriginGuard(hosts: Set<string>, extraOrigins: string[]): RequestHandler {
+export function hostAndOriginCheck(hosts: Set<string>, extraOrigins: string[]): (headers: IncomingHttpHeaders) => string | undefined {
   const origins = new Set(extraOrigins.map((o) => o.replace(/\/$/, '').toLowerCase()));
-  return (req, res, next) => {
-    const host = req.headers.host;
-    if (!host || !hosts.has(normalizeHost(host))) {
-      res.status(403).json(forbidden(`Host "${host ?? ''}" is not allowed. Connect with an address this server is bound to, or add the name to WORKSPACE_ALLOWED_HOSTS.`));
-      return;
+  // Clients send the same Host header on every request: the last one allowed is not parsed again.
+  let lastAllowed: string | undefined;
+  return ({ host, origin }) => {
+    if (host !== lastAllowed) {
+      if (!host || !hosts.has(normalizeHost(host))) {
+        return `Host "${host ?? ''}" is not allowed. Connect with an address this server is bound to, or add the name to WORKSPACE_ALLOWED_HOSTS.`;
+      }
+      lastAllowed = host;
     }
-    const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, hosts, origins)) {
-      res.status(403).json(forbidden(`Origin "${origin}" is not allowed. Browser pages may call this server only from its own hosts or from an origin listed in WORKSPACE_ALLOWED_ORIGINS.`));
-      return;
+      return `Origin "${origin}" is not allowed. Browser pages may call this server only from its own hosts or from an origin listed in WORKSPACE_ALLOWED_ORIGINS.`;
     }
-    next();
+    return undefined;
+  };
+}
+
+/** hostAndOriginCheck as Express middleware. */
+export function hostAndOriginGuard(hosts: Set<string>, extraOrigins: string[]): RequestHandler {
+  const check = hostAndOriginCheck(hosts, extraOrigins);
+  return (req, res, next) => {
+    const refused = check(req.headers);
+    if (refused) res.status(403).json(forbidden(refused));
+    else next();
   };
 }
 
@@ -67,6 +79,6 @@ function originAllowed(origin: string, hosts: Set<string>, origins: Set<string>)
   return (url.protocol === 'http:' || url.protocol === 'https:') && hosts.has(normalizeHost(url.host));
 }
 
-function forbidden(message: string) {
+export function forbidden(message: string) {
   return { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
 }

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   ErrorCode,
@@ -9,6 +9,7 @@ import {
   type JSONRPCMessage,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
+import { mediaType } from '../http/json-body.js';
 import type { ToolExtra } from './session-tool.js';
 
 /** A session's tools/call handler, validating the request and the result as the SDK's server does. */
@@ -43,9 +44,9 @@ export class DirectToolCalls {
   ) {}
 
   /** Answers `req` if it is a tools/call or the cancellation of one of these calls; false leaves it to the SDK transport. */
-  take(req: Request, res: Response): boolean {
+  take(req: IncomingMessage, res: ServerResponse, parsed: unknown): boolean {
     if (req.method !== 'POST') return false;
-    const body = req.body as Record<string, unknown> | undefined;
+    const body = parsed as Record<string, unknown> | undefined;
     if (typeof body !== 'object' || body === null || Array.isArray(body) || body.jsonrpc !== '2.0') return false;
     if (body.method === 'notifications/cancelled' && !('id' in body)) return this.cancel(body.params, res);
     if (!isPlainCall(body) || this.running.has(body.id) || !acceptable(req)) return false;
@@ -60,16 +61,16 @@ export class DirectToolCalls {
     this.running.clear();
   }
 
-  private cancel(params: unknown, res: Response): boolean {
+  private cancel(params: unknown, res: ServerResponse): boolean {
     const { requestId, reason } = (params ?? {}) as { requestId?: RequestId; reason?: unknown };
     const controller = requestId === undefined ? undefined : this.running.get(requestId);
     if (!controller) return false;
     controller.abort(reason);
-    res.status(202).end();
+    res.writeHead(202).end();
     return true;
   }
 
-  private async run(request: CallRequest, req: Request, res: Response): Promise<void> {
+  private async run(request: CallRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const controller = new AbortController();
     this.running.set(request.id, controller);
     const answer = new Answer(res, this.sessionId);
@@ -113,7 +114,7 @@ class Answer {
   private streaming = false;
 
   constructor(
-    private readonly res: Response,
+    private readonly res: ServerResponse,
     private readonly sessionId: string,
   ) {}
 
@@ -171,8 +172,8 @@ function isPlainCall(body: Record<string, unknown>): body is Record<string, unkn
 }
 
 /** The checks the SDK transport makes on a POST; a request that fails one goes to it, for its error answer. */
-function acceptable(req: Request): boolean {
+function acceptable(req: IncomingMessage): boolean {
   const accept = req.headers.accept ?? '';
   const version = req.headers['mcp-protocol-version'];
-  return accept.includes('application/json') && accept.includes('text/event-stream') && req.is('application/json') === 'application/json' && (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)));
+  return accept.includes('application/json') && accept.includes('text/event-stream') && mediaType(req.headers['content-type']) === 'application/json' && (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)));
 }

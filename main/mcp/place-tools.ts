@@ -21,8 +21,12 @@ export interface PlaceToolsDeps {
  */
 export class PlaceTools implements ToolSource {
   private readonly reported = new Set<string>();
-  /** Each connection's tools as last listed: an upstream that fails for a moment keeps its tools, and calls say why. */
-  private readonly lastKnown = new Map<string, SessionTool[]>();
+  /**
+   * Each connection's tools as last listed, with the record and upstream list they were made from:
+   * reused while both are the same (every call looks its tool up), kept while an upstream fails for
+   * a moment, so that calls say why.
+   */
+  private readonly lastKnown = new Map<string, { connection: PlaceConnection; upstream: readonly Tool[]; tools: SessionTool[] }>();
 
   constructor(
     private readonly place: Place,
@@ -45,9 +49,10 @@ export class PlaceTools implements ToolSource {
 
   private async toolsOf(connection: PlaceConnection): Promise<SessionTool[]> {
     const key = `${connection.storeId}/${connection.name}`;
-    let tools;
+    const known = this.lastKnown.get(key);
+    let upstream;
     try {
-      tools = await this.deps.gateway.upstream(connection).tools();
+      upstream = await this.deps.gateway.upstream(connection).tools();
     } catch (error) {
       // One broken upstream affects only its own tools; the agent still gets everything else.
       const message = (error as Error).message;
@@ -55,15 +60,16 @@ export class PlaceTools implements ToolSource {
         this.reported.add(message);
         this.deps.report(message);
       }
-      return this.lastKnown.get(key) ?? [];
+      return known?.tools ?? [];
     }
     this.reported.clear();
-    const sessionTools = tools.map((tool) => ({
+    if (known?.connection === connection && known.upstream === upstream) return known.tools;
+    const tools = upstream.map((tool) => ({
       definition: { ...tool, name: gatewayToolName(connection.name, tool.name) } as Tool,
       call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
     }));
-    this.lastKnown.set(key, sessionTools);
-    return sessionTools;
+    this.lastKnown.set(key, { connection, upstream, tools });
+    return tools;
   }
 
   // The tool table finds a connection tool through tools(), which checked the connection's

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { sendJson } from '../http/send-json.js';
 import { DirectToolCalls } from './direct-tool-calls.js';
 import { toolCallOf } from './tool-table.js';
 
@@ -19,7 +20,7 @@ interface Session {
 
 export interface McpSessionsOptions<C> {
   /** A fresh MCP server for one session, bound to the caller that initialized it; may refuse by throwing. */
-  createServer: (caller: C, req: Request) => Promise<McpServer>;
+  createServer: (caller: C, req: IncomingMessage) => Promise<McpServer>;
   /** Identifies a caller; a session answers only to the identity that created it. */
   ownerOf: (caller: C) => string;
   idleTimeoutMs: number;
@@ -49,7 +50,8 @@ export class McpSessions<C> {
     return this.sessions.size;
   }
 
-  async handle(req: Request, res: Response, caller: C): Promise<void> {
+  /** Serves one request of `caller`; `body` is its parsed JSON body, if it had one. */
+  async handle(req: IncomingMessage, res: ServerResponse, caller: C, body: unknown): Promise<void> {
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
       const session = this.sessions.get(id);
@@ -59,18 +61,18 @@ export class McpSessions<C> {
         return;
       }
       this.track(session, res);
-      if (session.direct?.take(req, res)) return;
-      await session.transport.handleRequest(req, res, req.body);
+      if (session.direct?.take(req, res, body)) return;
+      await session.transport.handleRequest(req, res, body);
       return;
     }
-    if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+    if (req.method !== 'POST' || !isInitializeRequest(body)) {
       sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header. Send initialize first, then pass the Mcp-Session-Id it returns on every request.');
       return;
     }
-    await this.create(req, res, caller);
+    await this.create(req, res, caller, body);
   }
 
-  private async create(req: Request, res: Response, caller: C): Promise<void> {
+  private async create(req: IncomingMessage, res: ServerResponse, caller: C, body: unknown): Promise<void> {
     const server = await this.options.createServer(caller, req);
     const owner = this.options.ownerOf(caller);
     const call = toolCallOf(server);
@@ -90,12 +92,12 @@ export class McpSessions<C> {
       void server.close();
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await transport.handleRequest(req, res, body);
     // An initialize that failed validation never became a session; don't leave its server behind.
     if (!transport.sessionId) await server.close();
   }
 
-  private track(session: Session, res: Response): void {
+  private track(session: Session, res: ServerResponse): void {
     session.open += 1;
     session.lastActivity = this.now();
     const done = new Promise<void>((resolve) =>
@@ -128,6 +130,6 @@ export class McpSessions<C> {
   }
 }
 
-function sendError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+function sendError(res: ServerResponse, status: number, code: number, message: string): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }

@@ -21,7 +21,7 @@ export class Gateway {
 
   upstream(connection: PlaceConnection): UpstreamConnection {
     const key = keyOf(connection);
-    const fingerprint = JSON.stringify([connection.url, connection.transport, connection.auth]);
+    const fingerprint = fingerprintOf(connection);
     const pooled = this.pool.get(key);
     if (pooled?.fingerprint === fingerprint) return pooled.connection;
     if (pooled) void pooled.connection.close();
@@ -60,6 +60,14 @@ export class Gateway {
     this.pool.clear();
     await Promise.all(all.map((p) => p.connection.close()));
   }
+}
+
+/** What the upstream client is made from; records are shared and frozen, so each is worked out once. */
+const fingerprints = new WeakMap<PlaceConnection, string>();
+function fingerprintOf(connection: PlaceConnection): string {
+  let fingerprint = fingerprints.get(connection);
+  if (fingerprint === undefined) fingerprints.set(connection, (fingerprint = JSON.stringify([connection.url, connection.transport, connection.auth])));
+  return fingerprint;
 }
 
 function keyOf(connection: Pick<PlaceConnection, 'storeId' | 'name'>): string {

@@ -37,6 +37,8 @@ export class ConnectionStore {
   private seen: { generation: number; digests: Map<string, string> } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  /** Each content's lists by place root (a content is replaced, never changed, when the file changes). */
+  private readonly lists = new WeakMap<Attachments, Map<string, readonly PlaceConnection[]>>();
 
   constructor(options: ConnectionStoreOptions) {
     this.path = join(options.stateDir, 'personal-mcp', 'attachments.json');
@@ -98,22 +100,18 @@ export class ConnectionStore {
     });
   }
 
-  /** Every person's connections in the place at `root`, by display name, then owner. */
-  async list(root: string): Promise<PlaceConnection[]> {
+  /**
+   * Every person's connections in the place at `root`, by display name, then owner. Asked on every
+   * agent call: the list is made once per content of the file and shared, frozen.
+   */
+  async list(root: string): Promise<readonly PlaceConnection[]> {
     assertPlaceRoot(root);
-    const { stores } = await this.current();
-    const connections: PlaceConnection[] = [];
-    for (const [storeId, entry] of Object.entries(stores)) {
-      if (entry.root !== root) continue;
-      for (const record of Object.values(entry.connections)) connections.push({ ...record, owner: entry.owner, storeId, root });
-    }
-    return connections.sort(
-      (a, b) =>
-        a.displayName.localeCompare(b.displayName, 'en', { sensitivity: 'base' }) ||
-        compare(a.displayName, b.displayName) ||
-        compare(a.owner, b.owner) ||
-        compare(a.name, b.name),
-    );
+    const attachments = await this.current();
+    let byRoot = this.lists.get(attachments);
+    if (!byRoot) this.lists.set(attachments, (byRoot = new Map()));
+    let connections = byRoot.get(root);
+    if (!connections) byRoot.set(root, (connections = listOf(attachments, root)));
+    return connections;
   }
 
   /** The place's connection named `name`, whoever added it. */
@@ -216,6 +214,20 @@ export class ConnectionStore {
       }
     }
   }
+}
+
+const byDisplayName = new Intl.Collator('en', { sensitivity: 'base' });
+
+function listOf({ stores }: Attachments, root: string): readonly PlaceConnection[] {
+  const connections: PlaceConnection[] = [];
+  for (const [storeId, entry] of Object.entries(stores)) {
+    if (entry.root !== root) continue;
+    for (const record of Object.values(entry.connections)) connections.push(Object.freeze({ ...record, owner: entry.owner, storeId, root }));
+  }
+  connections.sort(
+    (a, b) => byDisplayName.compare(a.displayName, b.displayName) || compare(a.displayName, b.displayName) || compare(a.owner, b.owner) || compare(a.name, b.name),
+  );
+  return Object.freeze(connections);
 }
 
 function compare(a: string, b: string): number {

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+
+// What /mcp answers to requests it cannot take, before any session or tool sees them: its own
+// request handling (Host check, path, body), not the SDK's.
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** node:http, so that headers and body can be anything; `body` may be written in several chunks. */
+function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer[] }): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: init.method ?? 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...init.headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      },
+    );
+    // The server may answer and close before the whole body is sent: that is the point of some cases.
+    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+    if (Array.isArray(init.body)) {
+      for (const chunk of init.body) req.write(chunk);
+      req.end();
+    } else {
+      req.end(init.body);
+    }
+  });
+}
+
+const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+
+function rpcError(response: RawResponse): { code: number; message: string } {
+  return (JSON.parse(response.body) as { error: { code: number; message: string } }).error;
+}
+
+describe('the agent endpoint\'s own answers', () => {
+  let fx: HostFixture;
+  let headers: Record<string, string>;
+
+  before(async () => {
+    fx = await startHost({ auth: false });
+    const { transport } = await fx.connect();
+    headers = { 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': transport.protocolVersion! };
+  });
+  after(() => fx.close());
+
+  it('answers a body that is not JSON with a JSON-RPC parse error (400, -32700)', async () => {
+    const response = await raw(fx.url, { headers, body: '{"jsonrpc": "2.0", "id": 1, "method": "tools/li' });
+    assert.equal(response.status, 400);
+    assert.equal(rpcError(response).code, -32700);
+    assert.match(rpcError(response).message, /not valid JSON/);
+  });
+
+  it('refuses a body larger than 64 MiB with 413, whether announced or streamed', async () => {
+    const announced = await raw(fx.url, { headers: { ...headers, 'Content-Length': String(65 * 2 ** 20) }, body: [Buffer.from('{"jsonrpc":')] });
+    assert.equal(announced.status, 413);
+    assert.match(rpcError(announced).message, /larger than the 64 MiB/);
+
+    const chunk = Buffer.alloc(2 ** 20, 0x20);
+    const streamed = await raw(fx.url, { headers, body: [Buffer.from('{"pad":"'), ...Array.from({ length: 65 }, () => chunk), Buffer.from('"}')] });
+    assert.equal(streamed.status, 413);
+  });
+
+  it('refuses a compressed body or one in another charset with 415, saying what to send', async () => {
+    const gzip = await raw(fx.url, { headers: { ...headers, 'Content-Encoding': 'gzip' }, body: initialize });
+    assert.equal(gzip.status, 415);
+    assert.match(rpcError(gzip).message, /uncompressed/);
+    const utf16 = await raw(fx.url, { headers: { ...headers, 'Content-Type': 'application/json; charset=utf-16' }, body: initialize });
+    assert.equal(utf16.status, 415);
+    assert.match(rpcError(utf16).message, /UTF-8/);
+  });
+
+  it('still serves the session after refusing bad requests', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'bash', arguments: { command: 'echo still here' } } });
+    const response = await raw(fx.url, { headers, body });
+    assert.equal(response.status, 200);
+    assert.match(response.body, /still here/);
+  });
+
+  it('refuses a URL that names two places', async () => {
+    const url = `${fx.url}?workspace_path=Crew/a&workspace_path=Crew/b`;
+    const response = await raw(url, { body: initialize });
+    assert.equal(response.status, 400);
+    assert.match(rpcError(response).message, /names 2 places/);
+  });
+
+  it('answers 404 with a pointer to /mcp for any other path', async () => {
+    const response = await raw(new URL('/other', fx.url).href, { body: initialize });
+    assert.equal(response.status, 404);
+    assert.match(response.body, /The MCP endpoint is \/mcp/);
+  });
+
+  it('refuses a foreign Host header even right after its own host was allowed', async () => {
+    const port = new URL(fx.url).port;
+    assert.equal((await raw(fx.url, { headers: { Host: `localhost:${port}` }, body: initialize })).status, 200);
+    const response = await raw(fx.url, { headers: { Host: `attacker.example:${port}` }, body: initialize });
+    assert.equal(response.status, 403);
+    assert.match(rpcError(response).message, /Host "attacker\.example/);
+  });
+});
