@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { mediaType } from './media-type.js';
 
 /** A request body this endpoint cannot take; `status` and `code` (JSON-RPC) say how to answer. */
 export class RequestBodyError extends Error {
@@ -60,9 +61,4 @@ function unsupported(req: IncomingMessage, limitBytes: number): RequestBodyError
 
 function tooLarge(limitBytes: number): RequestBodyError {
   return new RequestBodyError(413, -32000, `The request is larger than the ${limitBytes / 2 ** 20} MiB this server accepts: send less at once (write a large file in parts, say).`);
-}
-
-/** The media type of a Content-Type header, lowercased, without parameters ('' when absent). */
-export function mediaType(header: string | undefined): string {
-  return (header ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }

@@ -1,5 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Agent } from 'undici';
+import { mediaType } from '../../http/media-type.js';
 
 /** The upstream's answer to one POST, its body decoded to text as it arrives. */
 export interface PostAnswer {
@@ -63,10 +64,6 @@ export function postWithDispatcher(url: URL, agent: Agent, redirected: Post): Po
       },
     };
   };
-}
-
-function mediaType(header: string | null | undefined): string {
-  return (header ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }
 
 async function* decode(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
