@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { AgentTokenStore } from '../auth/agent-tokens.js';
 import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
+import { raw } from '../../test/support/raw-http.js';
 
 const SECRET = 'a shared secret that the platform signs with';
 const ISSUER = 'https://persona.example';
@@ -28,24 +28,6 @@ function externalToken(claims: Record<string, unknown> = {}, options: { secret?:
 /** A tools/call that would create `marker` if it reached the tool. */
 function writeCall(marker: string) {
   return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write', arguments: { path: marker, content: 'x' } } });
-}
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** node:http, so that Host and Origin can be set freely. */
-function raw(url: string, headers: Record<string, string>, body: string): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 describe('agent endpoint authentication', () => {
@@ -83,7 +65,7 @@ describe('agent endpoint authentication', () => {
     it(`refuses ${what} with 401 and a WWW-Authenticate challenge, reaching no tool`, async () => {
       const token = await makeToken();
       const marker = join(dir, `marker-${what.replace(/\W+/g, '-')}`);
-      const response = await raw(fx.url, token ? { Authorization: `Bearer ${token}` } : {}, writeCall(marker));
+      const response = await raw(fx.url, { headers: token ? { Authorization: `Bearer ${token}` } : {}, body: writeCall(marker) });
       assert.equal(response.status, 401);
       const challenge = String(response.headers['www-authenticate']);
       assert.match(challenge, /^Bearer realm="persona-mcp-workspace"/);
@@ -103,7 +85,7 @@ describe('agent endpoint authentication', () => {
     await new AgentTokenStore({ stateDir: fx.stateDir }).revoke(created.id);
 
     const marker = join(dir, 'marker-revoked');
-    const response = await raw(fx.url, { Authorization: `Bearer ${created.token}` }, writeCall(marker));
+    const response = await raw(fx.url, { headers: { Authorization: `Bearer ${created.token}` }, body: writeCall(marker) });
     assert.equal(response.status, 401);
     assert.match(JSON.parse(response.body).error.message, /revoked/);
     await assert.rejects(stat(marker));
@@ -131,13 +113,13 @@ describe('DNS-rebinding protection', () => {
   const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 
   it('refuses a foreign Host header with 403', async () => {
-    const response = await raw(fx.url, { Host: 'attacker.example:9100' }, initialize);
+    const response = await raw(fx.url, { headers: { Host: 'attacker.example:9100' }, body: initialize });
     assert.equal(response.status, 403);
     assert.match(JSON.parse(response.body).error.message, /Host "attacker\.example:9100" is not allowed/);
   });
 
   it('refuses a foreign browser Origin with 403', async () => {
-    const response = await raw(fx.url, { Origin: 'https://attacker.example' }, initialize);
+    const response = await raw(fx.url, { headers: { Origin: 'https://attacker.example' }, body: initialize });
     assert.equal(response.status, 403);
     assert.match(JSON.parse(response.body).error.message, /Origin/);
   });
@@ -146,7 +128,7 @@ describe('DNS-rebinding protection', () => {
     const port = new URL(fx.url).port;
     const cases: Array<Record<string, string>> = [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://localhost:6274` }];
     for (const headers of cases) {
-      const response = await raw(fx.url, headers, initialize);
+      const response = await raw(fx.url, { headers, body: initialize });
       assert.equal(response.status, 200, JSON.stringify(headers));
     }
   });

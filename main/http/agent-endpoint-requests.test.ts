@@ -1,38 +1,10 @@
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { raw, type RawResponse } from '../../test/support/raw-http.js';
 
 // What /mcp answers to requests it cannot take, before any session or tool sees them: its own
 // request handling (Host check, path, body), not the SDK's.
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** node:http, so that headers and body can be anything; `body` may be written in several chunks. */
-function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer[] }): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: init.method ?? 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...init.headers } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-      },
-    );
-    // The server may answer and close before the whole body is sent: that is the point of some cases.
-    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
-    if (Array.isArray(init.body)) {
-      for (const chunk of init.body) req.write(chunk);
-      req.end();
-    } else {
-      req.end(init.body);
-    }
-  });
-}
 
 const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 
