@@ -116,13 +116,8 @@ export class ConnectionStore {
 
   /** The place's connection named `name`, whoever added it. */
   async get(root: string, name: string): Promise<PlaceConnection | undefined> {
-    assertPlaceRoot(root);
-    const { stores } = await this.current();
-    for (const [storeId, entry] of Object.entries(stores)) {
-      const record = entry.root === root ? entry.connections[name] : undefined;
-      if (record) return { ...record, owner: entry.owner, storeId, root };
-    }
-    return undefined;
+    // A server name is unique within a place (add refuses a clash), so at most one matches.
+    return (await this.list(root)).find((c) => c.name === name);
   }
 
   /** The roots of the places that have connections, sorted. */
