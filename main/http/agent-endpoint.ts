@@ -89,8 +89,8 @@ function isMcpPath(url: string): boolean {
 
 /** The place named in the URL (`/mcp?workspace_path=`), if any; naming two is refused. */
 function workspacePathOf(req: IncomingMessage): string | undefined {
-  const url = req.url ?? '';
-  const values = new URLSearchParams(url.slice(url.indexOf('?') + 1 || url.length)).getAll('workspace_path');
+  // Only the query is read: the base just makes the request target a URL.
+  const values = new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('workspace_path');
   if (values.length > 1) throw new PlacePathError(`The URL names ${values.length} places (workspace_path); name one.`);
   return values[0];
 }
