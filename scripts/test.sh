@@ -16,7 +16,12 @@ if [ -n "${PERSONA_TEST_SESSION:-}" ] && command -v gnome-keyring-daemon >/dev/n
   export GNOME_KEYRING_CONTROL
 fi
 
+# With test files as arguments, runs only those (no type check or build): for working on one part.
+if [ $# -gt 0 ]; then
+  exec node --import tsx --test --test-reporter=spec "$@"
+fi
+
 npm run --silent typecheck
 npm run --silent build
 mapfile -t files < <(find main common preload e2e test -name '*.test.ts' 2>/dev/null | sort)
-node --import tsx --test --test-reporter=spec "$@" "${files[@]}"
+node --import tsx --test --test-reporter=spec "${files[@]}"
