@@ -27,7 +27,7 @@ const addBody = z.union([
           url: z.string().min(1),
           name: z.string().max(100).optional(),
           transport: transport.optional(),
-          header: z.object({ name: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name: letters, digits and -'), prefix: z.string().max(50).optional(), secret: z.string().min(1) }).strict().optional(),
+          header: z.object({ name: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name: letters, digits and -'), prefix: z.string().max(50).regex(/^[^\p{Cc}]*$/u, 'no control characters or line breaks').optional(), secret: z.string().min(1) }).strict().optional(),
         })
         .strict(),
     })

@@ -75,14 +75,42 @@ describe('PlaceSecrets input checks', () => {
   it('accepts values of 1 byte to 16 KiB and refuses others without repeating them', async () => {
     await place.set('Crew/values', 'MAX', 'x'.repeat(16 * 1024));
     assert.equal((await place.value('Crew/values', 'MAX')).length, 16 * 1024);
-    for (const value of ['', 'y'.repeat(16 * 1024 + 1), 'é'.repeat(8 * 1024 + 1), 'with\0nul-6612', 'lone\uD800-6612']) {
+    for (const value of ['', 'y'.repeat(16 * 1024 + 1), 'é'.repeat(8 * 1024 + 1), 'lone\uD800-6612']) {
       await assert.rejects(place.set('Crew/values', 'BAD', value), (error: Error) => {
         assert.ok(error instanceof InvalidPlaceSecretError);
-        assert.equal(error.message, 'A secret value must be 1 byte to 16 KiB of text, without NUL characters.');
+        assert.equal(error.message, 'The secret was not saved: a secret value must be 1 byte to 16 KiB of text.');
         return true;
       });
     }
     assert.deepEqual(await place.names('Crew/values'), ['MAX']);
+  });
+
+  it('refuses values with CR, LF or NUL, saying why and never repeating them', async () => {
+    const cases: Array<[string, RegExp]> = [
+      ['sk-crlf-6612\r\nX-Injected: 1', /line break \(CR or LF\)/],
+      ['sk-lf-6612\n', /line break \(CR or LF\)/],
+      ['sk-cr-6612\r', /line break \(CR or LF\)/],
+      ['sk-nul-6612\0', /a NUL character/],
+    ];
+    for (const [value, reason] of cases) {
+      await assert.rejects(place.set('Crew/crlf', 'BAD', value), (error: Error) => {
+        assert.ok(error instanceof InvalidPlaceSecretError);
+        assert.match(error.message, /^The secret was not saved: /);
+        assert.match(error.message, reason);
+        assert.ok(!error.message.includes('6612'), 'the value is not repeated');
+        return true;
+      });
+    }
+    assert.deepEqual(await place.names('Crew/crlf'), []);
+  });
+
+  it('refuses to hand out a value with a line break saved before such values were refused', async () => {
+    await keychain.set(`place-secret:${encodeURIComponent('Crew/old')}:OLD`, 'sk-old-6612\r\nX: y');
+    await assert.rejects(place.value('Crew/old', 'OLD'), (error: Error) => {
+      assert.ok(error instanceof InvalidPlaceSecretError);
+      assert.equal(error.message, 'The secret OLD of the place Crew/old cannot be used: it contains a line break (CR or LF), which an HTTP header cannot carry; paste the value without the line break. Set it again.');
+      return true;
+    });
   });
 
   it('refuses place paths with control characters or too long to name an item', async () => {

@@ -214,6 +214,8 @@ function describe(error: unknown, timeoutMs: number): string {
   const cause = (error as { cause?: { code?: string } }).cause ?? (error as { code?: string });
   if (cause?.code === 'ECONNREFUSED') return 'the connection was refused. Check that the server is running and the URL is right.';
   if (cause?.code === 'ENOTFOUND') return 'its host name does not resolve. Check the URL.';
+  // fetch quotes a header value it refuses, and that value is a credential.
+  if (error instanceof TypeError && /header/i.test(error.message)) return 'a header of the request (its credentials) is not valid. Set the connection\'s API key again.';
   if (error instanceof Error) return `${error.message.replace(/\s+/g, ' ').slice(0, 300)}.`;
   return String(error);
 }
