@@ -166,11 +166,16 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    const message = error instanceof UsageError || error instanceof ConfigError || error instanceof JwtConfigError ? error.message : userError(error)?.message;
-    process.stderr.write(`${PRODUCT_NAME}: ${message ?? (error as Error).stack ?? String(error)}\n`);
-    process.exit(2);
-  },
-);
+/**
+ * Exits once stdout and stderr have handed everything to the OS: writes to a pipe are asynchronous,
+ * and exiting before they finish cuts the output (at the pipe's 64 KiB, say, with `| head`).
+ */
+function exitAfterOutput(code: number): void {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
+main(process.argv.slice(2)).then(exitAfterOutput, (error: unknown) => {
+  const message = error instanceof UsageError || error instanceof ConfigError || error instanceof JwtConfigError ? error.message : userError(error)?.message;
+  process.stderr.write(`${PRODUCT_NAME}: ${message ?? (error as Error).stack ?? String(error)}\n`);
+  exitAfterOutput(2);
+});
