@@ -11,7 +11,7 @@ const auditRecordSchema = z.object({
   executionId: z.string().optional(),
   workspaceId: z.string().optional(),
   durationMs: z.number(),
-  outcome: z.enum(['ok', 'error', 'cancelled']),
+  outcome: z.enum(['ok', 'error', 'timeout', 'cancelled']),
   error: z.string().optional(),
 });
 

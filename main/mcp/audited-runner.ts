@@ -1,4 +1,5 @@
 import type { AuditEntry } from '../audit/audit-log.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRunner } from './tool-table.js';
 
 export interface AuditContext {
@@ -28,14 +29,24 @@ export function auditedRunner(record: (entry: AuditEntry) => void, context: Audi
     });
     try {
       const result = await fn();
-      if (extra.signal.aborted) record(entry('cancelled'));
-      else record(result.isError ? entry('error', firstLine(result.content[0])) : entry('ok'));
+      record(extra.signal.aborted ? entry('cancelled') : entryFor(result, entry));
       return result;
     } catch (error) {
       record(entry(extra.signal.aborted ? 'cancelled' : 'error', (error as Error).name));
       throw error;
     }
   };
+}
+
+/**
+ * How a call that returned ended: a command's answer says when it timed out or was stopped (it is
+ * still an answer, with the output so far), other tools' errors say so with isError.
+ */
+function entryFor(result: CallToolResult, entry: (outcome: AuditEntry['outcome'], error?: string) => AuditEntry): AuditEntry {
+  const ended = result.structuredContent ?? {};
+  if (ended.timedOut === true) return entry('timeout', firstLine(result.content[0]));
+  if (ended.cancelled === true || ended.serverStopped === true) return entry('cancelled');
+  return result.isError ? entry('error', firstLine(result.content[0])) : entry('ok');
 }
 
 function optionalId<K extends string>(key: K, value: unknown): { [P in K]?: string } {

@@ -31,8 +31,9 @@ export function installToolTable(server: McpServer, fixed: SessionTool[], source
     const { name, arguments: args } = request.params;
     const tool = byName.get(name) ?? (await findIn(sources, name));
     if (!tool) {
+      // Refused, and audited like every call: probing for tools is worth a record too.
       const reason = sources.map((source) => source.explainUnknown?.(name)).find(Boolean);
-      return toolError(reason ?? `There is no tool named "${name}". List the tools to see what this server offers.`);
+      return run(name, extra, async () => toolError(reason ?? `There is no tool named "${name}". List the tools to see what this server offers.`));
     }
     return run(name, extra, () => tool.call(args, extra));
   };

@@ -15,7 +15,7 @@ export interface ActivityRecord {
   /** The place's root; `""` is This machine. */
   place?: string;
   durationMs: number;
-  outcome: 'ok' | 'error' | 'cancelled';
+  outcome: 'ok' | 'error' | 'timeout' | 'cancelled';
   error?: string;
 }
 

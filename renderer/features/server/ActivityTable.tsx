@@ -7,7 +7,7 @@ import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { callerWords, tokenIdOf, durationWords, OUTCOME_WORDS, timeWords } from './activity-words';
 import { placeLabel } from './server-words';
 
-const OUTCOME_CLASS: Record<ActivityRecord['outcome'], string> = { ok: 'state-connected', error: 'state-needs-secret', cancelled: 'state-paused' };
+const OUTCOME_CLASS: Record<ActivityRecord['outcome'], string> = { ok: 'state-connected', error: 'state-needs-secret', timeout: 'state-needs-secret', cancelled: 'state-paused' };
 
 /** The last tool calls from the audit log, newest first; polled while the screen is open. */
 export function ActivityTable({ places }: { places: Place[] }) {

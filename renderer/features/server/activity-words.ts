@@ -34,5 +34,6 @@ export function timeWords(iso: string, now = new Date()): string {
 export const OUTCOME_WORDS: Record<ActivityRecord['outcome'], string> = {
   ok: 'OK',
   error: 'Failed',
+  timeout: 'Timed out',
   cancelled: 'Cancelled',
 };
