@@ -70,7 +70,7 @@ function externalKeys({ jwt }: Config): string {
 
 async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke'>): Promise<number> {
   const stateDir = stateDirFrom();
-  const tokens = agentTokenStore(stateDir, openSecretStore({ stateDir }));
+  const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir }));
   switch (command.kind) {
     case 'token-create': {
       const created = await tokens.create({

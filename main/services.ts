@@ -60,7 +60,7 @@ export interface ServicesOptions {
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const secrets = openSecretStore({ stateDir: config.stateDir, env });
+  const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const placeSecrets = new PlaceSecrets(secrets);
   const connectionSecrets = new ConnectionSecrets(secrets);
   const access = new AccessDirectory(config.stateDir);
