@@ -52,7 +52,7 @@ export function agentEndpoint(services: Services, verifier: JwtVerifier | undefi
         skillsDir: config.skillsDir,
         skillsChanged: services.skillsChanged,
         tools: [...tools, manageConnectionsTool(place, person, services.connections)],
-        sources: [new PlaceTools(place, { connections: services.connections, gateway: services.gateway, report: services.log })],
+        sources: [new PlaceTools(place, { connections: services.connections, gateway: services.gateway, health: services.health, report: services.log })],
         run: auditedRunner((entry) => services.audit.record(entry), {
           caller: caller.subject,
           place: place.root,
