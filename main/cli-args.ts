@@ -17,6 +17,7 @@ export type Command =
   | { kind: 'connections-list'; workspacePath: string; json: boolean }
   | { kind: 'connections-add'; workspacePath: string; catalog?: string; secret?: string; server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } }
   | { kind: 'connections-remove'; workspacePath: string; name: string; owner?: string }
+  | { kind: 'connections-test'; workspacePath: string; name: string; owner?: string }
   | { kind: 'secrets-list'; workspacePath: string }
   | { kind: 'secrets-set'; workspacePath: string; name: string }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
@@ -32,6 +33,7 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --url URL [--name NAME] [--transport sse]
                                   [--header HEADER --secret NAME [--prefix 'Bearer ']]
   ${PRODUCT_NAME} connections remove NAME [--workspace-path PATH] [--owner ID]
+  ${PRODUCT_NAME} connections test NAME [--workspace-path PATH] [--owner ID]
   ${PRODUCT_NAME} secrets list [--workspace-path PATH]
   ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH]     (the value is read from stdin)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
@@ -186,8 +188,13 @@ function parseConnections(argv: string[]): Command {
       if (positionals.length !== 1) throw new UsageError('connections remove needs exactly one connection name; "connections list" shows them.');
       return { kind: 'connections-remove', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, ...(values.owner && { owner: values.owner }) };
     }
+    case 'test': {
+      const { values, positionals } = parse(rest, { ...PLACE, owner: { type: 'string' } });
+      if (positionals.length !== 1) throw new UsageError('connections test needs exactly one connection name; "connections list" shows them.');
+      return { kind: 'connections-test', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, ...(values.owner && { owner: values.owner }) };
+    }
     default:
-      throw new UsageError(`"connections" needs one of: list, add, remove${action ? ` (got "${action}")` : ''}.`);
+      throw new UsageError(`"connections" needs one of: list, add, remove, test${action ? ` (got "${action}")` : ''}.`);
   }
 }
 

@@ -8,6 +8,7 @@ import { AuthorizationServer } from './auth/oauth-server/authorization-server.js
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
+import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch } from './connections/network/guarded-fetch.js';
 import { asksForSignIn } from './connections/oauth/challenge.js';
@@ -42,6 +43,7 @@ export interface Services {
   catalog: CatalogService;
   store: ConnectionStore;
   gateway: Gateway;
+  health: ConnectionHealth;
   connections: PlaceConnections;
   placeSessions: PlaceSessions;
   audit: AuditLog;
@@ -102,6 +104,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
     credentials: (c) => connections!.credentials(c),
     signedFetch: (c, base) => oauth.fetch(c, base),
   });
+  // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
+  const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
   connections = new PlaceConnections({
     store,
     oauth,
@@ -113,12 +117,17 @@ export async function openServices(config: Config, log: (line: string) => void, 
     placeSecrets,
     connectionSecrets,
     gateway,
+    health,
     allowPrivateNetwork: config.allowPrivateNetwork,
   });
 
   const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
   await store.watch();
-  const stopGatewayWatch = gateway.onToolsChanged((root) => placeSessions.toolsChanged([root]));
+  // An upstream's tools changed, a request to it failed: its health is measured again, and the
+  // place's sessions hear when that changes the tools they get.
+  const stopGatewayWatch = gateway.onToolsChanged((c) => health.toolsChanged(c));
+  const stopFailureWatch = gateway.onFailure((c, error) => health.failed(c, error));
+  const stopHealthWatch = health.onChange((root) => placeSessions.toolsChanged([root]));
   // A sign-in finished or a login ended: the place's agents gain or lose those tools.
   const stopSignInWatch = oauth.onStateChange(() => placeSessions.toolsChanged());
 
@@ -146,6 +155,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     catalog,
     store,
     gateway,
+    health,
     connections,
     placeSessions,
     audit,
@@ -156,6 +166,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
     close: async () => {
       stopStoreWatch();
       stopGatewayWatch();
+      stopFailureWatch();
+      stopHealthWatch();
+      health.close();
       stopSignInWatch();
       await commands.killAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.

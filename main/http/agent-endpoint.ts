@@ -63,6 +63,7 @@ export function agentEndpoint(
         sources: [new PlaceTools(place, {
             connections: services.connections,
             gateway: services.gateway,
+            health: services.health,
             catalogDescription: (id) => services.catalog.list().entries.find((entry) => entry.id === id)?.description,
             report: services.log,
           }),],

@@ -97,6 +97,12 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), connectOptions(body)));
   });
 
+  // Test: the server is asked now (initialize + tools/list with the connection's credentials).
+  router.post('/mcp/place/:name/test', async (req, res) => {
+    const owner = typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
+    res.json({ connection: await connections.test(person(res), placeOf(req), String(req.params.name), owner) });
+  });
+
   router.delete('/mcp/place/:name', async (req, res) => {
     const owner = typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
     res.json({ removed: await connections.remove(person(res), placeOf(req), String(req.params.name), owner) });
