@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { MachineError } from './errors.js';
+import { SCAN_BUFFER_BYTES } from './newline-scanner.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type BinaryReadResult, type TextReadResult } from './read.js';
 
 const run = promisify(execFile);
@@ -168,6 +169,45 @@ describe('read: text', () => {
     assert.equal(result.note, '[lines 10002-10003 of 10003]');
     assert.ok(peak - rssBefore < 256 * 1024 ** 2, `peak RSS grew by ${Math.round((peak - rssBefore) / 1024 ** 2)} MiB`);
     await rm(path);
+  });
+});
+
+/** Lines of multi-byte characters (2, 3 and 4 bytes) of varied lengths, so that chunk boundaries cut characters and lines. */
+function wideLines(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `${i + 1} ${'é€😀'.repeat(i % 23)}${'x'.repeat(i % 5)}\n`);
+}
+
+/** A file of more than 2 scan buffers of `wideLines`, padded at the start so that the last buffer's first byte is inside a character. */
+async function wideFile(name: string): Promise<{ path: string; all: string[]; padding: number }> {
+  const all = wideLines(60_000);
+  const body = Buffer.from(all.join(''));
+  assert.ok(body.length > 2 * SCAN_BUFFER_BYTES);
+  let padding = 0;
+  while (padding < 4 && (body[body.length - SCAN_BUFFER_BYTES - padding]! & 0xc0) !== 0x80) padding += 1;
+  assert.equal(body[body.length - SCAN_BUFFER_BYTES - padding]! & 0xc0, 0x80, 'a buffer boundary cuts a character');
+  // The padding joins the first line, which the tests do not look at.
+  all[0] = `${'p'.repeat(padding)}${all[0]}`;
+  return { path: await file(name, Buffer.concat([Buffer.from('p'.repeat(padding)), body])), all, padding };
+}
+
+describe('read: scanning forward', () => {
+  it('finds a line far down a large file exactly, across buffer boundaries that cut characters', async () => {
+    const { path, all } = await wideFile('forward-wide.txt');
+    for (const line of [2, 31_000, all.length - 1]) {
+      const result = await readText({ path, offset: line, limit: 2 });
+      assert.equal(result.text, all.slice(line - 1, line + 1).join(''), `line ${line}`);
+      assert.equal(result.totalLines, all.length);
+    }
+  });
+
+  it('counts the lines of a large file as wc -l does', { skip: process.platform !== 'linux' }, async () => {
+    const { path } = await wideFile('forward-count.txt');
+    const { stdout } = await run('wc', ['-l', path]);
+    assert.equal((await readText({ path, limit: 1 })).totalLines, Number(stdout.trim().split(' ')[0]));
+    const noNewline = await file('forward-count-open.txt', 'a\n'.repeat(SCAN_BUFFER_BYTES) + 'last');
+    const result = await readText({ path: noNewline, offset: SCAN_BUFFER_BYTES + 1 });
+    assert.equal(result.text, 'last');
+    assert.equal(result.totalLines, SCAN_BUFFER_BYTES + 1);
   });
 });
 
