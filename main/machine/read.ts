@@ -40,7 +40,7 @@ const IMAGE_TYPES: Record<string, string> = {
 
 export interface ReadInput {
   path: string;
-  /** Text: first line, 1-based (0 counts as 1). Base64: first byte, 0-based. */
+  /** Text: first line, 1-based (0 counts as 1); negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based. */
   offset?: number;
   /** Text: number of lines. Base64: number of bytes. */
   limit?: number;
@@ -52,10 +52,15 @@ export interface TextReadResult {
   kind: 'text';
   path: string;
   text: string;
-  /** First and last line returned (1-based; endLine < startLine when nothing was returned). */
-  startLine: number;
-  endLine: number;
-  totalLines: number;
+  /**
+   * First and last line returned (1-based; endLine < startLine when nothing was returned), and the
+   * file's line count. Absent when the lines were found by reading from the end, which counts no further.
+   */
+  startLine?: number;
+  endLine?: number;
+  totalLines?: number;
+  /** With a negative offset whose lines were not numbered: how many lines from the end the text starts. */
+  fromEnd?: number;
   /** Where the answer stops and how to continue; absent when the whole file was returned. */
   note?: string;
 }
@@ -77,7 +82,9 @@ export type ReadResult = TextReadResult | BinaryReadResult;
 
 export async function readFile(input: ReadInput): Promise<ReadResult> {
   const path = resolve(input.path);
-  checkCount(input.offset, 'offset', 0);
+  if (input.offset !== undefined && !Number.isInteger(input.offset)) {
+    throw new MachineError('invalid_input', `offset must be a whole number (got ${input.offset}).`);
+  }
   checkCount(input.limit, 'limit', 1);
   const fd = await openFile(path, OPEN_FLAGS).catch((error: unknown) => {
     throw fileSystemError(error, path, 'read');
@@ -106,7 +113,9 @@ export async function readFile(input: ReadInput): Promise<ReadResult> {
     const encoding = input.encoding ?? (looksLikeText(first.subarray(0, SNIFF_BYTES), bytesRead >= SNIFF_BYTES) ? 'text' : 'base64');
     if (encoding === 'base64') return await readBytes(readAt, path, info.size, input, input.encoding === undefined);
     const limit = input.limit ?? READ_DEFAULT_LINE_LIMIT;
-    return await readLines(file, bytesRead, Math.max(1, input.offset ?? 1), limit);
+    const offset = input.offset ?? 1;
+    if (offset >= 0) return await readLines(file, bytesRead, Math.max(1, offset), limit);
+    return info.size > 0 ? await readLastLines(file, -offset, limit) : await readLastLinesOfUnsizedFile(file, bytesRead, -offset, limit);
   } catch (error) {
     throw fileSystemError(error, path, 'read');
   } finally {
@@ -268,6 +277,91 @@ async function readLines(file: OpenFile, bytesRead: number, startLine: number, l
   return numberedLines(file.path, collector, startLine, totalLines);
 }
 
+/**
+ * The lines from the `fromEnd`-th last one: finds where that line starts by reading backwards from
+ * the end of the file (never the whole file), then reads forward from there.
+ */
+async function readLastLines(file: OpenFile, fromEnd: number, limit: number): Promise<TextReadResult> {
+  const { scan, size } = file;
+  let position = size;
+  let newlines = 0; // newlines after `position`, the file's last byte excepted
+  let start = 0;
+  let linesBefore: number | undefined = 0; // lines before `start`, when known
+  let linesFromStart: number | undefined; // lines from `start` to the end
+  while (position > 0) {
+    const from = Math.max(0, position - SCAN_BUFFER_BYTES);
+    const data = scan.buffer.subarray(0, await readFully(file, from, position - from));
+    // A newline as the file's last byte ends its last line; it does not start another one.
+    const end = position === size && data[data.length - 1] === 0x0a ? data.length - 1 : data.length;
+    const found = scan.countNewlines(0, end);
+    if (newlines + found >= fromEnd) {
+      let at = end;
+      for (let left = fromEnd - newlines; left > 0; left -= 1) at = data.lastIndexOf(0x0a, at - 1);
+      start = from + at + 1;
+      linesFromStart = fromEnd;
+      // Only when the backward read reached the start of the file are the line numbers known.
+      linesBefore = from === 0 ? scan.countNewlines(0, at + 1) : undefined;
+      break;
+    }
+    newlines += found;
+    position = from;
+  }
+  // Fewer lines than asked for: the whole file, whose lines were all counted.
+  linesFromStart ??= newlines + 1;
+
+  const collector = new LineCollector(limit);
+  const cursor: Cursor = { line: 1, lineStart: start, newlines: 0 };
+  for (let at = start; !collector.done && at < size; ) {
+    const bytesRead = await file.readAt(scan.buffer, 0, Math.min(SCAN_BUFFER_BYTES, size - at), at);
+    if (bytesRead === 0) break;
+    collect(scan.buffer.subarray(0, bytesRead), 0, at, cursor, collector);
+    at += bytesRead;
+  }
+  collector.finish();
+
+  if (linesBefore !== undefined) return numberedLines(file.path, collector, linesBefore + 1, linesBefore + linesFromStart);
+  const result: TextReadResult = { kind: 'text', path: file.path, text: collector.text(), fromEnd };
+  const lines = collector.lines;
+  if (collector.cutAt !== undefined) {
+    result.note =
+      `[line -${fromEnd} (counted from the end) is longer than the ${READ_MAX_TEXT_BYTES / 1024} KiB cap: only its beginning is shown. ` +
+      `Read the rest of it with encoding "base64" and offset ${collector.cutAt} (a 0-based byte offset)` +
+      (fromEnd > 1 ? `, or the next lines with offset -${fromEnd - 1}]` : ']');
+  } else if (lines < fromEnd) {
+    const why = collector.hitByteCap ? ` (stopped at the ${READ_MAX_TEXT_BYTES / 1024} KiB cap)` : '';
+    result.note =
+      `[${plural(lines, 'line')} from line -${fromEnd} (counted from the end: the file was read from its end, so line numbers were not counted)${why}; ` +
+      `call read with offset -${fromEnd - lines} to continue]`;
+  } else {
+    result.note =
+      `[the last ${plural(lines, 'line')} of the file; it was read from its end, so line numbers were not counted; ` +
+      `call read with offset -${2 * fromEnd} and limit ${fromEnd} for the lines before them]`;
+  }
+  return result;
+}
+
+/** The last lines of a file that reports no size (such as those in /proc): counts its lines, then reads them. */
+async function readLastLinesOfUnsizedFile(file: OpenFile, bytesRead: number, fromEnd: number, limit: number): Promise<TextReadResult> {
+  const totalLines = await scanLines(file, bytesRead, Infinity, undefined);
+  if (totalLines === 0) return emptyFile(file.path);
+  const again = await file.readAt(file.scan.buffer, 0, SCAN_BUFFER_BYTES, 0);
+  const collector = new LineCollector(limit);
+  const startLine = Math.max(1, totalLines - fromEnd + 1);
+  // The file may have changed between the two reads; the second one's count is the one shown.
+  return numberedLines(file.path, collector, startLine, await scanLines(file, again, startLine, collector));
+}
+
+/** Reads `length` bytes at `position` into the scan buffer (fewer if the file ends sooner); returns how many. */
+async function readFully(file: OpenFile, position: number, length: number): Promise<number> {
+  let got = 0;
+  while (got < length) {
+    const bytesRead = await file.readAt(file.scan.buffer, got, length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got;
+}
+
 function emptyFile(path: string): TextReadResult {
   return { kind: 'text', path, text: '', startLine: 1, endLine: 0, totalLines: 0, note: '[the file is empty]' };
 }
@@ -289,8 +383,19 @@ function numberedLines(path: string, collector: LineCollector, startLine: number
   return result;
 }
 
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
 async function readBytes(readAt: ReadAt, path: string, size: number, input: ReadInput, detected: boolean): Promise<BinaryReadResult> {
   const offset = input.offset ?? 0;
+  if (offset < 0) {
+    throw new MachineError(
+      'invalid_input',
+      `A negative offset counts lines from the end, which only text has; ${path} is read as base64, where offset is a 0-based byte ` +
+        `(it is ${size} bytes long${size >= -offset ? `: offset ${size + offset} gives its last ${-offset} bytes` : ''}).`,
+    );
+  }
   if (offset > size) {
     throw new MachineError('out_of_range', `offset ${offset} is past the end of ${path}, which is ${size} bytes long.`);
   }

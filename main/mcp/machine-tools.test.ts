@@ -86,6 +86,16 @@ describe('machine tools over MCP', () => {
     assert.deepEqual(texts(result), ['two\n', '[lines 2-2 of 3; call read with offset 3 to continue]']);
   });
 
+  it('read with a negative offset returns the last lines, and its description says so', async () => {
+    const { tools } = await client.listTools();
+    assert.match(tools.find((tool) => tool.name === 'read')!.description!, /negative offset counts from the end: offset -10 returns the last 10 lines/);
+    const path = join(dir, 'log.txt');
+    await writeFile(path, 'one\ntwo\nthree\nfour\n');
+    const result = await call('read', { path, offset: -2 });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(texts(result), ['three\nfour\n', '[lines 3-4 of 4]']);
+  });
+
   it('read returns a small image as an image block, and other binary as base64 text', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
     await writeFile(join(dir, 'pic.png'), png);

@@ -18,7 +18,6 @@ export interface MachineToolDeps {
 const KiB = 1024;
 
 /** The machine's own tools: read, write, edit, bash, skill. */
-/** The machine's own tools: read, write, edit, bash, skill. */
 export function machineTools(deps: MachineToolDeps): SessionTool[] {
   const max = deps.commands.maxTimeoutSeconds;
   const defaultTimeout = Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
@@ -29,13 +28,19 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       description:
         `Read a file on this machine. path is absolute or relative to the server's working directory (resource://cwd). ` +
         `Text comes back exactly as in the file; offset/limit count lines (offset 1-based, default the first ${READ_DEFAULT_LINE_LIMIT} lines), ` +
+        `and a negative offset counts from the end: offset -10 returns the last 10 lines (like tail -n 10), found by reading back from the end ` +
+        `of the file, so it is fast on files of any size (line numbers are given when known). ` +
         `at most ${READ_MAX_TEXT_BYTES / KiB} KiB per call, and a note after the text says which lines were returned and the offset to continue from. ` +
         `A file that is not text (NUL bytes or invalid UTF-8), or any file read with encoding "base64", comes back as base64 with offset/limit in bytes ` +
         `(offset 0-based), at most ${READ_MAX_BINARY_BYTES / KiB} KiB of the file per call; png, jpeg, gif and webp images that fit come back as images. ` +
         `To list a directory or search files, use bash (ls, find, grep).`,
       input: {
         path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
-        offset: z.number().int().min(0).optional().describe('Text: first line to return, 1-based. Base64: first byte, 0-based.'),
+        offset: z
+          .number()
+          .int()
+          .optional()
+          .describe('Text: first line to return, 1-based; negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based.'),
         limit: z.number().int().min(1).optional().describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
         encoding: z.enum(['text', 'base64']).optional().describe('Force text or base64; by default text unless the file is binary.'),
       },
