@@ -102,7 +102,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       description:
         `Run a command with bash -c on this machine, in the server's working directory (resource://cwd) unless the command cd's elsewhere; ` +
         `nothing is read from stdin. timeout is in seconds: default ${defaultTimeout}, at most ${max}. ` +
-        `On timeout or cancellation the command and every process it started are stopped. The answer gives the exit code, stdout and stderr ` +
+        `On timeout or cancellation the command and every process it started are stopped, and the answer is an error. ` +
+        `The answer starts with the exit code (a non-zero exit is a normal answer), then gives stdout and stderr ` +
         `separately; each stream returns at most its first ${BASH_OUTPUT_HEAD_BYTES / KiB} KiB and last ${BASH_OUTPUT_TAIL_BYTES / KiB} KiB, ` +
         `the middle elided, with the full output saved to a file you can read or grep. tty: true runs it in a pseudo-terminal ` +
         `(for programs that need one; stdout and stderr then come merged). For long-running servers, start them in the background ` +
@@ -244,7 +245,10 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   };
   if (result.stdout.fullOutputPath) structuredContent['stdoutFullOutputPath'] = result.stdout.fullOutputPath;
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
-  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent };
+  // A command that was stopped before it finished did not do its job: an error, whatever it printed.
+  // A non-zero exit is the command's own answer, not a failure of the call.
+  const stopped = result.timedOut || result.cancelled || result.serverStopped;
+  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 
 function section(label: string, output: CapturedOutput): string {
