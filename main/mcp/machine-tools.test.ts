@@ -275,6 +275,14 @@ describe('machine tools over MCP', () => {
     assert.match(texts(unknown)[0]!, /no tool named "rm"/);
   });
 
+  it("the README's tool table lists every tool the server offers", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('| tool | what it does |'));
+    const listed = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]);
+    const { tools } = await client.listTools();
+    assert.deepEqual(listed.sort(), tools.map((tool) => tool.name).sort());
+  });
+
   it('publishes JSON Schema inputs with the required fields', async () => {
     const { tools } = await client.listTools();
     const edit = tools.find((t) => t.name === 'edit')!;
