@@ -7,6 +7,8 @@ const auditRecordSchema = z.object({
   tool: z.string(),
   caller: z.string(),
   place: z.string().optional(),
+  /** The place's sandbox policy at the call: machine, place or strict. */
+  policy: z.enum(['machine', 'place', 'strict']).optional(),
   projectId: z.string().optional(),
   executionId: z.string().optional(),
   workspaceId: z.string().optional(),

@@ -3,6 +3,7 @@ import { AuthError, wwwAuthenticate, type Caller, type JwtVerifier } from '../au
 import { auditedRunner } from '../mcp/audited-runner.js';
 import { machineTools } from '../mcp/machine-tools.js';
 import { manageConnectionsTool } from '../mcp/manage-connections-tool.js';
+import { PlacePolicy } from '../mcp/place-policy.js';
 import { PlaceTools } from '../mcp/place-tools.js';
 import { McpSessions } from '../mcp/sessions.js';
 import { createWorkspaceServer } from '../mcp/workspace-server.js';
@@ -38,7 +39,6 @@ export function personOf(caller: Caller): string {
  */
 export function agentEndpoint(services: Services, verifier: JwtVerifier | undefined): { listener: RequestListener; sessions: McpSessions<Caller> } {
   const { config } = services;
-  const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands });
   const sessions = new McpSessions<Caller>({
     idleTimeoutMs: config.sessionIdleTimeoutMs,
     ownerOf: (caller) => `${caller.source}:${caller.subject}`,
@@ -48,6 +48,8 @@ export function agentEndpoint(services: Services, verifier: JwtVerifier | undefi
       if (!canRead(await services.access.snapshot(), person, place)) {
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
+      const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env });
+      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox() });
       const server = createWorkspaceServer({
         skillsDir: config.skillsDir,
         skillsChanged: services.skillsChanged,
@@ -56,6 +58,7 @@ export function agentEndpoint(services: Services, verifier: JwtVerifier | undefi
         run: auditedRunner((entry) => services.audit.record(entry), {
           caller: caller.subject,
           place: place.root,
+          policy: async () => (await policy.current()).kind,
           ...(caller.projectId !== undefined && { projectId: caller.projectId }),
         }),
       });

@@ -14,6 +14,8 @@ export type MachineErrorCode =
   | 'invalid_skill'
   | 'bash_unavailable'
   | 'cancelled'
+  | 'refused_by_policy'
+  | 'sandbox_unavailable'
   | 'io_error';
 
 /** A failure the caller can act on: the message says what failed, why, and what to do next. */
