@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
+import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
@@ -33,6 +34,8 @@ export interface Services {
   log: (line: string) => void;
   admin: AdminAccess;
   tokens: AgentTokenStore;
+  /** The agent endpoint's own OAuth authorization server: clients that sign in, and the owner's approvals. */
+  signIns: AuthorizationServer;
   access: AccessDirectory;
   placeSecrets: PlaceSecrets;
   catalog: CatalogService;
@@ -53,6 +56,11 @@ export function agentTokenStore(stateDir: string, secrets: SecretStore): AgentTo
   return new AgentTokenStore({ stateDir, keySource: new SecretStoreSigningKeySource(secrets, stateDir) });
 }
 
+/** The OAuth authorization server, signing with the agent tokens' key (the CLI uses this too). */
+export function authorizationServer(stateDir: string, tokens: AgentTokenStore): AuthorizationServer {
+  return new AuthorizationServer({ stateDir, signingKey: () => tokens.signingKey() });
+}
+
 export interface ServicesOptions {
   env?: NodeJS.ProcessEnv;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
@@ -62,7 +70,7 @@ export interface ServicesOptions {
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const secrets = openSecretStore({ stateDir: config.stateDir, env });
+  const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const placeSecrets = new PlaceSecrets(secrets);
   const connectionSecrets = new ConnectionSecrets(secrets);
   const access = new AccessDirectory(config.stateDir);
@@ -128,12 +136,14 @@ export async function openServices(config: Config, log: (line: string) => void, 
 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
+  const tokens = agentTokenStore(config.stateDir, secrets);
   const services: Services = {
     controlUrl: '',
     config,
     log,
     admin: new AdminAccess(),
-    tokens: agentTokenStore(config.stateDir, secrets),
+    tokens,
+    signIns: authorizationServer(config.stateDir, tokens),
     access,
     placeSecrets,
     catalog,
