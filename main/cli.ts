@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config } from './config.js';
 import { parseCommand, USAGE, UsageError, type Command } from './cli-args.js';
+import { signInCommand } from './cli-sign-ins.js';
 import { placeRootOf } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { Host } from './host.js';
@@ -29,6 +30,12 @@ async function main(argv: string[]): Promise<number> {
     case 'token-list':
     case 'token-revoke':
       return tokenCommand(command);
+    case 'approve-list':
+    case 'approve':
+    case 'deny':
+    case 'clients-list':
+    case 'clients-revoke':
+      return signInCommand(command);
     default:
       return placeCommand(command);
   }
