@@ -3,7 +3,8 @@ import { Approvals } from './auth/oauth-server/approvals.js';
 import { loadConfig } from './config.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
-import { agentTokenStore, authorizationServer } from './services.js';
+import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
+import { agentTokenStore } from './services.js';
 import { PRODUCT_NAME } from './version.js';
 
 type SignInCommand = Extract<Command, { kind: 'approve-list' | 'approve' | 'deny' | 'clients-list' | 'clients-revoke' }>;
@@ -15,7 +16,9 @@ type SignInCommand = Extract<Command, { kind: 'approve-list' | 'approve' | 'deny
 export async function signInCommand(command: SignInCommand, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
   const config = loadConfig();
   const { stateDir } = config;
-  const approvals = new Approvals(authorizationServer(stateDir, agentTokenStore(stateDir, openSecretStore({ stateDir }))), config.workspaceRoot);
+  // Answers and revocations sign nothing: the secret store (and its keychain probe) is opened only if a key is asked for.
+  const server = new AuthorizationServer({ stateDir, signingKey: async () => agentTokenStore(stateDir, await openSecretStore({ stateDir })).signingKey() });
+  const approvals = new Approvals(server, config.workspaceRoot);
   switch (command.kind) {
     case 'approve-list': {
       const pending = await approvals.pending();

@@ -163,8 +163,6 @@ export class Host {
       const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
       const app = controlPlane(services, {
         pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
-        verifier,
-        authOff: !this.config.auth,
         host: { status: () => this.status, start: () => this.start(), stop: () => this.stop() },
       });
       const control = app.listen(this.config.controlPort, '127.0.0.1');

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
@@ -8,6 +9,7 @@ import { AuthorizationServer } from './auth/oauth-server/authorization-server.js
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
+import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch } from './connections/network/guarded-fetch.js';
 import { asksForSignIn } from './connections/oauth/challenge.js';
@@ -24,6 +26,7 @@ import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import type { SecretStore } from './secrets/secret-store.js';
 import { SecretStoreSigningKeySource } from './secrets/signing-key-source.js';
+import { removeCrashTemps } from './state/atomic-write.js';
 
 /** Everything both listeners share, made once per run of the app. */
 export interface Services {
@@ -43,6 +46,7 @@ export interface Services {
   catalog: CatalogService;
   store: ConnectionStore;
   gateway: Gateway;
+  health: ConnectionHealth;
   connections: PlaceConnections;
   placeSessions: PlaceSessions;
   audit: AuditLog;
@@ -71,7 +75,11 @@ export interface ServicesOptions {
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const secrets = openSecretStore({ stateDir: config.stateDir, env });
+  // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
+  for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
+    for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
+  }
+  const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const placeSecrets = new PlaceSecrets(secrets);
   const connectionSecrets = new ConnectionSecrets(secrets);
   const access = new AccessDirectory(config.stateDir);
@@ -99,6 +107,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
     credentials: (c) => connections!.credentials(c),
     signedFetch: (c, base) => oauth.fetch(c, base),
   });
+  // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
+  const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
   connections = new PlaceConnections({
     store,
     oauth,
@@ -110,12 +120,17 @@ export async function openServices(config: Config, log: (line: string) => void, 
     placeSecrets,
     connectionSecrets,
     gateway,
+    health,
     allowPrivateNetwork: config.allowPrivateNetwork,
   });
 
   const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
   await store.watch();
-  const stopGatewayWatch = gateway.onToolsChanged((root) => placeSessions.toolsChanged([root]));
+  // An upstream's tools changed, a request to it failed: its health is measured again, and the
+  // place's sessions hear when that changes the tools they get.
+  const stopGatewayWatch = gateway.onToolsChanged((c) => health.toolsChanged(c));
+  const stopFailureWatch = gateway.onFailure((c, error) => health.failed(c, error));
+  const stopHealthWatch = health.onChange((root) => placeSessions.toolsChanged([root]));
   // A sign-in finished or a login ended: the place's agents gain or lose those tools.
   const stopSignInWatch = oauth.onStateChange(() => placeSessions.toolsChanged());
 
@@ -145,6 +160,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     catalog,
     store,
     gateway,
+    health,
     connections,
     placeSessions,
     audit,
@@ -155,6 +171,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
     close: async () => {
       stopStoreWatch();
       stopGatewayWatch();
+      stopFailureWatch();
+      stopHealthWatch();
+      health.close();
       stopSignInWatch();
       await commands.killAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.

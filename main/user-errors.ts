@@ -4,7 +4,7 @@ import { SignInRequestError, UnknownClientError } from './auth/oauth-server/erro
 import { NotJsonError } from './http/sign-in-routes.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
-import { ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
+import { ConnectionCheckError, ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
 import { NetworkPolicyError } from './connections/network/network-policy-error.js';
 import {
   OwnAppRequiredError,
@@ -53,6 +53,7 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [OwnAppRequiredError, 409],
   [SignInRequiredError, 409],
   [UpstreamUnavailableError, 502],
+  [ConnectionCheckError, 502],
   [SignInUnsupportedError, 502],
   [SignInFailedError, 502],
   [TokenRefreshError, 503],

@@ -8,6 +8,7 @@ import {
   type JWTVerifyOptions,
   type ProtectedHeaderParameters,
 } from 'jose';
+import { LOCAL_PERSON } from '../places/user-id.js';
 import { APP_TOKEN_ISSUER } from './agent-tokens.js';
 import { GRANT_SUBJECT_PREFIX } from './oauth-server/authorization-server.js';
 
@@ -264,7 +265,12 @@ export class JwtVerifier {
     for (const candidate of candidates) {
       try {
         const payload = await mapJoseErrors(candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms }));
-        return { caller: { ...callerClaims(payload), source: 'external' }, payload };
+        const caller = callerClaims(payload);
+        // `local` is whoever runs the app; no issuer can hand that name to a token.
+        if (caller.subject === LOCAL_PERSON) {
+          throw new AuthError('bad_claims', `The token's subject (sub) is "${LOCAL_PERSON}", a name reserved for the person who runs this app.`);
+        }
+        return { caller: { ...caller, source: 'external' }, payload };
       } catch (error) {
         if (!(error instanceof AuthError && error.reason === 'bad_signature')) throw error;
       }

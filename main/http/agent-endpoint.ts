@@ -1,9 +1,11 @@
+import { hostname } from 'node:os';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { AuthError, wwwAuthenticate, type Caller, type JwtVerifier } from '../auth/jwt-verifier.js';
 import { auditedRunner } from '../mcp/audited-runner.js';
 import { machineTools } from '../mcp/machine-tools.js';
 import { manageConnectionsTool } from '../mcp/manage-connections-tool.js';
 import { PlaceTools } from '../mcp/place-tools.js';
+import { sessionInstructions } from '../mcp/session-instructions.js';
 import { McpSessions } from '../mcp/sessions.js';
 import { createWorkspaceServer } from '../mcp/workspace-server.js';
 import { canRead } from '../places/access-rules.js';
@@ -52,11 +54,19 @@ export function agentEndpoint(
       if (!canRead(await services.access.snapshot(), person, place)) {
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
+      const connections = await services.connections.usable(place);
       const server = createWorkspaceServer({
+        instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
         skillsDir: config.skillsDir,
         skillsChanged: services.skillsChanged,
         tools: [...tools, manageConnectionsTool(place, person, services.connections)],
-        sources: [new PlaceTools(place, { connections: services.connections, gateway: services.gateway, report: services.log })],
+        sources: [new PlaceTools(place, {
+            connections: services.connections,
+            gateway: services.gateway,
+            health: services.health,
+            catalogDescription: (id) => services.catalog.list().entries.find((entry) => entry.id === id)?.description,
+            report: services.log,
+          }),],
         run: auditedRunner((entry) => services.audit.record(entry), {
           caller: caller.subject,
           ...(caller.client && { client: caller.client.name }),
