@@ -9,6 +9,7 @@ import { placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import type { HostControl } from './control-plane.js';
+import { signInRoutes } from './sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
 import { serverInfo } from './server-info.js';
 
@@ -174,6 +175,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
+  router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
     res.json(serverInfo(config, host.status()));
