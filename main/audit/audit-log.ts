@@ -9,6 +9,8 @@ const auditRecordSchema = z.object({
   /** The name of the OAuth client the call came from, when it signed in that way. */
   client: z.string().optional(),
   place: z.string().optional(),
+  /** The place's sandbox policy at the call: machine, place or strict. */
+  policy: z.enum(['machine', 'place', 'strict']).optional(),
   projectId: z.string().optional(),
   executionId: z.string().optional(),
   workspaceId: z.string().optional(),

@@ -45,6 +45,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
   onProgress?: (message: string) => void;
+  /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
+  sandbox?: { command(command: string, tty: boolean): { file: string; args: string[] } };
 }
 
 export interface BashResult {
@@ -105,7 +107,7 @@ export class CommandRunner {
     this.maxTimeoutSeconds = options.maxTimeoutSeconds;
   }
 
-  async run(input: BashInput, { signal, onProgress }: RunOptions = {}): Promise<BashResult> {
+  async run(input: BashInput, { signal, onProgress, sandbox }: RunOptions = {}): Promise<BashResult> {
     if (typeof input.command !== 'string' || input.command.trim() === '') {
       throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
     }
@@ -125,7 +127,8 @@ export class CommandRunner {
     const stdout = capture(tty ? 'output' : 'stdout');
     const stderr = tty ? null : capture('stderr');
     const recent = new RecentOutput();
-    const child = tty ? await startInTerminal(input.command, stdout, recent) : await startPiped(input.command, stdout, stderr!, recent);
+    const launch = sandbox?.command(input.command, tty) ?? { file: 'bash', args: ['-c', input.command] };
+    const child = tty ? await startInTerminal(launch, stdout, recent) : await startPiped(launch, stdout, stderr!, recent);
 
     let stopReason: 'timeout' | 'cancel' | 'shutdown' | undefined;
     let stopping: Promise<void> | undefined;
@@ -210,9 +213,15 @@ export class CommandRunner {
   }
 }
 
-async function startPiped(command: string, stdout: OutputCapture, stderr: OutputCapture, recent: RecentOutput): Promise<Started> {
+interface Launch {
+  file: string;
+  args: string[];
+}
+
+async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputCapture, recent: RecentOutput): Promise<Started> {
   // detached: the child leads a new process group, which is what gets signalled when it is stopped.
-  const child = spawn('bash', ['-c', command], {
+  // A sandboxed command dies with bubblewrap (--die-with-parent), so stopping the group stops it too.
+  const child = spawn(launch.file, launch.args, {
     detached: process.platform !== 'win32',
     stdio: ['ignore', 'pipe', 'pipe'],
     windowsHide: true,
@@ -221,7 +230,7 @@ async function startPiped(command: string, stdout: OutputCapture, stderr: Output
   try {
     await once(child, 'spawn');
   } catch (error) {
-    throw bashUnavailable(error);
+    throw bashUnavailable(launch.file, error);
   }
   const streams: Array<[Readable, OutputCapture]> = [
     [child.stdout, stdout],
@@ -250,11 +259,11 @@ async function startPiped(command: string, stdout: OutputCapture, stderr: Output
   return { pid: child.pid!, exited };
 }
 
-async function startInTerminal(command: string, output: OutputCapture, recent: RecentOutput): Promise<Started> {
+async function startInTerminal(launch: Launch, output: OutputCapture, recent: RecentOutput): Promise<Started> {
   const spawnTerminal = await loadTerminal();
   let terminal: ReturnType<typeof spawnTerminal>;
   try {
-    terminal = spawnTerminal('bash', ['-c', command], {
+    terminal = spawnTerminal(launch.file, launch.args, {
       name: 'xterm-256color',
       cols: TERMINAL_COLUMNS,
       rows: TERMINAL_ROWS,
@@ -262,7 +271,7 @@ async function startInTerminal(command: string, output: OutputCapture, recent: R
       env: process.env,
     });
   } catch (error) {
-    throw bashUnavailable(error);
+    throw bashUnavailable(launch.file, error);
   }
   let paused = false;
   terminal.onData((data) => {
@@ -297,7 +306,10 @@ function signalName(signal: number): string {
   return Object.entries(osConstants.signals).find(([, number]) => number === signal)?.[0] ?? `signal ${signal}`;
 }
 
-function bashUnavailable(error: unknown): MachineError {
+function bashUnavailable(file: string, error: unknown): MachineError {
+  if (file !== 'bash') {
+    return new MachineError('sandbox_unavailable', `Could not start the sandbox (${file}): ${(error as Error).message}. Install bubblewrap, or ask the person who runs this app to change the place's policy.`, { cause: error });
+  }
   return new MachineError(
     'bash_unavailable',
     `Could not start bash: ${(error as Error).message}. Commands run with bash only; install it and put it on PATH (on Windows: Git for Windows or WSL), then retry.`,
