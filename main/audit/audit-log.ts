@@ -189,6 +189,7 @@ function toRecord(entry: AuditEntry): AuditRecord {
     tool: clip(entry.tool, 200),
     caller: clip(entry.caller, 200),
     place: optional(entry.place, 1024),
+    policy: entry.policy,
     projectId: optional(entry.projectId, 200),
     executionId: optional(entry.executionId, 200),
     workspaceId: optional(entry.workspaceId, 200),
