@@ -46,7 +46,7 @@ export interface RunOptions {
   /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
   onProgress?: (message: string) => void;
   /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
-  sandbox?: { command(command: string, tty: boolean): { file: string; args: string[] } };
+  sandbox?: { command(command: string, tty: boolean): Launch };
 }
 
 export interface BashResult {
@@ -213,15 +213,18 @@ export class CommandRunner {
   }
 }
 
-interface Launch {
+/** What to start: bash itself, or a sandbox with bash inside (and the environment it gets). */
+export interface Launch {
   file: string;
   args: string[];
+  env?: NodeJS.ProcessEnv;
 }
 
 async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputCapture, recent: RecentOutput): Promise<Started> {
   // detached: the child leads a new process group, which is what gets signalled when it is stopped.
   // A sandboxed command dies with bubblewrap (--die-with-parent), so stopping the group stops it too.
   const child = spawn(launch.file, launch.args, {
+    env: launch.env ?? process.env,
     detached: process.platform !== 'win32',
     stdio: ['ignore', 'pipe', 'pipe'],
     windowsHide: true,
@@ -268,7 +271,7 @@ async function startInTerminal(launch: Launch, output: OutputCapture, recent: Re
       cols: TERMINAL_COLUMNS,
       rows: TERMINAL_ROWS,
       cwd: process.cwd(),
-      env: process.env,
+      env: launch.env ?? process.env,
     });
   } catch (error) {
     throw bashUnavailable(launch.file, error);

@@ -145,7 +145,9 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         asToolResult(async () => {
           const sandbox = await deps.sandbox?.();
           const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), ...(sandbox && { sandbox }) });
-          return bashAnswer(result, args.timeout, max);
+          const answer = bashAnswer(result, args.timeout, max);
+          if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
+          return answer;
         }),
     }),
     defineTool({
