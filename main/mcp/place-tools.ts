@@ -73,7 +73,7 @@ export class PlaceTools implements ToolSource {
     const hint = searchHint(connection.displayName, this.deps.catalogDescription(connection.catalogId));
     const tools = upstream.map((tool) => ({
       definition: { ...tool, name: gatewayToolName(connection.name, tool.name), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
-      service: hint,
+      search: { name: tool.name, service: hint },
       call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
     }));
     this.lastKnown.set(key, { connection, upstream, tools });

@@ -203,3 +203,16 @@ test('a directory from a newer app version is refused and left in place', async 
   await assert.rejects(new AccessDirectory(stateDir).snapshot(), /newer version of this app/);
   assert.deepEqual(await readdir(stateDir), [ACCESS_FILE]);
 });
+
+test('setPlaceToolSearch keeps the place\'s lists, and the lists\' changes keep it; auto removes it', async () => {
+  const dir = new AccessDirectory(stateDir);
+  await dir.setPerson('bob', { name: 'Bob' });
+  await dir.setPlaceAccess('Crew/alpha', { readers: ['bob'] });
+  assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'on')).places['Crew/alpha'], { readers: ['bob'], toolSearch: 'on' });
+  assert.deepEqual((await dir.setPlaceAccess('Crew/alpha', { editors: ['bob'] })).places['Crew/alpha'], { editors: ['bob'], toolSearch: 'on' });
+  assert.deepEqual((await dir.removePerson('bob')).places['Crew/alpha'], { toolSearch: 'on' });
+  assert.deepEqual((await dir.setPlaceToolSearch('', 'off')).places[''], { toolSearch: 'off' });
+  assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'auto')).places['Crew/alpha'], undefined);
+  assert.deepEqual((await onDisk() as { places: unknown }).places, { '': { toolSearch: 'off' } });
+  await assert.rejects(dir.setPlaceToolSearch('Crew', 'on'), AccessInputError);
+});

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { VersionedJsonFile } from '../state/versioned-json-file.js';
-import { placeFromRoot, PlacePathError } from './place-root.js';
+import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import { placeFromRoot, PlacePathError, type Place } from './place-root.js';
 import { LOCAL_PERSON, printableProblem, userIdProblem } from './user-id.js';
 
 export const ACCESS_FILE = 'access.json';
@@ -17,11 +18,17 @@ export interface PlaceAccess {
   readonly readers?: readonly string[];
 }
 
+/** A place's entry: its access lists and its own settings. */
+export interface PlaceEntry extends PlaceAccess {
+  /** Whether its agents get tool search; absent is `auto`. */
+  readonly toolSearch?: 'on' | 'off';
+}
+
 /** The whole directory: people by user id, and access by place root. It holds no secrets. */
 export interface AccessDirectorySnapshot {
   readonly version: 1;
   readonly people: Readonly<Record<string, PersonEntry>>;
-  readonly places: Readonly<Record<string, PlaceAccess>>;
+  readonly places: Readonly<Record<string, PlaceEntry>>;
 }
 
 /** A user id, name or place root given to a mutation is not acceptable; the message says why. */
@@ -58,7 +65,7 @@ const directorySchema = z
     ),
     places: z.record(
       z.string(),
-      z.strictObject({ editors: z.array(userId).optional(), readers: z.array(userId).optional() }),
+      z.strictObject({ editors: z.array(userId).optional(), readers: z.array(userId).optional(), toolSearch: z.enum(['on', 'off']).optional() }),
     ),
   })
   .superRefine((directory, ctx) => {
@@ -127,6 +134,7 @@ export class AccessDirectory {
       const places = Object.fromEntries(
         Object.entries(current.places).flatMap(([root, access]) => {
           const kept = withoutEmptyLists({
+            ...access,
             editors: access.editors?.filter((other) => other !== id),
             readers: access.readers?.filter((other) => other !== id),
           });
@@ -142,24 +150,38 @@ export class AccessDirectory {
    * place's entry, which for This machine means every authenticated person reads it again.
    */
   async setPlaceAccess(root: string, access: PlaceAccess): Promise<AccessDirectorySnapshot> {
-    let place;
-    try {
-      place = placeFromRoot(root);
-    } catch (error) {
-      if (error instanceof PlacePathError) throw new AccessInputError(error.message);
-      throw error;
-    }
+    const place = checkPlaceRoot(root);
     const editors = uniqueUserIds(access.editors);
     const readers = uniqueUserIds(access.readers);
     if (place.kind === 'code' && editors.length > 0) {
       throw new AccessInputError(`${place.label}: ${CODE_EDITORS}`);
     }
-    const entry = withoutEmptyLists({ editors, readers });
+    return this.file.update((current) => withPlace(current, root, withoutEmptyLists({ ...current.places[root], editors, readers })));
+  }
+
+  /** Sets whether the place's agents get tool search; `auto` (the default) removes the setting. */
+  async setPlaceToolSearch(root: string, mode: ToolSearchMode): Promise<AccessDirectorySnapshot> {
+    checkPlaceRoot(root);
     return this.file.update((current) => {
-      const places = Object.fromEntries(Object.entries(current.places).filter(([other]) => other !== root));
-      return { ...current, places: entry ? { ...places, [root]: entry } : places };
+      const { toolSearch: _, ...rest } = current.places[root] ?? {};
+      return withPlace(current, root, withoutEmptyLists(mode === 'auto' ? rest : { ...rest, toolSearch: mode }));
     });
   }
+}
+
+function checkPlaceRoot(root: string): Place {
+  try {
+    return placeFromRoot(root);
+  } catch (error) {
+    if (error instanceof PlacePathError) throw new AccessInputError(error.message);
+    throw error;
+  }
+}
+
+/** The directory with the place's entry replaced, or removed when there is none. */
+function withPlace(current: AccessDirectorySnapshot, root: string, entry: PlaceEntry | undefined): AccessDirectorySnapshot {
+  const places = Object.fromEntries(Object.entries(current.places).filter(([other]) => other !== root));
+  return { ...current, places: entry ? { ...places, [root]: entry } : places };
 }
 
 function checkUserId(id: string): void {
@@ -172,10 +194,9 @@ function uniqueUserIds(ids: readonly string[] = []): string[] {
   return [...new Set(ids)];
 }
 
-/** The entry with only its non-empty lists, or nothing if both are empty. */
-function withoutEmptyLists(access: { editors?: readonly string[]; readers?: readonly string[] }): PlaceAccess | undefined {
-  const entry: { editors?: readonly string[]; readers?: readonly string[] } = {};
-  if (access.editors?.length) entry.editors = access.editors;
-  if (access.readers?.length) entry.readers = access.readers;
-  return entry.editors || entry.readers ? entry : undefined;
+/** The entry without its empty lists (its settings kept), or nothing if nothing is left. */
+function withoutEmptyLists(entry: PlaceEntry): PlaceEntry | undefined {
+  const { editors, readers, ...settings } = entry;
+  const kept: PlaceEntry = { ...settings, ...(editors?.length && { editors }), ...(readers?.length && { readers }) };
+  return Object.keys(kept).length > 0 ? kept : undefined;
 }
