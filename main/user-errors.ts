@@ -2,7 +2,7 @@ import { TokenInputError, UnknownTokenError } from './auth/agent-tokens.js';
 import { SigningKeyError } from './auth/signing-key.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
-import { ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
+import { ConnectionCheckError, ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
 import { NetworkPolicyError } from './connections/network/network-policy-error.js';
 import {
   OwnAppRequiredError,
@@ -51,6 +51,7 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [OwnAppRequiredError, 409],
   [SignInRequiredError, 409],
   [UpstreamUnavailableError, 502],
+  [ConnectionCheckError, 502],
   [SignInUnsupportedError, 502],
   [SignInFailedError, 502],
   [TokenRefreshError, 503],

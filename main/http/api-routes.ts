@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-connections.js';
+import { policyOf } from '../places/access-directory.js';
 import { canEdit } from '../places/access-rules.js';
 import { listPlaces } from '../places/place-list.js';
 import { placeRootOf, type Place } from '../places/place-root.js';
@@ -51,6 +52,7 @@ const toolSearchBody = z.object({ mode: z.string() }).strict();
 const placeToolSearchBody = toolSearchBody.extend({ workspace_path: z.string() }).strict();
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
+const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
 
 /** The page's REST API: thin adapters over the places, connections, catalog and secrets. */
 export function apiRoutes(services: Services, host: HostControl): Router {
@@ -74,7 +76,12 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.get('/mcp/place', async (req, res) => {
     const place = placeOf(req);
     const dir = await services.access.snapshot();
-    res.json({ place: { ...place, canEdit: canEdit(dir, person(res), place) }, rule: connectionRule(place), connections: await connections.list(person(res), place) });
+    res.json({
+      place: { ...place, canEdit: canEdit(dir, person(res), place) },
+      policy: policyOf(dir, place),
+      rule: connectionRule(place),
+      connections: await connections.list(person(res), place),
+    });
   });
 
   router.post('/mcp/place', async (req, res) => {
@@ -92,6 +99,12 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.post('/mcp/place/:name/connect', async (req, res) => {
     const body = connectBody.parse(req.body ?? {});
     res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), connectOptions(body)));
+  });
+
+  // Test: the server is asked now (initialize + tools/list with the connection's credentials).
+  router.post('/mcp/place/:name/test', async (req, res) => {
+    const owner = typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
+    res.json({ connection: await connections.test(person(res), placeOf(req), String(req.params.name), owner) });
   });
 
   router.delete('/mcp/place/:name', async (req, res) => {
@@ -169,6 +182,15 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     await services.access.setPlaceToolSearch(place.root, parseToolSearchMode(body.mode));
     services.placeSessions.toolsChanged([place.root]);
     res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) });
+  });
+
+  /** A place's sandbox policy (This machine's applies to tokens that name no place): the owner's choice. */
+  router.put('/places/policy', async (req, res) => {
+    localOnly(res);
+    const body = placePolicyBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
+    res.json({ policy: policyOf(snapshot, place) });
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
