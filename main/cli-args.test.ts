@@ -22,6 +22,16 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['token', 'revoke', 'abc']), { kind: 'token-revoke', id: 'abc' });
   });
 
+  it('parses places policy: show, or set with extra folders', () => {
+    assert.deepEqual(parseCommand(['places', 'policy', 'Crew/a']), { kind: 'places-policy', place: 'Crew/a', folders: [] });
+    assert.deepEqual(parseCommand(['places', 'policy', '.', 'strict', '--folder', '/srv/a', '--folder', 'b']), {
+      kind: 'places-policy',
+      place: '.',
+      policy: 'strict',
+      folders: ['/srv/a', 'b'],
+    });
+  });
+
   it('explains what is wrong with bad usage', () => {
     const cases: Array<[string[], RegExp]> = [
       [['--port', '99999'], /not a port number/],
@@ -32,6 +42,10 @@ describe('parseCommand', () => {
       [['token', 'create'], /--name/],
       [['token', 'revoke'], /exactly one token ID/],
       [['token', 'list', 'extra'], /does not take "extra"/],
+      [['places'], /"places" needs: policy/],
+      [['places', 'policy'], /needs a PLACE/],
+      [['places', 'policy', 'Crew/a', 'place', 'extra'], /needs a PLACE/],
+      [['places', 'policy', 'Crew/a', '--folder', '/srv'], /--folder goes with a policy/],
     ];
     for (const [argv, message] of cases) {
       assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));

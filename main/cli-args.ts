@@ -19,7 +19,8 @@ export type Command =
   | { kind: 'connections-remove'; workspacePath: string; name: string; owner?: string }
   | { kind: 'secrets-list'; workspacePath: string }
   | { kind: 'secrets-set'; workspacePath: string; name: string }
-  | { kind: 'secrets-remove'; workspacePath: string; name: string };
+  | { kind: 'secrets-remove'; workspacePath: string; name: string }
+  | { kind: 'places-policy'; place: string; policy?: string; folders: string[] };
 
 export const USAGE = `Usage:
   ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
@@ -34,6 +35,7 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} secrets list [--workspace-path PATH]
   ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH]     (the value is read from stdin)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
+  ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
 bash and skill, with full access under this user's account. Auth is on by default: agents
@@ -43,6 +45,11 @@ A place is a folder of the workspace root (Workflow/<name>, Crew/<id>,
 _users/<owner>/Chats/Work/projects/<id>, _users/<owner>/Chats/Code/projects/<id>);
 without --workspace-path, commands act on the place "This machine". Connections and
 secrets commands act as the person who runs this app.
+
+"places policy" shows or sets what a place's agents reach: machine (everything, the
+default), place (read all but the app's state and other places; write the place, the
+temp folder and each --folder) or strict (only the place and each --folder, no network).
+PLACE "." is This machine, whose policy applies to tokens that name no place.
 
 Options:
   --port N            port of the MCP endpoint (default ${DEFAULT_PORT}; 0 picks a free one)
@@ -60,6 +67,7 @@ export function parseCommand(argv: string[]): Command {
   if (argv[0] === 'token') return parseToken(argv.slice(1));
   if (argv[0] === 'connections') return parseConnections(argv.slice(1));
   if (argv[0] === 'secrets') return parseSecrets(argv.slice(1));
+  if (argv[0] === 'places') return parsePlaces(argv.slice(1));
   const { values, positionals } = parse(argv, {
     port: { type: 'string' },
     'control-port': { type: 'string' },
@@ -198,4 +206,17 @@ function parseSecrets(argv: string[]): Command {
     default:
       throw new UsageError(`"secrets" needs one of: list, set, remove${action ? ` (got "${action}")` : ''}.`);
   }
+}
+
+function parsePlaces(argv: string[]): Command {
+  const [action, ...rest] = argv;
+  if (action !== 'policy') throw new UsageError(`"places" needs: policy${action ? ` (got "${action}")` : ''}.`);
+  const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
+  const [place, policy, extra] = positionals;
+  if (place === undefined || extra !== undefined) {
+    throw new UsageError('places policy needs a PLACE (for example Crew/alpha, or . for This machine) and optionally machine, place or strict.');
+  }
+  const folders = values.folder ?? [];
+  if (policy === undefined && folders.length > 0) throw new UsageError('--folder goes with a policy: places policy PLACE place --folder DIR.');
+  return { kind: 'places-policy', place, ...(policy !== undefined && { policy }), folders };
 }

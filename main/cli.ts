@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config } from './config.js';
 import { parseCommand, USAGE, UsageError, type Command } from './cli-args.js';
+import { resolve } from 'node:path';
+import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { Host } from './host.js';
@@ -29,6 +31,8 @@ async function main(argv: string[]): Promise<number> {
     case 'token-list':
     case 'token-revoke':
       return tokenCommand(command);
+    case 'places-policy':
+      return policyCommand(command);
     default:
       return placeCommand(command);
   }
@@ -70,7 +74,7 @@ function externalKeys({ jwt }: Config): string {
 
 async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke'>): Promise<number> {
   const stateDir = stateDirFrom();
-  const tokens = agentTokenStore(stateDir, openSecretStore({ stateDir }));
+  const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir }));
   switch (command.kind) {
     case 'token-create': {
       const created = await tokens.create({
@@ -103,6 +107,21 @@ async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-r
       return 0;
     }
   }
+}
+
+/** Shows or sets a place's sandbox policy, in the access directory the running server reads on every call. */
+async function policyCommand(command: Of<'places-policy'>): Promise<number> {
+  const config = loadConfig();
+  const place = placeRootOf(config.workspaceRoot, command.place);
+  const access = new AccessDirectory(config.stateDir);
+  const snapshot =
+    command.policy === undefined
+      ? await access.snapshot()
+      : await access.setPlacePolicy(place.root, command.policy, command.folders.map((folder) => resolve(folder)));
+  const policy = policyOf(snapshot, place);
+  const verb = command.policy === undefined ? 'is' : 'is now';
+  process.stdout.write(`The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}\n`);
+  return 0;
 }
 
 /** connections and secrets: the same rules as the page, acting as the person who runs the app. */

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
+import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
@@ -22,6 +24,7 @@ import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import type { SecretStore } from './secrets/secret-store.js';
 import { SecretStoreSigningKeySource } from './secrets/signing-key-source.js';
+import { removeCrashTemps } from './state/atomic-write.js';
 
 /** Everything both listeners share, made once per run of the app. */
 export interface Services {
@@ -32,6 +35,8 @@ export interface Services {
   log: (line: string) => void;
   admin: AdminAccess;
   tokens: AgentTokenStore;
+  /** The agent endpoint's own OAuth authorization server: clients that sign in, and the owner's approvals. */
+  signIns: AuthorizationServer;
   access: AccessDirectory;
   placeSecrets: PlaceSecrets;
   catalog: CatalogService;
@@ -51,6 +56,11 @@ export function agentTokenStore(stateDir: string, secrets: SecretStore): AgentTo
   return new AgentTokenStore({ stateDir, keySource: new SecretStoreSigningKeySource(secrets, stateDir) });
 }
 
+/** The OAuth authorization server, signing with the agent tokens' key (the CLI uses this too). */
+export function authorizationServer(stateDir: string, tokens: AgentTokenStore): AuthorizationServer {
+  return new AuthorizationServer({ stateDir, signingKey: () => tokens.signingKey() });
+}
+
 export interface ServicesOptions {
   env?: NodeJS.ProcessEnv;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
@@ -60,7 +70,11 @@ export interface ServicesOptions {
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const secrets = openSecretStore({ stateDir: config.stateDir, env });
+  // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
+  for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
+    for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
+  }
+  const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const placeSecrets = new PlaceSecrets(secrets);
   const connectionSecrets = new ConnectionSecrets(secrets);
   const access = new AccessDirectory(config.stateDir);
@@ -119,12 +133,14 @@ export async function openServices(config: Config, log: (line: string) => void, 
 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
+  const tokens = agentTokenStore(config.stateDir, secrets);
   const services: Services = {
     controlUrl: '',
     config,
     log,
     admin: new AdminAccess(),
-    tokens: agentTokenStore(config.stateDir, secrets),
+    tokens,
+    signIns: authorizationServer(config.stateDir, tokens),
     access,
     placeSecrets,
     catalog,

@@ -6,6 +6,8 @@ const auditRecordSchema = z.object({
   time: z.string(),
   tool: z.string(),
   caller: z.string(),
+  /** The name of the OAuth client the call came from, when it signed in that way. */
+  client: z.string().optional(),
   place: z.string().optional(),
   projectId: z.string().optional(),
   executionId: z.string().optional(),
@@ -186,6 +188,7 @@ function toRecord(entry: AuditEntry): AuditRecord {
     time: new Date().toISOString(),
     tool: clip(entry.tool, 200),
     caller: clip(entry.caller, 200),
+    client: optional(entry.client, 200),
     place: optional(entry.place, 1024),
     projectId: optional(entry.projectId, 200),
     executionId: optional(entry.executionId, 200),

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-connections.js';
+import { policyOf } from '../places/access-directory.js';
 import { canEdit } from '../places/access-rules.js';
 import { listPlaces } from '../places/place-list.js';
 import { placeRootOf, type Place } from '../places/place-root.js';
@@ -47,6 +48,7 @@ const connectManyBody = connectBody.extend({ names: z.array(z.string().min(1).ma
 const tokenBody = z.object({ name: z.string(), expires: z.string().optional(), workspace_path: z.string().optional() }).strict();
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
+const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
 
 /** The page's REST API: thin adapters over the places, connections, catalog and secrets. */
 export function apiRoutes(services: Services, host: HostControl): Router {
@@ -70,7 +72,12 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.get('/mcp/place', async (req, res) => {
     const place = placeOf(req);
     const dir = await services.access.snapshot();
-    res.json({ place: { ...place, canEdit: canEdit(dir, person(res), place) }, rule: connectionRule(place), connections: await connections.list(person(res), place) });
+    res.json({
+      place: { ...place, canEdit: canEdit(dir, person(res), place) },
+      policy: policyOf(dir, place),
+      rule: connectionRule(place),
+      connections: await connections.list(person(res), place),
+    });
   });
 
   router.post('/mcp/place', async (req, res) => {
@@ -149,6 +156,15 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const snapshot = await services.access.setPlaceAccess(place.root, { ...(body.editors && { editors: body.editors }), ...(body.readers && { readers: body.readers }) });
     services.placeSessions.toolsChanged([place.root]);
     res.json(snapshot);
+  });
+
+  /** A place's sandbox policy (This machine's applies to tokens that name no place): the owner's choice. */
+  router.put('/places/policy', async (req, res) => {
+    localOnly(res);
+    const body = placePolicyBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
+    res.json({ policy: policyOf(snapshot, place) });
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));

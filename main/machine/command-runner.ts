@@ -6,10 +6,10 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { spawn as spawnTerminal } from 'node-pty';
 import { MachineError } from './errors.js';
 import { OutputCapture, type CapturedOutput } from './output-capture.js';
 import { terminateProcessGroup } from './process-group.js';
+import { loadTerminal } from './terminal-module.js';
 import { RecentOutput } from './recent-output.js';
 
 export type { CapturedOutput } from './output-capture.js';
@@ -125,7 +125,7 @@ export class CommandRunner {
     const stdout = capture(tty ? 'output' : 'stdout');
     const stderr = tty ? null : capture('stderr');
     const recent = new RecentOutput();
-    const child = tty ? startInTerminal(input.command, stdout, recent) : await startPiped(input.command, stdout, stderr!, recent);
+    const child = tty ? await startInTerminal(input.command, stdout, recent) : await startPiped(input.command, stdout, stderr!, recent);
 
     let stopReason: 'timeout' | 'cancel' | 'shutdown' | undefined;
     let stopping: Promise<void> | undefined;
@@ -250,7 +250,8 @@ async function startPiped(command: string, stdout: OutputCapture, stderr: Output
   return { pid: child.pid!, exited };
 }
 
-function startInTerminal(command: string, output: OutputCapture, recent: RecentOutput): Started {
+async function startInTerminal(command: string, output: OutputCapture, recent: RecentOutput): Promise<Started> {
+  const spawnTerminal = await loadTerminal();
   let terminal: ReturnType<typeof spawnTerminal>;
   try {
     terminal = spawnTerminal('bash', ['-c', command], {

@@ -3,6 +3,7 @@ import type { ToolRunner } from './tool-table.js';
 
 export interface AuditContext {
   caller: string;
+  client?: string;
   place?: string;
   projectId?: string;
 }
@@ -18,6 +19,7 @@ export function auditedRunner(record: (entry: AuditEntry) => void, context: Audi
     const entry = (outcome: AuditEntry['outcome'], error?: string): AuditEntry => ({
       tool,
       caller: context.caller,
+      ...(context.client !== undefined && { client: context.client }),
       ...(context.place !== undefined && { place: context.place }),
       ...(context.projectId !== undefined && { projectId: context.projectId }),
       ...optionalId('executionId', meta.execution_id ?? meta.executionId),

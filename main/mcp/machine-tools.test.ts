@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,6 +62,21 @@ async function waitFor<T>(get: () => Promise<T | undefined>, what: string): Prom
 }
 
 describe('machine tools over MCP', () => {
+  it('marks each machine tool always loaded, for clients that defer tools behind a search', async () => {
+    const { tools } = await client.listTools();
+    for (const name of ['read', 'write', 'edit', 'bash', 'skill']) {
+      assert.equal(tools.find((t) => t.name === name)?._meta?.['anthropic/alwaysLoad'], true, name);
+    }
+  });
+
+  it('tells the agent at initialize which machine, directory and place it works in, and when to use skill and manage_my_mcp_servers', () => {
+    const instructions = client.getInstructions() ?? '';
+    for (const part of [hostname(), process.cwd(), 'This machine', 'no MCP connections', 'skill tool', 'manage_my_mcp_servers']) {
+      assert.ok(instructions.includes(part), `missing ${part} in:\n${instructions}`);
+    }
+    assert.ok(Buffer.byteLength(instructions) < 1024);
+  });
+
   it('lists the five tools, each with annotations and a description stating its caps', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));

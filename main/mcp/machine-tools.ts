@@ -8,7 +8,7 @@ import { MachineError } from '../machine/errors.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type ReadResult } from '../machine/read.js';
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
 import { writeFile } from '../machine/write.js';
-import { defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
+import { ALWAYS_LOAD, defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
 
 export interface MachineToolDeps {
   skillsDir: string;
@@ -17,7 +17,7 @@ export interface MachineToolDeps {
 
 const KiB = 1024;
 
-/** The machine's own tools: read, write, edit, bash, skill. */
+/** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
 export function machineTools(deps: MachineToolDeps): SessionTool[] {
   const max = deps.commands.maxTimeoutSeconds;
   const defaultTimeout = Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
@@ -44,6 +44,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         limit: z.number().int().min(1).optional().describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
         encoding: z.enum(['text', 'base64']).optional().describe('Force text or base64; by default text unless the file is binary.'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       handler: (args) => asToolResult(async () => readAnswer(await readFile(args))),
     }),
@@ -59,6 +60,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         content: z.string().describe('The new content: text, or base64 when encoding is "base64".'),
         encoding: z.enum(['text', 'base64']).optional().describe('"base64" when content is base64-encoded bytes; default "text" (UTF-8).'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
@@ -88,6 +90,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
           .min(1)
           .describe('One or more replacements, applied in order.'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
@@ -125,6 +128,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         stdoutFullOutputPath: z.string().optional(),
         stderrFullOutputPath: z.string().optional(),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       handler: (args, extra) =>
         asToolResult(async () => {
@@ -142,6 +146,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       input: {
         name: z.string().min(1).describe('The skill name, as listed in resource://skills.'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       handler: (args) => asToolResult(async () => text(skillAnswer(await loadSkill(deps.skillsDir, args.name)))),
     }),

@@ -5,12 +5,18 @@ import type { PlaceConnections } from '../connections/place-connections.js';
 import { gatewayToolName, isPersonalShapedName } from '../connections/store/naming.js';
 import type { PlaceConnection } from '../connections/store/connection-store.js';
 import type { Place } from '../places/place-root.js';
+import { searchHint } from '../connections/tool-search/search-hint.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
 import type { ToolSource } from './tool-table.js';
+
+/** Read by clients with a tool search of their own (Claude Code) to find a deferred tool. */
+const SEARCH_HINT_KEY = 'anthropic/searchHint';
 
 export interface PlaceToolsDeps {
   connections: PlaceConnections;
   gateway: Gateway;
+  /** What the catalog says a connector does, for the tools' search hints. */
+  catalogDescription: (catalogId: string) => string | undefined;
   /** Told once per connection and cause when an upstream's tools cannot be listed. */
   report: (message: string) => void;
 }
@@ -64,8 +70,10 @@ export class PlaceTools implements ToolSource {
     }
     this.reported.clear();
     if (known?.connection === connection && known.upstream === upstream) return known.tools;
+    const hint = searchHint(connection.displayName, this.deps.catalogDescription(connection.catalogId));
     const tools = upstream.map((tool) => ({
-      definition: { ...tool, name: gatewayToolName(connection.name, tool.name) } as Tool,
+      definition: { ...tool, name: gatewayToolName(connection.name, tool.name), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
+      service: hint,
       call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
     }));
     this.lastKnown.set(key, { connection, upstream, tools });

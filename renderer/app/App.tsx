@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { ApiError } from '../api/client';
 import { placesQuery } from '../api/connections';
 import { AgentAccessSection } from '../features/access/AgentAccessSection';
 import { PlaceMcpSection } from '../features/connections/PlaceMcpSection';
@@ -17,15 +18,25 @@ export function App() {
   const list = places.data?.places ?? [];
   const place = list.find((p) => p.root === root) ?? list[0];
   const section = useSection();
+  // Below 640 px the sections fold into a menu; it closes when a section is chosen.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [section]);
 
   useEffect(() => {
     if (place) writePlace(place.root);
   }, [place]);
 
+  if (places.error instanceof ApiError && places.error.status === 401) return <SignedOut message={places.error.message} />;
+
   return (
     <div className="frame">
-      <nav className="rail" aria-label="Place and sections">
-        <div className="brand">Persona Workspace</div>
+      <nav className="rail" aria-label="Place and sections" data-menu={menuOpen ? 'open' : 'closed'}>
+        <div className="rail-top">
+          <div className="brand">Persona Workspace</div>
+          <button type="button" className="button menu-button" aria-expanded={menuOpen} aria-controls="sections-menu" onClick={() => setMenuOpen((open) => !open)}>
+            Menu
+          </button>
+        </div>
         {/* The place picker belongs to Connections: the other screens are the machine's. */}
         {section === 'connections' && (
           <>
@@ -52,7 +63,7 @@ export function App() {
             )}
           </>
         )}
-        <ul className="sections">
+        <ul className="sections" id="sections-menu">
           {SECTIONS.map((s) => (
             <li key={s.id}>
               <a href={`#${s.id}`} aria-current={s.id === section ? 'page' : undefined} className="section-link">
@@ -80,6 +91,17 @@ export function App() {
         )}
       </main>
     </div>
+  );
+}
+
+/** Without the login cookie (a bookmarked or copied address): what this is and how to get in. */
+function SignedOut({ message }: { message: string }) {
+  return (
+    <main className="signed-out" id="main">
+      <h1>Signed out</h1>
+      <p>{message}</p>
+      <p className="muted">In the desktop app, open the window from the tray icon instead.</p>
+    </main>
   );
 }
 

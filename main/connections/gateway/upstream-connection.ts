@@ -28,6 +28,7 @@ export interface UpstreamTool {
   inputSchema: { type: 'object'; [key: string]: unknown };
   outputSchema?: { type: 'object'; [key: string]: unknown };
   annotations?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
 }
 
 export interface UpstreamConnectionOptions {
