@@ -22,6 +22,16 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['token', 'revoke', 'abc']), { kind: 'token-revoke', id: 'abc' });
   });
 
+  it('parses places policy: show, or set with extra folders', () => {
+    assert.deepEqual(parseCommand(['places', 'policy', 'Crew/a']), { kind: 'places-policy', place: 'Crew/a', folders: [] });
+    assert.deepEqual(parseCommand(['places', 'policy', '.', 'strict', '--folder', '/srv/a', '--folder', 'b']), {
+      kind: 'places-policy',
+      place: '.',
+      policy: 'strict',
+      folders: ['/srv/a', 'b'],
+    });
+  });
+
   it('explains what is wrong with bad usage', () => {
     const cases: Array<[string[], RegExp]> = [
       [['--port', '99999'], /not a port number/],
@@ -32,8 +42,33 @@ describe('parseCommand', () => {
       [['token', 'create'], /--name/],
       [['token', 'revoke'], /exactly one token ID/],
       [['token', 'list', 'extra'], /does not take "extra"/],
+      [['places'], /"places" needs: policy/],
+      [['places', 'policy'], /needs a PLACE/],
+      [['places', 'policy', 'Crew/a', 'place', 'extra'], /needs a PLACE/],
+      [['places', 'policy', 'Crew/a', '--folder', '/srv'], /--folder goes with a policy/],
     ];
     for (const [argv, message] of cases) {
+      assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
+    }
+  });
+
+  it('parses the sign-in answers and the clients commands', () => {
+    assert.deepEqual(parseCommand(['approve']), { kind: 'approve-list', json: false });
+    assert.deepEqual(parseCommand(['approve', '--json']), { kind: 'approve-list', json: true });
+    assert.deepEqual(parseCommand(['approve', 'ABCD-EFGH']), { kind: 'approve', code: 'ABCD-EFGH' });
+    assert.deepEqual(parseCommand(['approve', 'ABCD-EFGH', '--workspace-path', 'Crew/a']), { kind: 'approve', code: 'ABCD-EFGH', workspacePath: 'Crew/a' });
+    assert.deepEqual(parseCommand(['deny', 'ABCD-EFGH']), { kind: 'deny', code: 'ABCD-EFGH' });
+    assert.deepEqual(parseCommand(['clients', 'list', '--json']), { kind: 'clients-list', json: true });
+    assert.deepEqual(parseCommand(['clients', 'revoke', '0123456789abcdef']), { kind: 'clients-revoke', id: '0123456789abcdef' });
+    const bad: Array<[string[], RegExp]> = [
+      [['deny'], /needs the code/],
+      [['deny', 'A', '--workspace-path', 'x'], /no place/],
+      [['approve', 'A', 'B'], /one code/],
+      [['approve', '--workspace-path', 'x'], /goes with a code/],
+      [['clients'], /list, revoke/],
+      [['clients', 'revoke'], /exactly one client ID/],
+    ];
+    for (const [argv, message] of bad) {
       assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
     }
   });

@@ -6,7 +6,11 @@ const auditRecordSchema = z.object({
   time: z.string(),
   tool: z.string(),
   caller: z.string(),
+  /** The name of the OAuth client the call came from, when it signed in that way. */
+  client: z.string().optional(),
   place: z.string().optional(),
+  /** The place's sandbox policy at the call: machine, place or strict. */
+  policy: z.enum(['machine', 'place', 'strict']).optional(),
   projectId: z.string().optional(),
   executionId: z.string().optional(),
   workspaceId: z.string().optional(),
@@ -186,7 +190,9 @@ function toRecord(entry: AuditEntry): AuditRecord {
     time: new Date().toISOString(),
     tool: clip(entry.tool, 200),
     caller: clip(entry.caller, 200),
+    client: optional(entry.client, 200),
     place: optional(entry.place, 1024),
+    policy: entry.policy,
     projectId: optional(entry.projectId, 200),
     executionId: optional(entry.executionId, 200),
     workspaceId: optional(entry.workspaceId, 200),

@@ -3,13 +3,11 @@ import { PRODUCT_NAME, VERSION } from '../version.js';
 import { registerMachineResources } from './machine-tools.js';
 import { enableResourceSubscriptions, type ChangeSource } from './resource-subscriptions.js';
 import type { SessionTool } from './session-tool.js';
-import { installToolTable, type ToolRunner, type ToolSource } from './tool-table.js';
-
-const INSTRUCTIONS = `This server is a real machine, with full access under the account that runs it.
-Use read, write and edit for files (paths absolute or relative to resource://cwd) and bash for everything else: listing, searching, moving, deleting, building, running.
-Skills: resource://skills lists them; the skill tool loads one's instructions and the paths of its files, which you then read.`;
+import { installToolTable, type ToolRunner, type ToolSearchSwitch, type ToolSource } from './tool-table.js';
 
 export interface WorkspaceServerDeps {
+  /** What the agent is told at initialize (see session-instructions.ts). */
+  instructions: string;
   skillsDir: string;
   /** Tells when the skill catalog changed, for sessions subscribed to resource://skills. */
   skillsChanged: ChangeSource;
@@ -19,15 +17,16 @@ export interface WorkspaceServerDeps {
   sources: ToolSource[];
   /** Wraps every call (auditing). */
   run: ToolRunner;
+  toolSearch: ToolSearchSwitch;
 }
 
 /** One MCP session's server: the machine's tools and resources, plus the tools of its sources. */
 export function createWorkspaceServer(deps: WorkspaceServerDeps): McpServer {
   const server = new McpServer(
     { name: PRODUCT_NAME, version: VERSION },
-    { capabilities: { tools: { listChanged: true }, resources: {}, logging: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: true }, resources: {}, logging: {} }, instructions: deps.instructions },
   );
-  installToolTable(server, deps.tools, deps.sources, deps.run);
+  installToolTable(server, deps.tools, deps.sources, deps.run, deps.toolSearch);
   registerMachineResources(server, { skillsDir: deps.skillsDir });
   enableResourceSubscriptions(server, { 'resource://skills': deps.skillsChanged });
   return server;

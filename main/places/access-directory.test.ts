@@ -4,7 +4,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateFileError } from '../state/versioned-json-file.js';
-import { ACCESS_FILE, AccessDirectory, AccessInputError, UnknownPersonError } from './access-directory.js';
+import { ACCESS_FILE, AccessDirectory, AccessInputError, policyOf, UnknownPersonError } from './access-directory.js';
+import { placeFromRoot, THIS_MACHINE } from './place-root.js';
 
 const CODE = '_users/alice/Chats/Code/projects/42';
 const WORK = '_users/alice/Chats/Work/projects/7';
@@ -179,6 +180,8 @@ for (const [what, content, problem] of [
   ['a typo in a key', { version: 1, people: {}, places: { 'Crew/a': { editor: ['bob'] } } }, /places\["Crew\/a"\]: Unrecognized key: "editor"/],
   ['a "__proto__" person', '{"version":1,"people":{"__proto__":{"name":"X","disabled":true}},"places":{}}', /"__proto__" key/],
   ['version 0', { version: 0, people: {}, places: {} }, /\(version: /],
+  ['an unknown policy', { version: 1, people: {}, places: { 'Crew/a': { policy: { kind: 'open' } } } }, /places\["Crew\/a"\]\.policy\.kind/],
+  ['a relative policy folder', { version: 1, people: {}, places: { 'Crew/a': { policy: { kind: 'place', folders: ['data'] } } } }, /places\["Crew\/a"\]\.policy: The folder "data" must be an absolute path/],
 ] as const) {
   test(`a file with ${what} is moved aside and reported, and stays refused`, async () => {
     const text = typeof content === 'string' ? content : JSON.stringify(content);
@@ -202,4 +205,64 @@ test('a directory from a newer app version is refused and left in place', async 
   await writeFile(path, JSON.stringify({ version: 2, people: {}, places: {}, groups: {} }));
   await assert.rejects(new AccessDirectory(stateDir).snapshot(), /newer version of this app/);
   assert.deepEqual(await readdir(stateDir), [ACCESS_FILE]);
+});
+
+test('setPlacePolicy keeps a policy beside the lists, normalizes folders, and machine removes it', async () => {
+  const dir = new AccessDirectory(stateDir);
+  const alpha = placeFromRoot('Crew/alpha');
+  assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'machine', folders: [] }, 'machine by default');
+  await dir.setPlaceAccess('Crew/alpha', { editors: ['bob'] });
+  await dir.setPlacePolicy('Crew/alpha', 'place', ['/srv/data/', '/srv/data', '/opt/../srv/shared']);
+  assert.deepEqual(await onDisk(), {
+    version: 1,
+    people: {},
+    places: { 'Crew/alpha': { editors: ['bob'], policy: { kind: 'place', folders: ['/srv/data', '/srv/shared'] } } },
+  });
+  assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'place', folders: ['/srv/data', '/srv/shared'] });
+
+  // Changing the lists, or forgetting their only person, keeps the policy.
+  await dir.setPlaceAccess('Crew/alpha', {});
+  await dir.setPerson('bob', { name: 'Bob' });
+  await dir.removePerson('bob');
+  assert.deepEqual((await dir.snapshot()).places['Crew/alpha'], { policy: { kind: 'place', folders: ['/srv/data', '/srv/shared'] } });
+
+  await dir.setPlacePolicy('Crew/alpha', 'strict');
+  assert.deepEqual((await onDisk() as { places: unknown }).places, { 'Crew/alpha': { policy: { kind: 'strict' } } });
+  await dir.setPlacePolicy('Crew/alpha', 'machine');
+  assert.deepEqual((await onDisk() as { places: unknown }).places, {}, 'machine is no entry at all');
+
+  // This machine's policy is that of tokens that name no place.
+  await dir.setPlacePolicy('', 'strict', ['/srv/data']);
+  assert.deepEqual(policyOf(await dir.snapshot(), THIS_MACHINE), { kind: 'strict', folders: ['/srv/data'] });
+});
+
+test('setPlacePolicy refuses a bad policy, folder or place and changes nothing', async () => {
+  const dir = new AccessDirectory(stateDir);
+  await dir.setPlacePolicy('Crew/alpha', 'place');
+  const before = await readFile(path, 'utf8');
+  const cases: [string, string, string[], RegExp][] = [
+    ['Crew/alpha', 'open', [], /"open" is not a policy: use machine, place or strict/],
+    ['Crew/alpha', 'place', ['data'], /"data" must be an absolute path/],
+    ['Crew/alpha', 'place', ['/'], /root folder cannot be an extra folder/],
+    ['Crew/alpha', 'machine', ['/srv'], /Extra folders go with the place or strict policy/],
+    ['Crew/alpha', 'place', ['/a\0b'], /NUL/],
+    ['src/foo', 'place', [], /is not in a place/],
+  ];
+  for (const [root, kind, folders, message] of cases) {
+    await assert.rejects(dir.setPlacePolicy(root, kind, folders), (e: unknown) => e instanceof AccessInputError && message.test(e.message), `${root} ${kind} ${folders}`);
+  }
+  assert.equal(await readFile(path, 'utf8'), before);
+});
+
+test('setPlaceToolSearch keeps the place\'s lists, and the lists\' changes keep it; auto removes it', async () => {
+  const dir = new AccessDirectory(stateDir);
+  await dir.setPerson('bob', { name: 'Bob' });
+  await dir.setPlaceAccess('Crew/alpha', { readers: ['bob'] });
+  assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'on')).places['Crew/alpha'], { readers: ['bob'], toolSearch: 'on' });
+  assert.deepEqual((await dir.setPlaceAccess('Crew/alpha', { editors: ['bob'] })).places['Crew/alpha'], { editors: ['bob'], toolSearch: 'on' });
+  assert.deepEqual((await dir.removePerson('bob')).places['Crew/alpha'], { toolSearch: 'on' });
+  assert.deepEqual((await dir.setPlaceToolSearch('', 'off')).places[''], { toolSearch: 'off' });
+  assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'auto')).places['Crew/alpha'], undefined);
+  assert.deepEqual((await onDisk() as { places: unknown }).places, { '': { toolSearch: 'off' } });
+  await assert.rejects(dir.setPlaceToolSearch('Crew', 'on'), AccessInputError);
 });

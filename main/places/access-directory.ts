@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { VersionedJsonFile } from '../state/versioned-json-file.js';
-import { placeFromRoot, PlacePathError } from './place-root.js';
+import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import { placeFromRoot, PlacePathError, type Place } from './place-root.js';
+import { checkPolicy, MACHINE_POLICY, PolicyInputError, type SandboxPolicy } from './sandbox-policy.js';
 import { LOCAL_PERSON, printableProblem, userIdProblem } from './user-id.js';
 
 export const ACCESS_FILE = 'access.json';
@@ -11,10 +13,20 @@ export interface PersonEntry {
   readonly disabled?: boolean;
 }
 
-/** Who may use a place beyond what its kind grants (see access-rules.ts). */
+/** Who may use a place beyond what its kind grants (see access-rules.ts), and what its agents reach. */
 export interface PlaceAccess {
   readonly editors?: readonly string[];
   readonly readers?: readonly string[];
+  /** The sandbox policy of the place's agents; absent means `machine` (sandbox-policy.ts). */
+  readonly policy?: StoredPolicy;
+  /** Whether its agents get tool search instead of every tool; absent is `auto`. */
+  readonly toolSearch?: 'on' | 'off';
+}
+
+/** A policy other than `machine`, as the file keeps it. */
+export interface StoredPolicy {
+  readonly kind: 'place' | 'strict';
+  readonly folders?: readonly string[];
 }
 
 /** The whole directory: people by user id, and access by place root. It holds no secrets. */
@@ -58,7 +70,22 @@ const directorySchema = z
     ),
     places: z.record(
       z.string(),
-      z.strictObject({ editors: z.array(userId).optional(), readers: z.array(userId).optional() }),
+      z.strictObject({
+        editors: z.array(userId).optional(),
+        readers: z.array(userId).optional(),
+        policy: z
+          .strictObject({ kind: z.enum(['place', 'strict']), folders: z.array(z.string()).optional() })
+          .superRefine((policy, ctx) => {
+            try {
+              checkPolicy(policy.kind, policy.folders);
+            } catch (error) {
+              if (!(error instanceof PolicyInputError)) throw error;
+              ctx.addIssue({ code: 'custom', message: error.message });
+            }
+          })
+          .optional(),
+        toolSearch: z.enum(['on', 'off']).optional(),
+      }),
     ),
   })
   .superRefine((directory, ctx) => {
@@ -126,9 +153,11 @@ export class AccessDirectory {
       const people = Object.fromEntries(Object.entries(current.people).filter(([other]) => other !== id));
       const places = Object.fromEntries(
         Object.entries(current.places).flatMap(([root, access]) => {
-          const kept = withoutEmptyLists({
+          const kept = compactEntry({
             editors: access.editors?.filter((other) => other !== id),
             readers: access.readers?.filter((other) => other !== id),
+            policy: access.policy,
+            toolSearch: access.toolSearch,
           });
           return kept ? [[root, kept]] : [];
         }),
@@ -138,27 +167,65 @@ export class AccessDirectory {
   }
 
   /**
-   * Replaces a place's editors and readers (duplicates dropped, order kept). Empty lists remove the
-   * place's entry, which for This machine means every authenticated person reads it again.
+   * Replaces a place's editors and readers (duplicates dropped, order kept); its policy stays. Empty
+   * lists remove them, which for This machine means every authenticated person reads it again.
    */
-  async setPlaceAccess(root: string, access: PlaceAccess): Promise<AccessDirectorySnapshot> {
-    let place;
-    try {
-      place = placeFromRoot(root);
-    } catch (error) {
-      if (error instanceof PlacePathError) throw new AccessInputError(error.message);
-      throw error;
-    }
+  async setPlaceAccess(root: string, access: Pick<PlaceAccess, 'editors' | 'readers'>): Promise<AccessDirectorySnapshot> {
+    const place = placeOfRoot(root);
     const editors = uniqueUserIds(access.editors);
     const readers = uniqueUserIds(access.readers);
     if (place.kind === 'code' && editors.length > 0) {
       throw new AccessInputError(`${place.label}: ${CODE_EDITORS}`);
     }
-    const entry = withoutEmptyLists({ editors, readers });
+    return this.updatePlace(root, (entry) => ({ ...entry, editors, readers }));
+  }
+
+  /**
+   * Sets the sandbox policy of a place's agents (for This machine, `""`: of tokens that name no
+   * place). `machine` is kept as no policy at all; the folders are checked and normalized.
+   */
+  async setPlacePolicy(root: string, kind: string, folders: readonly string[] = []): Promise<AccessDirectorySnapshot> {
+    placeOfRoot(root);
+    let policy: SandboxPolicy;
+    try {
+      policy = checkPolicy(kind, folders);
+    } catch (error) {
+      if (error instanceof PolicyInputError) throw new AccessInputError(error.message);
+      throw error;
+    }
+    const stored: StoredPolicy | undefined =
+      policy.kind === 'machine' ? undefined : { kind: policy.kind, ...(policy.folders.length && { folders: policy.folders }) };
+    return this.updatePlace(root, (entry) => ({ ...entry, policy: stored }));
+  }
+
+  /** Sets whether the place's agents get tool search; `auto` (the default) removes the setting. */
+  async setPlaceToolSearch(root: string, mode: ToolSearchMode): Promise<AccessDirectorySnapshot> {
+    placeOfRoot(root);
+    return this.updatePlace(root, (entry) => ({ ...entry, toolSearch: mode === 'auto' ? undefined : mode }));
+  }
+
+  private updatePlace(root: string, change: (entry: PlaceAccess) => PlaceAccess): Promise<AccessDirectorySnapshot> {
     return this.file.update((current) => {
+      const previous = Object.hasOwn(current.places, root) ? current.places[root] : undefined;
+      const entry = compactEntry(change(previous ?? {}));
       const places = Object.fromEntries(Object.entries(current.places).filter(([other]) => other !== root));
       return { ...current, places: entry ? { ...places, [root]: entry } : places };
     });
+  }
+}
+
+/** The sandbox policy of a place's agents in this snapshot (`machine` when none is set). */
+export function policyOf(dir: AccessDirectorySnapshot, place: Place): SandboxPolicy {
+  const stored = Object.hasOwn(dir.places, place.root) ? dir.places[place.root]?.policy : undefined;
+  return stored ? { kind: stored.kind, folders: stored.folders ?? [] } : MACHINE_POLICY;
+}
+
+function placeOfRoot(root: string): Place {
+  try {
+    return placeFromRoot(root);
+  } catch (error) {
+    if (error instanceof PlacePathError) throw new AccessInputError(error.message);
+    throw error;
   }
 }
 
@@ -172,10 +239,12 @@ function uniqueUserIds(ids: readonly string[] = []): string[] {
   return [...new Set(ids)];
 }
 
-/** The entry with only its non-empty lists, or nothing if both are empty. */
-function withoutEmptyLists(access: { editors?: readonly string[]; readers?: readonly string[] }): PlaceAccess | undefined {
-  const entry: { editors?: readonly string[]; readers?: readonly string[] } = {};
+/** The entry with only its non-empty lists and its policy, or nothing if nothing is left. */
+function compactEntry(access: PlaceAccess): PlaceAccess | undefined {
+  const entry: { -readonly [K in keyof PlaceAccess]: PlaceAccess[K] } = {};
   if (access.editors?.length) entry.editors = access.editors;
   if (access.readers?.length) entry.readers = access.readers;
-  return entry.editors || entry.readers ? entry : undefined;
+  if (access.policy) entry.policy = access.policy;
+  if (access.toolSearch) entry.toolSearch = access.toolSearch;
+  return Object.keys(entry).length ? entry : undefined;
 }
