@@ -34,6 +34,8 @@ export interface ConnectionView {
   auth: ConnectionAuth['kind'];
   /** For API-key connections: the header and the place secret it is taken from. */
   header?: string;
+  /** Sent before the key in the header (e.g. "Bearer "). */
+  prefix?: string;
   secretName?: string;
   state: ConnectionState;
   /** Why it is not connected, in words a person can act on. */
@@ -500,7 +502,7 @@ export class PlaceConnections {
       owner: c.owner,
       ownerName: nameOf(dir, c.owner),
       auth: c.auth.kind,
-      ...(c.auth.kind === 'header' && { header: c.auth.header, secretName: c.auth.secretName }),
+      ...(c.auth.kind === 'header' && { header: c.auth.header, ...(c.auth.prefix && { prefix: c.auth.prefix }), secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
       ...(state === 'connected' && last?.kind === 'ok' && { tools: last.tools.length }),
