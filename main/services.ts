@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
+import { Approvals } from './auth/oauth-server/approvals.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
@@ -24,6 +26,7 @@ import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import type { SecretStore } from './secrets/secret-store.js';
 import { SecretStoreSigningKeySource } from './secrets/signing-key-source.js';
+import { removeCrashTemps } from './state/atomic-write.js';
 
 /** Everything both listeners share, made once per run of the app. */
 export interface Services {
@@ -36,6 +39,8 @@ export interface Services {
   tokens: AgentTokenStore;
   /** The agent endpoint's own OAuth authorization server: clients that sign in, and the owner's approvals. */
   signIns: AuthorizationServer;
+  /** The owner's side of those sign-ins: what waits for an answer, the answers, the clients signed in. */
+  approvals: Approvals;
   access: AccessDirectory;
   placeSecrets: PlaceSecrets;
   catalog: CatalogService;
@@ -70,6 +75,10 @@ export interface ServicesOptions {
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+  // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
+  for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
+    for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
+  }
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const placeSecrets = new PlaceSecrets(secrets);
   const connectionSecrets = new ConnectionSecrets(secrets);
@@ -137,13 +146,15 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
   const tokens = agentTokenStore(config.stateDir, secrets);
+  const signIns = authorizationServer(config.stateDir, tokens);
   const services: Services = {
     controlUrl: '',
     config,
     log,
     admin: new AdminAccess(),
     tokens,
-    signIns: authorizationServer(config.stateDir, tokens),
+    signIns,
+    approvals: new Approvals(signIns, config.workspaceRoot),
     access,
     placeSecrets,
     catalog,

@@ -37,7 +37,7 @@ export function manageConnectionsTool(place: Place, person: string, connections:
             return list.map(describe).join('\n');
           }
           case 'connect': {
-            if (!args.catalog) return 'connect needs catalog: the id of a connector from the catalog.';
+            if (!args.catalog) throw new MissingArgument('connect needs catalog: the id of a connector from the catalog.');
             const added = await connections.add(person, place, { catalog: args.catalog, ...(args.secret && { secret: args.secret }) });
             if (added.state !== 'connected' && added.state !== 'sign-in') return `Added ${added.displayName} as ${added.name}, but it does not work yet (${added.state}): ${added.reason}`;
             try {
@@ -57,7 +57,7 @@ export function manageConnectionsTool(place: Place, person: string, connections:
             return describe(await connections.test(person, place, args.name, args.owner));
           }
           case 'remove': {
-            if (!args.name) return 'remove needs name: the connection name as list shows it.';
+            if (!args.name) throw new MissingArgument('remove needs name: the connection name as list shows it (action "list").');
             const removed = await connections.remove(person, place, args.name, args.owner);
             return `Removed ${removed.displayName} (${removed.name}, ${removed.ownerName}'s login) from ${place.label}; its login was deleted.`;
           }
@@ -66,10 +66,14 @@ export function manageConnectionsTool(place: Place, person: string, connections:
   });
 }
 
+/** The action was called without an argument it needs: the call is refused and changes nothing. */
+class MissingArgument extends Error {}
+
 async function answer(fn: () => Promise<string>): Promise<CallToolResult> {
   try {
     return { content: [{ type: 'text', text: await fn() }] };
   } catch (error) {
+    if (error instanceof MissingArgument) return toolError(error.message);
     const known = userError(error);
     if (known) return toolError(known.message);
     throw error;

@@ -90,7 +90,7 @@ export class PlaceTools implements ToolSource {
       .filter((tool) => !seen.has(tool.name) && seen.add(tool.name))
       .map((tool) => ({
         definition: { ...tool, name: gatewayToolName(connection.name, tool.name), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
-        service: hint,
+        search: { name: tool.name, service: hint },
         call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
       }));
     this.made.set(key, { connection, upstream: last.tools, tools });
