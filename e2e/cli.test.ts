@@ -248,6 +248,13 @@ describe('the persona-mcp-workspace command', () => {
       assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);
       assert.match(fixed.stdout, /Issues \(u[0-9a-f]{8}__[a-z0-9-]+\): connected \(5 tools, checked /);
       assert.match((await run(['connections', 'list', '--workspace-path', 'Crew/alpha'], local)).stdout, /Issues .*connected \(5 tools/);
+      const edited = await run(['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--tool-off', 'echo', '--name', 'Issue tracker'], local);
+      assert.equal(edited.code, 0, edited.stderr);
+      assert.match(edited.stdout, /Changed Issue tracker .*connected/);
+      const shown = await run(['connections', 'show', name, '--workspace-path', 'Crew/alpha'], local);
+      assert.match(shown.stdout, /^Issue tracker \(u[0-9a-f]{8}__[a-z0-9-]+\), .*login, http/);
+      assert.match(shown.stdout, /\n {2}off {2}echo {2}Echo the text back/);
+      assert.match(shown.stdout, /\n {2}on {3}add /);
       assert.equal((await run(['connections', 'remove', name, '--workspace-path', 'Crew/alpha'], local)).code, 0);
     } finally {
       await upstream.close();

@@ -14,6 +14,7 @@ const TIMEOUT_S = 2;
 
 interface View {
   name: string;
+  secretName?: string;
   displayName: string;
   auth: string;
   state: string;
@@ -186,6 +187,53 @@ describe('connection health, end to end', () => {
       await api('DELETE', `/mcp/place/${added.json.connection.name}?workspace_path=`);
     } finally {
       await picky.close();
+    }
+  });
+
+  it('fixes a connection in place: a refused key, then another secret; a new URL; tools turned off and on; its details', async () => {
+    const keyed = await startUpstream({ name: 'keyed', apiKey: { header: 'X-Api-Key', value: 'sk-right-77' } });
+    try {
+      assert.equal((await api('PUT', '/secrets/WRONG_KEY?workspace_path=', { value: 'sk-wrong' })).status, 204);
+      assert.equal((await api('PUT', '/secrets/RIGHT_KEY?workspace_path=', { value: 'sk-right-77' })).status, 204);
+      const added = await api('POST', '/mcp/place', { workspace_path: '', server: { url: keyed.url, name: 'Keyed', header: { name: 'X-Api-Key', secret: 'WRONG_KEY' } } });
+      assert.equal(added.status, 201);
+      const name = added.json.connection.name as string;
+      assert.equal(added.json.connection.state, 'key-refused');
+      assert.match(added.json.connection.reason, /refused the API key \(HTTP 401\)/);
+
+      const fixed = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { header: { name: 'X-Api-Key', secret: 'RIGHT_KEY' } });
+      assert.equal(fixed.status, 200, JSON.stringify(fixed.json));
+      assert.equal(fixed.json.connection.state, 'connected');
+      assert.equal(fixed.json.connection.secretName, 'RIGHT_KEY');
+      assert.equal(fixed.json.connection.name, name, 'the same connection, not a new one');
+
+      const details = (await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection;
+      assert.deepEqual(details.toolList.map((t: { name: string; enabled: boolean }) => `${t.name}:${t.enabled}`).sort(), ['add:true', 'echo:true', 'fail:true', 'mixed_content:true', 'slow:true']);
+      assert.match(details.toolList.find((t: { name: string }) => t.name === 'echo').description, /Echo the text back/);
+      assert.ok(details.errors.some((e: { message: string }) => /refused the API key/.test(e.message)), 'the refused key is in its log');
+
+      await waitFor(async () => (await toolNames()).includes(`${name}__echo`), 5_000, 'its tools');
+      const off = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { tools: { echo: false } });
+      assert.deepEqual(off.json.connection.disabledTools, ['echo']);
+      assert.ok(!(await toolNames()).includes(`${name}__echo`), 'a tool turned off is hidden');
+      assert.ok((await toolNames()).includes(`${name}__add`));
+      const refused = await call(`${name}__echo`, { text: 'x' });
+      assert.match(textOf(refused), /errPlaceMCPUnavailable: .*was turned off/);
+      assert.equal((await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection.toolList.find((t: { name: string }) => t.name === 'echo').enabled, false);
+      await api('PATCH', `/mcp/place/${name}?workspace_path=`, { tools: { echo: true } });
+      assert.deepEqual((await call(`${name}__echo`, { text: 'on' })).content, [{ type: 'text', text: 'echo: on' }]);
+
+      const moved = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { url: keyed.url.replace('/mcp', '/elsewhere'), name: 'Keyed elsewhere' });
+      assert.equal(moved.json.connection.state, 'not-mcp');
+      assert.equal(moved.json.connection.displayName, 'Keyed elsewhere');
+      const back = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { url: keyed.url });
+      assert.equal(back.json.connection.state, 'connected');
+      const bad = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { header: { name: 'X-Api-Key', secret: 'NO_SUCH' } });
+      assert.equal(bad.status, 404);
+      assert.equal((await view(name)).secretName, 'RIGHT_KEY', 'a bad edit changes nothing');
+      await api('DELETE', `/mcp/place/${name}?workspace_path=`);
+    } finally {
+      await keyed.close();
     }
   });
 

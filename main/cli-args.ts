@@ -23,6 +23,14 @@ export type Command =
   | { kind: 'connections-add'; workspacePath: string; catalog?: string; secret?: string; server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } }
   | { kind: 'connections-remove'; workspacePath: string; name: string; owner?: string }
   | { kind: 'connections-test'; workspacePath: string; name: string; owner?: string }
+  | { kind: 'connections-show'; workspacePath: string; name: string; owner?: string; json: boolean }
+  | {
+      kind: 'connections-edit';
+      workspacePath: string;
+      name: string;
+      owner?: string;
+      edit: { name?: string; url?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } | null; tools?: Record<string, boolean> };
+    }
   | { kind: 'secrets-list'; workspacePath: string }
   | { kind: 'secrets-set'; workspacePath: string; name: string }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
@@ -44,6 +52,9 @@ export const USAGE = `Usage:
                                   [--header HEADER --secret NAME [--prefix 'Bearer ']]
   ${PRODUCT_NAME} connections remove NAME [--workspace-path PATH] [--owner ID]
   ${PRODUCT_NAME} connections test NAME [--workspace-path PATH] [--owner ID]
+  ${PRODUCT_NAME} connections show NAME [--workspace-path PATH] [--owner ID] [--json]
+  ${PRODUCT_NAME} connections edit NAME [--workspace-path PATH] [--owner ID] [--name NAME] [--url URL] [--transport sse]
+      [--header NAME --secret SECRET [--prefix TEXT] | --no-header] [--tool-off TOOL]... [--tool-on TOOL]...
   ${PRODUCT_NAME} secrets list [--workspace-path PATH]
   ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH]     (the value is read from stdin)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
@@ -243,8 +254,45 @@ function parseConnections(argv: string[]): Command {
       if (positionals.length !== 1) throw new UsageError('connections test needs exactly one connection name; "connections list" shows them.');
       return { kind: 'connections-test', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, ...(values.owner && { owner: values.owner }) };
     }
+    case 'show': {
+      const { values, positionals } = parse(rest, { ...PLACE, owner: { type: 'string' }, json: { type: 'boolean' } });
+      if (positionals.length !== 1) throw new UsageError('connections show needs exactly one connection name; "connections list" shows them.');
+      return { kind: 'connections-show', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, json: values.json ?? false, ...(values.owner && { owner: values.owner }) };
+    }
+    case 'edit': {
+      const { values, positionals } = parse(rest, {
+        ...PLACE,
+        owner: { type: 'string' },
+        name: { type: 'string' },
+        url: { type: 'string' },
+        transport: { type: 'string' },
+        header: { type: 'string' },
+        prefix: { type: 'string' },
+        secret: { type: 'string' },
+        'no-header': { type: 'boolean' },
+        'tool-on': { type: 'string', multiple: true },
+        'tool-off': { type: 'string', multiple: true },
+      });
+      if (positionals.length !== 1) throw new UsageError('connections edit needs exactly one connection name; "connections list" shows them.');
+      if (values.transport && values.transport !== 'sse' && values.transport !== 'streamable-http') throw new UsageError('--transport is streamable-http or sse.');
+      if (Boolean(values.header) !== Boolean(values.secret)) throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
+      if (values.header && values['no-header']) throw new UsageError('--no-header removes the header; it does not go with --header.');
+      const tools: Record<string, boolean> = {};
+      for (const tool of values['tool-on'] ?? []) tools[tool] = true;
+      for (const tool of values['tool-off'] ?? []) tools[tool] = false;
+      const edit = {
+        ...(values.name !== undefined && { name: values.name }),
+        ...(values.url !== undefined && { url: values.url }),
+        ...(values.transport && { transport: values.transport as 'sse' | 'streamable-http' }),
+        ...(values.header && values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
+        ...(values['no-header'] && { header: null }),
+        ...(Object.keys(tools).length && { tools }),
+      };
+      if (Object.keys(edit).length === 0) throw new UsageError('connections edit needs something to change: --name, --url, --transport, --header with --secret, --no-header, --tool-on or --tool-off.');
+      return { kind: 'connections-edit', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, edit, ...(values.owner && { owner: values.owner }) };
+    }
     default:
-      throw new UsageError(`"connections" needs one of: list, add, remove, test${action ? ` (got "${action}")` : ''}.`);
+      throw new UsageError(`"connections" needs one of: list, add, remove, test, show, edit${action ? ` (got "${action}")` : ''}.`);
   }
 }
 

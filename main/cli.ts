@@ -133,7 +133,7 @@ async function policyCommand(command: Of<'places-policy'>): Promise<number> {
 }
 
 /** connections and secrets: the same rules as the page, acting as the person who runs the app. */
-async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>): Promise<number> {
+async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'connections-show' | 'connections-edit' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>): Promise<number> {
   const config = loadConfig();
   const place = placeRootOf(config.workspaceRoot, command.workspacePath);
   const services = await openServices({ ...config, registryUrl: '' }, (line) => process.stderr.write(`${line}\n`));
@@ -154,6 +154,24 @@ async function runPlaceCommand(services: Services, command: Parameters<typeof pl
       if (command.json) out(JSON.stringify(list, null, 2));
       else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
       else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url}`);
+      return 0;
+    }
+    case 'connections-show': {
+      const details = await connections.details(LOCAL_PERSON, place, command.name, command.owner);
+      if (command.json) {
+        out(JSON.stringify(details, null, 2));
+        return 0;
+      }
+      out(`${details.displayName} (${details.name}), ${details.ownerName}'s login, ${details.url}`);
+      out(`  state: ${stateLine(details)}`);
+      if (details.header) out(`  header: ${details.header} from the secret ${details.secretName}`);
+      for (const tool of details.toolList) out(`  ${tool.enabled ? 'on ' : 'off'}  ${tool.name}${tool.description ? `  ${tool.description.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`);
+      for (const error of details.errors) out(`  error at ${error.at}: ${error.message}`);
+      return 0;
+    }
+    case 'connections-edit': {
+      const edited = await connections.edit(LOCAL_PERSON, place, command.name, command.edit, command.owner);
+      out(`Changed ${edited.displayName} (${edited.name}): ${stateLine(edited)}`);
       return 0;
     }
     case 'connections-test': {

@@ -34,12 +34,16 @@ export interface ConnectionView {
   auth: ConnectionAuth['kind'];
   /** For API-key connections: the header and the place secret it is taken from. */
   header?: string;
+  /** Sent before the key in the header (e.g. "Bearer "). */
+  prefix?: string;
   secretName?: string;
   state: ConnectionState;
   /** Why it is not connected, in words a person can act on. */
   reason?: string;
   /** Connected: how many tools its server lists. */
   tools?: number;
+  /** Tools turned off in this place (hidden from agents and refused), by their upstream names. */
+  disabledTools?: string[];
   /** When its server was last asked (ISO time); absent when it never was. */
   checkedAt?: string;
   /** A failing server is checked again on its own at this time (ISO). */
@@ -49,6 +53,23 @@ export interface ConnectionView {
   /** Whether the person asking may remove it. */
   canRemove: boolean;
   addedAt: string;
+}
+
+/** A change to a connection in place: its name, URL, transport, credentials header, and which tools are on. */
+export interface EditRequest {
+  name?: string;
+  url?: string;
+  transport?: PlaceConnection['transport'];
+  /** The API-key header and the place secret it sends; null sends none. */
+  header?: { name: string; prefix?: string; secret: string } | null;
+  /** Upstream tool names turned on (true) or off (false). */
+  tools?: Record<string, boolean>;
+}
+
+/** A connection with what its server last said: its tools (each on or off), and its last errors. */
+export interface ConnectionDetails extends ConnectionView {
+  toolList: { name: string; description?: string; enabled: boolean }[];
+  errors: { at: string; message: string }[];
 }
 
 export type AddRequest =
@@ -157,6 +178,71 @@ export class PlaceConnections {
     const facts = await this.facts(place, [added]);
     if (!this.gate(dir, place, added, facts)) await this.deps.health.check(added);
     return this.view(dir, person, place, added, facts);
+  }
+
+  /**
+   * Changes a connection without removing it. Its URL, transport and credentials: only the person
+   * whose login it uses (a new URL drops an OAuth login, which must not reach another server).
+   * Which tools are on: also an editor of the place. The server is checked again at once.
+   */
+  async edit(person: string, place: Place, name: string, request: EditRequest, owner?: string): Promise<ConnectionView> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
+    if (!connection) throw notFound(place, name);
+    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined;
+    if (changesLogin && connection.owner !== person) {
+      throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
+    }
+    if (request.tools && !canRemoveConnection(dir, person, place, connection.owner)) {
+      throw new PlaceAccessError(`${nameOf(dir, person)} cannot turn tools of ${connection.displayName} on or off: only the person who added it or an editor of ${place.label} can.`);
+    }
+    const patch: Parameters<ConnectionStore['update']>[1] = {};
+    if (request.name !== undefined) {
+      if (!request.name.trim()) throw new ConnectionRequestError('A connection needs a name; give one, or leave the name out to keep it.');
+      patch.displayName = request.name.trim();
+    }
+    if (request.url !== undefined) patch.url = (await this.checkedUrl(request.url)).href;
+    if (request.transport !== undefined) patch.transport = request.transport;
+    if (request.header !== undefined) {
+      if (connection.auth.kind === 'oauth') throw new ConnectionRequestError(`${connection.displayName} signs in with OAuth; it takes no API-key header. Remove it and add the server again to use a key.`);
+      if (request.header) await this.requireSecret(place, request.header.secret);
+      patch.auth = request.header
+        ? { kind: 'header', header: request.header.name, ...(request.header.prefix && { prefix: request.header.prefix }), secretName: request.header.secret }
+        : { kind: 'none' };
+    }
+    if (request.tools) {
+      const off = new Set(connection.disabledTools ?? []);
+      for (const [tool, enabled] of Object.entries(request.tools)) {
+        if (enabled) off.delete(tool);
+        else off.add(tool);
+      }
+      patch.disabledTools = [...off].sort();
+    }
+    const movedLogin = connection.auth.kind === 'oauth' && patch.url !== undefined && patch.url !== connection.url;
+    const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
+    if (movedLogin) await this.deps.oauth.revokeAndForget(connection);
+    const facts = await this.facts(place, [edited]);
+    if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
+    return this.view(dir, person, place, edited, facts);
+  }
+
+  /** A connection's details: its view, the tools its server listed at the last check (each on or off), and its last errors. */
+  async details(person: string, place: Place, name: string, owner?: string): Promise<ConnectionDetails> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
+    if (!connection) throw notFound(place, name);
+    const facts = await this.facts(place, [connection]);
+    if (!this.gate(dir, place, connection, facts) && !this.deps.health.health(connection).last) await this.deps.health.check(connection);
+    const health = this.deps.health.health(connection);
+    const off = new Set(connection.disabledTools ?? []);
+    const listed = health.last?.kind === 'ok' ? health.last.tools : [];
+    return {
+      ...this.view(dir, person, place, connection, facts),
+      toolList: listed.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), enabled: !off.has(t.name) })),
+      errors: health.errors.map((e) => ({ at: new Date(e.at).toISOString(), message: e.message })),
+    };
   }
 
   /** Checks a connection's server now (Test): initialize and tools/list with its credentials. */
@@ -328,12 +414,12 @@ export class PlaceConnections {
   }
 
   /** The state of the place's connection named `serverName`, for an agent told why its tool is not there. */
-  async stateOf(place: Place, serverName: string): Promise<{ displayName: string; state: ConnectionState; reason?: string } | undefined> {
+  async stateOf(place: Place, serverName: string): Promise<{ displayName: string; state: ConnectionState; reason?: string; disabledTools?: string[] } | undefined> {
     const dir = await this.deps.access.snapshot();
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === serverName);
     if (!connection) return undefined;
     const { state, reason } = this.state(dir, place, connection, await this.facts(place, [connection]));
-    return { displayName: connection.displayName, state, ...(reason !== undefined && { reason }) };
+    return { displayName: connection.displayName, state, ...(reason !== undefined && { reason }), ...(connection.disabledTools && { disabledTools: connection.disabledTools }) };
   }
 
   /** The credentials header of a connection, for the one outgoing request that needs it. */
@@ -350,11 +436,7 @@ export class PlaceConnections {
   }
 
   private async fromServer(server: Extract<AddRequest, { server: unknown }>['server']): Promise<Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'>> {
-    const url = checkServerUrl(server.url, this.deps.allowPrivateNetwork);
-    // Refuse a private or local target now rather than at first use; every fetch is checked again anyway.
-    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, resolve: resolveWithSystem }).catch((error: unknown) => {
-      if (!(error instanceof NetworkPolicyError && error.kind === 'resolve-failed')) throw error;
-    });
+    const url = await this.checkedUrl(server.url);
     // Without an API key, the server itself says whether it wants a sign-in (most remote servers do).
     const auth: ConnectionAuth = server.header
       ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
@@ -368,6 +450,15 @@ export class PlaceConnections {
       transport: server.transport ?? 'streamable-http',
       auth,
     };
+  }
+
+  /** A server URL of the right form, whose target is not refused (a private or local one is refused now rather than at first use). */
+  private async checkedUrl(text: string): Promise<URL> {
+    const url = checkServerUrl(text, this.deps.allowPrivateNetwork);
+    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, resolve: resolveWithSystem }).catch((error: unknown) => {
+      if (!(error instanceof NetworkPolicyError && error.kind === 'resolve-failed')) throw error;
+    });
+    return url;
   }
 
   private async requireSecret(place: Place, name: string): Promise<void> {
@@ -411,10 +502,11 @@ export class PlaceConnections {
       owner: c.owner,
       ownerName: nameOf(dir, c.owner),
       auth: c.auth.kind,
-      ...(c.auth.kind === 'header' && { header: c.auth.header, secretName: c.auth.secretName }),
+      ...(c.auth.kind === 'header' && { header: c.auth.header, ...(c.auth.prefix && { prefix: c.auth.prefix }), secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
       ...(state === 'connected' && last?.kind === 'ok' && { tools: last.tools.length }),
+      ...(c.disabledTools?.length && { disabledTools: c.disabledTools }),
       ...(last && { checkedAt: new Date(last.checkedAt).toISOString() }),
       ...(state !== 'checking' && last?.kind === 'failed' && { nextCheckAt: new Date(last.nextCheckAt).toISOString() }),
       mine: c.owner === person,

@@ -23,6 +23,7 @@ export function connectionRule(place: Place): string {
 }
 
 const transport = z.enum(['streamable-http', 'sse']);
+const headerBody = z.object({ name: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name: letters, digits and -'), prefix: z.string().max(50).regex(/^[^\p{Cc}]*$/u, 'no control characters or line breaks').optional(), secret: z.string().min(1) }).strict();
 const addBody = z.union([
   z.object({ workspace_path: z.string().optional(), catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
   z
@@ -33,12 +34,21 @@ const addBody = z.union([
           url: z.string().min(1),
           name: z.string().max(100).optional(),
           transport: transport.optional(),
-          header: z.object({ name: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name: letters, digits and -'), prefix: z.string().max(50).regex(/^[^\p{Cc}]*$/u, 'no control characters or line breaks').optional(), secret: z.string().min(1) }).strict().optional(),
+          header: headerBody.optional(),
         })
         .strict(),
     })
     .strict(),
 ]);
+const editBody = z
+  .object({
+    name: z.string().max(100).optional(),
+    url: z.string().min(1).optional(),
+    transport: transport.optional(),
+    header: headerBody.nullable().optional(),
+    tools: z.record(z.string(), z.boolean()).optional(),
+  })
+  .strict();
 const secretBody = z.object({ value: z.string() }).strict();
 /** The own-OAuth-app panel: the person's own client, for providers that let no app register itself. */
 const connectBody = z
@@ -102,6 +112,16 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.post('/mcp/place/:name/connect', async (req, res) => {
     const body = connectBody.parse(req.body ?? {});
     res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), connectOptions(body)));
+  });
+
+  router.get('/mcp/place/:name', async (req, res) => {
+    res.json({ connection: await connections.details(person(res), placeOf(req), String(req.params.name), ownerOf(req)) });
+  });
+
+  // Fix in place: name, URL, transport, API-key header, and which tools are on.
+  router.patch('/mcp/place/:name', async (req, res) => {
+    const body = editBody.parse(req.body ?? {});
+    res.json({ connection: await connections.edit(person(res), placeOf(req), String(req.params.name), body, ownerOf(req)) });
   });
 
   // Test: the server is asked now (initialize + tools/list with the connection's credentials).
@@ -264,6 +284,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   return router;
+}
+
+/** Whose connection, when several people added the same server (`?owner=`). */
+function ownerOf(req: Request): string | undefined {
+  return typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
 }
 
 /**

@@ -56,6 +56,10 @@ export class PlaceTools implements ToolSource {
     if (!isPersonalShapedName(name)) return undefined;
     const server = /^(u[0-9a-f]{8}__[a-z0-9-]+)__/.exec(name)?.[1];
     const known = server ? await this.deps.connections.stateOf(this.place, server) : undefined;
+    const tool = server && name.slice(server.length + 2);
+    if (known?.disabledTools?.includes(tool!)) {
+      return `errPlaceMCPUnavailable: "${name}" was turned off for ${this.place.label} in the connection "${known.displayName}". The person who added it or an editor of the place can turn it on again.`;
+    }
     if (known && known.state !== 'connected') {
       return `errPlaceMCPUnavailable: "${name}" belongs to the connection "${known.displayName}" of ${this.place.label}, which does not work now (${known.state}): ${known.reason ?? ''}`.trim();
     }
@@ -80,7 +84,8 @@ export class PlaceTools implements ToolSource {
     if (made?.connection === connection && made.upstream === last.tools) return made.tools;
     const hint = searchHint(connection.displayName, this.deps.catalogDescription(connection.catalogId));
     // A server that lists one name twice gets it passed on once (the first), as names must be unique.
-    const seen = new Set<string>();
+    // Tools turned off in this place are neither listed nor callable.
+    const seen = new Set<string>(connection.disabledTools);
     const tools = last.tools
       .filter((tool) => !seen.has(tool.name) && seen.add(tool.name))
       .map((tool) => ({

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api, query } from './client';
-import type { AddServer, CatalogListing, Connection, ConnectResult, OwnApp, Place, PlaceConnections, PlacePolicy } from './types';
+import type { AddServer, CatalogListing, Connection, ConnectionDetails, ConnectionEdit, ConnectResult, OwnApp, Place, PlaceConnections, PlacePolicy } from './types';
 
 // Query options and calls per feature: places, a place's connections, the catalog, a place's secrets.
 
@@ -48,6 +48,18 @@ export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =
 /** A sign-in group's "Connect N services": one chain of sign-ins in one browser window. */
 export const connectConnections = (root: string, names: string[]) =>
   api<{ connections: Connection[]; signIns: { name: string; authorizationUrl: string }[]; authorizationUrl?: string }>('POST', `/mcp/place/connect${query({ workspace_path: root })}`, { names, open_browser: false });
+
+/** A connection's details: its tools (each on or off), last check and last errors. */
+export function connectionDetailsQuery(root: string, connection: Connection) {
+  return queryOptions({
+    queryKey: ['connection-details', root, connection.owner, connection.name],
+    queryFn: () => api<{ connection: ConnectionDetails }>('GET', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`),
+  });
+}
+
+/** Fix in place: name, URL, API-key header, or which tools are on. */
+export const editConnection = (root: string, connection: Connection, edit: ConnectionEdit) =>
+  api<{ connection: Connection }>('PATCH', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`, edit);
 
 /** Test: the server is asked now, with the connection's credentials. */
 export const testConnection = (root: string, connection: Connection) =>

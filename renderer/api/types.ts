@@ -26,6 +26,8 @@ export interface Connection {
   /** `header`: an API key in a header, taken from the place secret `secretName`. */
   auth: 'oauth' | 'header' | 'none';
   header?: string;
+  /** Sent before the key in the header (e.g. "Bearer "). */
+  prefix?: string;
   secretName?: string;
   state: ConnectionState;
   reason?: string;
@@ -35,8 +37,22 @@ export interface Connection {
   checkedAt?: string;
   /** A failing server is asked again on its own at this time (ISO). */
   nextCheckAt?: string;
+  /** Tools turned off in this place. */
+  disabledTools?: string[];
   canRemove: boolean;
   addedAt: string;
+}
+
+export interface ConnectionDetails extends Connection {
+  toolList: { name: string; description?: string; enabled: boolean }[];
+  errors: { at: string; message: string }[];
+}
+
+export interface ConnectionEdit {
+  name?: string;
+  url?: string;
+  header?: { name: string; prefix?: string; secret: string } | null;
+  tools?: Record<string, boolean>;
 }
 
 /** What a place's agents reach (machine, place or strict), and the owner's extra folders. */

@@ -117,7 +117,8 @@ export class ConnectionHealth {
       return entry;
     }
     if (entry) clearTimeout(entry.timer);
-    entry = { connection, fingerprint, last: undefined, running: undefined, failures: 0, timer: undefined, errors: [] };
+    // A changed record is measured afresh; its log of errors stays, as the story of the same connection.
+    entry = { connection, fingerprint, last: undefined, running: undefined, failures: 0, timer: undefined, errors: entry?.errors ?? [] };
     this.entries.set(key, entry);
     return entry;
   }

@@ -32,6 +32,8 @@ export const connectionRecordSchema = z.object({
   url: z.string().min(1),
   transport: z.enum(['streamable-http', 'sse']),
   auth: authSchema,
+  /** Upstream tools its adder or an editor turned off: hidden from agents and refused. */
+  disabledTools: z.array(z.string()).optional(),
   addedAt: z.iso.datetime(),
 });
 

@@ -91,7 +91,7 @@ export class ConnectionStore {
    */
   async update(
     { root, name, owner }: { root: string; name: string; owner: string },
-    patch: Partial<Pick<ConnectionRecord, 'displayName' | 'url' | 'transport' | 'auth'>>,
+    patch: Partial<Pick<ConnectionRecord, 'displayName' | 'url' | 'transport' | 'auth' | 'disabledTools'>>,
   ): Promise<PlaceConnection> {
     const storeId = storeIdOf(owner, root);
     return this.change((current) => {

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { searchCatalog } from '../../../common/catalog-search';
-import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
+import { addFromCatalog, catalogQuery, putSecret, refreshCatalog, secretsQuery } from '../../api/connections';
 import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -141,7 +141,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
   }, [askKey, added]);
   const connect = useMutation({
     mutationFn: async () => {
-      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v) => putSecret(root, n, v)) : undefined;
+      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v) => putSecret(root, n, v), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
       const { connection } = await addFromCatalog(root, entry.id, secretName);
       await client.invalidateQueries({ queryKey: ['secrets', root] });
       await connectAdded(flow, connection, entry.auth === 'oauth');

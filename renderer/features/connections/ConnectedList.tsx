@@ -6,6 +6,7 @@ import { closeOnEscape } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
+import { ConnectionDetails } from './ConnectionDetails';
 import { OwnAppPanel } from './OwnAppPanel';
 import type { ConnectFlow } from './useConnectFlow';
 
@@ -43,6 +44,8 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   const client = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const [settingSecret, setSettingSecret] = useState(false);
+  // The details under the row; `editing` also opens the form that fixes it in place.
+  const [open, setOpen] = useState<'closed' | 'details' | 'editing'>('closed');
   const removeRef = useRef<HTMLButtonElement>(null);
   const mine = c.mine;
   const pending = flow.pending.find((p) => p.name === c.name);
@@ -128,6 +131,25 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
                   Set secret
                 </button>
               )}
+              {failed && mine && open !== 'editing' && (
+                <button type="button" className="button primary" onClick={() => setOpen('editing')} aria-label={`Fix ${c.displayName}`}>
+                  Fix
+                </button>
+              )}
+              <button
+                type="button"
+                className="button quiet"
+                aria-expanded={open !== 'closed'}
+                onClick={() => setOpen(open === 'closed' ? 'details' : 'closed')}
+                aria-label={`${open === 'closed' ? 'Show' : 'Hide'} the details of ${c.displayName}`}
+              >
+                {open === 'closed' ? 'Details' : 'Hide'}
+              </button>
+              {mine && open === 'details' && (
+                <button type="button" className="button quiet" onClick={() => setOpen('editing')} aria-label={`Edit ${c.displayName}`}>
+                  Edit
+                </button>
+              )}
               {c.canRemove && (
                 <button type="button" className="button" ref={removeRef} onClick={() => setConfirming(true)} aria-label={`Remove ${c.displayName}`}>
                   Remove
@@ -154,6 +176,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
       {signIn.isError && <ErrorNote error={signIn.error} title={`Could not start the sign-in to ${c.displayName}.`} />}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
       {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
+      {open !== 'closed' && <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onSaved={() => setOpen('details')} announce={announce} />}
       {settingSecret && c.secretName && <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />}
     </li>
   );

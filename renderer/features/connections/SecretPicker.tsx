@@ -9,9 +9,11 @@ export interface SecretChoice {
   pick: string;
   newName: string;
   newValue: string;
+  /** The new secret's name is one the place has: the person agreed to replace its value. */
+  replace: boolean;
 }
 
-export const emptySecretChoice = (): SecretChoice => ({ pick: '', newName: '', newValue: '' });
+export const emptySecretChoice = (): SecretChoice => ({ pick: '', newName: '', newValue: '', replace: false });
 
 /** The place secret an API key is taken from: one the place has, or a new one made here. */
 export function SecretPicker({ root, value, onChange }: { root: string; value: SecretChoice; onChange: (next: SecretChoice) => void }) {
@@ -60,16 +62,26 @@ export function SecretPicker({ root, value, onChange }: { root: string; value: S
           </label>
         </div>
       )}
+      {pick === NEW_SECRET && names.includes(value.newName.trim()) && (
+        // Saving would overwrite a secret other connections may use: ask first.
+        <label className="field-check note note-warn">
+          <input type="checkbox" checked={value.replace} onChange={(e) => onChange({ ...value, replace: e.target.checked })} required />
+          <span>
+            This place already has a secret named {value.newName.trim()}. Replace its value? Every connection that uses it will send the new one.
+          </span>
+        </label>
+      )}
     </fieldset>
   );
 }
 
-/** The chosen secret's name, creating it first when it is new. */
-export async function resolveSecret(choice: SecretChoice, save: (name: string, value: string) => Promise<void>): Promise<string> {
+/** The chosen secret's name, creating it first when it is new (replacing one of that name only when agreed). */
+export async function resolveSecret(choice: SecretChoice, save: (name: string, value: string) => Promise<void>, existing: readonly string[] = []): Promise<string> {
   const pick = choice.pick;
   if (pick === NEW_SECRET) {
     const name = choice.newName.trim();
     if (!name || !choice.newValue) throw new Error('Give the new secret a name and a value.');
+    if (existing.includes(name) && !choice.replace) throw new Error(`This place already has a secret named ${name}: agree to replace its value, or choose another name.`);
     await save(name, choice.newValue);
     return name;
   }
