@@ -159,6 +159,54 @@ describe('the persona-mcp-workspace command', () => {
     assert.match(fromOther.stdout, /\nport\s+9100\s+default\n/, 'the other file replaces the one in the config folder');
   }
 
+  it('open prints a fresh one-time link for the running server, with its lifetime, and opens it with $BROWSER', async () => {
+    const none = await run(['open']);
+    assert.equal(none.code, 2);
+    assert.equal(none.stderr, `persona-mcp-workspace: No persona-mcp-workspace server is running on the state dir ${stateDir}. Start it with: persona-mcp-workspace\n`);
+
+    const server = await serve([]);
+    try {
+      assert.match(server.out(), /this link signs you in once, within 10 minutes; "persona-mcp-workspace open" makes a new one\): http/);
+      const browserLog = join(workDir, 'browser.log');
+      const browser = join(workDir, 'browser.sh');
+      await writeFile(browser, `#!/bin/sh\necho "$1" > ${browserLog}\n`, { mode: 0o755 });
+      const opened = await run(['open'], { BROWSER: browser });
+      assert.equal(opened.code, 0, opened.stderr);
+      const link = /^Open this link in a browser on this machine; it signs you in once, within 10 minutes: (http:\/\/127\.0\.0\.1:\d+\/login\?token=\S+)\n$/.exec(opened.stdout)?.[1];
+      assert.ok(link, opened.stdout);
+      await waitFor(async () => (await readFile(browserLog, 'utf8').catch(() => '')).trim() === link, 10_000, '$BROWSER to get the link');
+
+      // The page's "Sign in first" says what to run.
+      const controlUrl = new URL(link).origin;
+      const signedOut = await fetch(`${controlUrl}/api/places`);
+      assert.equal(signedOut.status, 401);
+      assert.match(((await signedOut.json()) as { error: { message: string } }).error.message, /^Sign in first: run "persona-mcp-workspace open" on this machine/);
+
+      const signedIn = await fetch(link, { redirect: 'manual' });
+      assert.equal(signedIn.status, 303);
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      assert.equal((await fetch(`${controlUrl}/api/places`, { headers: { cookie } })).status, 200);
+      const again = await fetch(link, { redirect: 'manual' });
+      assert.equal(again.status, 401, 'the link works once');
+      assert.match(await again.text(), /For a fresh one, run "persona-mcp-workspace open" on this machine\./);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    await assert.rejects(readFile(join(stateDir, 'control.json')), /ENOENT/, 'a stopped server leaves no record');
+  });
+
+  it('says which control port is busy, with no stack trace', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const result = await run(['--port', '0', '--control-port', String(port)]);
+    blocker.close();
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, new RegExp(`persona-mcp-workspace: Port ${port} on 127\\.0\\.0\\.1 is already in use\\. Stop the other program or choose another port with --control-port\\.\n$`));
+    assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+  });
+
   it('says which port is busy instead of crashing', async () => {
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));

@@ -12,6 +12,7 @@ export type Command =
   | { kind: 'version' }
   | { kind: 'serve'; flags: ServeFlags }
   | { kind: 'config'; flags: ServeFlags }
+  | { kind: 'open' }
   | { kind: 'token-create'; name: string; expires?: string; workspacePath?: string }
   | { kind: 'token-list'; json: boolean }
   | { kind: 'token-revoke'; id: string }
@@ -26,6 +27,7 @@ export type Command =
 export const USAGE = `Usage:
   ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
   ${PRODUCT_NAME} config [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
+  ${PRODUCT_NAME} open                 a fresh one-time link to the running server's page
   ${PRODUCT_NAME} help
   ${PRODUCT_NAME} token create --name NAME [--expires 30d] [--workspace-path PATH]
   ${PRODUCT_NAME} token list [--json]
@@ -94,6 +96,10 @@ export function takeConfigFlag(argv: string[]): { configFile?: string; rest: str
 
 export function parseCommand(argv: string[]): Command {
   if (argv[0] === 'help') return { kind: 'help' };
+  if (argv[0] === 'open') {
+    noPositionals(parse(argv.slice(1), {}).positionals, 'open');
+    return { kind: 'open' };
+  }
   if (argv[0] === 'config') {
     const flags = parseServeFlags(argv.slice(1));
     if (flags.kind !== 'serve') return flags;

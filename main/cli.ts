@@ -2,7 +2,10 @@
 import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config, type ServeFlags } from './config.js';
 import { parseCommand, takeConfigFlag, USAGE, UsageError, type Command } from './cli-args.js';
 import { effectiveSettings, environmentWith, readSettingsFile, type SettingName, type SettingsFile } from './settings-file.js';
+import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { LOGIN_LINK_TTL_MS } from './auth/admin-access.js';
+import { findRunningServer } from './running-server.js';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
@@ -36,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
       return serve(command.flags, env);
     case 'config':
       return configCommand(command.flags, file, env);
+    case 'open':
+      return openCommand(env);
     case 'token-create':
     case 'token-list':
     case 'token-revoke':
@@ -71,10 +76,42 @@ async function configCommand(flags: ServeFlags, file: SettingsFile, env: NodeJS.
   return 0;
 }
 
+/** A fresh one-time link to the running server's page (or, in the desktop app, its window). */
+async function openCommand(env: NodeJS.ProcessEnv): Promise<number> {
+  const stateDir = stateDirFrom(env);
+  const notRunning = `No ${PRODUCT_NAME} server is running on the state dir ${stateDir}. Start it with: ${PRODUCT_NAME}`;
+  const server = await findRunningServer(stateDir);
+  if (!server) throw new ConfigError(notRunning);
+  let answer: { url?: string; expiresInSeconds?: number; window?: boolean };
+  try {
+    const response = await fetch(`${server.controlUrl}/api/open`, { method: 'POST', headers: { Authorization: `Bearer ${server.adminToken}` } });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    answer = (await response.json()) as typeof answer;
+  } catch (error) {
+    throw new ConfigError(`${notRunning} (the server recorded there did not answer: ${(error as Error).message}).`);
+  }
+  if (answer.window) {
+    process.stdout.write('The desktop app shows its window.\n');
+    return 0;
+  }
+  const minutes = Math.round((answer.expiresInSeconds ?? 0) / 60);
+  process.stdout.write(`Open this link in a browser on this machine; it signs you in once, within ${minutes} minutes: ${answer.url}\n`);
+  const browser = env.BROWSER;
+  if (browser) {
+    const child = spawn(browser, [answer.url!], { detached: true, stdio: 'ignore' });
+    child.on('error', (error) => process.stderr.write(`Could not start $BROWSER (${browser}): ${error.message}\n`));
+    child.unref();
+  }
+  return 0;
+}
+
 async function serve(flags: Of<'serve'>['flags'], env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig(flags, env);
   const host = new Host(config, { env });
-  await host.open();
+  // A busy control port (or any other failure to listen) is the user's to fix: no stack trace.
+  await host.open().catch((error: unknown) => {
+    throw new ConfigError((error as Error).message);
+  });
   const url = await host.start().catch(async (error: unknown) => {
     const status = host.status;
     await host.close();
@@ -82,7 +119,7 @@ async function serve(flags: Of<'serve'>['flags'], env: NodeJS.ProcessEnv): Promi
   });
   const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
   process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
-  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once): ${await host.loginUrl()}\n`);
+  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {

@@ -111,6 +111,7 @@ async function launch(): Promise<void> {
   const config = loadConfig({}, env);
   host = new Host(config, {
     env,
+    showWindow: () => showWindow(),
     openBrowser: (url) => {
       if (signInUrls.add(url)) openSignIn(url);
       else log(`Persona Workspace: refused to open a sign-in address that is not http or https: ${url}`);
