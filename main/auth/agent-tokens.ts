@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
+import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { FileSigningKeySource, keyIdOf, type SigningKeySource } from './signing-key.js';
 import { TokenFile, type TokenRecord } from './token-file.js';
 
@@ -122,8 +123,7 @@ export class AgentTokenStore {
     const workspacePath = input.workspacePath === undefined ? undefined : validWorkspacePath(input.workspacePath);
     const { key, keyId } = await this.signingKey();
 
-    return this.exclusive(async () => {
-      const records = await this.file.records();
+    return this.exclusive(async (records, write) => {
       let id: string;
       do id = randomBytes(8).toString('hex');
       while (records.has(id));
@@ -138,7 +138,7 @@ export class AgentTokenStore {
         ...(workspacePath !== undefined && { workspacePath }),
       };
       // Recorded before it exists: a token is never handed out without its record.
-      await this.file.write([...records.values(), record]);
+      await write([...records.values(), record]);
 
       const jwt = new SignJWT(workspacePath === undefined ? {} : { workspace_path: workspacePath })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: keyId })
@@ -158,15 +158,31 @@ export class AgentTokenStore {
 
   /** Revokes at once, here and in every process using the same state dir. Revoking twice is harmless. */
   async revoke(id: string): Promise<AgentTokenInfo> {
-    return this.exclusive(async () => {
-      const records = await this.file.records();
+    return this.exclusive(async (records, write) => {
       const record = records.get(id);
       if (!record) throw new UnknownTokenError(id);
       if (record.revokedAt) return record;
       const revoked = { ...record, revokedAt: this.now().toISOString() };
-      await this.file.write([...records.values()].map((r) => (r.id === id ? revoked : r)));
+      await write([...records.values()].map((r) => (r.id === id ? revoked : r)));
       return revoked;
     });
+  }
+
+  /** Sets whether agents using this token get tool search; `auto` leaves it to the place. */
+  async setToolSearch(id: string, mode: ToolSearchMode): Promise<AgentTokenInfo> {
+    return this.exclusive(async (records, write) => {
+      const record = records.get(id);
+      if (!record) throw new UnknownTokenError(id);
+      const { toolSearch: _, ...rest } = record;
+      const changed: TokenRecord = mode === 'auto' ? rest : { ...rest, toolSearch: mode };
+      await write([...records.values()].map((r) => (r.id === id ? changed : r)));
+      return changed;
+    });
+  }
+
+  /** A token's own tool search setting, on every tools/list of its sessions: one `stat` unless the store changed. */
+  async toolSearch(id: string): Promise<ToolSearchMode> {
+    return (await this.file.records()).get(id)?.toolSearch ?? 'auto';
   }
 
   /** For the verifier, on every request: one `stat` unless the store changed. */
@@ -176,9 +192,9 @@ export class AgentTokenStore {
     return record.revokedAt ? 'revoked' : 'active';
   }
 
-  /** Read-modify-write runs one at a time in this process; each re-reads the file first for other processes' changes. */
-  private exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task);
+  /** Read-modify-write runs one at a time: in this process by a queue, across processes by the file's lock (re-reading inside it). */
+  private exclusive<T>(task: (records: ReadonlyMap<string, TokenRecord>, write: (records: Iterable<TokenRecord>) => Promise<void>) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => this.file.update(task));
     this.queue = run.catch(() => {});
     return run;
   }
