@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,8 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     WORKSPACE_REGISTRY_URL: '',
     WORKSPACE_STATE_DIR: stateDir,
     WORKSPACE_CWD: workDir,
+    // A config folder of the test's own: the settings file of whoever runs the tests never applies.
+    XDG_CONFIG_HOME: join(stateDir, 'config'),
     ...extra,
   };
 }
@@ -107,6 +109,103 @@ describe('the persona-mcp-workspace command', () => {
     const unknown = await run(['--frobnicate']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--help/);
+  });
+
+  it('answers help as a command too', async () => {
+    const help = await run(['help']);
+    assert.equal(help.code, 0);
+    assert.equal(help.stdout, (await run(['--help'])).stdout);
+    assert.match(help.stdout, /--config FILE/);
+  });
+
+  it('reads the settings file, with flags and the environment on top, and config prints where each setting comes from', async () => {
+    const configDir = join(stateDir, 'config', 'persona-mcp-workspace');
+    await mkdir(configDir, { recursive: true });
+    await writeFile(join(configDir, 'settings.json'), JSON.stringify({ port: 9700, controlPort: 9701, host: 'localhost', shellMaxTimeout: 77, jwtSecret: 'file-secret-4417' }));
+    try {
+      await checkSettings(configDir);
+    } finally {
+      await rm(join(configDir, 'settings.json'));
+    }
+  });
+
+  async function checkSettings(configDir: string): Promise<void> {
+    const shown = await run(['config', '--port', '9800'], { WORKSPACE_CONTROL_PORT: '9901' });
+    assert.equal(shown.code, 0, shown.stderr);
+    const rows = Object.fromEntries(shown.stdout.trim().split('\n').slice(1).map((line) => {
+      const [name, value, ...source] = line.split(/\s{2,}/);
+      return [name, { value, source: source.join(' ') }];
+    }));
+    assert.match(shown.stdout, new RegExp(`^Settings file: ${join(configDir, 'settings.json')}\n`));
+    assert.deepEqual(rows.port, { value: '9800', source: '--port' });
+    assert.deepEqual(rows.controlPort, { value: '9901', source: 'WORKSPACE_CONTROL_PORT' });
+    assert.deepEqual(rows.host, { value: 'localhost', source: join(configDir, 'settings.json') });
+    assert.deepEqual(rows.shellMaxTimeout, { value: '77', source: join(configDir, 'settings.json') });
+    assert.deepEqual(rows.sessionIdleTimeout, { value: '30', source: 'default' });
+    assert.deepEqual(rows.jwtSecret, { value: '(set)', source: join(configDir, 'settings.json') });
+    assert.doesNotMatch(shown.stdout, /file-secret-4417/, 'a secret is never printed');
+
+    // --config names another file; a bad one is a clear error naming the setting, and nothing starts.
+    const other = join(stateDir, 'other-settings.json');
+    await writeFile(other, '{"upstreamTimeout": "soon"}');
+    for (const args of [['config', '--config', other], ['--config', other], ['token', 'list', '--config', other]]) {
+      const bad = await run(args);
+      assert.equal(bad.code, 2, args.join(' '));
+      assert.equal(bad.stderr, `persona-mcp-workspace: The settings file ${other}: "upstreamTimeout" must be a number of seconds above 0.\n`);
+    }
+    await writeFile(other, '{"skillsDir": "/srv/skills-from-other"}');
+    const fromOther = await run(['config', `--config=${other}`]);
+    assert.match(fromOther.stdout, new RegExp(`^Settings file: ${other}\n`));
+    assert.match(fromOther.stdout, /\nskillsDir\s+\/srv\/skills-from-other\s+\S*other-settings\.json\n/);
+    assert.match(fromOther.stdout, /\nport\s+9100\s+default\n/, 'the other file replaces the one in the config folder');
+  }
+
+  it('open prints a fresh one-time link for the running server, with its lifetime, and opens it with $BROWSER', async () => {
+    const none = await run(['open']);
+    assert.equal(none.code, 2);
+    assert.equal(none.stderr, `persona-mcp-workspace: No persona-mcp-workspace server is running on the state dir ${stateDir}. Start it with: persona-mcp-workspace\n`);
+
+    const server = await serve([]);
+    try {
+      assert.match(server.out(), /this link signs you in once, within 10 minutes; "persona-mcp-workspace open" makes a new one\): http/);
+      const browserLog = join(workDir, 'browser.log');
+      const browser = join(workDir, 'browser.sh');
+      await writeFile(browser, `#!/bin/sh\necho "$1" > ${browserLog}\n`, { mode: 0o755 });
+      const opened = await run(['open'], { BROWSER: browser });
+      assert.equal(opened.code, 0, opened.stderr);
+      const link = /^Open this link in a browser on this machine; it signs you in once, within 10 minutes: (http:\/\/127\.0\.0\.1:\d+\/login\?token=\S+)\n$/.exec(opened.stdout)?.[1];
+      assert.ok(link, opened.stdout);
+      await waitFor(async () => (await readFile(browserLog, 'utf8').catch(() => '')).trim() === link, 10_000, '$BROWSER to get the link');
+
+      // The page's "Sign in first" says what to run.
+      const controlUrl = new URL(link).origin;
+      const signedOut = await fetch(`${controlUrl}/api/places`);
+      assert.equal(signedOut.status, 401);
+      assert.match(((await signedOut.json()) as { error: { message: string } }).error.message, /^Sign in first: run "persona-mcp-workspace open" on this machine/);
+
+      const signedIn = await fetch(link, { redirect: 'manual' });
+      assert.equal(signedIn.status, 303);
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      assert.equal((await fetch(`${controlUrl}/api/places`, { headers: { cookie } })).status, 200);
+      const again = await fetch(link, { redirect: 'manual' });
+      assert.equal(again.status, 401, 'the link works once');
+      assert.match(await again.text(), /For a fresh one, run "persona-mcp-workspace open" on this machine\./);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    await assert.rejects(readFile(join(stateDir, 'control.json')), /ENOENT/, 'a stopped server leaves no record');
+  });
+
+  it('says which control port is busy, with no stack trace', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const result = await run(['--port', '0', '--control-port', String(port)]);
+    blocker.close();
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, new RegExp(`persona-mcp-workspace: Port ${port} on 127\\.0\\.0\\.1 is already in use\\. Stop the other program or choose another port with --control-port\\.\n$`));
+    assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   });
 
   it('says which port is busy instead of crashing', async () => {

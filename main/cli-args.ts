@@ -11,6 +11,8 @@ export type Command =
   | { kind: 'help' }
   | { kind: 'version' }
   | { kind: 'serve'; flags: ServeFlags }
+  | { kind: 'config'; flags: ServeFlags }
+  | { kind: 'open' }
   | { kind: 'token-create'; name: string; expires?: string; workspacePath?: string }
   | { kind: 'token-list'; json: boolean }
   | { kind: 'token-revoke'; id: string }
@@ -38,6 +40,9 @@ export type Command =
 
 export const USAGE = `Usage:
   ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
+  ${PRODUCT_NAME} config [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
+  ${PRODUCT_NAME} open                 a fresh one-time link to the running server's page
+  ${PRODUCT_NAME} help
   ${PRODUCT_NAME} token create --name NAME [--expires 30d] [--workspace-path PATH]
   ${PRODUCT_NAME} token list [--json]
   ${PRODUCT_NAME} token revoke ID
@@ -75,7 +80,12 @@ default), place (read all but the app's state and other places; write the place,
 temp folder and each --folder) or strict (only the place and each --folder, no network).
 PLACE "." is This machine, whose policy applies to tokens that name no place.
 
+Every setting can also live in a settings file (JSON, the names "${PRODUCT_NAME} config"
+prints): settings.json in the platform's config folder (Linux: $XDG_CONFIG_HOME/${PRODUCT_NAME}),
+or the file --config names. A flag beats the environment, which beats the file.
+
 Options:
+  --config FILE       the settings file to use instead of the one in the config folder
   --port N            port of the MCP endpoint (default ${DEFAULT_PORT}; 0 picks a free one)
   --host ADDRESS      address to bind (default ${DEFAULT_HOST}); use 0.0.0.0 for remote agents
   --control-port N    loopback port of the page and its API (default ${DEFAULT_CONTROL_PORT})
@@ -87,13 +97,48 @@ Environment:
 ${Object.entries({ ...ENVIRONMENT, ...SECRET_STORE_ENVIRONMENT }).map(([name, text]) => `  ${name.padEnd(31)} ${text}`).join('\n')}
 `;
 
+/** Takes `--config FILE` (or `--config=FILE`), which every command accepts, out of the arguments. */
+export function takeConfigFlag(argv: string[]): { configFile?: string; rest: string[] } {
+  const rest: string[] = [];
+  let configFile: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (arg !== '--config' && !arg.startsWith('--config=')) {
+      rest.push(arg);
+      continue;
+    }
+    const value = arg === '--config' ? argv[++i] : arg.slice('--config='.length);
+    if (!value || value.startsWith('-')) throw new UsageError('--config needs the path of a settings file, for example --config ./settings.json.');
+    configFile = value;
+  }
+  return { ...(configFile !== undefined && { configFile }), rest };
+}
+
 export function parseCommand(argv: string[]): Command {
+  if (argv[0] === 'help') return { kind: 'help' };
+  if (argv[0] === 'open') {
+    noPositionals(parse(argv.slice(1), {}).positionals, 'open');
+    return { kind: 'open' };
+  }
+  if (argv[0] === 'config') {
+    const flags = parseServeFlags(argv.slice(1));
+    if (flags.kind !== 'serve') return flags;
+    return { kind: 'config', flags: flags.flags };
+  }
   if (argv[0] === 'token') return parseToken(argv.slice(1));
   if (argv[0] === 'approve' || argv[0] === 'deny') return parseAnswer(argv[0], argv.slice(1));
   if (argv[0] === 'clients') return parseClients(argv.slice(1));
   if (argv[0] === 'connections') return parseConnections(argv.slice(1));
   if (argv[0] === 'secrets') return parseSecrets(argv.slice(1));
   if (argv[0] === 'places') return parsePlaces(argv.slice(1));
+  return parseServeFlags(argv);
+}
+
+function parseServeFlags(argv: string[]): Command {
   const { values, positionals } = parse(argv, {
     port: { type: 'string' },
     'control-port': { type: 'string' },

@@ -13,11 +13,11 @@ type SignInCommand = Extract<Command, { kind: 'approve-list' | 'approve' | 'deny
  * approve, deny, clients: the owner answers agent sign-ins from the terminal (headless machines).
  * They act on the state files directly, as the server does, so a running server sees the answer at once.
  */
-export async function signInCommand(command: SignInCommand, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
-  const config = loadConfig();
+export async function signInCommand(command: SignInCommand, env: NodeJS.ProcessEnv, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
+  const config = loadConfig({}, env);
   const { stateDir } = config;
   // Answers and revocations sign nothing: the secret store (and its keychain probe) is opened only if a key is asked for.
-  const server = new AuthorizationServer({ stateDir, signingKey: async () => agentTokenStore(stateDir, await openSecretStore({ stateDir })).signingKey() });
+  const server = new AuthorizationServer({ stateDir, signingKey: async () => agentTokenStore(stateDir, await openSecretStore({ stateDir, env })).signingKey() });
   const approvals = new Approvals(server, config.workspaceRoot);
   switch (command.kind) {
     case 'approve-list': {

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
-import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config } from './config.js';
-import { parseCommand, USAGE, UsageError, type Command } from './cli-args.js';
+import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config, type ServeFlags } from './config.js';
+import { parseCommand, takeConfigFlag, USAGE, UsageError, type Command } from './cli-args.js';
+import { effectiveSettings, environmentWith, readSettingsFile, type SettingName, type SettingsFile } from './settings-file.js';
+import { spawn } from 'node:child_process';
 import type { ConnectionView } from './connections/place-connections.js';
 import { signInCommand } from './cli-sign-ins.js';
 import { resolve } from 'node:path';
+import { LOGIN_LINK_TTL_MS } from './auth/admin-access.js';
+import { findRunningServer } from './running-server.js';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { Host } from './host.js';
-import { openSecretStore } from './secrets/open-secret-store.js';
+import { openSecretStore, recordedSecretStore } from './secrets/open-secret-store.js';
 import { agentTokenStore, openServices, type Services } from './services.js';
 import { userError } from './user-errors.js';
 import { JwtConfigError } from './auth/jwt-verifier.js';
@@ -17,39 +21,105 @@ import { PRODUCT_NAME, VERSION } from './version.js';
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
 
 async function main(argv: string[]): Promise<number> {
+  const { configFile, rest } = takeConfigFlag(argv);
+  const command = parseCommand(rest);
+  if (command.kind === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (command.kind === 'version') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  // The settings file under the environment: every command below reads this environment.
+  const file = readSettingsFile(configFile);
+  const env = environmentWith(file.settings);
   // The spec: WORKSPACE_CWD is applied before anything else.
-  applyWorkingDirectory();
-  const command = parseCommand(argv);
+  applyWorkingDirectory(env);
   switch (command.kind) {
-    case 'help':
-      process.stdout.write(USAGE);
-      return 0;
-    case 'version':
-      process.stdout.write(`${VERSION}\n`);
-      return 0;
     case 'serve':
-      return serve(command.flags);
+      return serve(command.flags, env);
+    case 'config':
+      return configCommand(command.flags, file, env);
+    case 'open':
+      return openCommand(env);
     case 'token-create':
     case 'token-list':
     case 'token-revoke':
-      return tokenCommand(command);
+      return tokenCommand(command, env);
     case 'approve-list':
     case 'approve':
     case 'deny':
     case 'clients-list':
     case 'clients-revoke':
-      return signInCommand(command);
+      return signInCommand(command, env);
     case 'places-policy':
-      return policyCommand(command);
+      return policyCommand(command, env);
     default:
-      return placeCommand(command);
+      return placeCommand(command, env);
   }
 }
 
-async function serve(flags: Of<'serve'>['flags']): Promise<number> {
-  const config = loadConfig(flags);
-  const host = new Host(config);
-  await host.open();
+/** Each setting's effective value and where it came from. */
+async function configCommand(flags: ServeFlags, file: SettingsFile, env: NodeJS.ProcessEnv): Promise<number> {
+  // Checks the whole configuration as a start would, so a bad value shows here too.
+  const config = loadConfig(flags, env);
+  const flagValues: Partial<Record<SettingName, string>> = {
+    ...(flags.port !== undefined && { port: String(flags.port) }),
+    ...(flags.host !== undefined && { host: flags.host }),
+    ...(flags.controlPort !== undefined && { controlPort: String(flags.controlPort) }),
+    ...(flags.auth === false && { noAuth: 'true' }),
+  };
+  // Sources are told apart on the real environment, before the file's settings were put under it.
+  const rows = effectiveSettings(flagValues, file, process.env);
+  const store = rows.find((row) => row.name === 'secretStore')!;
+  if (store.source === 'default') {
+    const recorded = await recordedSecretStore(config.stateDir);
+    if (recorded) Object.assign(store, { value: recorded.store, source: `chosen on first use (${recorded.path})` });
+  }
+  const out = [`Settings file: ${file.path}${file.found ? '' : ' (none there: defaults apply)'}`];
+  const width = Math.max(...rows.map((row) => row.name.length), ...rows.map((row) => row.value.length).filter((n) => n <= 40));
+  for (const row of rows) out.push(`${row.name.padEnd(width)}  ${row.value.padEnd(width)}  ${row.source}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  return 0;
+}
+
+/** A fresh one-time link to the running server's page (or, in the desktop app, its window). */
+async function openCommand(env: NodeJS.ProcessEnv): Promise<number> {
+  const stateDir = stateDirFrom(env);
+  const notRunning = `No ${PRODUCT_NAME} server is running on the state dir ${stateDir}. Start it with: ${PRODUCT_NAME}`;
+  const server = await findRunningServer(stateDir);
+  if (!server) throw new ConfigError(notRunning);
+  let answer: { url?: string; expiresInSeconds?: number; window?: boolean };
+  try {
+    const response = await fetch(`${server.controlUrl}/api/open`, { method: 'POST', headers: { Authorization: `Bearer ${server.adminToken}` } });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    answer = (await response.json()) as typeof answer;
+  } catch (error) {
+    throw new ConfigError(`${notRunning} (the server recorded there did not answer: ${(error as Error).message}).`);
+  }
+  if (answer.window) {
+    process.stdout.write('The desktop app shows its window.\n');
+    return 0;
+  }
+  const minutes = Math.round((answer.expiresInSeconds ?? 0) / 60);
+  process.stdout.write(`Open this link in a browser on this machine; it signs you in once, within ${minutes} minutes: ${answer.url}\n`);
+  const browser = env.BROWSER;
+  if (browser) {
+    const child = spawn(browser, [answer.url!], { detached: true, stdio: 'ignore' });
+    child.on('error', (error) => process.stderr.write(`Could not start $BROWSER (${browser}): ${error.message}\n`));
+    child.unref();
+  }
+  return 0;
+}
+
+async function serve(flags: Of<'serve'>['flags'], env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig(flags, env);
+  const host = new Host(config, { env });
+  // A busy control port (or any other failure to listen) is the user's to fix: no stack trace.
+  await host.open().catch((error: unknown) => {
+    throw new ConfigError((error as Error).message);
+  });
   const url = await host.start().catch(async (error: unknown) => {
     const status = host.status;
     await host.close();
@@ -57,7 +127,7 @@ async function serve(flags: Of<'serve'>['flags']): Promise<number> {
   });
   const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
   process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
-  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once): ${await host.loginUrl()}\n`);
+  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
@@ -80,9 +150,9 @@ function externalKeys({ jwt }: Config): string {
   return sources.length ? ` + ${sources.join(' + ')}` : '';
 }
 
-async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke'>): Promise<number> {
-  const stateDir = stateDirFrom();
-  const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir }));
+async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const stateDir = stateDirFrom(env);
+  const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir, env }));
   switch (command.kind) {
     case 'token-create': {
       const created = await tokens.create({
@@ -118,8 +188,8 @@ async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-r
 }
 
 /** Shows or sets a place's sandbox policy, in the access directory the running server reads on every call. */
-async function policyCommand(command: Of<'places-policy'>): Promise<number> {
-  const config = loadConfig();
+async function policyCommand(command: Of<'places-policy'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
   const access = new AccessDirectory(config.stateDir);
   const snapshot =
@@ -133,10 +203,10 @@ async function policyCommand(command: Of<'places-policy'>): Promise<number> {
 }
 
 /** connections and secrets: the same rules as the page, acting as the person who runs the app. */
-async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'connections-show' | 'connections-edit' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>): Promise<number> {
-  const config = loadConfig();
+async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'connections-show' | 'connections-edit' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.workspacePath);
-  const services = await openServices({ ...config, registryUrl: '' }, (line) => process.stderr.write(`${line}\n`));
+  const services = await openServices({ ...config, registryUrl: '' }, (line) => process.stderr.write(`${line}\n`), { env });
   try {
     return await runPlaceCommand(services, command, place);
   } finally {

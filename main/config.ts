@@ -54,10 +54,13 @@ const DEFAULT_SESSION_IDLE_MINUTES = 30;
 /** Node's timers fire at once past 2^31-1 ms, so no timeout may be longer. */
 const MAX_TIMER_SECONDS = 2_147_483;
 const DEFAULT_UPSTREAM_TIMEOUT_SECONDS = 60;
-const APP_DIR_NAME = 'persona-mcp-workspace';
+export const APP_DIR_NAME = 'persona-mcp-workspace';
 
 /** The environment variables the product reads, with what each is for (the README table mirrors this). */
 export const ENVIRONMENT = {
+  WORKSPACE_PORT: 'Port of the MCP endpoint, as --port (default 9100; 0 picks a free one).',
+  WORKSPACE_HOST: 'Address to bind, as --host (default 127.0.0.1).',
+  WORKSPACE_NO_AUTH: 'Set to 1 to accept requests without a token, as --no-auth (loopback addresses only).',
   WORKSPACE_CWD: 'Folder the process chdirs into before anything else; the default for relative paths and bash.',
   WORKSPACE_SKILLS_DIR: 'Skills root, relative to the working directory unless absolute (default .agents/skills).',
   WORKSPACE_SHELL_MAX_TIMEOUT: 'Upper bound in seconds for a bash command\'s timeout (default 600).',
@@ -106,16 +109,16 @@ export function stateDirFrom(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
-  const host = flags.host ?? DEFAULT_HOST;
-  const port = flags.port ?? DEFAULT_PORT;
+  const host = flags.host ?? (env.WORKSPACE_HOST || DEFAULT_HOST);
+  const port = flags.port ?? (env.WORKSPACE_PORT ? portFrom(env.WORKSPACE_PORT, 'WORKSPACE_PORT') : DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`--port ${port} is not a port number. Use a whole number from 0 to 65535 (0 picks a free port).`);
   }
-  const auth = flags.auth ?? true;
+  const auth = flags.auth ?? env.WORKSPACE_NO_AUTH !== '1';
   if (!auth && !isLoopbackHost(host)) {
     throw new ConfigError(`--no-auth is only allowed on a loopback address, but --host is ${host}. Anyone who can reach this machine there could run commands on it. Bind to 127.0.0.1, or keep auth on and create a token with "persona-mcp-workspace token create --name NAME".`);
   }
-  const controlPort = flags.controlPort ?? (env.WORKSPACE_CONTROL_PORT ? portFrom(env.WORKSPACE_CONTROL_PORT) : DEFAULT_CONTROL_PORT);
+  const controlPort = flags.controlPort ?? (env.WORKSPACE_CONTROL_PORT ? portFrom(env.WORKSPACE_CONTROL_PORT, 'WORKSPACE_CONTROL_PORT') : DEFAULT_CONTROL_PORT);
   if (controlPort === port && port !== 0) {
     throw new ConfigError(`The MCP endpoint and the page cannot share port ${port}. Choose another --control-port (default ${DEFAULT_CONTROL_PORT}).`);
   }
@@ -151,9 +154,9 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
-function portFrom(value: string): number {
+function portFrom(value: string, name: string): number {
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`WORKSPACE_CONTROL_PORT=${value} is not a port number. Use a whole number from 0 to 65535.`);
+  if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`${name}=${value} is not a port number. Use a whole number from 0 to 65535.`);
   return port;
 }
 

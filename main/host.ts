@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { agentEndpoint } from './http/agent-endpoint.js';
 import { controlPlane } from './http/control-plane.js';
 import type { McpSessions } from './mcp/sessions.js';
+import { forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
 import { PACKAGE_ROOT } from './version.js';
 
@@ -21,6 +22,8 @@ export interface HostOptions {
   env?: NodeJS.ProcessEnv;
   /** Opens a sign-in URL in the person's browser (the desktop app: shell.openExternal). */
   openBrowser?: (url: string) => void;
+  /** The desktop app's window, shown when `persona-mcp-workspace open` asks; headless there is none. */
+  showWindow?: () => void;
 }
 
 /** How long stopping lets requests in progress send their answers before closing the sessions. */
@@ -147,6 +150,7 @@ export class Host {
     this.opened = undefined;
     if (!opened) return;
     const { services, control } = await opened;
+    await forgetRunningServer(this.config.stateDir);
     const closed = once(control, 'close');
     control.close();
     control.closeAllConnections();
@@ -163,7 +167,7 @@ export class Host {
       const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
       const app = controlPlane(services, {
         pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
-        host: { status: () => this.status, start: () => this.start(), stop: () => this.stop() },
+        host: { status: () => this.status, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
       });
       const control = app.listen(this.config.controlPort, '127.0.0.1');
       try {
@@ -172,6 +176,8 @@ export class Host {
         throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
       }
       services.controlUrl = serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '');
+      // So that `persona-mcp-workspace open` finds this server.
+      await recordRunningServer(this.config.stateDir, { pid: process.pid, controlUrl: services.controlUrl, adminToken: services.admin.adminToken });
       return { services, verifier, control, controlUrl: services.controlUrl };
     } catch (error) {
       await services.close();

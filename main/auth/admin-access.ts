@@ -1,5 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** How long a one-time login link works. */
+export const LOGIN_LINK_TTL_MS = 10 * 60_000;
+
 /**
  * Who may use the control plane as `local`: the desktop window (the admin token, handed over by
  * the preload) and browsers that opened a one-time login link printed by the CLI (a session
@@ -11,7 +14,7 @@ export class AdminAccess {
   private readonly loginTokens = new Map<string, number>();
   private readonly sessions = new Set<string>();
 
-  constructor(private readonly loginTtlMs = 10 * 60_000) {}
+  constructor(readonly loginTtlMs = LOGIN_LINK_TTL_MS) {}
 
   /** A token for one login link; it works once, within the time to live. */
   createLoginToken(now = Date.now()): string {

@@ -99,17 +99,19 @@ if (!app.requestSingleInstanceLock()) {
 
 async function launch(): Promise<void> {
   if (process.platform === 'darwin' && app.getLoginItemSettings().wasOpenedAtLogin) windowWanted = false;
-  applyWorkingDirectory();
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   session.defaultSession.setPermissionCheckHandler(() => false);
   Menu.setApplicationMenu(Menu.buildFromTemplate(appMenu()));
 
-  const { settings, problem } = await loadSettings(app.getPath('userData'));
+  const loaded = loadSettings(app.getPath('userData'));
+  const { settings, problem } = loaded;
   if (problem) log(`Persona Workspace: ${problem}`);
-  const env = { ...process.env, WORKSPACE_STATE_DIR: process.env.WORKSPACE_STATE_DIR ?? app.getPath('userData') };
-  const config = loadConfig(settings.port === undefined ? {} : { port: settings.port }, env);
+  const env = { ...loaded.env, WORKSPACE_STATE_DIR: loaded.env.WORKSPACE_STATE_DIR ?? app.getPath('userData') };
+  applyWorkingDirectory(env);
+  const config = loadConfig({}, env);
   host = new Host(config, {
     env,
+    showWindow: () => showWindow(),
     openBrowser: (url) => {
       if (signInUrls.add(url)) openSignIn(url);
       else log(`Persona Workspace: refused to open a sign-in address that is not http or https: ${url}`);

@@ -3,25 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_SETTINGS, loadSettings, parseSettings, SETTINGS_FILE, userDataDirFromArgs } from './settings.js';
-
-describe('parseSettings', () => {
-  it('reads the known settings, with the defaults for the rest', () => {
-    assert.deepEqual(parseSettings('{}'), { startServerAtLaunch: true });
-    assert.deepEqual(parseSettings('{"startServerAtLaunch": false}'), { startServerAtLaunch: false });
-    assert.deepEqual(parseSettings('{"port": 0}'), { startServerAtLaunch: true, port: 0 });
-  });
-
-  it('says what is wrong with a file it cannot use', () => {
-    assert.throws(() => parseSettings('{'), /not valid JSON/);
-    assert.throws(() => parseSettings('[]'), /must be a JSON object/);
-    assert.throws(() => parseSettings('null'), /must be a JSON object/);
-    assert.throws(() => parseSettings('{"startServerAtLaunch": "no"}'), /startServerAtLaunch must be true or false/);
-    assert.throws(() => parseSettings('{"port": 70000}'), /port must be a whole number/);
-    assert.throws(() => parseSettings('{"port": 1.5}'), /port must be a whole number/);
-    assert.throws(() => parseSettings('{"startServerAtLunch": false}'), /unknown setting "startServerAtLunch"/);
-  });
-});
+import { DEFAULT_SETTINGS, loadSettings, SETTINGS_FILE, userDataDirFromArgs } from './settings.js';
 
 describe('loadSettings', () => {
   let dir: string;
@@ -32,20 +14,24 @@ describe('loadSettings', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('uses the defaults when there is no file', async () => {
-    assert.deepEqual(await loadSettings(dir), { settings: DEFAULT_SETTINGS });
+  it('uses the defaults when there is no file', () => {
+    assert.deepEqual(loadSettings(dir, { A: '1' }), { settings: DEFAULT_SETTINGS, env: { A: '1' } });
   });
 
-  it('reads the file', async () => {
-    await writeFile(join(dir, SETTINGS_FILE), '{"startServerAtLaunch": false}');
-    assert.deepEqual(await loadSettings(dir), { settings: { startServerAtLaunch: false } });
+  it('reads the desktop\'s own settings and the server\'s from the one settings file, the environment on top', async () => {
+    await writeFile(join(dir, SETTINGS_FILE), '{"startServerAtLaunch": false, "port": 0, "skillsDir": "/srv/skills"}');
+    const { settings, env, problem } = loadSettings(dir, { WORKSPACE_SKILLS_DIR: '/env/skills' });
+    assert.equal(problem, undefined);
+    assert.deepEqual(settings, { startServerAtLaunch: false });
+    assert.equal(env.WORKSPACE_PORT, '0');
+    assert.equal(env.WORKSPACE_SKILLS_DIR, '/env/skills');
   });
 
-  it('reports a broken file, leaves it as it is, and uses the defaults', async () => {
+  it('reports a broken file, naming the setting, leaves it as it is, and uses the defaults', async () => {
     await writeFile(join(dir, SETTINGS_FILE), '{"startServerAtLaunch": 0}');
-    const { settings, problem } = await loadSettings(dir);
+    const { settings, problem } = loadSettings(dir, {});
     assert.deepEqual(settings, DEFAULT_SETTINGS);
-    assert.match(problem ?? '', /settings\.json: startServerAtLaunch must be true or false\. Using the defaults until it is fixed\./);
+    assert.match(problem ?? '', /settings\.json: "startServerAtLaunch" must be true or false\. Using the defaults until it is fixed\./);
   });
 });
 

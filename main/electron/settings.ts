@@ -1,59 +1,39 @@
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { environmentWith, readSettingsFile, SETTINGS_FILE_NAME, type FileSettings } from '../settings-file.js';
 
-/** The desktop app's own settings: `settings.json` in Electron's userData folder, edited by hand. */
+/**
+ * The desktop app's settings: `settings.json` in Electron's userData folder, which is the platform's
+ * config folder the CLI reads too (one file for both). Edited by hand.
+ */
 export interface DesktopSettings {
   /** Whether the agent endpoint opens when the app starts (the control plane always does). */
   startServerAtLaunch: boolean;
-  /** The agent endpoint's port (0 picks a free one); default the CLI's default. */
-  port?: number;
 }
 
 export const DEFAULT_SETTINGS: DesktopSettings = { startServerAtLaunch: true };
 
-export const SETTINGS_FILE = 'settings.json';
+export const SETTINGS_FILE = SETTINGS_FILE_NAME;
+
+export interface LoadedSettings {
+  settings: DesktopSettings;
+  /** The environment the host reads: the file's settings under the real environment. */
+  env: NodeJS.ProcessEnv;
+  problem?: string;
+}
 
 /**
  * Reads the settings. A missing file means the defaults; a file that cannot be used is left as it
  * is (the app never writes it) and reported, and the defaults apply, so a typo never stops the app.
  */
-export async function loadSettings(dir: string): Promise<{ settings: DesktopSettings; problem?: string }> {
-  const path = join(dir, SETTINGS_FILE);
-  let text: string;
+export function loadSettings(dir: string, env: NodeJS.ProcessEnv = process.env): LoadedSettings {
+  let file: FileSettings;
   try {
-    text = await readFile(path, 'utf8');
+    file = readSettingsFile(undefined, env, join(dir, SETTINGS_FILE)).settings;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { settings: DEFAULT_SETTINGS };
-    return { settings: DEFAULT_SETTINGS, problem: `${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? error}); using the defaults.` };
+    return { settings: DEFAULT_SETTINGS, env, problem: `${(error as Error).message} Using the defaults until it is fixed.` };
   }
-  try {
-    return { settings: parseSettings(text) };
-  } catch (error) {
-    return { settings: DEFAULT_SETTINGS, problem: `${path}: ${(error as Error).message} Using the defaults until it is fixed.` };
-  }
-}
-
-export function parseSettings(text: string): DesktopSettings {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new Error('is not valid JSON.');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('must be a JSON object, like {"startServerAtLaunch": true}.');
-  const settings: DesktopSettings = { ...DEFAULT_SETTINGS };
-  for (const [key, field] of Object.entries(value)) {
-    if (key === 'startServerAtLaunch') {
-      if (typeof field !== 'boolean') throw new Error('startServerAtLaunch must be true or false.');
-      settings.startServerAtLaunch = field;
-    } else if (key === 'port') {
-      if (!Number.isInteger(field) || (field as number) < 0 || (field as number) > 65535) throw new Error('port must be a whole number from 0 to 65535.');
-      settings.port = field as number;
-    } else {
-      throw new Error(`has an unknown setting "${key}"; the settings are startServerAtLaunch and port.`);
-    }
-  }
-  return settings;
+  const startServerAtLaunch = file.startServerAtLaunch as boolean | undefined;
+  return { settings: { startServerAtLaunch: startServerAtLaunch ?? DEFAULT_SETTINGS.startServerAtLaunch }, env: environmentWith(file, env) };
 }
 
 /**

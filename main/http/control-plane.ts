@@ -24,6 +24,8 @@ export interface HostControl {
   status(): HostStatus;
   start(): Promise<unknown>;
   stop(): Promise<void>;
+  /** The desktop app shows its window for `open`; headless, there is none and a login link is made instead. */
+  showWindow?: () => void;
 }
 
 /**
@@ -42,7 +44,7 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
     const token = typeof req.query.token === 'string' ? req.query.token : '';
     const session = services.admin.redeem(token);
     if (!session) {
-      res.status(401).type('text/plain').send('This login link was already used or has expired. Restart persona-mcp-workspace, or open the new link it prints.');
+      res.status(401).type('text/plain').send('This login link was already used or has expired. For a fresh one, run "persona-mcp-workspace open" on this machine.');
       return;
     }
     // The token leaves the address bar with the redirect; the cookie never reaches scripts.
@@ -52,6 +54,16 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
 
   app.get('/oauth/callback', oauthCallback(services));
 
+  // `persona-mcp-workspace open` (the owner's credential, from the state dir): the window, or a fresh login link.
+  app.post('/api/open', ownerOnly(services), (_req, res) => {
+    if (options.host.showWindow) {
+      options.host.showWindow();
+      res.json({ window: true });
+      return;
+    }
+    const token = services.admin.createLoginToken();
+    res.json({ url: `${services.controlUrl}/login?token=${token}`, expiresInSeconds: services.admin.loginTtlMs / 1000 });
+  });
   app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
@@ -91,7 +103,7 @@ function ownerOnly(services: Services): RequestHandler {
     }
     const message = header
       ? 'The page\'s API takes only the desktop app\'s own credential or a browser session from a login link; agent tokens and JWTs work on the MCP endpoint only.'
-      : 'Sign in first: open the login link that persona-mcp-workspace printed when it started.';
+      : 'Sign in first: run "persona-mcp-workspace open" on this machine; it prints a fresh one-time link to this page (and opens it in your browser where $BROWSER is set).';
     res.status(401).json({ error: { message } });
   };
 }

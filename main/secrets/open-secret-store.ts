@@ -140,6 +140,13 @@ async function moveSecrets(from: SecretStoreChoice, to: SecretStoreChoice, { sto
   return target;
 }
 
+/** The store chosen on first use, if one was, and where that is recorded (for `config`). */
+export async function recordedSecretStore(stateDir: string): Promise<{ store: SecretStoreChoice; path: string } | undefined> {
+  const path = join(stateDir, SECRET_STORE_CHOICE_FILE);
+  const recorded = await readChoice(path);
+  return recorded && { store: recorded.store, path };
+}
+
 function describe(choice: SecretStoreChoice, stateDir?: string): string {
   if (choice === 'keychain') return 'the OS keychain';
   return stateDir ? `the encrypted file ${join(stateDir, SECRETS_FILE)}` : 'the encrypted file';
