@@ -134,7 +134,7 @@ describe('place connections, end to end', () => {
     const echo = tools.find((t) => t.name === `${issues.name}__echo`);
     assert.ok(echo, `tools: ${tools.map((t) => t.name).join(', ')}`);
     assert.deepEqual(echo.inputSchema.required, ['text']);
-    assert.equal(echo._meta?.['anthropic/searchHint'], 'Issues', 'a server the catalog does not describe is found by its name');
+    assert.equal(echo._meta?.['anthropic/searchHint'], 'Issues: Issues on loopback.', 'the connection\'s name, then what the catalog says it does');
     assert.ok(tools.some((t) => t.name === 'bash'), 'the machine tools are still there');
     for (const t of tools) assert.match(t.name, /^[A-Za-z0-9_-]{1,64}$/);
 
@@ -245,16 +245,25 @@ describe('place connections, end to end', () => {
     assert.match(textOf(down), /"Issues" \(u[0-9a-f]{8}__issues\) is unavailable/);
     assert.deepEqual((await call(client, `${docsName}__echo`, { text: 'still' })).content, [{ type: 'text', text: 'echo: still' }]);
     assert.equal((await call(client, 'bash', { command: 'echo ok' })).isError, undefined);
+    // Checked once after the failed call, it is now known to be down: refused at once, with why.
+    await waitFor(async () => (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { name: string }) => c.name === issues.name).state === 'unreachable', 5_000, 'the failed call to be checked');
+    const known = await call(client, `${issues.name}__echo`, { text: 'x' });
+    assert.match(textOf(known), /errPlaceMCPUnavailable: .*"Issues".*\(unreachable\).*refused/);
     await upstream.start();
+    // Test asks the server now instead of waiting for the next re-check.
+    assert.equal((await api('POST', `/mcp/place/${issues.name}/test?workspace_path=Crew/alpha`)).json.connection.state, 'connected');
     assert.deepEqual((await call(client, `${issues.name}__echo`, { text: 'up' })).content, [{ type: 'text', text: 'echo: up' }]);
 
     upstream.setMode('hang');
     const slow = await call(client, `${issues.name}__echo`, { text: 'x' });
     assert.match(textOf(slow), /did not answer within 2 s/);
+    upstream.setMode('ok');
+    assert.equal((await api('POST', `/mcp/place/${issues.name}/test?workspace_path=Crew/alpha`)).json.connection.state, 'connected');
     upstream.setMode('garbage');
     const garbage = await call(client, `${issues.name}__echo`, { text: 'x' });
     assert.match(textOf(garbage), /not valid MCP/);
     upstream.setMode('ok');
+    assert.equal((await api('POST', `/mcp/place/${issues.name}/test?workspace_path=Crew/alpha`)).json.connection.state, 'connected');
     assert.deepEqual((await call(client, `${docsName}__echo`, { text: 'fine' })).content, [{ type: 'text', text: 'echo: fine' }]);
     await client.close();
   });
@@ -262,7 +271,7 @@ describe('place connections, end to end', () => {
   it('lets the agent manage its place\'s connections with manage_my_mcp_servers, as its caller', async () => {
     const client = await agent(alice, 'Crew/alpha');
     const list = await call(client, 'manage_my_mcp_servers', { action: 'list' });
-    assert.match(textOf(list), new RegExp(`${issues.name}: Issues, Alice's login, connected`));
+    assert.match(textOf(list), new RegExp(`${issues.name}: Issues, Alice's login, connected \\(5 tools, checked `));
 
     const entry = (await api('GET', '/catalog?search=registry')).json.entries.find((e: { source: string; auth: string }) => e.source === 'registry' && e.auth === 'none');
     assert.ok(entry, 'the registry fixture feeds the catalog');

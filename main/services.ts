@@ -4,10 +4,12 @@ import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
+import { Approvals } from './auth/oauth-server/approvals.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
+import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch } from './connections/network/guarded-fetch.js';
 import { asksForSignIn } from './connections/oauth/challenge.js';
@@ -37,11 +39,14 @@ export interface Services {
   tokens: AgentTokenStore;
   /** The agent endpoint's own OAuth authorization server: clients that sign in, and the owner's approvals. */
   signIns: AuthorizationServer;
+  /** The owner's side of those sign-ins: what waits for an answer, the answers, the clients signed in. */
+  approvals: Approvals;
   access: AccessDirectory;
   placeSecrets: PlaceSecrets;
   catalog: CatalogService;
   store: ConnectionStore;
   gateway: Gateway;
+  health: ConnectionHealth;
   connections: PlaceConnections;
   placeSessions: PlaceSessions;
   audit: AuditLog;
@@ -102,6 +107,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
     credentials: (c) => connections!.credentials(c),
     signedFetch: (c, base) => oauth.fetch(c, base),
   });
+  // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
+  const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
   connections = new PlaceConnections({
     store,
     oauth,
@@ -113,12 +120,17 @@ export async function openServices(config: Config, log: (line: string) => void, 
     placeSecrets,
     connectionSecrets,
     gateway,
+    health,
     allowPrivateNetwork: config.allowPrivateNetwork,
   });
 
   const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
   await store.watch();
-  const stopGatewayWatch = gateway.onToolsChanged((root) => placeSessions.toolsChanged([root]));
+  // An upstream's tools changed, a request to it failed: its health is measured again, and the
+  // place's sessions hear when that changes the tools they get.
+  const stopGatewayWatch = gateway.onToolsChanged((c) => health.toolsChanged(c));
+  const stopFailureWatch = gateway.onFailure((c, error) => health.failed(c, error));
+  const stopHealthWatch = health.onChange((root) => placeSessions.toolsChanged([root]));
   // A sign-in finished or a login ended: the place's agents gain or lose those tools.
   const stopSignInWatch = oauth.onStateChange(() => placeSessions.toolsChanged());
 
@@ -134,18 +146,21 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
   const tokens = agentTokenStore(config.stateDir, secrets);
+  const signIns = authorizationServer(config.stateDir, tokens);
   const services: Services = {
     controlUrl: '',
     config,
     log,
     admin: new AdminAccess(),
     tokens,
-    signIns: authorizationServer(config.stateDir, tokens),
+    signIns,
+    approvals: new Approvals(signIns, config.workspaceRoot),
     access,
     placeSecrets,
     catalog,
     store,
     gateway,
+    health,
     connections,
     placeSessions,
     audit,
@@ -156,6 +171,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
     close: async () => {
       stopStoreWatch();
       stopGatewayWatch();
+      stopFailureWatch();
+      stopHealthWatch();
+      health.close();
       stopSignInWatch();
       await commands.killAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.

@@ -74,7 +74,7 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
     });
   });
 
-  app.use('/authorize', noFraming, authorizationHandler({ provider }));
+  app.use('/authorize', noFraming, keepStateOnRefusal, authorizationHandler({ provider }));
   app.use('/token', tokenHandler({ provider }));
   app.use('/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: { max: options.registrationsPerHour ?? 20 } }));
   app.use('/revoke', revocationHandler({ provider }));
@@ -101,6 +101,25 @@ const noFraming: RequestHandler = (_req, res, next) => {
     'Referrer-Policy': 'no-referrer',
     'X-Content-Type-Options': 'nosniff',
   });
+  next();
+};
+
+/**
+ * The SDK's authorize handler leaves `state` out of the error redirect when a parameter is wrong
+ * (no PKCE, say); RFC 6749 §4.1.2.1 wants it back unchanged whenever the client sent one.
+ */
+const keepStateOnRefusal: RequestHandler = (req, res, next) => {
+  const sent = (req.method === 'GET' ? req.query : (req.body as Record<string, unknown> | undefined) ?? {}).state;
+  if (typeof sent === 'string') {
+    const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
+    res.redirect = ((status: number, url: string) => {
+      // Only the client's redirect URI is absolute; the way to the waiting page is a path.
+      if (!URL.canParse(url)) return redirect(status, url);
+      const target = new URL(url);
+      if (target.searchParams.has('error') && !target.searchParams.has('state')) target.searchParams.set('state', sent);
+      redirect(status, target.href);
+    }) as typeof res.redirect;
+  }
   next();
 };
 

@@ -48,6 +48,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
   onProgress?: (message: string) => void;
+  /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
+  sandbox?: { command(command: string, tty: boolean): Launch };
 }
 
 export interface BashResult {
@@ -118,7 +120,7 @@ export class CommandRunner {
     this.maxTimeoutSeconds = options.maxTimeoutSeconds;
   }
 
-  async run(input: BashInput, { signal, onProgress }: RunOptions = {}): Promise<BashResult> {
+  async run(input: BashInput, { signal, onProgress, sandbox }: RunOptions = {}): Promise<BashResult> {
     if (typeof input.command !== 'string' || input.command.trim() === '') {
       throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
     }
@@ -137,13 +139,14 @@ export class CommandRunner {
     const outputPath = async (stream: 'stdout' | 'stderr' | 'output'): Promise<string> => join(await this.outputDirectory(), `${id}-${stream}.log`);
     const capture = (stream: 'stdout' | 'stderr' | 'output'): OutputCapture =>
       new OutputCapture({ ...limits, savePath: () => outputPath(stream) });
+    const launch = sandbox?.command(input.command, tty) ?? { file: 'bash', args: ['-c', input.command] };
     let child: Started;
     if (tty) {
-      child = await startInTerminal(input.command, capture('output'));
+      child = await startInTerminal(launch, capture('output'));
     } else {
       const files = await Promise.all([outputPath('stdout'), outputPath('stderr')].map(async (path) => OutputFile.create(await path))).catch(() => undefined);
       // Without output files (the folder cannot be written), the output still comes back through pipes.
-      child = files ? await startWritingToFiles(input.command, files, limits) : await startPiped(input.command, capture('stdout'), capture('stderr'));
+      child = files ? await startWritingToFiles(launch, files, limits) : await startPiped(launch, capture('stdout'), capture('stderr'));
     }
 
     let stopReason: 'timeout' | 'cancel' | 'shutdown' | 'output-limit' | undefined;
@@ -251,13 +254,20 @@ export class CommandRunner {
   }
 }
 
+/** What to start: bash itself, or a sandbox with bash inside (and the environment it gets). */
+export interface Launch {
+  file: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
 /** Starts bash with its stdout and stderr going straight into the two files, at the speed of a redirect. */
-async function startWritingToFiles(command: string, files: OutputFile[], limits: OutputFileLimits): Promise<Started> {
+async function startWritingToFiles(launch: Launch, files: OutputFile[], limits: OutputFileLimits): Promise<Started> {
   const [stdout, stderr] = files as [OutputFile, OutputFile];
   let child: ChildProcess;
   let exit: Promise<Exit>;
   try {
-    ({ child, exit } = await spawnBash(command, ['ignore', stdout.fd, stderr.fd]));
+    ({ child, exit } = await spawnBash(launch, ['ignore', stdout.fd, stderr.fd]));
   } catch (error) {
     await Promise.all(files.map((file) => file.discard()));
     throw error;
@@ -283,8 +293,8 @@ async function startWritingToFiles(command: string, files: OutputFile[], limits:
 }
 
 /** Starts bash with its output read through pipes into the captures (when no output file could be made). */
-async function startPiped(command: string, stdout: OutputCapture, stderr: OutputCapture): Promise<Started> {
-  const { child, exit } = await spawnBash(command, ['ignore', 'pipe', 'pipe']);
+async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputCapture): Promise<Started> {
+  const { child, exit } = await spawnBash(launch, ['ignore', 'pipe', 'pipe']);
   const recent = new RecentOutput();
   const streams: Array<[Readable, OutputCapture]> = [
     [child.stdout!, stdout],
@@ -318,31 +328,32 @@ async function startPiped(command: string, stdout: OutputCapture, stderr: Output
   };
 }
 
-async function spawnBash(command: string, stdio: StdioOptions): Promise<{ child: ChildProcess; exit: Promise<Exit> }> {
+async function spawnBash(launch: Launch, stdio: StdioOptions): Promise<{ child: ChildProcess; exit: Promise<Exit> }> {
   // detached: the child leads a new process group, which is what gets signalled when it is stopped.
-  const child = spawn('bash', ['-c', command], { detached: process.platform !== 'win32', stdio, windowsHide: true });
+  // A sandboxed command dies with bubblewrap (--die-with-parent), so stopping the group stops it too.
+  const child = spawn(launch.file, launch.args, { env: launch.env ?? process.env, detached: process.platform !== 'win32', stdio, windowsHide: true });
   const exit = new Promise<Exit>((resolve) => child.once('exit', (exitCode, signal) => resolve({ exitCode, signal })));
   try {
     await once(child, 'spawn');
   } catch (error) {
-    throw bashUnavailable(error);
+    throw bashUnavailable(launch.file, error);
   }
   return { child, exit };
 }
 
-async function startInTerminal(command: string, output: OutputCapture): Promise<Started> {
+async function startInTerminal(launch: Launch, output: OutputCapture): Promise<Started> {
   const spawnTerminal = await loadTerminal();
   let terminal: ReturnType<typeof spawnTerminal>;
   try {
-    terminal = spawnTerminal('bash', ['-c', command], {
+    terminal = spawnTerminal(launch.file, launch.args, {
       name: 'xterm-256color',
       cols: TERMINAL_COLUMNS,
       rows: TERMINAL_ROWS,
       cwd: process.cwd(),
-      env: process.env,
+      env: launch.env ?? process.env,
     });
   } catch (error) {
-    throw bashUnavailable(error);
+    throw bashUnavailable(launch.file, error);
   }
   const recent = new RecentOutput();
   let paused = false;
@@ -383,7 +394,10 @@ function signalName(signal: number): string {
   return Object.entries(osConstants.signals).find(([, number]) => number === signal)?.[0] ?? `signal ${signal}`;
 }
 
-function bashUnavailable(error: unknown): MachineError {
+function bashUnavailable(file: string, error: unknown): MachineError {
+  if (file !== 'bash') {
+    return new MachineError('sandbox_unavailable', `Could not start the sandbox (${file}): ${(error as Error).message}. Install bubblewrap, or ask the person who runs this app to change the place's policy.`, { cause: error });
+  }
   return new MachineError(
     'bash_unavailable',
     `Could not start bash: ${(error as Error).message}. Commands run with bash only; install it and put it on PATH (on Windows: Git for Windows or WSL), then retry.`,

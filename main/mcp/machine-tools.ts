@@ -7,12 +7,18 @@ import { EDIT_MAX_FILE_BYTES, editFile } from '../machine/edit.js';
 import { MachineError } from '../machine/errors.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type ReadResult } from '../machine/read.js';
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
+import type { PlaceSandbox } from '../machine/sandbox/place-sandbox.js';
 import { writeFile } from '../machine/write.js';
 import { ALWAYS_LOAD, defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
 
 export interface MachineToolDeps {
   skillsDir: string;
   commands: CommandRunner;
+  /**
+   * The sandbox of this call under the place's policy, nothing under `machine`; throws (a
+   * MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
+   */
+  sandbox?: () => Promise<PlaceSandbox | undefined>;
 }
 
 const KiB = 1024;
@@ -21,6 +27,11 @@ const GiB = 1024 ** 3;
 /** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
 export function machineTools(deps: MachineToolDeps): SessionTool[] {
   const max = deps.commands.maxTimeoutSeconds;
+  // Under place or strict, the file tools work on the real path the policy allowed (links resolved).
+  const allowed = async (path: string, mode: 'read' | 'write'): Promise<string> => {
+    const sandbox = await deps.sandbox?.();
+    return sandbox ? sandbox.checkFile(path, mode) : path;
+  };
   const defaultTimeout = Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
   return [
     defineTool({
@@ -47,7 +58,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      handler: (args) => asToolResult(async () => readAnswer(await readFile(args))),
+      handler: (args) => asToolResult(async () => readAnswer(await readFile({ ...args, path: await allowed(args.path, 'read') }))),
     }),
     defineTool({
       name: 'write',
@@ -65,7 +76,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
-          const result = await writeFile(args);
+          const result = await writeFile({ ...args, path: await allowed(args.path, 'write') });
           return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
         }),
     }),
@@ -95,7 +106,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
-          const result = await editFile(args);
+          const result = await editFile({ ...args, path: await allowed(args.path, 'write') });
           const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
           return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
         }),
@@ -135,8 +146,11 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       handler: (args, extra) =>
         asToolResult(async () => {
-          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra) });
-          return bashAnswer(result, args.timeout, max);
+          const sandbox = await deps.sandbox?.();
+          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), ...(sandbox && { sandbox }) });
+          const answer = bashAnswer(result, args.timeout, max);
+          if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
+          return answer;
         }),
     }),
     defineTool({

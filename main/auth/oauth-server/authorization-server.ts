@@ -213,13 +213,13 @@ export class AuthorizationServer {
   }
 
   /** The challenge of a code that `clientId` may exchange; any other code is `invalid_grant`. */
-  challengeFor(clientId: string, code: string): string {
-    return this.usableCode(clientId, code).codeChallenge;
+  async challengeFor(clientId: string, code: string): Promise<string> {
+    return (await this.usableCode(clientId, code)).codeChallenge;
   }
 
   /** Trades a code (PKCE already checked by the caller) for tokens; the grant is recorded then. */
   async exchangeCode(clientId: string, code: string, redirectUri: string | undefined, resource: string | undefined): Promise<TokenSet> {
-    const issued = this.usableCode(clientId, code);
+    const issued = await this.usableCode(clientId, code);
     if (redirectUri !== undefined && redirectUri !== issued.redirectUri) {
       throw new OAuthServerError('invalid_grant', 'redirect_uri is not the one the sign-in was started with.');
     }
@@ -378,12 +378,12 @@ export class AuthorizationServer {
     return { state: 'answered', outcome: 'approved', redirect: url.href };
   }
 
-  private usableCode(clientId: string, code: string): IssuedCode {
+  private async usableCode(clientId: string, code: string): Promise<IssuedCode> {
     const issued = this.codes.get(sha256(code));
     if (!issued || issued.clientId !== clientId) throw new OAuthServerError('invalid_grant', 'This authorization code is not valid for this client.');
     if (issued.used) {
       // A code presented twice was intercepted: end whatever the first exchange got.
-      if (issued.grantId) void this.revokeGrant(issued.grantId, 'its authorization code was used twice').catch(() => {});
+      if (issued.grantId) await this.revokeGrant(issued.grantId, 'its authorization code was used twice');
       throw new OAuthServerError('invalid_grant', 'This authorization code was already used. Sign in again.');
     }
     if (issued.expiresAt <= this.now()) throw new OAuthServerError('invalid_grant', 'This authorization code expired. Sign in again.');
