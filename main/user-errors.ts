@@ -15,6 +15,7 @@ import {
   SignInUnsupportedError,
   TokenRefreshError,
 } from './connections/oauth/errors.js';
+import { ToolSearchModeError } from './connections/tool-search/tool-search-mode.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
 import { FileLockTimeoutError } from './state/file-lock.js';
@@ -37,6 +38,7 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [NetworkPolicyError, 400],
   [TokenInputError, 400],
   [SkillInputError, 400],
+  [ToolSearchModeError, 400],
   [PlaceAccessError, 403],
   [UnknownPersonError, 404],
   [ConnectionNotFoundError, 404],
