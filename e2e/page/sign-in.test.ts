@@ -63,6 +63,10 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(p.fx.url), { authProvider: provider }));
     assert.match(textOf(await client.callTool({ name: 'bash', arguments: { command: 'echo page-approved' } })), /page-approved/);
 
+    // The call shows in the server's activity under the client's own name.
+    await p.page.goto(`${p.controlUrl}/#server`);
+    await p.page.getByRole('region', { name: 'Recent activity' }).getByText('Page-approved agent').first().waitFor();
+    await p.page.goto(`${p.controlUrl}/#access`);
     const signedIn = p.page.getByRole('list', { name: 'Signed-in clients' }).getByRole('listitem').filter({ hasText: 'Page-approved agent' });
     await signedIn.getByText('Crew alpha', { exact: false }).waitFor();
     await p.shot('signed-in');
