@@ -91,3 +91,13 @@ describe('agent sign-in answered from the CLI', () => {
     assert.match(late.stderr, /already denied/);
   });
 });
+
+// mcp-remote and the MCP Inspector CLI are not run here. Neither is a dependency of this project
+// (adding one is the lead's call), and both hand the sign-in URL to a desktop browser (xdg-open)
+// and wait for the answer on a loopback port of their own, which needs a stand-in browser to run
+// headless. The MCP SDK client tests above drive the same protocol (discovery, registration,
+// PKCE, resource, refresh). Not attempted in the session that built the sign-in; left open.
+describe('third-party clients signing in', () => {
+  it('mcp-remote signs in', { skip: 'not installed here: see the comment above' }, () => {});
+  it('the MCP Inspector CLI signs in', { skip: 'not installed here: see the comment above' }, () => {});
+});

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { HostStatus } from '../common/host-status.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
+import type { Approvals } from './auth/oauth-server/approvals.js';
 import type { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
@@ -83,6 +84,12 @@ export class Host {
   async signIns(): Promise<AuthorizationServer> {
     await this.open();
     return (await this.opened!).services.signIns;
+  }
+
+  /** The owner's side of agent sign-ins: what waits for an answer, and the answers (after open()). */
+  async approvals(): Promise<Approvals> {
+    await this.open();
+    return (await this.opened!).services.approvals;
   }
 
   /** A one-time link that signs a browser on this machine in to the page. */

@@ -11,7 +11,8 @@ import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
 import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
-import { createGuardedFetch } from './connections/network/guarded-fetch.js';
+import { createGuardedFetch, type GuardedFetch } from './connections/network/guarded-fetch.js';
+import { ClientMetadataDocuments } from './auth/oauth-server/client-metadata-documents.js';
 import { asksForSignIn } from './connections/oauth/challenge.js';
 import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
@@ -62,8 +63,8 @@ export function agentTokenStore(stateDir: string, secrets: SecretStore): AgentTo
 }
 
 /** The OAuth authorization server, signing with the agent tokens' key (the CLI uses this too). */
-export function authorizationServer(stateDir: string, tokens: AgentTokenStore): AuthorizationServer {
-  return new AuthorizationServer({ stateDir, signingKey: () => tokens.signingKey() });
+export function authorizationServer(stateDir: string, tokens: AgentTokenStore, fetch: GuardedFetch['fetch']): AuthorizationServer {
+  return new AuthorizationServer({ stateDir, signingKey: () => tokens.signingKey(), documents: new ClientMetadataDocuments(fetch) });
 }
 
 export interface ServicesOptions {
@@ -146,7 +147,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
   const tokens = agentTokenStore(config.stateDir, secrets);
-  const signIns = authorizationServer(config.stateDir, tokens);
+  const signIns = authorizationServer(config.stateDir, tokens, network.fetch);
   const services: Services = {
     controlUrl: '',
     config,

@@ -32,10 +32,11 @@ describe('the page: agent access', { skip: skipReason }, () => {
     const { page } = p;
     const endpoint = page.getByRole('region', { name: 'Connect to' });
     await endpoint.getByText(p.fx.url, { exact: true }).waitFor();
-    await endpoint.getByText('Token required: agents send a token made here', { exact: false }).waitFor();
+    await endpoint.getByText('Token required: agents sign in and you allow each one here, or they send a token made here', { exact: false }).waitFor();
     await page.getByText('No tokens yet. Create one above', { exact: false }).waitFor();
     const snippet = page.getByRole('tabpanel').locator('pre');
-    assert.equal(await snippet.textContent(), `claude mcp add --transport http --header "Authorization: Bearer <paste-your-token-here>" persona-workspace "${p.fx.url}"`);
+    // Claude Code signs in by itself: no header to fill in.
+    assert.equal(await snippet.textContent(), `claude mcp add --transport http persona-workspace "${p.fx.url}"`);
     await p.shot('empty');
   });
 
@@ -68,18 +69,20 @@ describe('the page: agent access', { skip: skipReason }, () => {
     assert.equal(Date.parse(record.expiresAt!) - Date.parse(record.createdAt), 7 * 86_400_000, 'expires after the chosen 7 days');
   });
 
-  it('fills the new token into each client’s configuration, ready to copy', async () => {
+  it('fills the new token into the configuration of clients that cannot sign in; the others sign in header-free', async () => {
     const { page } = p;
     const token = (await newToken().locator('code').textContent())!;
     const panel = page.getByRole('tabpanel');
-    assert.ok((await panel.locator('pre').textContent())!.includes(`Authorization: Bearer ${token}`), 'Claude Code');
-    await page.getByRole('tab', { name: 'VS Code' }).click();
-    await panel.getByRole('button', { name: 'Copy the VS Code configuration' }).click();
+    await page.getByRole('tab', { name: 'Other clients' }).click();
+    await panel.getByRole('button', { name: 'Copy the Other clients configuration' }).click();
     await panel.getByRole('status').getByText('Copied').waitFor();
-    assert.deepEqual(JSON.parse(await clipboardText(page)), { servers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers: { Authorization: `Bearer ${token}` } } } });
+    assert.deepEqual(JSON.parse(await clipboardText(page)), { mcpServers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers: { Authorization: `Bearer ${token}` } } } });
+    await page.getByRole('tab', { name: 'VS Code' }).click();
+    await panel.getByText('approve it here under Waiting sign-ins', { exact: false }).waitFor();
+    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { servers: { 'persona-workspace': { type: 'http', url: p.fx.url } } });
     await page.getByRole('tab', { name: 'Cursor' }).click();
     await panel.getByText('.cursor/mcp.json', { exact: false }).waitFor();
-    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { mcpServers: { 'persona-workspace': { url: p.fx.url, headers: { Authorization: `Bearer ${token}` } } } });
+    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { mcpServers: { 'persona-workspace': { url: p.fx.url } } });
     // Arrow keys move between the tabs.
     await page.getByRole('tab', { name: 'Cursor' }).press('ArrowRight');
     assert.equal(await page.getByRole('tab', { name: 'VS Code' }).getAttribute('aria-selected'), 'true');
@@ -93,6 +96,7 @@ describe('the page: agent access', { skip: skipReason }, () => {
     await tokens().getByRole('listitem').filter({ hasText: 'ci agent' }).waitFor();
     assert.equal(await newToken().count(), 0);
     assert.ok(!(await page.content()).includes(token), 'not on the page after a reload');
+    await page.getByRole('tab', { name: 'Other clients' }).click();
     assert.ok((await page.getByRole('tabpanel').locator('pre').textContent())!.includes('<paste-your-token-here>'));
     await p.shot('tokens');
   });

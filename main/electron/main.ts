@@ -17,12 +17,14 @@ import {
 import type { IpcChannel, IpcChannels } from '../../common/ipc.js';
 import { applyWorkingDirectory, loadConfig } from '../config.js';
 import { Host } from '../host.js';
+import { LOCAL_PERSON } from '../places/user-id.js';
 import { skillFolderPath } from '../machine/skill-folder.js';
 import { autostartPath, HIDDEN_ARG, LinuxAutostart } from './autostart.js';
 import { checkArgs, senderAllowed, type IpcSender } from './ipc-checks.js';
 import { loadSettings, userDataDirFromArgs } from './settings.js';
 import { TRAY_ICON_COLOR, TRAY_ICON_TEMPLATE } from './tray-icon.js';
 import { trayMenuModel, trayStatusLine, type TrayAction, type TrayItem } from './tray-menu.js';
+import { answerOf, PromptedSignIns, signInDialog } from './sign-in-prompt.js';
 import { navigationDecision, originOf, SignInUrls, windowOptions } from './window.js';
 
 // The desktop shell, thin glue over the pure modules beside it: one instance per user; the control
@@ -126,8 +128,31 @@ async function launch(): Promise<void> {
   createTray();
   controlUrl = await host.open();
   registerIpc(host, config.skillsDir);
+  watchSignIns(host);
   if (settings.startServerAtLaunch) startServer();
   if (windowWanted) showWindow();
+}
+
+/** How often the tray looks for agents waiting to sign in. */
+const SIGN_IN_POLL_MS = 2_000;
+
+/**
+ * Puts each agent sign-in to the owner in a window of its own, from the tray: Allow, Deny or
+ * Decide later (the default). The same request also waits under Agent access and for `approve`.
+ */
+function watchSignIns(current: Host): void {
+  const prompted = new PromptedSignIns();
+  const look = async () => {
+    const approvals = await current.approvals();
+    for (const request of prompted.fresh(await approvals.pending())) {
+      void dialog.showMessageBox(signInDialog(request)).then(async ({ response }) => {
+        const answer = answerOf(response);
+        if (answer === 'approve') await approvals.approve(request.code, LOCAL_PERSON);
+        else if (answer === 'deny') await approvals.deny(request.code, LOCAL_PERSON);
+      }).catch((error: unknown) => log(`Persona Workspace: the answer to ${request.clientName}'s sign-in was not saved: ${(error as Error).message}`));
+    }
+  };
+  setInterval(() => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the waiting sign-ins: ${(error as Error).message}`)), SIGN_IN_POLL_MS).unref();
 }
 
 function startServer(): void {

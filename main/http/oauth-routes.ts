@@ -70,6 +70,7 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['none'],
+      client_id_metadata_document_supported: true,
       revocation_endpoint_auth_methods_supported: ['none'],
     });
   });
@@ -126,10 +127,11 @@ const keepStateOnRefusal: RequestHandler = (req, res, next) => {
 /** `AuthorizationServer` in the shape the SDK's handlers call; its errors become OAuth error answers. */
 function sdkProvider(server: AuthorizationServer): OAuthServerProvider {
   const clientsStore: OAuthRegisteredClientsStore = {
-    getClient: async (id) => {
-      const client = await server.getClient(id);
-      return client && sdkClient(client);
-    },
+    getClient: (id) =>
+      oauthErrors(async () => {
+        const client = await server.getClient(id);
+        return client && sdkClient(client);
+      }),
     registerClient: (metadata) =>
       oauthErrors(async () =>
         sdkClient(await server.registerClient({ client_name: metadata.client_name, client_uri: metadata.client_uri, redirect_uris: metadata.redirect_uris })),

@@ -12,6 +12,8 @@ export interface ActivityRecord {
   tool: string;
   /** The token's subject: `token:<id>` for the app's own tokens, else the platform's user id. */
   caller: string;
+  /** The OAuth client's name, for a client that signed in (its caller is `grant:<id>`). */
+  client?: string;
   /** The place's root; `""` is This machine. */
   place?: string;
   durationMs: number;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { APP_TOKEN_ISSUER } from '../agent-tokens.js';
+import { ClientMetadataDocuments } from './client-metadata-documents.js';
 import { OAuthServerError, SignInRequestError, UnknownClientError } from './errors.js';
 import { oauthStateFile, type Grant, type OAuthState, type RegisteredClient, type SignInRequest } from './oauth-state.js';
 import { checkRedirectUri } from './redirect-uri.js';
@@ -66,6 +67,8 @@ export interface AuthorizationServerOptions {
   stateDir: string;
   /** The app's signing key (the one its agent tokens use). */
   signingKey: () => Promise<{ key: Uint8Array; keyId: string }>;
+  /** Clients named by a metadata document URL; without it, such client_ids are unknown. */
+  documents?: ClientMetadataDocuments;
   now?: () => number;
 }
 
@@ -104,6 +107,7 @@ export class AuthorizationServer {
   }
 
   async getClient(clientId: string): Promise<RegisteredClient | undefined> {
+    if (this.options.documents && ClientMetadataDocuments.names(clientId)) return this.options.documents.get(clientId);
     return (await this.file.read()).clients.find((c) => c.client_id === clientId);
   }
 

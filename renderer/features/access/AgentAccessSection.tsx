@@ -10,7 +10,9 @@ import { ClientConfigs } from './ClientConfigs';
 import { CreateTokenForm } from './CreateTokenForm';
 import { Endpoint } from './Endpoint';
 import { NewToken } from './NewToken';
+import { SignedInClients } from './SignedInClients';
 import { TokenList } from './TokenList';
+import { WaitingSignIns } from './WaitingSignIns';
 import './access.css';
 
 /** Agent access: the MCP URL and how agents sign in, their tokens, and configuration to paste into a client. */
@@ -44,6 +46,19 @@ export function AgentAccessSection({ places }: { places: Place[] }) {
           <Endpoint info={server.data} />
         )}
       </section>
+
+      {server.data?.authMode.required !== false && (
+        <>
+          <section className="group" aria-labelledby="waiting-heading">
+            <h2 id="waiting-heading">Waiting sign-ins</h2>
+            <WaitingSignIns places={places} onAnswered={setMessage} />
+          </section>
+          <section className="group" aria-labelledby="signed-in-heading">
+            <h2 id="signed-in-heading">Signed-in clients</h2>
+            <SignedInClients onRevoked={setMessage} />
+          </section>
+        </>
+      )}
 
       <section className="group" aria-labelledby="tokens-heading">
         <h2 id="tokens-heading" tabIndex={-1}>

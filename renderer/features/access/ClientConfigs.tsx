@@ -49,7 +49,7 @@ export function ClientConfigs({ url, authRequired, token }: { url: string; authR
           <code ref={textRef}>{current.text}</code>
         </pre>
         <CopyButton text={current.text} label={`the ${current.name} configuration`} target={textRef} />
-        {authRequired && !token && (
+        {authRequired && !token && current.text.includes(TOKEN_PLACEHOLDER) && (
           <p className="hint">
             Create a token above and it is filled in here. Or put a token you have in place of <code>{TOKEN_PLACEHOLDER}</code>.
           </p>

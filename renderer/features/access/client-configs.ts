@@ -1,6 +1,8 @@
 // Copy-ready configuration of MCP clients for this server. Plain data, no DOM: tested under Node
-// (test/renderer/client-configs.test.ts). Formats as each client documents them: Claude Code's
-// `claude mcp add --transport http` with `--header`; Cursor's `.cursor/mcp.json` (`mcpServers`,
+// (test/renderer/client-configs.test.ts). Claude Code, Cursor and VS Code sign in with OAuth by
+// themselves (the owner approves them here), so theirs carry no header; clients that cannot sign in
+// get the token form. Formats as each client documents them: Claude Code's
+// `claude mcp add --transport http`; Cursor's `.cursor/mcp.json` (`mcpServers`,
 // `url`, `headers`); VS Code's `.vscode/mcp.json` (`servers`, `type: "http"`); and the common
 // `mcpServers` JSON with `type: "http"` that other clients (Claude Code's `.mcp.json`, ...) read.
 
@@ -26,35 +28,38 @@ export interface ConfigInput {
   token?: string;
 }
 
+/** Said under the clients that sign in by themselves, when the endpoint needs sign-in. */
+export const SIGN_IN_NOTE = 'On first use it opens a sign-in page; approve it here under Waiting sign-ins (check the code matches).';
+
 export function clientConfigs({ url, authRequired, token }: ConfigInput): ClientConfig[] {
   const authorization = `Bearer ${token ?? TOKEN_PLACEHOLDER}`;
   const headers = authRequired ? { headers: { Authorization: authorization } } : {};
   const json = (value: unknown) => JSON.stringify(value, null, 2);
-  // Options before the server name, as Claude Code asks; the URL quoted for shells that glob `[` and `?`.
-  const header = authRequired ? ` --header "Authorization: ${authorization}"` : '';
+  const signIn = authRequired ? ` ${SIGN_IN_NOTE}` : '';
   return [
     {
       id: 'claude-code',
       name: 'Claude Code',
-      where: 'Run this in a terminal, in the project where Claude Code should use this machine.',
-      text: `claude mcp add --transport http${header} ${SERVER_NAME} "${url}"`,
+      where: `Run this in a terminal, in the project where Claude Code should use this machine.${signIn}`,
+      // The URL quoted for shells that glob `[` and `?`.
+      text: `claude mcp add --transport http ${SERVER_NAME} "${url}"`,
     },
     {
       id: 'cursor',
       name: 'Cursor',
-      where: 'Put this in .cursor/mcp.json in your project (or ~/.cursor/mcp.json for every project).',
-      text: json({ mcpServers: { [SERVER_NAME]: { url, ...headers } } }),
+      where: `Put this in .cursor/mcp.json in your project (or ~/.cursor/mcp.json for every project).${signIn}`,
+      text: json({ mcpServers: { [SERVER_NAME]: { url } } }),
     },
     {
       id: 'vscode',
       name: 'VS Code',
-      where: 'Put this in .vscode/mcp.json in your workspace.',
-      text: json({ servers: { [SERVER_NAME]: { type: 'http', url, ...headers } } }),
+      where: `Put this in .vscode/mcp.json in your workspace.${signIn}`,
+      text: json({ servers: { [SERVER_NAME]: { type: 'http', url } } }),
     },
     {
       id: 'generic',
       name: 'Other clients',
-      where: 'Most MCP clients read this mcpServers JSON (Claude Code’s .mcp.json, for one). Streamable HTTP transport.',
+      where: `For clients that cannot sign in by themselves: most read this mcpServers JSON. Streamable HTTP transport${authRequired ? ', with a token from above' : ''}.`,
       text: json({ mcpServers: { [SERVER_NAME]: { type: 'http', url, ...headers } } }),
     },
   ];

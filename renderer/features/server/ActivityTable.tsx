@@ -51,7 +51,7 @@ export function ActivityTable({ places }: { places: Place[] }) {
               </thead>
               <tbody>
                 {[...activity.data.records].reverse().map((record, i) => {
-                  const caller = callerWords(record.caller, tokens.data?.tokens);
+                  const caller = callerWords(record.caller, tokens.data?.tokens, record.client);
                   return (
                     <tr key={`${record.time}\n${i}`}>
                       <td data-label="Time">

@@ -9,7 +9,8 @@ export function tokenIdOf(caller: string): string | undefined {
 }
 
 /** The app's tokens by name; another issuer's callers by their user id. */
-export function callerWords(caller: string, tokens: AgentToken[] | undefined): { name: string; detail: string } {
+export function callerWords(caller: string, tokens: AgentToken[] | undefined, client?: string): { name: string; detail: string } {
+  if (client !== undefined) return { name: client, detail: 'signed in, allowed by you' };
   const id = tokenIdOf(caller);
   if (id) {
     const token = tokens?.find((t) => t.id === id);

@@ -13,7 +13,7 @@ export function authWords(mode: AuthMode): string {
   if (!mode.required) return 'Off: any program on this machine can connect without a token (started with --no-auth).';
   const external = mode.external.map((source) => KEY_SOURCES[source]);
   const also = external.length ? `, or one signed with ${external.join(' or ')}` : '';
-  return `Token required: agents send a token made here${also}, as “Authorization: Bearer <token>”.`;
+  return `Token required: agents sign in and you allow each one here, or they send a token made here${also}, as “Authorization: Bearer <token>”.`;
 }
 
 export function reachWords(info: ServerInfo): string {
