@@ -134,7 +134,7 @@ describe('place connections, end to end', () => {
     const echo = tools.find((t) => t.name === `${issues.name}__echo`);
     assert.ok(echo, `tools: ${tools.map((t) => t.name).join(', ')}`);
     assert.deepEqual(echo.inputSchema.required, ['text']);
-    assert.equal(echo._meta?.['anthropic/searchHint'], 'Issues', 'a server the catalog does not describe is found by its name');
+    assert.equal(echo._meta?.['anthropic/searchHint'], 'Issues: Issues on loopback.', 'the connection\'s name, then what the catalog says it does');
     assert.ok(tools.some((t) => t.name === 'bash'), 'the machine tools are still there');
     for (const t of tools) assert.match(t.name, /^[A-Za-z0-9_-]{1,64}$/);
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { OFFICIAL_REGISTRY_URL } from './connections/catalog/registry-client.js';
+import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
 
 /** Everything the host needs, resolved once from flags and the environment. */
 export interface Config {
@@ -26,6 +27,8 @@ export interface Config {
   catalogFile?: string;
   /** Longest wait for an upstream MCP server's answer. */
   upstreamTimeoutMs: number;
+  /** Above this many tools in a session, tool search is on unless the token or place says otherwise. */
+  toolSearchThreshold: number;
   /** Lets connections reach loopback and private addresses (local development and tests). */
   allowPrivateNetwork: boolean;
   jwt: JwtConfig;
@@ -64,6 +67,7 @@ export const ENVIRONMENT = {
   WORKSPACE_REGISTRY_URL: 'MCP Registry merged into the connector catalog (default the official registry; empty turns it off).',
   WORKSPACE_CATALOG_FILE: 'A JSON file of your own connectors (the built-in catalog\'s format), listed before the built-in ones.',
   WORKSPACE_UPSTREAM_TIMEOUT: 'Seconds to wait for a connected MCP server to answer (default 60).',
+  WORKSPACE_TOOL_SEARCH_THRESHOLD: 'Above this many tools, an agent gets search_tools and call_tool instead of every tool, unless set per place or token (default 40).',
   WORKSPACE_ALLOW_PRIVATE_NETWORK: 'Set to 1 to let connections reach loopback and private addresses (local development only).',
   WORKSPACE_ALLOWED_HOSTS: 'Comma-separated extra host names accepted in the Host header.',
   WORKSPACE_ALLOWED_ORIGINS: 'Comma-separated extra browser origins accepted in the Origin header.',
@@ -130,6 +134,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,
     ...(env.WORKSPACE_CATALOG_FILE && { catalogFile: resolve(env.WORKSPACE_CATALOG_FILE) }),
     upstreamTimeoutMs: positiveNumber(env, 'WORKSPACE_UPSTREAM_TIMEOUT', DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_TIMER_SECONDS) * 1000,
+    toolSearchThreshold: Math.floor(positiveNumber(env, 'WORKSPACE_TOOL_SEARCH_THRESHOLD', DEFAULT_TOOL_SEARCH_THRESHOLD, 100_000)),
     allowPrivateNetwork: env.WORKSPACE_ALLOW_PRIVATE_NETWORK === '1',
     jwt: {
       secret: env.WORKSPACE_JWT_SECRET || undefined,

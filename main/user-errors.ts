@@ -1,5 +1,7 @@
 import { TokenInputError, UnknownTokenError } from './auth/agent-tokens.js';
 import { SigningKeyError } from './auth/signing-key.js';
+import { SignInRequestError, UnknownClientError } from './auth/oauth-server/errors.js';
+import { NotJsonError } from './http/sign-in-routes.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
 import { ConnectionCheckError, ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
@@ -13,6 +15,7 @@ import {
   SignInUnsupportedError,
   TokenRefreshError,
 } from './connections/oauth/errors.js';
+import { ToolSearchModeError } from './connections/tool-search/tool-search-mode.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
 import { FileLockTimeoutError } from './state/file-lock.js';
@@ -35,11 +38,14 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [NetworkPolicyError, 400],
   [TokenInputError, 400],
   [SkillInputError, 400],
+  [ToolSearchModeError, 400],
   [PlaceAccessError, 403],
   [UnknownPersonError, 404],
   [ConnectionNotFoundError, 404],
   [UnknownPlaceSecretError, 404],
   [UnknownTokenError, 404],
+  [UnknownClientError, 404],
+  [NotJsonError, 415],
   [SkillNotFoundError, 404],
   [ConnectionExistsError, 409],
   [SkillExistsError, 409],
@@ -65,7 +71,7 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
 
 /** The status and message to show for an error meant for users, or undefined for a bug. */
 export function userError(error: unknown): { status: number; message: string } | undefined {
-  if (error instanceof ConnectionRequestError) return { status: error.status, message: error.message };
+  if (error instanceof ConnectionRequestError || error instanceof SignInRequestError) return { status: error.status, message: error.message };
   const match = USER_ERRORS.find(([type]) => error instanceof type);
   return match ? { status: match[1], message: (error as Error).message } : undefined;
 }

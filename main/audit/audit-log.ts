@@ -192,6 +192,7 @@ function toRecord(entry: AuditEntry): AuditRecord {
     caller: clip(entry.caller, 200),
     client: optional(entry.client, 200),
     place: optional(entry.place, 1024),
+    policy: entry.policy,
     projectId: optional(entry.projectId, 200),
     executionId: optional(entry.executionId, 200),
     workspaceId: optional(entry.workspaceId, 200),

@@ -90,6 +90,17 @@ describe('AgentTokenStore', () => {
     assert.equal(await store.status('0123456789abcdef'), 'unknown');
   });
 
+  it('keeps a tool search setting per token, read back by id; auto removes it', async () => {
+    const created = await store.create({ name: 'x' });
+    assert.equal(await store.toolSearch(created.id), 'auto');
+    assert.equal((await store.setToolSearch(created.id, 'off')).toolSearch, 'off');
+    assert.equal(await store.toolSearch(created.id), 'off');
+    assert.equal((await new AgentTokenStore({ stateDir }).list())[0]?.toolSearch, 'off', 'kept in the file');
+    assert.equal((await store.setToolSearch(created.id, 'auto')).toolSearch, undefined);
+    assert.equal(await store.toolSearch(created.id), 'auto');
+    await assert.rejects(store.setToolSearch('0123456789abcdef', 'on'), UnknownTokenError);
+  });
+
   it('revoking twice keeps the first revocation time', async () => {
     const created = await store.create({ name: 'x' });
     const first = await store.revoke(created.id);

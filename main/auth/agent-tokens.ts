@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
+import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { FileSigningKeySource, keyIdOf, type SigningKeySource } from './signing-key.js';
 import { TokenFile, type TokenRecord } from './token-file.js';
 
@@ -165,6 +166,23 @@ export class AgentTokenStore {
       await write([...records.values()].map((r) => (r.id === id ? revoked : r)));
       return revoked;
     });
+  }
+
+  /** Sets whether agents using this token get tool search; `auto` leaves it to the place. */
+  async setToolSearch(id: string, mode: ToolSearchMode): Promise<AgentTokenInfo> {
+    return this.exclusive(async (records, write) => {
+      const record = records.get(id);
+      if (!record) throw new UnknownTokenError(id);
+      const { toolSearch: _, ...rest } = record;
+      const changed: TokenRecord = mode === 'auto' ? rest : { ...rest, toolSearch: mode };
+      await write([...records.values()].map((r) => (r.id === id ? changed : r)));
+      return changed;
+    });
+  }
+
+  /** A token's own tool search setting, on every tools/list of its sessions: one `stat` unless the store changed. */
+  async toolSearch(id: string): Promise<ToolSearchMode> {
+    return (await this.file.records()).get(id)?.toolSearch ?? 'auto';
   }
 
   /** For the verifier, on every request: one `stat` unless the store changed. */

@@ -13,6 +13,8 @@ const tokenRecordSchema = z.object({
   expiresAt: z.iso.datetime().optional(),
   workspacePath: z.string().min(1).optional(),
   revokedAt: z.iso.datetime().optional(),
+  /** Whether agents with this token get tool search; absent follows the place (`auto`). */
+  toolSearch: z.enum(['on', 'off']).optional(),
 });
 
 const tokenFileSchema = z.object({

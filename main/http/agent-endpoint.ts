@@ -1,16 +1,16 @@
 import { hostname } from 'node:os';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { AuthError, wwwAuthenticate, type Caller, type JwtVerifier } from '../auth/jwt-verifier.js';
+import { decideToolSearch, type ToolSearchDecision, type ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { auditedRunner } from '../mcp/audited-runner.js';
 import { machineTools } from '../mcp/machine-tools.js';
 import { manageConnectionsTool } from '../mcp/manage-connections-tool.js';
-import { PlacePolicy } from '../mcp/place-policy.js';
 import { PlaceTools } from '../mcp/place-tools.js';
 import { sessionInstructions } from '../mcp/session-instructions.js';
 import { McpSessions } from '../mcp/sessions.js';
 import { createWorkspaceServer } from '../mcp/workspace-server.js';
 import { canRead } from '../places/access-rules.js';
-import { PlacePathError, placeRootOf } from '../places/place-root.js';
+import { PlacePathError, placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { userError } from '../user-errors.js';
@@ -45,6 +45,7 @@ export function agentEndpoint(
   verifier: JwtVerifier | undefined,
 ): { listener: RequestListener; sessions: McpSessions<Caller>; close(): Promise<void> } {
   const { config } = services;
+  const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands });
   const sessions = new McpSessions<Caller>({
     idleTimeoutMs: config.sessionIdleTimeoutMs,
     ownerOf: (caller) => `${caller.source}:${caller.subject}`,
@@ -55,27 +56,19 @@ export function agentEndpoint(
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
       const connections = await services.connections.usable(place);
-      const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env });
-      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox() });
       const server = createWorkspaceServer({
         instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
         skillsDir: config.skillsDir,
         skillsChanged: services.skillsChanged,
         tools: [...tools, manageConnectionsTool(place, person, services.connections)],
-        sources: [new PlaceTools(place, {
-            connections: services.connections,
-            gateway: services.gateway,
-            health: services.health,
-            catalogDescription: (id) => services.catalog.list().entries.find((entry) => entry.id === id)?.description,
-            report: services.log,
-          }),],
+        sources: [placeTools(services, place)],
         run: auditedRunner((entry) => services.audit.record(entry), {
           caller: caller.subject,
           ...(caller.client && { client: caller.client.name }),
           place: place.root,
-          policy: async () => (await policy.current()).kind,
           ...(caller.projectId !== undefined && { projectId: caller.projectId }),
         }),
+        toolSearch: async (toolCount) => (await toolSearchFor(services, place, caller.tokenId, toolCount)).on,
       });
       services.placeSessions.add(place.root, server);
       return server;
@@ -115,6 +108,39 @@ export function agentEndpoint(
 
 /** How soon a revoked client's open sessions (an SSE stream, say) are ended; its next request is refused at once anyway. */
 const REVOCATION_CHECK_MS = 1_000;
+
+function placeTools(services: Services, place: Place): PlaceTools {
+  return new PlaceTools(place, {
+    connections: services.connections,
+    gateway: services.gateway,
+    health: services.health,
+    catalogDescription: (id) => services.catalog.list().entries.find((entry) => entry.id === id)?.description,
+    report: services.log,
+  });
+}
+
+/** Whether a session in `place` (with the app token `tokenId`, if any) that would list `toolCount` tools gets tool search. */
+async function toolSearchFor(services: Services, place: Place, tokenId: string | undefined, toolCount: number): Promise<ToolSearchDecision> {
+  return decideToolSearch({
+    ...(tokenId !== undefined && { token: await services.tokens.toolSearch(tokenId) }),
+    place: (await services.access.snapshot()).places[place.root]?.toolSearch ?? 'auto',
+    toolCount,
+    threshold: services.config.toolSearchThreshold,
+  });
+}
+
+/**
+ * Tool search for a place as the page shows it: the place's setting, how many tools its agents
+ * would list now (its connections asked now), and whether that turns tool search on.
+ */
+export async function placeToolSearch(services: Services, place: Place): Promise<{ mode: ToolSearchMode; toolCount: number; threshold: number } & ToolSearchDecision> {
+  // The machine's tools and manage_my_mcp_servers, as every session lists them.
+  const fixed = machineTools({ skillsDir: services.config.skillsDir, commands: services.commands }).length + 1;
+  const toolCount = fixed + (await placeTools(services, place).tools()).length;
+  const decision = await toolSearchFor(services, place, undefined, toolCount);
+  const mode = (await services.access.snapshot()).places[place.root]?.toolSearch ?? 'auto';
+  return { mode, toolCount, threshold: services.config.toolSearchThreshold, ...decision };
+}
 
 function isMcpPath(url: string): boolean {
   const end = url.indexOf('?');

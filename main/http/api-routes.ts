@@ -2,13 +2,18 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-connections.js';
+import { sandboxProblem } from '../machine/sandbox/bubblewrap-check.js';
 import { policyOf } from '../places/access-directory.js';
+import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { canEdit } from '../places/access-rules.js';
 import { listPlaces } from '../places/place-list.js';
 import { placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
+import { parseToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import { placeToolSearch } from './agent-endpoint.js';
 import type { HostControl } from './control-plane.js';
+import { signInRoutes } from './sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
 import { serverInfo } from './server-info.js';
 
@@ -46,6 +51,8 @@ const connectBody = z
 /** A sign-in group's "Connect N services": the caller's connections, connected as one. */
 const connectManyBody = connectBody.extend({ names: z.array(z.string().min(1).max(200)).min(1).max(50) }).strict();
 const tokenBody = z.object({ name: z.string(), expires: z.string().optional(), workspace_path: z.string().optional() }).strict();
+const toolSearchBody = z.object({ mode: z.string() }).strict();
+const placeToolSearchBody = toolSearchBody.extend({ workspace_path: z.string() }).strict();
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
@@ -74,7 +81,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const dir = await services.access.snapshot();
     res.json({
       place: { ...place, canEdit: canEdit(dir, person(res), place) },
-      policy: policyOf(dir, place),
+      policy: await policyAnswer(policyOf(dir, place), person(res)),
       rule: connectionRule(place),
       connections: await connections.list(person(res), place),
     });
@@ -164,16 +171,33 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json(snapshot);
   });
 
+  // Tool search: per place (in its access entry) and per token, the token's setting winning.
+  router.get('/tool-search', async (req, res) => {
+    localOnly(res);
+    const place = placeOf(req);
+    res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) });
+  });
+
+  router.put('/access/places/tool-search', async (req, res) => {
+    localOnly(res);
+    const body = placeToolSearchBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    await services.access.setPlaceToolSearch(place.root, parseToolSearchMode(body.mode));
+    services.placeSessions.toolsChanged([place.root]);
+    res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) });
+  });
+
   /** A place's sandbox policy (This machine's applies to tokens that name no place): the owner's choice. */
   router.put('/places/policy', async (req, res) => {
     localOnly(res);
     const body = placePolicyBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
-    res.json({ policy: policyOf(snapshot, place) });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), person(res)) });
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
+  router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
     res.json(serverInfo(config, host.status(), services.commands.runningCount));
@@ -199,6 +223,14 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.delete('/tokens/:id', async (req, res) => {
     localOnly(res);
     res.json({ revoked: await services.tokens.revoke(String(req.params.id)) });
+  });
+
+  router.put('/tokens/:id/tool-search', async (req, res) => {
+    localOnly(res);
+    const body = toolSearchBody.parse(req.body);
+    const token = await services.tokens.setToolSearch(String(req.params.id), parseToolSearchMode(body.mode));
+    services.placeSessions.toolsChanged(); // the token's sessions may be in any place
+    res.json({ token });
   });
 
   /** Recent tool calls from the audit log, newest last (what, who, where, how long, how it ended). */
@@ -232,6 +264,15 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   return router;
+}
+
+/**
+ * A place's policy for the page: who may change it, and why this machine cannot honour it (no
+ * sandbox), in which case its agents are refused.
+ */
+async function policyAnswer(policy: SandboxPolicy, person: string): Promise<SandboxPolicy & { canChange: boolean; problem?: string }> {
+  const problem = policy.kind === 'machine' ? undefined : await sandboxProblem();
+  return { ...policy, canChange: person === LOCAL_PERSON, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
+import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_SAVED_OUTPUT_MAX_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
 import { DIFF_MAX_LINES } from '../machine/diff.js';
 import { EDIT_MAX_FILE_BYTES, editFile } from '../machine/edit.js';
 import { MachineError } from '../machine/errors.js';
@@ -22,6 +22,7 @@ export interface MachineToolDeps {
 }
 
 const KiB = 1024;
+const GiB = 1024 ** 3;
 
 /** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
 export function machineTools(deps: MachineToolDeps): SessionTool[] {
@@ -119,7 +120,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         `On timeout or cancellation the command and every process it started are stopped, and the answer is an error. ` +
         `The answer starts with the exit code (a non-zero exit is a normal answer), then gives stdout and stderr ` +
         `separately; each stream returns at most its first ${BASH_OUTPUT_HEAD_BYTES / KiB} KiB and last ${BASH_OUTPUT_TAIL_BYTES / KiB} KiB, ` +
-        `the middle elided, with the full output saved to a file you can read or grep. tty: true runs it in a pseudo-terminal ` +
+        `the middle elided, with the full output saved to a file you can read or grep (the command writes it there directly, as fast as a redirect; ` +
+        `one that prints more than ${BASH_SAVED_OUTPUT_MAX_BYTES / GiB} GiB is stopped). tty: true runs it in a pseudo-terminal ` +
         `(for programs that need one; stdout and stderr then come merged). For long-running servers, start them in the background ` +
         `with their output redirected (nohup cmd > log 2>&1 &).`,
       input: {
@@ -133,6 +135,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         timedOut: z.boolean(),
         cancelled: z.boolean(),
         serverStopped: z.boolean(),
+        outputTooLarge: z.boolean(),
         durationMs: z.number(),
         stdout: z.string(),
         stderr: z.string(),
@@ -145,7 +148,9 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         asToolResult(async () => {
           const sandbox = await deps.sandbox?.();
           const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), ...(sandbox && { sandbox }) });
-          return bashAnswer(result, args.timeout, max);
+          const answer = bashAnswer(result, args.timeout, max);
+          if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
+          return answer;
         }),
     }),
     defineTool({
@@ -242,6 +247,12 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   }
   if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
   if (result.serverStopped) lines.push('The server is shutting down: the command and every process it started were stopped.');
+  if (result.outputTooLarge) {
+    lines.push(
+      `Its output passed ${BASH_SAVED_OUTPUT_MAX_BYTES / GiB} GiB, the most this server saves for one command: the command and every process it started were stopped. ` +
+        'Redirect big outputs to a file of your own (cmd > out.log) and read or grep that.',
+    );
+  }
   if (requestedTimeout !== undefined && requestedTimeout > result.timeoutSeconds) {
     lines.push(`The timeout was lowered to ${result.timeoutSeconds}s, this server's maximum.`);
   }
@@ -256,6 +267,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
     timedOut: result.timedOut,
     cancelled: result.cancelled,
     serverStopped: result.serverStopped,
+    outputTooLarge: result.outputTooLarge,
     durationMs: result.durationMs,
     stdout: result.stdout.text,
     stderr: result.stderr?.text ?? '',
@@ -264,7 +276,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
   // A command that was stopped before it finished did not do its job: an error, whatever it printed.
   // A non-zero exit is the command's own answer, not a failure of the call.
-  const stopped = result.timedOut || result.cancelled || result.serverStopped;
+  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge;
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 

@@ -17,9 +17,9 @@ const SEARCH_HINT_KEY = 'anthropic/searchHint';
 export interface PlaceToolsDeps {
   connections: PlaceConnections;
   gateway: Gateway;
+  health: ConnectionHealth;
   /** What the catalog says a connector does, for the tools' search hints. */
   catalogDescription: (catalogId: string) => string | undefined;
-  health: ConnectionHealth;
   /** Told once per connection and cause when an upstream's tools cannot be listed. */
   report: (message: string) => void;
 }
@@ -85,7 +85,7 @@ export class PlaceTools implements ToolSource {
       .filter((tool) => !seen.has(tool.name) && seen.add(tool.name))
       .map((tool) => ({
         definition: { ...tool, name: gatewayToolName(connection.name, tool.name), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
-        service: hint,
+        search: { name: tool.name, service: hint },
         call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
       }));
     this.made.set(key, { connection, upstream: last.tools, tools });

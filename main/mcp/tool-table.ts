@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCall } from './direct-tool-calls.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
+import { CALL_TOOL, callToolTarget, callToolTool, searchToolsTool } from './tool-search-tools.js';
 
 /** Wraps every tool call; the host supplies auditing. */
 export type ToolRunner = (tool: string, extra: ToolExtra, fn: () => Promise<CallToolResult>) => Promise<CallToolResult>;
@@ -14,21 +15,39 @@ export interface ToolSource {
 }
 
 /**
+ * Whether tools/list hides the sources' tools behind search_tools and call_tool, given how many
+ * tools the session would list otherwise. Asked on every list, so a changed setting applies at once.
+ */
+export type ToolSearchSwitch = (toolCount: number) => Promise<boolean>;
+
+/**
  * Serves tools/list and tools/call for one session from fixed tools (the machine's) and changing
  * sources. The SDK's McpServer needs zod schemas for every tool; upstream tools come with JSON
  * Schema that must pass through untouched, so the table answers these two requests itself.
+ *
+ * With tool search on, the list is the fixed tools plus search_tools and call_tool. Those two are
+ * callable whether listed or not, and the sources' tools keep answering to their own names.
  */
-export function installToolTable(server: McpServer, fixed: SessionTool[], sources: ToolSource[], run: ToolRunner): void {
-  const byName = new Map(fixed.map((tool) => [tool.definition.name, tool]));
+export function installToolTable(server: McpServer, fixed: SessionTool[], sources: ToolSource[], run: ToolRunner, toolSearch: ToolSearchSwitch): void {
+  const sourceTools = async () => (await Promise.all(sources.map((source) => source.tools()))).flat();
+  const searchTools = [searchToolsTool(sourceTools), callToolTool()];
+  const byName = new Map([...fixed, ...searchTools].map((tool) => [tool.definition.name, tool]));
   server.server.registerCapabilities({ tools: { listChanged: true } });
 
   server.server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const dynamic = await Promise.all(sources.map((source) => source.tools()));
-    return { tools: [...fixed, ...dynamic.flat()].map((tool) => tool.definition) };
+    const dynamic = await sourceTools();
+    const listed = (await toolSearch(fixed.length + dynamic.length)) ? [...fixed, ...searchTools] : [...fixed, ...dynamic];
+    return { tools: listed.map((tool) => tool.definition) };
   });
 
   const call = async (request: CallToolRequest, extra: ToolExtra): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
+    let { name, arguments: args } = request.params;
+    if (name === CALL_TOOL) {
+      // The named tool runs as if called directly: the same lookup (place, usability, switches) and the same audit record.
+      const target = callToolTarget(args);
+      if ('error' in target) return toolError(target.error);
+      ({ name, arguments: args } = target);
+    }
     const tool = byName.get(name) ?? (await findIn(sources, name));
     if (!tool) {
       const reasons = await Promise.all(sources.map((source) => source.explainUnknown?.(name)));

@@ -3,7 +3,7 @@ import { PRODUCT_NAME, VERSION } from '../version.js';
 import { registerMachineResources } from './machine-tools.js';
 import { enableResourceSubscriptions, type ChangeSource } from './resource-subscriptions.js';
 import type { SessionTool } from './session-tool.js';
-import { installToolTable, type ToolRunner, type ToolSource } from './tool-table.js';
+import { installToolTable, type ToolRunner, type ToolSearchSwitch, type ToolSource } from './tool-table.js';
 
 export interface WorkspaceServerDeps {
   /** What the agent is told at initialize (see session-instructions.ts). */
@@ -17,6 +17,7 @@ export interface WorkspaceServerDeps {
   sources: ToolSource[];
   /** Wraps every call (auditing). */
   run: ToolRunner;
+  toolSearch: ToolSearchSwitch;
 }
 
 /** One MCP session's server: the machine's tools and resources, plus the tools of its sources. */
@@ -25,7 +26,7 @@ export function createWorkspaceServer(deps: WorkspaceServerDeps): McpServer {
     { name: PRODUCT_NAME, version: VERSION },
     { capabilities: { tools: { listChanged: true }, resources: {}, logging: {} }, instructions: deps.instructions },
   );
-  installToolTable(server, deps.tools, deps.sources, deps.run);
+  installToolTable(server, deps.tools, deps.sources, deps.run, deps.toolSearch);
   registerMachineResources(server, { skillsDir: deps.skillsDir });
   enableResourceSubscriptions(server, { 'resource://skills': deps.skillsChanged });
   return server;

@@ -253,3 +253,16 @@ test('setPlacePolicy refuses a bad policy, folder or place and changes nothing',
   }
   assert.equal(await readFile(path, 'utf8'), before);
 });
+
+test('setPlaceToolSearch keeps the place\'s lists, and the lists\' changes keep it; auto removes it', async () => {
+  const dir = new AccessDirectory(stateDir);
+  await dir.setPerson('bob', { name: 'Bob' });
+  await dir.setPlaceAccess('Crew/alpha', { readers: ['bob'] });
+  assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'on')).places['Crew/alpha'], { readers: ['bob'], toolSearch: 'on' });
+  assert.deepEqual((await dir.setPlaceAccess('Crew/alpha', { editors: ['bob'] })).places['Crew/alpha'], { editors: ['bob'], toolSearch: 'on' });
+  assert.deepEqual((await dir.removePerson('bob')).places['Crew/alpha'], { toolSearch: 'on' });
+  assert.deepEqual((await dir.setPlaceToolSearch('', 'off')).places[''], { toolSearch: 'off' });
+  assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'auto')).places['Crew/alpha'], undefined);
+  assert.deepEqual((await onDisk() as { places: unknown }).places, { '': { toolSearch: 'off' } });
+  await assert.rejects(dir.setPlaceToolSearch('Crew', 'on'), AccessInputError);
+});

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { VersionedJsonFile } from '../state/versioned-json-file.js';
+import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { placeFromRoot, PlacePathError, type Place } from './place-root.js';
 import { checkPolicy, MACHINE_POLICY, PolicyInputError, type SandboxPolicy } from './sandbox-policy.js';
 import { LOCAL_PERSON, printableProblem, userIdProblem } from './user-id.js';
@@ -18,6 +19,8 @@ export interface PlaceAccess {
   readonly readers?: readonly string[];
   /** The sandbox policy of the place's agents; absent means `machine` (sandbox-policy.ts). */
   readonly policy?: StoredPolicy;
+  /** Whether its agents get tool search instead of every tool; absent is `auto`. */
+  readonly toolSearch?: 'on' | 'off';
 }
 
 /** A policy other than `machine`, as the file keeps it. */
@@ -81,6 +84,7 @@ const directorySchema = z
             }
           })
           .optional(),
+        toolSearch: z.enum(['on', 'off']).optional(),
       }),
     ),
   })
@@ -153,6 +157,7 @@ export class AccessDirectory {
             editors: access.editors?.filter((other) => other !== id),
             readers: access.readers?.filter((other) => other !== id),
             policy: access.policy,
+            toolSearch: access.toolSearch,
           });
           return kept ? [[root, kept]] : [];
         }),
@@ -193,6 +198,12 @@ export class AccessDirectory {
     return this.updatePlace(root, (entry) => ({ ...entry, policy: stored }));
   }
 
+  /** Sets whether the place's agents get tool search; `auto` (the default) removes the setting. */
+  async setPlaceToolSearch(root: string, mode: ToolSearchMode): Promise<AccessDirectorySnapshot> {
+    placeOfRoot(root);
+    return this.updatePlace(root, (entry) => ({ ...entry, toolSearch: mode === 'auto' ? undefined : mode }));
+  }
+
   private updatePlace(root: string, change: (entry: PlaceAccess) => PlaceAccess): Promise<AccessDirectorySnapshot> {
     return this.file.update((current) => {
       const previous = Object.hasOwn(current.places, root) ? current.places[root] : undefined;
@@ -230,9 +241,10 @@ function uniqueUserIds(ids: readonly string[] = []): string[] {
 
 /** The entry with only its non-empty lists and its policy, or nothing if nothing is left. */
 function compactEntry(access: PlaceAccess): PlaceAccess | undefined {
-  const entry: { editors?: readonly string[]; readers?: readonly string[]; policy?: StoredPolicy } = {};
+  const entry: { -readonly [K in keyof PlaceAccess]: PlaceAccess[K] } = {};
   if (access.editors?.length) entry.editors = access.editors;
   if (access.readers?.length) entry.readers = access.readers;
   if (access.policy) entry.policy = access.policy;
+  if (access.toolSearch) entry.toolSearch = access.toolSearch;
   return Object.keys(entry).length ? entry : undefined;
 }

@@ -28,7 +28,12 @@ export function bwrapArgs({ plan, kinds, cwd, env, newSession }: BwrapInput): st
   args.push('--dev', '/dev', '--proc', '/proc');
   // Outer paths first, so that a deeper rule (the place's folder inside another area) wins.
   const ordered = [...plan.rules].filter((rule) => rule.path !== '/proc' && rule.path !== '/dev').sort((a, b) => depth(a.path) - depth(b.path));
-  for (const rule of [...ordered, ...plan.sealed]) args.push(...mount(rule, kinds.get(rule.path)));
+  const covering = [...ordered, ...plan.sealed];
+  for (const rule of covering) args.push(...mount(rule, kinds.get(rule.path)));
+  // The empty folders covering what is out of reach are read-only, so that writing there fails
+  // instead of vanishing; after every mount, since the place's folder may be mounted inside one.
+  // bubblewrap's remount is not recursive: what is mounted inside keeps its own mode.
+  for (const rule of covering) if (rule.access === 'none' && kinds.get(rule.path) === 'dir') args.push('--remount-ro', rule.path);
   if (plan.fallback.access === 'none') args.push('--remount-ro', '/');
   args.push(
     '--unshare-pid',

@@ -109,7 +109,9 @@ describe('bubblewrap arguments from the plan', () => {
     for (const flag of ['--unshare-pid', '--unshare-net', '--die-with-parent', '--new-session', '--clearenv']) assert.ok(args.includes(flag), flag);
     assert.deepEqual(args.slice(args.indexOf('--cap-drop'), args.indexOf('--cap-drop') + 2), ['--cap-drop', 'ALL']);
     assert.deepEqual(args.slice(-3), ['--setenv', 'PATH', '/usr/bin']);
-    assert.ok(!args.includes('--remount-ro'));
+    const remounted = args.flatMap((arg, i) => (arg === '--remount-ro' ? [args[i + 1]] : []));
+    assert.deepEqual(remounted, ['/ws/Crew', '/home/u/.local/state/persona-mcp-workspace'], 'covering folders read-only, the root not');
+    assert.ok(args.indexOf('--remount-ro') > args.indexOf('/ws/Crew/alpha'), 'after the place is mounted inside');
   });
 
   it('strict: only the system folders and the place, a private temp folder, the root read-only', () => {

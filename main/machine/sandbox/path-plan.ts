@@ -69,6 +69,8 @@ export function pathPlan(input: PlanInput): PathPlan {
     fallback = { path: '/', access: 'none', why: `the strict policy reaches only ${[placeFolder, ...policy.folders].join(', ')} and the system folders` };
     for (const dir of input.systemDirs) add(dir, 'ro', writes);
     add(tempDir, 'scratch', "under the strict policy each command's temp folder is its own and the file tools do not reach it");
+    // Out of reach anyway, but said outright: the workspace may be under the temp folder.
+    add(input.workspaceRoot, 'none', fallback.why);
   }
   add('/proc', 'none', KERNEL);
   add('/dev', 'none', KERNEL);

@@ -3,6 +3,7 @@ import { lstat, opendir, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
+import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
 import { bwrapArgs } from './bwrap-args.js';
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
@@ -59,11 +60,6 @@ export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !WITHHELD_ENV.test(entry[0])));
 }
 
-/** A command line for the OS: bubblewrap's, with bash inside. */
-export interface SandboxedCommand {
-  readonly file: string;
-  readonly args: string[];
-}
 
 /**
  * A place's `place` or `strict` policy on this machine now: the file tools ask it about each real
@@ -115,10 +111,22 @@ export class PlaceSandbox {
     return real;
   }
 
-  /** bubblewrap running `bash -c command` in the place's folder. */
-  command(command: string, tty: boolean): SandboxedCommand {
+  /**
+   * bubblewrap running `bash -c command` in the place's folder. bubblewrap itself gets the clean
+   * environment too: its own process is visible inside (as pid 1) and must hold nothing secret.
+   */
+  command(command: string, tty: boolean): Launch {
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, env: this.env, newSession: !tty });
-    return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command] };
+    return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env: this.env };
+  }
+
+  /** One line for an agent whose sandboxed command failed: what the sandbox keeps out, and who can change it. */
+  explanation(): string {
+    const writable = this.plan.rules.filter((rule) => rule.access === 'rw').map((rule) => rule.path);
+    return (
+      `This command ran in the sandbox of the ${this.plan.kind} policy of ${this.plan.placeLabel}: it writes only in ${writable.join(', ')}; ` +
+      `the app's state, settings and keychain, other places' folders, the host's processes and the network are out of its reach. ${POLICY_OWNER_HINT}`
+    );
   }
 
   private refusal(path: string, real: string, mode: 'read' | 'write', why: string): MachineError {

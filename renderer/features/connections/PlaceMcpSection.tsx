@@ -6,6 +6,7 @@ import { useAnnouncement } from '../../ui/useAnnouncement';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { AvailableList } from './AvailableList';
 import { ConnectedList } from './ConnectedList';
+import { PlacePolicyPanel } from './PlacePolicyPanel';
 import { useConnectFlow } from './useConnectFlow';
 
 /**
@@ -40,6 +41,10 @@ export function PlaceMcpSection({ place }: { place: Place }) {
       <header className="section-header">
         <h1>Connections</h1>
         <p className="muted">MCP servers the agents of {place.label} can use.</p>
+        {connections.data && (
+          // Keyed by the saved policy, so that a change saved elsewhere (the CLI) resets the form.
+          <PlacePolicyPanel key={`${place.root}:${connections.data.policy.kind}:${connections.data.policy.folders.join('\n')}`} place={place} policy={connections.data.policy} announce={announce} />
+        )}
       </header>
 
       <div className="live" role="status" aria-live="polite">

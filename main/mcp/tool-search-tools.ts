@@ -1,0 +1,105 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { ToolRanking } from '../connections/tool-search/tool-ranking.js';
+import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-tool.js';
+
+export const SEARCH_TOOLS = 'search_tools';
+export const CALL_TOOL = 'call_tool';
+
+const DEFAULT_MATCHES = 5;
+const MAX_MATCHES = 20;
+/** A description this long says what the tool does; longer ones are mostly examples. */
+const MAX_DESCRIPTION_CHARS = 1000;
+
+interface Ranked {
+  name: string;
+  description: string;
+  service: string;
+  tool: SessionTool;
+}
+
+/**
+ * search_tools: the place's connection tools that best match a few words, with their input
+ * schemas, for clients that would otherwise receive more tools than they accept.
+ */
+export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): SessionTool {
+  let last: { tools: SessionTool[]; ranking: ToolRanking<Ranked> } | undefined;
+  // The tools' objects are kept while their connections don't change: the index is too.
+  const rankingOf = (tools: SessionTool[]): ToolRanking<Ranked> => {
+    if (last && last.tools.length === tools.length && last.tools.every((tool, i) => tool === tools[i])) return last.ranking;
+    const ranking = new ToolRanking(tools.map(searchable));
+    last = { tools, ranking };
+    return ranking;
+  };
+  return defineTool({
+    name: SEARCH_TOOLS,
+    title: "Search this place's connection tools",
+    description:
+      "Find tools of this place's MCP connections (Linear, Notion, Sentry, ...) by what you want to do, e.g. \"create a Linear issue\". " +
+      'Returns the best matches with their input schemas; run one with call_tool. Search again with other words or the service\'s name if none fits.',
+    input: {
+      query: z.string().min(1).max(500).describe('What you want to do, in a few words; naming the service helps.'),
+      limit: z.number().int().min(1).max(MAX_MATCHES).optional().describe(`How many matches to return (default ${DEFAULT_MATCHES}).`),
+    },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    _meta: ALWAYS_LOAD,
+    handler: async (args) => {
+      const ranking = rankingOf(await connectionTools());
+      if (ranking.size === 0) return text("This place has no connection tools that work now. Use manage_my_mcp_servers to see or add its connections.");
+      const matches = ranking.search(args.query, args.limit ?? DEFAULT_MATCHES);
+      if (matches.length === 0) return text(`No connection tool matches "${args.query}". Try other words, or the service's name.`);
+      const tools = matches.map(({ tool: { tool } }) => ({
+        name: tool.definition.name,
+        ...(tool.search && { service: tool.search.service }),
+        description: shorten(tool.definition.description ?? ''),
+        inputSchema: tool.definition.inputSchema,
+      }));
+      return { content: [{ type: 'text', text: `Run one with call_tool (name, arguments):\n${JSON.stringify({ tools })}` }], structuredContent: { tools } };
+    },
+  });
+}
+
+/** call_tool's own definition; the tool table runs the named tool in its place, with every check of a direct call. */
+export function callToolTool(): SessionTool {
+  return defineTool({
+    name: CALL_TOOL,
+    title: 'Call a tool found with search_tools',
+    description:
+      'Run a tool of this place by its exact name, as search_tools returned it, with arguments that follow its input schema. ' +
+      'The answer is the tool\'s own answer.',
+    input: {
+      name: z.string().min(1).describe('The tool name, e.g. "u1a2b3c4d__linear__create_issue".'),
+      arguments: z.record(z.string(), z.unknown()).optional().describe('The arguments, as the tool\'s input schema describes them.'),
+    },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    _meta: ALWAYS_LOAD,
+    // Reached only when the table could not read a target from the arguments.
+    handler: async () => toolError('call_tool needs name (a tool name from search_tools) and arguments (an object).'),
+  });
+}
+
+/** The tool call_tool names and its arguments, or why the arguments say none. */
+export function callToolTarget(args: Record<string, unknown> | undefined): { name: string; arguments: Record<string, unknown> | undefined } | { error: string } {
+  const name = args?.name;
+  const targetArgs = args?.arguments;
+  if (typeof name !== 'string' || name.length === 0) return { error: 'call_tool needs name: a tool name as search_tools returned it.' };
+  if (name === CALL_TOOL || name === SEARCH_TOOLS) return { error: `call_tool runs the tools search_tools finds; call ${name} directly.` };
+  if (targetArgs !== undefined && (typeof targetArgs !== 'object' || targetArgs === null || Array.isArray(targetArgs))) {
+    return { error: `call_tool needs arguments as an object, as ${name}'s input schema describes.` };
+  }
+  return { name, arguments: targetArgs as Record<string, unknown> | undefined };
+}
+
+function searchable(tool: SessionTool): Ranked {
+  // The upstream's own name: `<connection>__` is a hash and an id, which the service's words say better.
+  const { name, service } = tool.search ?? { name: tool.definition.name, service: '' };
+  return { name, description: `${tool.definition.title ?? ''} ${tool.definition.description ?? ''}`, service, tool };
+}
+
+function shorten(description: string): string {
+  return description.length <= MAX_DESCRIPTION_CHARS ? description : `${description.slice(0, MAX_DESCRIPTION_CHARS - 1)}…`;
+}
+
+function text(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }] };
+}
