@@ -16,4 +16,6 @@ export type ServerInfo = HostStatus & {
   /** Whether only this machine can reach the endpoint (a loopback address) or the network can. */
   reachable: 'this-machine' | 'network';
   authMode: AuthMode;
+  /** Agents' commands running now; stopping the server ends them. */
+  runningCommands: number;
 };

@@ -117,4 +117,31 @@ describe('the page: the server', { skip: skipReason }, () => {
     await p.shot('dark');
     await page.emulateMedia({ colorScheme: 'light' });
   });
+
+  it('asks before stopping while agents have commands running, says how many, and No keeps it running', async () => {
+    const { page } = p;
+    const { client } = await p.fx.connect(await p.fx.token('long runner'));
+    const call = client.callTool({ name: 'bash', arguments: { command: 'sleep 60' } }).catch((error: unknown) => error);
+    const deadline = Date.now() + 10_000;
+    while ((await p.api('GET', '/server')).json.runningCommands !== 1) {
+      assert.ok(Date.now() < deadline, 'the command runs');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await status().getByRole('button', { name: 'Stop server' }).click();
+    const confirm = status().getByRole('group', { name: 'Stop the server?' });
+    await confirm.getByText('Stop? An agent has a command running; it ends.').waitFor();
+    await p.shot('stop-confirm');
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    assert.equal((await p.api('GET', '/server')).json.state, 'running');
+    assert.equal((await p.api('GET', '/server')).json.runningCommands, 1, 'the command still runs');
+
+    await status().getByRole('button', { name: 'Stop server' }).click();
+    await confirm.getByRole('button', { name: 'Yes, stop' }).click();
+    await status().getByText('Stopped', { exact: true }).waitFor();
+    await call;
+    assert.equal((await p.api('GET', '/server')).json.runningCommands, 0, 'stopping ended it');
+    await status().getByRole('button', { name: 'Start server' }).click();
+    await status().getByText('Running', { exact: true }).waitFor();
+  });
 });

@@ -3,9 +3,10 @@ import type { AuthMode, ServerInfo } from '../../common/server-info.js';
 import { isLoopbackHost, type Config } from '../config.js';
 
 /** The endpoint's state with its configured address and sign-in mode: what the page's Server and Agent access screens show. */
-export function serverInfo(config: Pick<Config, 'host' | 'port' | 'auth' | 'jwt'>, status: HostStatus): ServerInfo {
+export function serverInfo(config: Pick<Config, 'host' | 'port' | 'auth' | 'jwt'>, status: HostStatus, runningCommands: number): ServerInfo {
   return {
     ...status,
+    runningCommands,
     listen: { host: config.host, port: config.port },
     reachable: isLoopbackHost(config.host) ? 'this-machine' : 'network',
     authMode: authMode(config),

@@ -221,6 +221,11 @@ export class CommandRunner {
     }
   }
 
+  /** How many commands run now: Stop on the page asks first when agents have some. */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
   /** Stops every running command's process group and waits until they are gone (for shutdown). */
   async killAll(): Promise<void> {
     const all = [...this.running];

@@ -55,8 +55,14 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
           <ErrorNote error={catalog.error} title="The connector list could not be loaded." onRetry={doRetry} retrying={retry.isPending} />
         ) : (
           <>
+            {/* Offline machines meet this on every visit: a quiet line, not an error; the built-in list is all there. */}
             {data?.registry.state === 'failed' && (
-              <ErrorNote error={new Error(data.registry.error ?? 'The MCP Registry could not be reached.')} title="Only the built-in connectors are shown." onRetry={doRetry} retrying={retry.isPending} />
+              <div className="note note-quiet registry-note" role="status">
+                <span title={data.registry.error}>The MCP Registry could not be reached, so only the built-in connectors are shown.</span>
+                <button type="button" className="button quiet" onClick={doRetry} disabled={retry.isPending}>
+                  {retry.isPending ? 'Retrying…' : 'Retry'}
+                </button>
+              </div>
             )}
             {data?.registry.state === 'loading' && (
               <p className="muted small" role="status">

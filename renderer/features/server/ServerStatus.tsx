@@ -1,5 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useRef, useState } from 'react';
+import { api } from '../../api/client';
 import { startServer, stopServer, type ServerInfo } from '../../api/server';
+import { ConfirmInline } from '../../ui/ConfirmInline';
 import { CopyLine } from '../../ui/CopyButton';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { addressWords, authWords, mcpUrl, reachWords } from './server-words';
@@ -23,6 +26,15 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
       announce(next.state === 'running' ? `The server is running on ${next.url}.` : next.state === 'stopped' ? 'The server is stopped. Agents cannot connect.' : '');
     },
   });
+  // Stop ends the agents' running commands: with some running, it asks first and says how many.
+  const [confirming, setConfirming] = useState<number | null>(null);
+  const buttonRef = useRef<HTMLButtonElement>(null);
+  const askOrStop = async () => {
+    const now = await api<ServerInfo>('GET', '/server').catch(() => info);
+    client.setQueryData(['server'], now);
+    if (now.state === 'running' && now.runningCommands > 0) setConfirming(now.runningCommands);
+    else toggle.mutate();
+  };
   const url = mcpUrl(info);
   const busy = toggle.isPending || info.state === 'starting' || info.state === 'stopping';
   const running = info.state === 'running';
@@ -37,9 +49,24 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
         <span className="server-state-detail">
           {running ? 'Agents can connect.' : info.state === 'failed' ? 'Agents cannot connect.' : info.state === 'stopped' ? 'Agents cannot connect until you start it.' : ''}
         </span>
-        <button type="button" className={running ? 'button' : 'button primary'} onClick={() => toggle.mutate()} disabled={busy}>
-          {toggle.isPending ? (running ? 'Stopping…' : 'Starting…') : running ? 'Stop server' : 'Start server'}
-        </button>
+        {confirming !== null && running ? (
+          <ConfirmInline
+            label="Stop the server?"
+            question={`Stop? ${confirming === 1 ? 'An agent has a command running; it ends' : `Agents have ${confirming} commands running; they end`}.`}
+            yes="Yes, stop"
+            working="Stopping…"
+            pending={toggle.isPending}
+            onYes={() => toggle.mutate(undefined, { onSettled: () => setConfirming(null) })}
+            onNo={() => {
+              setConfirming(null);
+              requestAnimationFrame(() => buttonRef.current?.focus());
+            }}
+          />
+        ) : (
+          <button type="button" ref={buttonRef} className={running ? 'button' : 'button primary'} onClick={() => (running ? void askOrStop() : toggle.mutate())} disabled={busy}>
+            {toggle.isPending ? (running ? 'Stopping…' : 'Starting…') : running ? 'Stop server' : 'Start server'}
+          </button>
+        )}
       </div>
       {info.state === 'failed' && (
         <p className="note note-error" role="alert">
