@@ -170,7 +170,7 @@ async function authMiddleware(): Promise<RequestHandler> {
   const { stateDirFrom } = await import('../main/config.js');
   const verifier = await JwtVerifier.create({ appTokens: new AgentTokenStore({ stateDir: stateDirFrom() }) });
   const authenticate = bearerAuth(
-    (header) => verifier.verifyAuthorization(header),
+    (req) => verifier.verifyAuthorization(req.headers.authorization),
     (error) => ({ status: 401, challenge: 'Bearer', message: (error as Error).message }),
   );
   return (req, res, next) => {

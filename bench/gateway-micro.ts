@@ -25,7 +25,7 @@ const services = await openServices(loadConfig({ port: 0, controlPort: 0 }), (li
 // The host polls the connection file for other processes' changes; nothing changes it here.
 services.store.close();
 const place = placeFromRoot(BENCH_PLACE);
-const tools = new PlaceTools(place, { connections: services.connections, gateway: services.gateway, report: (line) => logged.push(line) });
+const tools = new PlaceTools(place, { connections: services.connections, gateway: services.gateway, health: services.health, catalogDescription: () => undefined, report: (line) => logged.push(line) });
 const sdkClient = new Client({ name: 'bench-micro', version: '1.0.0' });
 await sdkClient.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl), { requestInit: { headers: { [KEY_HEADER]: apiKey } } }));
 try {

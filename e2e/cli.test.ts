@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
+import { startUpstream } from './fixtures/upstream-server.js';
 import { processAlive, textOf, waitFor } from '../test/support/host-fixture.js';
 
 // The built bin, exactly as `npm start` and the package's bin run it (npm test builds first).
@@ -206,8 +207,11 @@ describe('the persona-mcp-workspace command', () => {
     const name = /as (u[0-9a-f]{8}__context7)/.exec(added.stdout)?.[1];
     assert.ok(name, added.stdout);
     const list = await run(['connections', 'list', '--workspace-path', 'Crew/alpha', '--json']);
-    const [connection] = JSON.parse(list.stdout) as Array<{ name: string; owner: string; state: string; secretName: string }>;
-    assert.deepEqual({ name: connection?.name, owner: connection?.owner, state: connection?.state, secretName: connection?.secretName }, { name, owner: 'local', state: 'connected', secretName: 'DOCS_KEY' });
+    const [connection] = JSON.parse(list.stdout) as Array<{ name: string; owner: string; state: string; reason?: string; secretName: string }>;
+    assert.deepEqual({ name: connection?.name, owner: connection?.owner, secretName: connection?.secretName }, { name, owner: 'local', secretName: 'DOCS_KEY' });
+    // Its server was asked with the key; from here it cannot be reached (no internet, or private targets refused), and says so.
+    assert.notEqual(connection?.state, 'connected');
+    assert.ok(connection?.reason, list.stdout);
     assert.ok(!list.stdout.includes(value));
 
     const http = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', 'http://example.com/mcp']);
@@ -221,6 +225,33 @@ describe('the persona-mcp-workspace command', () => {
     assert.match((await run(['connections', 'list', '--workspace-path', 'Crew/alpha'])).stdout, /has no MCP connections/);
     const gone = await run(['secrets', 'remove', 'DOCS_KEY', '--workspace-path', 'Crew/alpha']);
     assert.equal(gone.code, 0, gone.stderr);
+  });
+
+  it('measures a connection: a refused key says so, Test after fixing the secret says connected', async () => {
+    const upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: 'sk-right-5e1f' } });
+    const local = { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '3' };
+    try {
+      assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha'], local, 'sk-wrong\n')).code, 0);
+      const added = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', upstream.url, '--name', 'Issues', '--header', 'X-Api-Key', '--secret', 'ISSUES_KEY'], local);
+      assert.equal(added.code, 0, added.stderr);
+      assert.match(added.stdout, /key-refused: .*refused the API key \(HTTP 401\)/);
+      const name = /as (u[0-9a-f]{8}__[a-z0-9-]+)/.exec(added.stdout)?.[1];
+      assert.ok(name, added.stdout);
+      const list = await run(['connections', 'list', '--workspace-path', 'Crew/alpha'], local);
+      assert.match(list.stdout, /Issues .*key-refused/);
+      const refused = await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stdout, /key-refused/);
+
+      assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha'], local, 'sk-right-5e1f\n')).code, 0);
+      const fixed = await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local);
+      assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);
+      assert.match(fixed.stdout, /Issues \(u[0-9a-f]{8}__[a-z0-9-]+\): connected \(5 tools, checked /);
+      assert.match((await run(['connections', 'list', '--workspace-path', 'Crew/alpha'], local)).stdout, /Issues .*connected \(5 tools/);
+      assert.equal((await run(['connections', 'remove', name, '--workspace-path', 'Crew/alpha'], local)).code, 0);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('shows and sets a place\'s sandbox policy, which the access directory keeps', async () => {

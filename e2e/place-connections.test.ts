@@ -15,6 +15,8 @@ import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.
 
 // The whole place-connections flow on loopback, with a real upstream MCP server that checks an
 // API key, a registry fixture, and the real OS keychain (gnome-keyring on the test's own D-Bus).
+// The owner uses the page's API; other people (alice, bob) act through their agents'
+// manage_my_mcp_servers, since the control plane takes no one but the owner.
 
 const JWT_SECRET = 'place-connections-test-signing-secret';
 const API_KEY = 'sk-live-7f3a9c2e41d84b6f';
@@ -31,7 +33,7 @@ describe('place connections, end to end', () => {
   let upstream: UpstreamFixture;
   let second: UpstreamFixture;
   let registry: RegistryFixture;
-  let api: (method: string, path: string, body?: unknown, token?: string) => Promise<{ status: number; json: any }>;
+  let api: (method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>;
   let adminToken: string;
   let controlUrl: string;
   /** Every API and tool answer, searched for secrets at the end. */
@@ -45,6 +47,16 @@ describe('place connections, end to end', () => {
     upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: API_KEY } });
     second = await startUpstream({ name: 'docs', apiKey: { header: 'Authorization', value: `Bearer ${OTHER_KEY}` } });
     registry = await startRegistryFixture();
+    const catalogFile = join(workspace.dir, 'connectors.json');
+    const apiKeyEntry = (id: string, name: string, url: string, apiKey: { header: string; prefix?: string }) => ({ id, name, description: `${name} on loopback.`, url, transport: 'streamable-http', auth: 'api-key', apiKey });
+    await writeFile(
+      catalogFile,
+      JSON.stringify({
+        version: 1,
+        groups: [],
+        entries: [apiKeyEntry('issues', 'Issues', upstream.url, { header: 'X-Api-Key' }), apiKeyEntry('docs', 'Docs', second.url, { header: 'Authorization', prefix: 'Bearer ' })],
+      }),
+    );
     fx = await startHost(
       {},
       {
@@ -54,12 +66,13 @@ describe('place connections, end to end', () => {
         WORKSPACE_REGISTRY_URL: registry.url,
         WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
         WORKSPACE_UPSTREAM_TIMEOUT: '2',
+        WORKSPACE_CATALOG_FILE: catalogFile,
       },
     );
     adminToken = await fx.host.adminToken();
     controlUrl = await fx.host.open();
-    api = async (method, path, body, token = adminToken) => {
-      const answer = await callApi(controlUrl, token, method, path, body);
+    api = async (method, path, body) => {
+      const answer = await callApi(controlUrl, adminToken, method, path, body);
       seen.push(answer.text);
       return answer;
     };
@@ -96,25 +109,23 @@ describe('place connections, end to end', () => {
 
   let issues: { name: string };
 
-  it('lets an editor add a server that is not listed, with an API key from a new place secret', async () => {
-    const noSecret = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', server: { url: upstream.url, name: 'Issues', header: { name: 'X-Api-Key', secret: 'ISSUES_KEY' } } }, alice);
-    assert.equal(noSecret.status, 404);
-    assert.match(noSecret.json.error.message, /no secret named "ISSUES_KEY"/);
+  it('lets an editor\'s agent add an API-key connector with a secret of the place, as its caller', async () => {
+    const client = await agent(alice, 'Crew/alpha/runs/7');
+    const noSecret = await call(client, 'manage_my_mcp_servers', { action: 'connect', catalog: 'issues', secret: 'ISSUES_KEY' });
+    assert.equal(noSecret.isError, true);
+    assert.match(textOf(noSecret), /no secret named "ISSUES_KEY"/);
 
-    assert.equal((await api('PUT', '/secrets/ISSUES_KEY?workspace_path=Crew/alpha', { value: API_KEY }, alice)).status, 204);
-    assert.deepEqual((await api('GET', '/secrets?workspace_path=Crew/alpha', undefined, bob)).json, { names: ['ISSUES_KEY'] });
+    assert.equal((await api('PUT', '/secrets/ISSUES_KEY?workspace_path=Crew/alpha', { value: API_KEY })).status, 204);
+    assert.deepEqual((await api('GET', '/secrets?workspace_path=Crew/alpha')).json, { names: ['ISSUES_KEY'] });
 
-    const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha/runs/7', server: { url: upstream.url, name: 'Issues', header: { name: 'X-Api-Key', secret: 'ISSUES_KEY' } } }, alice);
-    assert.equal(added.status, 201, JSON.stringify(added.json));
-    issues = added.json.connection;
-    assert.match(issues.name, /^u[0-9a-f]{8}__custom-127-0-0-1/);
-    assert.equal(added.json.connection.state, 'connected');
-    assert.equal(added.json.connection.ownerName, 'Alice');
-    assert.equal(added.json.connection.mine, true);
-
-    const connected = await api('POST', `/mcp/place/${issues.name}/connect?workspace_path=Crew/alpha`, undefined, alice);
-    assert.equal(connected.status, 200, JSON.stringify(connected.json));
-    assert.ok(connected.json.tools.includes('echo'));
+    const added = await call(client, 'manage_my_mcp_servers', { action: 'connect', catalog: 'issues', secret: 'ISSUES_KEY' });
+    assert.match(textOf(added), /^Added and connected Issues as u[0-9a-f]{8}__issues: \d+ tools/);
+    await client.close();
+    const list = await api('GET', '/mcp/place?workspace_path=Crew/alpha');
+    issues = list.json.connections.find((c: { catalogId: string }) => c.catalogId === 'issues');
+    assert.match(issues.name, /^u[0-9a-f]{8}__issues$/);
+    assert.equal((issues as unknown as { state: string }).state, 'connected');
+    assert.equal((issues as unknown as { ownerName: string }).ownerName, 'Alice');
   });
 
   it('gives an agent in that place the upstream tools, called with the adder\'s key', async () => {
@@ -123,6 +134,7 @@ describe('place connections, end to end', () => {
     const echo = tools.find((t) => t.name === `${issues.name}__echo`);
     assert.ok(echo, `tools: ${tools.map((t) => t.name).join(', ')}`);
     assert.deepEqual(echo.inputSchema.required, ['text']);
+    assert.equal(echo._meta?.['anthropic/searchHint'], 'Issues', 'a server the catalog does not describe is found by its name');
     assert.ok(tools.some((t) => t.name === 'bash'), 'the machine tools are still there');
     for (const t of tools) assert.match(t.name, /^[A-Za-z0-9_-]{1,64}$/);
 
@@ -166,22 +178,17 @@ describe('place connections, end to end', () => {
     await client.close();
   });
 
-  it('lets a reader see the list, whose login each uses, but not add', async () => {
-    const list = await api('GET', '/mcp/place?workspace_path=Crew/alpha', undefined, bob);
-    assert.equal(list.status, 200);
-    assert.equal(list.json.place.canEdit, false);
-    assert.match(list.json.rule, /Each connection uses the login of the person who added it/);
-    const [connection] = list.json.connections;
-    assert.equal(connection.ownerName, 'Alice');
-    assert.equal(connection.canRemove, false);
-    assert.equal(connection.mine, false, 'it uses Alice\'s login, not Bob\'s');
-    const add = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', catalog: 'linear' }, bob);
-    assert.equal(add.status, 403);
-    assert.match(add.json.error.message, /Bob cannot add connections to Crew alpha/);
-    const remove = await api('DELETE', `/mcp/place/${issues.name}?workspace_path=Crew/alpha`, undefined, bob);
-    assert.equal(remove.status, 403);
-    const outsider = await api('GET', '/mcp/place?workspace_path=Crew/alpha', undefined, await jwt('mallory'));
-    assert.equal(outsider.status, 403);
+  it('lets a reader\'s agent see the list, whose login each uses, but not add or remove', async () => {
+    const reader = await agent(bob, 'Crew/alpha');
+    const list = await call(reader, 'manage_my_mcp_servers', { action: 'list' });
+    assert.match(textOf(list), new RegExp(`${issues.name}: Issues, Alice's login, connected`));
+    const add = await call(reader, 'manage_my_mcp_servers', { action: 'connect', catalog: 'linear' });
+    assert.equal(add.isError, true);
+    assert.match(textOf(add), /Bob cannot add connections to Crew alpha/);
+    const remove = await call(reader, 'manage_my_mcp_servers', { action: 'remove', name: issues.name });
+    assert.equal(remove.isError, true);
+    await reader.close();
+    await assert.rejects(agent(await jwt('mallory'), 'Crew/alpha'), /mallory cannot work in Crew alpha/);
   });
 
   it('tells open sessions when the place\'s connections change', async () => {
@@ -190,13 +197,15 @@ describe('place connections, end to end', () => {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changes += 1;
     });
-    await api('PUT', '/secrets/DOCS_KEY?workspace_path=Crew/alpha', { value: OTHER_KEY }, alice);
-    const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', server: { url: second.url, name: 'Docs', header: { name: 'Authorization', prefix: 'Bearer ', secret: 'DOCS_KEY' } } }, alice);
-    assert.equal(added.status, 201, JSON.stringify(added.json));
+    await api('PUT', '/secrets/DOCS_KEY?workspace_path=Crew/alpha', { value: OTHER_KEY });
+    const adder = await agent(alice, 'Crew/alpha');
+    assert.match(textOf(await call(adder, 'manage_my_mcp_servers', { action: 'connect', catalog: 'docs', secret: 'DOCS_KEY' })), /^Added and connected Docs/);
+    await adder.close();
     await waitFor(() => changes > 0, 5_000, 'notifications/tools/list_changed');
+    const docsName = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'docs').name;
     const { tools } = await client.listTools();
-    assert.ok(tools.some((t) => t.name === `${added.json.connection.name}__echo`));
-    const docs = await call(client, `${added.json.connection.name}__echo`, { text: 'docs' });
+    assert.ok(tools.some((t) => t.name === `${docsName}__echo`));
+    const docs = await call(client, `${docsName}__echo`, { text: 'docs' });
     assert.deepEqual(docs.content, [{ type: 'text', text: 'echo: docs' }]);
     await client.close();
   });
@@ -233,19 +242,28 @@ describe('place connections, end to end', () => {
     await upstream.kill();
     const down = await call(client, `${issues.name}__echo`, { text: 'x' });
     assert.equal(down.isError, true);
-    assert.match(textOf(down), /"Issues" \(u[0-9a-f]{8}__custom-127-0-0-1[^)]*\) is unavailable/);
+    assert.match(textOf(down), /"Issues" \(u[0-9a-f]{8}__issues\) is unavailable/);
     assert.deepEqual((await call(client, `${docsName}__echo`, { text: 'still' })).content, [{ type: 'text', text: 'echo: still' }]);
     assert.equal((await call(client, 'bash', { command: 'echo ok' })).isError, undefined);
+    // Checked once after the failed call, it is now known to be down: refused at once, with why.
+    await waitFor(async () => (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { name: string }) => c.name === issues.name).state === 'unreachable', 5_000, 'the failed call to be checked');
+    const known = await call(client, `${issues.name}__echo`, { text: 'x' });
+    assert.match(textOf(known), /errPlaceMCPUnavailable: .*"Issues".*\(unreachable\).*refused/);
     await upstream.start();
+    // Test asks the server now instead of waiting for the next re-check.
+    assert.equal((await api('POST', `/mcp/place/${issues.name}/test?workspace_path=Crew/alpha`)).json.connection.state, 'connected');
     assert.deepEqual((await call(client, `${issues.name}__echo`, { text: 'up' })).content, [{ type: 'text', text: 'echo: up' }]);
 
     upstream.setMode('hang');
     const slow = await call(client, `${issues.name}__echo`, { text: 'x' });
     assert.match(textOf(slow), /did not answer within 2 s/);
+    upstream.setMode('ok');
+    assert.equal((await api('POST', `/mcp/place/${issues.name}/test?workspace_path=Crew/alpha`)).json.connection.state, 'connected');
     upstream.setMode('garbage');
     const garbage = await call(client, `${issues.name}__echo`, { text: 'x' });
     assert.match(textOf(garbage), /not valid MCP/);
     upstream.setMode('ok');
+    assert.equal((await api('POST', `/mcp/place/${issues.name}/test?workspace_path=Crew/alpha`)).json.connection.state, 'connected');
     assert.deepEqual((await call(client, `${docsName}__echo`, { text: 'fine' })).content, [{ type: 'text', text: 'echo: fine' }]);
     await client.close();
   });
@@ -253,7 +271,7 @@ describe('place connections, end to end', () => {
   it('lets the agent manage its place\'s connections with manage_my_mcp_servers, as its caller', async () => {
     const client = await agent(alice, 'Crew/alpha');
     const list = await call(client, 'manage_my_mcp_servers', { action: 'list' });
-    assert.match(textOf(list), new RegExp(`${issues.name}: Issues, Alice's login, connected`));
+    assert.match(textOf(list), new RegExp(`${issues.name}: Issues, Alice's login, connected \\(5 tools, checked `));
 
     const entry = (await api('GET', '/catalog?search=registry')).json.entries.find((e: { source: string; auth: string }) => e.source === 'registry' && e.auth === 'none');
     assert.ok(entry, 'the registry fixture feeds the catalog');
@@ -287,17 +305,16 @@ describe('place connections, end to end', () => {
     const keychain = new KeychainSecretStore({ service: keychainService });
     const [connection] = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.filter((c: { name: string }) => c.name === issues.name);
     assert.ok((await keychain.accounts('place-secret:')).length >= 2, 'the place secrets are in the keychain');
-    const removed = await api('DELETE', `/mcp/place/${issues.name}?workspace_path=Crew/alpha&owner=alice`, undefined, alice);
-    assert.equal(removed.status, 200, JSON.stringify(removed.json));
-    assert.equal(removed.json.removed.name, connection.name);
+    const adder = await agent(alice, 'Crew/alpha');
+    const removed = await call(adder, 'manage_my_mcp_servers', { action: 'remove', name: issues.name, owner: 'alice' });
+    assert.match(textOf(removed), new RegExp(`^Removed Issues \\(${connection.name}, Alice's login\\)`));
     const storeId = (await readFile(join(fx.stateDir, 'personal-mcp', 'attachments.json'), 'utf8')).match(/"([0-9a-f]{64})"/)?.[1];
     assert.ok(storeId);
     assert.deepEqual(await keychain.accounts(`connection:${storeId}:${issues.name}:`), []);
-    const client = await agent(alice, 'Crew/alpha');
-    assert.ok(!(await client.listTools()).tools.some((t) => t.name.startsWith(issues.name)));
-    await client.close();
-    const again = await api('DELETE', `/mcp/place/${issues.name}?workspace_path=Crew/alpha`, undefined, alice);
-    assert.equal(again.status, 404);
+    assert.ok(!(await adder.listTools()).tools.some((t) => t.name.startsWith(issues.name)));
+    const again = await call(adder, 'manage_my_mcp_servers', { action: 'remove', name: issues.name });
+    assert.equal(again.isError, true);
+    await adder.close();
   });
 
   it('reports the registry failing, still serving the built-in catalog, and recovers on Retry', async () => {

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config } from './config.js';
 import { parseCommand, USAGE, UsageError, type Command } from './cli-args.js';
+import type { ConnectionView } from './connections/place-connections.js';
+import { signInCommand } from './cli-sign-ins.js';
 import { resolve } from 'node:path';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf } from './places/place-root.js';
@@ -31,6 +33,12 @@ async function main(argv: string[]): Promise<number> {
     case 'token-list':
     case 'token-revoke':
       return tokenCommand(command);
+    case 'approve-list':
+    case 'approve':
+    case 'deny':
+    case 'clients-list':
+    case 'clients-revoke':
+      return signInCommand(command);
     case 'places-policy':
       return policyCommand(command);
     default:
@@ -74,7 +82,7 @@ function externalKeys({ jwt }: Config): string {
 
 async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke'>): Promise<number> {
   const stateDir = stateDirFrom();
-  const tokens = agentTokenStore(stateDir, openSecretStore({ stateDir }));
+  const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir }));
   switch (command.kind) {
     case 'token-create': {
       const created = await tokens.create({
@@ -125,7 +133,7 @@ async function policyCommand(command: Of<'places-policy'>): Promise<number> {
 }
 
 /** connections and secrets: the same rules as the page, acting as the person who runs the app. */
-async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>): Promise<number> {
+async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>): Promise<number> {
   const config = loadConfig();
   const place = placeRootOf(config.workspaceRoot, command.workspacePath);
   const services = await openServices({ ...config, registryUrl: '' }, (line) => process.stderr.write(`${line}\n`));
@@ -141,11 +149,17 @@ async function runPlaceCommand(services: Services, command: Parameters<typeof pl
   const out = (line: string) => process.stdout.write(`${line}\n`);
   switch (command.kind) {
     case 'connections-list': {
-      const list = await connections.list(LOCAL_PERSON, place);
+      // Each server is asked now (initialize + tools/list with the connection's credentials): a check takes two requests at most.
+      const list = await connections.list(LOCAL_PERSON, place, { waitMs: 2 * services.config.upstreamTimeoutMs + 1_000 });
       if (command.json) out(JSON.stringify(list, null, 2));
       else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
-      else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${c.state}${c.reason ? ` (${c.reason})` : ''}  ${c.url}`);
+      else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url}`);
       return 0;
+    }
+    case 'connections-test': {
+      const tested = await connections.test(LOCAL_PERSON, place, command.name, command.owner);
+      out(`${tested.displayName} (${tested.name}): ${stateLine(tested)}`);
+      return tested.state === 'connected' ? 0 : 1;
     }
     case 'connections-add': {
       const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : { server: command.server! };
@@ -177,6 +191,12 @@ async function runPlaceCommand(services: Services, command: Parameters<typeof pl
       return 0;
     }
   }
+}
+
+/** A connection's state in one line: connected with its tool count, or the state and what to do. */
+function stateLine(c: ConnectionView): string {
+  if (c.state === 'connected') return `connected (${c.tools ?? 0} tools, checked ${c.checkedAt ?? 'now'})`;
+  return `${c.state}${c.reason ? ` (${c.reason})` : ''}`;
 }
 
 async function readStdin(): Promise<string> {

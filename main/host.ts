@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { HostStatus } from '../common/host-status.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
+import type { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { agentEndpoint } from './http/agent-endpoint.js';
@@ -40,7 +41,7 @@ interface Open {
 export class Host {
   private current: HostStatus = { state: 'stopped' };
   private opened: Promise<Open> | undefined;
-  private agent: { server: Server; sessions: McpSessions<Caller> } | undefined;
+  private agent: { server: Server; sessions: McpSessions<Caller>; close(): Promise<void> } | undefined;
   private readonly listeners = new Set<(status: HostStatus) => void>();
   private readonly log: (line: string) => void;
 
@@ -75,6 +76,12 @@ export class Host {
     return (await this.opened!).services.tokens;
   }
 
+  /** The agent endpoint's OAuth authorization server: sign-in requests and signed-in clients (after open()). */
+  async signIns(): Promise<AuthorizationServer> {
+    await this.open();
+    return (await this.opened!).services.signIns;
+  }
+
   /** A one-time link that signs a browser on this machine in to the page. */
   async loginUrl(): Promise<string> {
     const { services, controlUrl } = await this.opened!;
@@ -96,15 +103,15 @@ export class Host {
     try {
       await this.open();
       const { services, verifier } = await this.opened!;
-      const { listener, sessions } = agentEndpoint(services, verifier);
-      const server = createServer(listener).listen(this.config.port, this.config.host);
+      const endpoint = agentEndpoint(services, verifier);
+      const server = createServer(endpoint.listener).listen(this.config.port, this.config.host);
       try {
         await once(server, 'listening');
       } catch (error) {
-        await sessions.closeAll();
+        await endpoint.close();
         throw error;
       }
-      this.agent = { server, sessions };
+      this.agent = { server, ...endpoint };
       const url = serverUrl(this.config.host, (server.address() as AddressInfo).port, '/mcp');
       this.setStatus({ state: 'running', url, auth: this.config.auth });
       return url;
@@ -126,6 +133,7 @@ export class Host {
     // Commands first, so that their callers get a "server is shutting down" result before the sessions close.
     await services.commands.killAll();
     await agent.sessions.closeAll(SHUTDOWN_GRACE_MS);
+    await agent.close();
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.
     agent.server.closeAllConnections();
     await closed;
@@ -152,11 +160,9 @@ export class Host {
       ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
     });
     try {
-      const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens }) : undefined;
+      const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
       const app = controlPlane(services, {
         pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
-        verifier,
-        authOff: !this.config.auth,
         host: { status: () => this.status, start: () => this.start(), stop: () => this.stop() },
       });
       const control = app.listen(this.config.controlPort, '127.0.0.1');

@@ -1,11 +1,15 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
+import { Approvals } from './auth/oauth-server/approvals.js';
+import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
+import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch } from './connections/network/guarded-fetch.js';
 import { asksForSignIn } from './connections/oauth/challenge.js';
@@ -22,6 +26,7 @@ import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import type { SecretStore } from './secrets/secret-store.js';
 import { SecretStoreSigningKeySource } from './secrets/signing-key-source.js';
+import { removeCrashTemps } from './state/atomic-write.js';
 
 /** Everything both listeners share, made once per run of the app. */
 export interface Services {
@@ -32,11 +37,16 @@ export interface Services {
   log: (line: string) => void;
   admin: AdminAccess;
   tokens: AgentTokenStore;
+  /** The agent endpoint's own OAuth authorization server: clients that sign in, and the owner's approvals. */
+  signIns: AuthorizationServer;
+  /** The owner's side of those sign-ins: what waits for an answer, the answers, the clients signed in. */
+  approvals: Approvals;
   access: AccessDirectory;
   placeSecrets: PlaceSecrets;
   catalog: CatalogService;
   store: ConnectionStore;
   gateway: Gateway;
+  health: ConnectionHealth;
   connections: PlaceConnections;
   placeSessions: PlaceSessions;
   audit: AuditLog;
@@ -51,6 +61,11 @@ export function agentTokenStore(stateDir: string, secrets: SecretStore): AgentTo
   return new AgentTokenStore({ stateDir, keySource: new SecretStoreSigningKeySource(secrets, stateDir) });
 }
 
+/** The OAuth authorization server, signing with the agent tokens' key (the CLI uses this too). */
+export function authorizationServer(stateDir: string, tokens: AgentTokenStore): AuthorizationServer {
+  return new AuthorizationServer({ stateDir, signingKey: () => tokens.signingKey() });
+}
+
 export interface ServicesOptions {
   env?: NodeJS.ProcessEnv;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
@@ -60,7 +75,11 @@ export interface ServicesOptions {
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const secrets = openSecretStore({ stateDir: config.stateDir, env });
+  // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
+  for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
+    for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
+  }
+  const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const placeSecrets = new PlaceSecrets(secrets);
   const connectionSecrets = new ConnectionSecrets(secrets);
   const access = new AccessDirectory(config.stateDir);
@@ -88,6 +107,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
     credentials: (c) => connections!.credentials(c),
     signedFetch: (c, base) => oauth.fetch(c, base),
   });
+  // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
+  const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
   connections = new PlaceConnections({
     store,
     oauth,
@@ -99,12 +120,17 @@ export async function openServices(config: Config, log: (line: string) => void, 
     placeSecrets,
     connectionSecrets,
     gateway,
+    health,
     allowPrivateNetwork: config.allowPrivateNetwork,
   });
 
   const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
   await store.watch();
-  const stopGatewayWatch = gateway.onToolsChanged((root) => placeSessions.toolsChanged([root]));
+  // An upstream's tools changed, a request to it failed: its health is measured again, and the
+  // place's sessions hear when that changes the tools they get.
+  const stopGatewayWatch = gateway.onToolsChanged((c) => health.toolsChanged(c));
+  const stopFailureWatch = gateway.onFailure((c, error) => health.failed(c, error));
+  const stopHealthWatch = health.onChange((root) => placeSessions.toolsChanged([root]));
   // A sign-in finished or a login ended: the place's agents gain or lose those tools.
   const stopSignInWatch = oauth.onStateChange(() => placeSessions.toolsChanged());
 
@@ -119,17 +145,22 @@ export async function openServices(config: Config, log: (line: string) => void, 
 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
+  const tokens = agentTokenStore(config.stateDir, secrets);
+  const signIns = authorizationServer(config.stateDir, tokens);
   const services: Services = {
     controlUrl: '',
     config,
     log,
     admin: new AdminAccess(),
-    tokens: agentTokenStore(config.stateDir, secrets),
+    tokens,
+    signIns,
+    approvals: new Approvals(signIns, config.workspaceRoot),
     access,
     placeSecrets,
     catalog,
     store,
     gateway,
+    health,
     connections,
     placeSessions,
     audit,
@@ -140,6 +171,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
     close: async () => {
       stopStoreWatch();
       stopGatewayWatch();
+      stopFailureWatch();
+      stopHealthWatch();
+      health.close();
       stopSignInWatch();
       await commands.killAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SignJWT } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
@@ -35,6 +37,10 @@ describe('the page: connections of a place', { skip }, () => {
     workspace = await enterWorkspace('pw-page-', ['Crew/alpha']);
     upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: API_KEY } });
     registry = await startRegistryFixture({ mode: 'http-500' });
+    // Another person's agent adds "Bob tracker" from this own catalog (the page is the owner's only).
+    const catalogFile = join(workspace.dir, 'connectors.json');
+    const bobTracker = { id: 'bob-tracker', name: 'Bob tracker', description: 'Bob\'s issues.', url: upstream.url, transport: 'streamable-http', auth: 'api-key', apiKey: { header: 'X-Api-Key' } };
+    await writeFile(catalogFile, JSON.stringify({ version: 1, groups: [], entries: [bobTracker] }));
     fx = await startHost(
       {},
       {
@@ -43,6 +49,7 @@ describe('the page: connections of a place', { skip }, () => {
         WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
         WORKSPACE_SECRET_STORE: 'file',
         WORKSPACE_UPSTREAM_TIMEOUT: '5',
+        WORKSPACE_CATALOG_FILE: catalogFile,
       },
     );
     browser = await launchChromium();
@@ -160,8 +167,14 @@ describe('the page: connections of a place', { skip }, () => {
     const bob = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
     await call('PUT', '/access/people/bob', { name: 'Bob' }, admin);
     await call('PUT', '/access/places', { workspace_path: 'Crew/alpha', editors: ['bob'] }, admin);
-    await call('PUT', '/secrets/BOB_KEY?workspace_path=Crew/alpha', { value: API_KEY }, bob);
-    await call('POST', '/mcp/place', { workspace_path: 'Crew/alpha', server: { url: upstream.url, name: 'Bob tracker', header: { name: 'X-Api-Key', secret: 'BOB_KEY' } } }, bob);
+    await call('PUT', '/secrets/BOB_KEY?workspace_path=Crew/alpha', { value: API_KEY }, admin);
+    const agentUrl = new URL(fx.url);
+    agentUrl.searchParams.set('workspace_path', 'Crew/alpha');
+    const bobsAgent = new Client({ name: 'bobs-agent', version: '1.0.0' });
+    await bobsAgent.connect(new StreamableHTTPClientTransport(agentUrl, { requestInit: { headers: { Authorization: `Bearer ${bob}` } } }));
+    const added = await bobsAgent.callTool({ name: 'manage_my_mcp_servers', arguments: { action: 'connect', catalog: 'bob-tracker', secret: 'BOB_KEY' } });
+    assert.notEqual(added.isError, true, JSON.stringify(added));
+    await bobsAgent.close();
 
     await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
     const row = connected().getByRole('listitem').filter({ hasText: 'Bob tracker' });

@@ -6,6 +6,8 @@ const auditRecordSchema = z.object({
   time: z.string(),
   tool: z.string(),
   caller: z.string(),
+  /** The name of the OAuth client the call came from, when it signed in that way. */
+  client: z.string().optional(),
   place: z.string().optional(),
   /** The place's sandbox policy at the call: machine, place or strict. */
   policy: z.enum(['machine', 'place', 'strict']).optional(),
@@ -188,6 +190,7 @@ function toRecord(entry: AuditEntry): AuditRecord {
     time: new Date().toISOString(),
     tool: clip(entry.tool, 200),
     caller: clip(entry.caller, 200),
+    client: optional(entry.client, 200),
     place: optional(entry.place, 1024),
     policy: entry.policy,
     projectId: optional(entry.projectId, 200),

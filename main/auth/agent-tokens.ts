@@ -122,8 +122,7 @@ export class AgentTokenStore {
     const workspacePath = input.workspacePath === undefined ? undefined : validWorkspacePath(input.workspacePath);
     const { key, keyId } = await this.signingKey();
 
-    return this.exclusive(async () => {
-      const records = await this.file.records();
+    return this.exclusive(async (records, write) => {
       let id: string;
       do id = randomBytes(8).toString('hex');
       while (records.has(id));
@@ -138,7 +137,7 @@ export class AgentTokenStore {
         ...(workspacePath !== undefined && { workspacePath }),
       };
       // Recorded before it exists: a token is never handed out without its record.
-      await this.file.write([...records.values(), record]);
+      await write([...records.values(), record]);
 
       const jwt = new SignJWT(workspacePath === undefined ? {} : { workspace_path: workspacePath })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: keyId })
@@ -158,13 +157,12 @@ export class AgentTokenStore {
 
   /** Revokes at once, here and in every process using the same state dir. Revoking twice is harmless. */
   async revoke(id: string): Promise<AgentTokenInfo> {
-    return this.exclusive(async () => {
-      const records = await this.file.records();
+    return this.exclusive(async (records, write) => {
       const record = records.get(id);
       if (!record) throw new UnknownTokenError(id);
       if (record.revokedAt) return record;
       const revoked = { ...record, revokedAt: this.now().toISOString() };
-      await this.file.write([...records.values()].map((r) => (r.id === id ? revoked : r)));
+      await write([...records.values()].map((r) => (r.id === id ? revoked : r)));
       return revoked;
     });
   }
@@ -176,9 +174,9 @@ export class AgentTokenStore {
     return record.revokedAt ? 'revoked' : 'active';
   }
 
-  /** Read-modify-write runs one at a time in this process; each re-reads the file first for other processes' changes. */
-  private exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task);
+  /** Read-modify-write runs one at a time: in this process by a queue, across processes by the file's lock (re-reading inside it). */
+  private exclusive<T>(task: (records: ReadonlyMap<string, TokenRecord>, write: (records: Iterable<TokenRecord>) => Promise<void>) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => this.file.update(task));
     this.queue = run.catch(() => {});
     return run;
   }

@@ -8,7 +8,9 @@ import {
   type JWTVerifyOptions,
   type ProtectedHeaderParameters,
 } from 'jose';
+import { LOCAL_PERSON } from '../places/user-id.js';
 import { APP_TOKEN_ISSUER } from './agent-tokens.js';
+import { GRANT_SUBJECT_PREFIX } from './oauth-server/authorization-server.js';
 
 /** Who is calling, as the verified token says. */
 export interface Caller {
@@ -19,6 +21,10 @@ export interface Caller {
   tokenId?: string;
   /** 'local' is whoever runs the app (the CLI, the desktop window, or anyone when auth is off). */
   source: 'app' | 'external' | 'local';
+  /** A client that signed in with OAuth and was approved by the owner (an app token, `sub: grant:<id>`). */
+  client?: { grantId: string; clientId: string; name: string };
+  /** The resource an OAuth access token was issued for (its `aud`). */
+  audience?: string;
 }
 
 export type AuthErrorReason =
@@ -31,6 +37,8 @@ export type AuthErrorReason =
   | 'bad_claims'
   | 'revoked'
   | 'unknown_token'
+  /** An OAuth access token issued for another resource. */
+  | 'wrong_audience'
   | 'no_key'
   /** The JWKS could not be fetched: the caller is not at fault, an adapter may prefer 503. */
   | 'key_unavailable';
@@ -59,6 +67,12 @@ export interface AppTokenAuthority {
   status(id: string): Promise<'active' | 'revoked' | 'unknown'>;
 }
 
+/** The clients signed in with OAuth (the `AuthorizationServer`): their access tokens are app tokens too. */
+export interface GrantAuthority {
+  /** Checked on every verification, so revocation by another process applies at once. */
+  grantStatus(id: string): Promise<{ status: 'active' | 'revoked' | 'unknown'; name?: string }>;
+}
+
 export interface JwtVerifierOptions {
   /** HS256 shared secret. */
   secret?: string;
@@ -72,6 +86,8 @@ export interface JwtVerifierOptions {
   audience?: string | string[];
   /** The app's own tokens: verified only with the app key, whatever else is configured. */
   appTokens?: AppTokenAuthority;
+  /** OAuth access tokens this app issued (signed with the same key, `sub: grant:<id>`). */
+  grants?: GrantAuthority;
 }
 
 export const AUTH_REALM = 'persona-mcp-workspace';
@@ -116,6 +132,7 @@ export class JwtVerifier {
     private readonly external: ExternalKey[],
     private readonly externalOptions: JWTVerifyOptions,
     private readonly app: { authority: AppTokenAuthority; key: Uint8Array; keyId: string } | undefined,
+    private readonly grants: GrantAuthority | undefined,
   ) {}
 
   /** Loads the keys now, so a bad setting stops startup instead of failing every request. */
@@ -143,11 +160,15 @@ export class JwtVerifier {
         ...(options.audience !== undefined && { audience: options.audience }),
       },
       app,
+      options.grants,
     );
   }
 
-  /** Verifies an `Authorization` header value (`Bearer <token>`). */
-  async verifyAuthorization(header: string | undefined): Promise<Caller> {
+  /**
+   * Verifies an `Authorization` header value (`Bearer <token>`). `audience` is the resource being
+   * called: OAuth access tokens are accepted only there, and only if issued for it.
+   */
+  async verifyAuthorization(header: string | undefined, audience?: string): Promise<Caller> {
     // Per RFC 6750, a request with no credentials, or another scheme, is "missing", not invalid.
     const [scheme, ...rest] = (header ?? '').trim().split(/ +/);
     if (!scheme || scheme.toLowerCase() !== 'bearer') {
@@ -156,15 +177,16 @@ export class JwtVerifier {
     if (rest.length !== 1) {
       throw new AuthError('malformed', 'The Authorization header must be "Bearer" followed by one token.');
     }
-    return this.verifyToken(rest[0]!);
+    return this.verifyToken(rest[0]!, audience);
   }
 
-  async verifyToken(token: string): Promise<Caller> {
+  async verifyToken(token: string, audience?: string): Promise<Caller> {
     if (token.length === 0) throw new AuthError('missing', 'This server needs a bearer token.');
     // A token in the cache passed every check below once; its header can't have changed since.
     const cached = this.verified.get(token);
     if (cached && stillInWindow(cached)) {
       if (cached.caller.tokenId !== undefined) await this.checkAppToken(cached.caller.tokenId);
+      if (cached.caller.client) await this.checkGrant(cached.caller, audience);
       return cached.caller;
     }
     this.verified.delete(token);
@@ -172,7 +194,7 @@ export class JwtVerifier {
     if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') {
       throw new AuthError('bad_algorithm', 'Unsigned tokens (alg "none") are never accepted.');
     }
-    const { caller, payload } = this.app && header.kid === this.app.keyId ? await this.verifyAppToken(token) : await this.verifyExternalToken(token, header.alg);
+    const { caller, payload } = this.app && header.kid === this.app.keyId ? await this.verifyAppToken(token, audience) : await this.verifyExternalToken(token, header.alg);
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, { caller, ...(payload.exp !== undefined && { exp: payload.exp }), ...(payload.nbf !== undefined && { nbf: payload.nbf }) });
     return caller;
@@ -186,7 +208,17 @@ export class JwtVerifier {
     }
   }
 
-  private async verifyAppToken(token: string): Promise<{ caller: Caller; payload: JWTPayload }> {
+  /** An OAuth access token: for `audience` only (never where none is given), and its grant still active. */
+  private async checkGrant(caller: Caller, audience: string | undefined): Promise<void> {
+    if (audience === undefined || caller.audience !== audience) {
+      throw new AuthError('wrong_audience', 'This access token was issued for another resource. Sign in to this server\'s own URL.');
+    }
+    const { status } = await this.grants!.grantStatus(caller.client!.grantId);
+    if (status === 'revoked') throw new AuthError('revoked', 'This client\'s access was revoked by the machine\'s owner. Sign in again.');
+    if (status === 'unknown') throw new AuthError('unknown_token', 'This client is not signed in on this machine. Sign in again.');
+  }
+
+  private async verifyAppToken(token: string, audience: string | undefined): Promise<{ caller: Caller; payload: JWTPayload }> {
     const { key } = this.app!;
     const payload = await mapJoseErrors(
       jwtVerify(token, key, {
@@ -196,12 +228,29 @@ export class JwtVerifier {
         requiredClaims: ['sub', 'jti'],
       }).then((result) => result.payload),
     );
+    if (typeof payload.sub === 'string' && payload.sub.startsWith(GRANT_SUBJECT_PREFIX)) return this.verifyGrantToken(payload, audience);
     const id = payload.jti;
     if (typeof id !== 'string' || payload.sub !== `token:${id}`) {
       throw new AuthError('bad_claims', 'The token\'s subject does not match its id.');
     }
     await this.checkAppToken(id);
     return { caller: { ...callerClaims(payload), tokenId: id, source: 'app' }, payload };
+  }
+
+  private async verifyGrantToken(payload: JWTPayload, audience: string | undefined): Promise<{ caller: Caller; payload: JWTPayload }> {
+    const grantId = payload.sub!.slice(GRANT_SUBJECT_PREFIX.length);
+    if (!this.grants || typeof payload.aud !== 'string' || typeof payload.exp !== 'number' || typeof payload.client_id !== 'string') {
+      throw new AuthError('bad_claims', 'This access token is not one this server accepts.');
+    }
+    const { name } = await this.grants.grantStatus(grantId);
+    const caller: Caller = {
+      ...callerClaims(payload),
+      source: 'app',
+      audience: payload.aud,
+      client: { grantId, clientId: payload.client_id, name: name ?? payload.client_id },
+    };
+    await this.checkGrant(caller, audience);
+    return { caller, payload };
   }
 
   private async verifyExternalToken(token: string, alg: string): Promise<{ caller: Caller; payload: JWTPayload }> {
@@ -216,7 +265,12 @@ export class JwtVerifier {
     for (const candidate of candidates) {
       try {
         const payload = await mapJoseErrors(candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms }));
-        return { caller: { ...callerClaims(payload), source: 'external' }, payload };
+        const caller = callerClaims(payload);
+        // `local` is whoever runs the app; no issuer can hand that name to a token.
+        if (caller.subject === LOCAL_PERSON) {
+          throw new AuthError('bad_claims', `The token's subject (sub) is "${LOCAL_PERSON}", a name reserved for the person who runs this app.`);
+        }
+        return { caller: { ...caller, source: 'external' }, payload };
       } catch (error) {
         if (!(error instanceof AuthError && error.reason === 'bad_signature')) throw error;
       }
@@ -231,9 +285,12 @@ function stillInWindow({ exp, nbf }: Verified): boolean {
   return (exp === undefined || now <= exp + CLOCK_TOLERANCE_SECONDS) && (nbf === undefined || now + CLOCK_TOLERANCE_SECONDS >= nbf);
 }
 
-/** The `WWW-Authenticate` value for a 401 (RFC 6750 §3); no error code when credentials were missing. */
-export function wwwAuthenticate(error?: AuthError): string {
-  const realm = `Bearer realm="${AUTH_REALM}"`;
+/**
+ * The `WWW-Authenticate` value for a 401 (RFC 6750 §3); no error code when credentials were missing.
+ * `resourceMetadata` points clients that can sign in at the protected resource metadata (RFC 9728 §5.1).
+ */
+export function wwwAuthenticate(error?: AuthError, resourceMetadata?: string): string {
+  const realm = `Bearer realm="${AUTH_REALM}"${resourceMetadata === undefined ? '' : `, resource_metadata="${resourceMetadata.replace(/["\\]/g, encodeURIComponent)}"`}`;
   if (!error || error.reason === 'missing') return realm;
   // error_description allows printable ASCII except '"' and '\'.
   const description = error.message.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');

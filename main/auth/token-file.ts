@@ -3,6 +3,7 @@ import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../state/atomic-write.js';
+import { withFileLock } from '../state/file-lock.js';
 import { fileStamp, isNotFound } from '../state/file-stamp.js';
 
 const tokenRecordSchema = z.object({
@@ -37,7 +38,8 @@ const ABSENT = 'absent';
 /**
  * `agent-tokens.json`: `{ version: 1, tokens: [...] }`. Other processes (the CLI) write it too, so
  * every read first compares the file's identity (inode, size, times) with the last one read: one
- * `stat` when nothing changed, a re-read when something did.
+ * `stat` when nothing changed, a re-read when something did; and every change is made under a lock
+ * file that all processes take, on a fresh read.
  */
 export class TokenFile {
   private cache: Snapshot | undefined;
@@ -57,8 +59,17 @@ export class TokenFile {
     }
   }
 
-  async write(records: Iterable<TokenRecord>): Promise<void> {
+  /**
+   * Runs `task` under the lock shared with every other process, with the records read afresh inside
+   * it; `write` replaces them. Without the lock, a CLI revocation could be overwritten by the
+   * server's next write made from an older read.
+   */
+  async update<T>(task: (records: ReadonlyMap<string, TokenRecord>, write: (records: Iterable<TokenRecord>) => Promise<void>) => Promise<T>): Promise<T> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    return withFileLock(`${this.path}.lock`, async () => task((await this.load()).records, (records) => this.write(records)));
+  }
+
+  private async write(records: Iterable<TokenRecord>): Promise<void> {
     const body = JSON.stringify({ version: 1, tokens: [...records] }, null, 2) + '\n';
     await writeFileAtomic(this.path, body, { mode: 0o600 });
     this.cache = undefined;

@@ -5,15 +5,21 @@ import type { ConnectionSecrets } from '../secrets/connection-secrets.js';
 import type { PlaceSecrets } from '../secrets/place-secrets.js';
 import type { CatalogEntry } from './catalog/catalog-schema.js';
 import type { CatalogService } from './catalog/catalog-service.js';
+import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
 import type { CallbackAnswer, ChainStep, ConnectionOAuth, OwnApp } from './oauth/connection-oauth.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
-import { checkServerUrl } from './server-url.js';
+import { checkServerUrl, customId, customName } from './server-url.js';
 import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
+import { waitAtMost } from './gateway/wait-at-most.js';
 
-/** Whether a connection works for the place's agents now, and if not, why. */
-export type ConnectionState = 'connected' | 'paused' | 'needs-secret' | 'sign-in';
+/**
+ * Whether a connection works for the place's agents now, and if not, why: measured by asking its
+ * server (connected, checking, sign-in, key-refused, unreachable, not-mcp), or known without asking
+ * (paused, needs-secret, and sign-in for a login that does not exist).
+ */
+export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'paused' | 'needs-secret';
 
 /** A connection as the page, the CLI and the agent tool show it: never a secret value. */
 export interface ConnectionView {
@@ -32,6 +38,12 @@ export interface ConnectionView {
   state: ConnectionState;
   /** Why it is not connected, in words a person can act on. */
   reason?: string;
+  /** Connected: how many tools its server lists. */
+  tools?: number;
+  /** When its server was last asked (ISO time); absent when it never was. */
+  checkedAt?: string;
+  /** A failing server is checked again on its own at this time (ISO). */
+  nextCheckAt?: string;
   /** Whether it uses the login of the person asking (only they can sign in to it). */
   mine: boolean;
   /** Whether the person asking may remove it. */
@@ -47,6 +59,18 @@ interface Facts {
   secrets: string[];
   /** storeId + name of the OAuth connections with a login. */
   signedIn: Set<string>;
+}
+
+/** The connection's server did not answer as it must with the connection's credentials; nothing was changed. */
+export class ConnectionCheckError extends Error {
+  override readonly name = 'ConnectionCheckError';
+  constructor(
+    readonly displayName: string,
+    readonly problem: string,
+    reason: string,
+  ) {
+    super(reason);
+  }
 }
 
 /** The person may not do this in this place. */
@@ -77,8 +101,12 @@ export interface PlaceConnectionsDeps {
   placeSecrets: PlaceSecrets;
   connectionSecrets: ConnectionSecrets;
   gateway: Gateway;
+  health: ConnectionHealth;
   allowPrivateNetwork: boolean;
 }
+
+/** How long a list waits for the first check of connections never checked before it answers "checking". */
+const FIRST_CHECK_WAIT_MS = 1_500;
 
 /**
  * A place's MCP connections under the spec's rules: who adds (editors), who removes (the adder or
@@ -94,24 +122,54 @@ export class PlaceConnections {
   private readonly signInStates = new Map<string, 'signed-in' | 'sign-in'>();
 
   constructor(private readonly deps: PlaceConnectionsDeps) {
-    deps.oauth.onStateChange((change) => this.signInStates.set(`${change.storeId}/${change.serverName}`, change.state));
+    deps.oauth.onStateChange((change) => {
+      this.signInStates.set(`${change.storeId}/${change.serverName}`, change.state);
+      // A new login (or none any more): what the server answers with it is measured again.
+      deps.health.recheck({ storeId: change.storeId, name: change.serverName });
+    });
   }
 
-  async list(person: string, place: Place): Promise<ConnectionView[]> {
+  /**
+   * The place's connections with their measured states. Connections never checked are checked
+   * now; the answer waits for those checks up to `waitMs` (the CLI waits for all of them), and
+   * says "checking" for the ones still running.
+   */
+  async list(person: string, place: Place, options: { waitMs?: number } = {}): Promise<ConnectionView[]> {
     const dir = await this.deps.access.snapshot();
     requireRead(dir, person, place);
     const connections = await this.deps.store.list(place.root);
     const facts = await this.facts(place, connections);
+    const first = connections.filter((c) => !this.gate(dir, place, c, facts) && !this.deps.health.health(c).last).map((c) => this.deps.health.check(c));
+    if (first.length) await waitAtMost(Promise.all(first), options.waitMs ?? FIRST_CHECK_WAIT_MS);
     return connections.map((c) => this.view(dir, person, place, c, facts));
   }
 
+  /**
+   * Adds a connection and checks its server at once with its credentials: the answer says what the
+   * server said (a refused key, an unreachable host), so a failed add never looks fine.
+   */
   async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
     const fields = 'catalog' in request ? this.fromCatalog(request) : await this.fromServer(request.server);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
-    return this.view(dir, person, place, added, await this.facts(place, [added]));
+    const facts = await this.facts(place, [added]);
+    if (!this.gate(dir, place, added, facts)) await this.deps.health.check(added);
+    return this.view(dir, person, place, added, facts);
+  }
+
+  /** Checks a connection's server now (Test): initialize and tools/list with its credentials. */
+  async test(person: string, place: Place, name: string, owner?: string): Promise<ConnectionView> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
+    if (!connection) throw notFound(place, name);
+    const facts = await this.facts(place, [connection]);
+    const blocked = this.gate(dir, place, connection, facts);
+    if (blocked) return this.view(dir, person, place, connection, facts);
+    await this.deps.health.check(connection);
+    return this.view(dir, person, place, connection, facts);
   }
 
   /**
@@ -126,12 +184,21 @@ export class PlaceConnections {
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
     const [{ connection, view }] = await this.ownConnections(person, place, [name]);
-    if (connection.auth.kind === 'oauth') {
-      const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
-      if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
-      return { connection: view, authorizationUrl };
+    if (connection.auth.kind === 'oauth') return this.signIn(connection, view, options);
+    try {
+      return { connection: view, tools: await this.checkedToolNames(connection) };
+    } catch (error) {
+      // A server added as open that now asks for an OAuth login (401 with a Bearer challenge): from now on it is signed in to.
+      if (!(error instanceof ConnectionCheckError && error.problem === 'sign-in' && connection.auth.kind === 'none')) throw error;
+      const switched = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, { auth: { kind: 'oauth' } });
+      return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options);
     }
-    return { connection: view, tools: await this.toolNames(connection) };
+  }
+
+  private async signIn(connection: PlaceConnection, view: ConnectionView, options: { ownApp?: OwnApp; openBrowser?: boolean }): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
+    const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
+    if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
+    return { connection: view, authorizationUrl };
   }
 
   /**
@@ -153,7 +220,7 @@ export class PlaceConnections {
         const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
-        await this.toolNames(connection);
+        await this.checkedToolNames(connection);
       }
     }
     const authorizationUrl = signIns.length ? this.deps.oauth.chain(signIns) : undefined;
@@ -182,14 +249,18 @@ export class PlaceConnections {
     const facts = await this.facts(place, found);
     return found.map((connection) => {
       const view = this.view(dir, person, place, connection, facts);
-      if (connection.auth.kind === 'oauth' && view.state === 'paused') throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${view.reason}`, 409);
-      if (connection.auth.kind !== 'oauth' && view.state !== 'connected') throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${view.reason}`, 409);
+      const blocked = this.gate(dir, place, connection, facts);
+      if (connection.auth.kind === 'oauth' && blocked?.state === 'paused') throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${blocked.reason}`, 409);
+      if (connection.auth.kind !== 'oauth' && blocked) throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${blocked.reason}`, 409);
       return { connection, view };
     });
   }
 
-  private async toolNames(connection: PlaceConnection): Promise<string[]> {
-    return (await this.deps.gateway.upstream(connection).tools()).map((t) => t.name);
+  /** Checks the server with the connection's credentials; its tool names, or an error that says what it answered. */
+  private async checkedToolNames(connection: PlaceConnection): Promise<string[]> {
+    const measured = await this.deps.health.check(connection);
+    if (measured.kind === 'failed') throw new ConnectionCheckError(connection.displayName, measured.problem, measured.reason);
+    return measured.tools.map((t) => t.name);
   }
 
   /** Finishes a sign-in that the browser brought back to /oauth/callback. */
@@ -212,6 +283,7 @@ export class PlaceConnections {
       throw new PlaceAccessError(`${nameOf(dir, person)} cannot remove ${connection.displayName} from ${place.label}: only the person who added it or an editor of the place can.`);
     }
     const removed = await this.deps.store.remove({ root: place.root, name, owner: connection.owner });
+    this.deps.health.forget(removed);
     await this.deps.gateway.drop(removed);
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
     const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
@@ -232,6 +304,10 @@ export class PlaceConnections {
     requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
     this.secretNamesCache.delete(place.root);
     await this.deps.placeSecrets.set(place.root, name, value);
+    // The connections that send this secret are measured again with its new value.
+    for (const c of await this.deps.store.list(place.root)) {
+      if (c.auth.kind === 'header' && c.auth.secretName === name) void this.deps.health.check(c);
+    }
   }
 
   async removeSecret(person: string, place: Place, name: string): Promise<void> {
@@ -240,12 +316,24 @@ export class PlaceConnections {
     await this.deps.placeSecrets.remove(place.root, name);
   }
 
-  /** The connections agents in the place can use right now (adder still allowed, credentials present). */
+  /**
+   * The connections agents in the place may use (adder still allowed, credentials present); whether
+   * their servers answer is their health.
+   */
   async usable(place: Place): Promise<PlaceConnection[]> {
     const dir = await this.deps.access.snapshot();
     const connections = await this.deps.store.list(place.root);
     const facts = await this.facts(place, connections);
-    return connections.filter((c) => this.state(dir, place, c, facts).state === 'connected');
+    return connections.filter((c) => !this.gate(dir, place, c, facts));
+  }
+
+  /** The state of the place's connection named `serverName`, for an agent told why its tool is not there. */
+  async stateOf(place: Place, serverName: string): Promise<{ displayName: string; state: ConnectionState; reason?: string } | undefined> {
+    const dir = await this.deps.access.snapshot();
+    const connection = (await this.deps.store.list(place.root)).find((c) => c.name === serverName);
+    if (!connection) return undefined;
+    const { state, reason } = this.state(dir, place, connection, await this.facts(place, [connection]));
+    return { displayName: connection.displayName, state, ...(reason !== undefined && { reason }) };
   }
 
   /** The credentials header of a connection, for the one outgoing request that needs it. */
@@ -275,7 +363,7 @@ export class PlaceConnections {
         : { kind: 'none' };
     return {
       catalogId: customId(url),
-      displayName: server.name?.trim() || url.hostname,
+      displayName: server.name?.trim() || customName(url),
       url: url.href,
       transport: server.transport ?? 'streamable-http',
       auth,
@@ -312,7 +400,8 @@ export class PlaceConnections {
   }
 
   private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {
-    const { state, reason } = this.state(dir, place, c, facts);
+    const { state, reason, health } = this.state(dir, place, c, facts);
+    const last = health?.last;
     return {
       name: c.name,
       displayName: c.displayName,
@@ -325,13 +414,30 @@ export class PlaceConnections {
       ...(c.auth.kind === 'header' && { header: c.auth.header, secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
+      ...(state === 'connected' && last?.kind === 'ok' && { tools: last.tools.length }),
+      ...(last && { checkedAt: new Date(last.checkedAt).toISOString() }),
+      ...(state !== 'checking' && last?.kind === 'failed' && { nextCheckAt: new Date(last.nextCheckAt).toISOString() }),
       mine: c.owner === person,
       canRemove: canRemoveConnection(dir, person, place, c.owner),
       addedAt: c.addedAt,
     };
   }
 
-  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string } {
+  /** The state known without asking the server (paused, needs-secret, no login), or its measured health. */
+  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health } {
+    const blocked = this.gate(dir, place, c, facts);
+    if (blocked) return blocked;
+    const health = this.deps.health.health(c);
+    // Never checked: whoever asked for this view (list, add, Test, an agent's tools) starts the check.
+    if (health.checking || !health.last) {
+      return { state: 'checking', reason: 'Asking the server for its tools now.', health };
+    }
+    if (health.last.kind === 'ok') return { state: 'connected', health };
+    return { state: health.last.problem, reason: health.last.reason, health };
+  }
+
+  /** Why a connection cannot be used whatever its server would answer, if it cannot. */
+  private gate(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason: string } | undefined {
     const blocker = editBlocker(dir, c.owner, place);
     if (blocker) return { state: 'paused', reason: `Paused: ${blocker}. It works again once they can edit the place; or remove it.` };
     if (c.auth.kind === 'header' && !facts.secrets.includes(c.auth.secretName)) {
@@ -340,7 +446,7 @@ export class PlaceConnections {
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
       return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
     }
-    return { state: 'connected' };
+    return undefined;
   }
 }
 
@@ -353,12 +459,6 @@ function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAut
     return { kind: 'header', header: entry.apiKey!.header, ...(entry.apiKey!.prefix && { prefix: entry.apiKey!.prefix }), secretName: secret };
   }
   return { kind: 'none' };
-}
-
-/** A catalog-shaped id for a server that is not listed, from its host and port: mcp.example.com → custom-mcp-example-com. */
-function customId(url: URL): string {
-  const host = `${url.hostname}${url.port ? `-${url.port}` : ''}`.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-  return `custom-${host}`.slice(0, 32).replace(/-$/, '');
 }
 
 function requireRead(dir: AccessDirectorySnapshot, person: string, place: Place): void {
@@ -378,3 +478,4 @@ function notFound(place: Place, name: string): ConnectionRequestError {
 function nameOf(dir: AccessDirectorySnapshot, person: string): string {
   return dir.people[person]?.name ?? person;
 }
+

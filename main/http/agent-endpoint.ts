@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { AuthError, wwwAuthenticate, type Caller, type JwtVerifier } from '../auth/jwt-verifier.js';
 import { auditedRunner } from '../mcp/audited-runner.js';
@@ -5,6 +6,7 @@ import { machineTools } from '../mcp/machine-tools.js';
 import { manageConnectionsTool } from '../mcp/manage-connections-tool.js';
 import { PlacePolicy } from '../mcp/place-policy.js';
 import { PlaceTools } from '../mcp/place-tools.js';
+import { sessionInstructions } from '../mcp/session-instructions.js';
 import { McpSessions } from '../mcp/sessions.js';
 import { createWorkspaceServer } from '../mcp/workspace-server.js';
 import { canRead } from '../places/access-rules.js';
@@ -16,6 +18,7 @@ import { PlaceAccessError } from '../connections/place-connections.js';
 import { bearerAuth, type Refusal } from './bearer-auth.js';
 import { allowedHostNames, forbidden, hostAndOriginCheck } from './guards.js';
 import { readJsonBody, RequestBodyError } from './json-body.js';
+import { MCP_PATH, oauthRoutes, originOf, resourceMetadataUrl } from './oauth-routes.js';
 import { sendJson } from './send-json.js';
 
 /** Whoever runs the app: the CLI, the desktop window, or any caller when auth is off. */
@@ -37,7 +40,10 @@ export function personOf(caller: Caller): string {
  * A plain Node listener: it is on every agent call's path, and Express's request and response
  * objects cost about a third of the gateway's CPU per forwarded call.
  */
-export function agentEndpoint(services: Services, verifier: JwtVerifier | undefined): { listener: RequestListener; sessions: McpSessions<Caller> } {
+export function agentEndpoint(
+  services: Services,
+  verifier: JwtVerifier | undefined,
+): { listener: RequestListener; sessions: McpSessions<Caller>; close(): Promise<void> } {
   const { config } = services;
   const sessions = new McpSessions<Caller>({
     idleTimeoutMs: config.sessionIdleTimeoutMs,
@@ -48,15 +54,26 @@ export function agentEndpoint(services: Services, verifier: JwtVerifier | undefi
       if (!canRead(await services.access.snapshot(), person, place)) {
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
+      const connections = await services.connections.usable(place);
       const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env });
       const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox() });
       const server = createWorkspaceServer({
+        instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
         skillsDir: config.skillsDir,
         skillsChanged: services.skillsChanged,
         tools: [...tools, manageConnectionsTool(place, person, services.connections)],
-        sources: [new PlaceTools(place, { connections: services.connections, gateway: services.gateway, report: services.log })],
+        sources: [
+          new PlaceTools(place, {
+            connections: services.connections,
+            gateway: services.gateway,
+            health: services.health,
+            catalogDescription: (id) => services.catalog.list().entries.find((entry) => entry.id === id)?.description,
+            report: services.log,
+          }),
+        ],
         run: auditedRunner((entry) => services.audit.record(entry), {
           caller: caller.subject,
+          ...(caller.client && { client: caller.client.name }),
           place: place.root,
           policy: async () => (await policy.current()).kind,
           ...(caller.projectId !== undefined && { projectId: caller.projectId }),
@@ -69,20 +86,37 @@ export function agentEndpoint(services: Services, verifier: JwtVerifier | undefi
 
   const guard = hostAndOriginCheck(allowedHostNames(config.host, config.allowedHosts), config.allowedOrigins);
   const authenticate = verifier
-    ? bearerAuth((header) => verifier.verifyAuthorization(header), refusal)
+    ? bearerAuth((req) => verifier.verifyAuthorization(req.headers.authorization, `${originOf(req)}${MCP_PATH}`), refusal)
     : bearerAuth(async () => LOCAL_CALLER, refusal);
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const caller = await authenticate(req, res);
-    if (caller) await sessions.handle(req, res, caller, await readJsonBody(req, MAX_REQUEST_BYTES));
+    if (!caller) return;
+    if (caller.client) services.signIns.touch(caller.client.grantId).catch((error: unknown) => services.log(`Could not note when ${caller.client!.name} was last used: ${(error as Error).message}`));
+    await sessions.handle(req, res, caller, await readJsonBody(req, MAX_REQUEST_BYTES));
   };
+  // With auth on, this endpoint is also its own OAuth authorization server (discovery, sign-in, tokens).
+  const oauth = verifier && oauthRoutes(services.signIns);
   const listener: RequestListener = (req, res) => {
     const refused = guard(req.headers);
     if (refused) return sendJson(res, 403, forbidden(refused));
-    if (!isMcpPath(req.url ?? '')) return sendJson(res, 404, { error: 'Not found. The MCP endpoint is /mcp.' });
+    if (!isMcpPath(req.url ?? '')) {
+      if (oauth) return void oauth(req, res);
+      return sendJson(res, 404, { error: 'Not found. The MCP endpoint is /mcp.' });
+    }
     serve(req, res).catch((error: unknown) => answerError(req, res, error, services.log));
   };
-  return { listener, sessions };
+  // A client whose access the owner revoked (here or from the CLI) loses its open sessions at once.
+  const revocations = setInterval(() => {
+    sessions
+      .closeWhere(async (caller) => caller.client !== undefined && (await services.signIns.grantStatus(caller.client.grantId)).status !== 'active')
+      .catch((error: unknown) => services.log(`Could not check for revoked clients: ${(error as Error).message}`));
+  }, REVOCATION_CHECK_MS);
+  revocations.unref();
+  return { listener, sessions, close: () => sessions.closeAll().finally(() => clearInterval(revocations)) };
 }
+
+/** How soon a revoked client's open sessions (an SSE stream, say) are ended; its next request is refused at once anyway. */
+const REVOCATION_CHECK_MS = 1_000;
 
 function isMcpPath(url: string): boolean {
   const end = url.indexOf('?');
@@ -98,11 +132,11 @@ function workspacePathOf(req: IncomingMessage): string | undefined {
   return values[0];
 }
 
-function refusal(error: unknown): Refusal {
+function refusal(error: unknown, req: IncomingMessage): Refusal {
   if (error instanceof AuthError) {
     // The identity provider's keys could not be fetched: not the caller's fault.
     const status = error.reason === 'key_unavailable' ? 503 : 401;
-    return { status, challenge: wwwAuthenticate(error), message: error.message };
+    return { status, challenge: wwwAuthenticate(error, resourceMetadataUrl(req)), message: error.message };
   }
   return { status: 500, challenge: wwwAuthenticate(), message: 'Could not check the token. See the server log.' };
 }

@@ -52,8 +52,8 @@ describe('the page API: agent tokens and recent activity', () => {
     const person = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setExpirationTime('5m').sign(new TextEncoder().encode('agent-access-test-secret'));
     for (const [method, path, body] of [['GET', '/tokens'], ['POST', '/tokens', { name: 'x' }], ['GET', '/activity']] as const) {
       const answer = await api(method, path, body, person);
-      assert.equal(answer.status, 403, `${method} ${path}`);
-      assert.match(answer.json.error.message, /Only the person who runs this app/);
+      assert.equal(answer.status, 401, `${method} ${path}`);
+      assert.match(answer.json.error.message, /agent tokens and JWTs work on the MCP endpoint only/);
     }
   });
 });

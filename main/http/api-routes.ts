@@ -11,6 +11,7 @@ import { placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import type { HostControl } from './control-plane.js';
+import { signInRoutes } from './sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
 import { serverInfo } from './server-info.js';
 
@@ -76,7 +77,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const dir = await services.access.snapshot();
     res.json({
       place: { ...place, canEdit: canEdit(dir, person(res), place) },
-      policy: await policyAnswer(policyOf(dir, place), person(res)),
+      policy: await policyAnswer(policyOf(dir, place)),
       rule: connectionRule(place),
       connections: await connections.list(person(res), place),
     });
@@ -97,6 +98,12 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.post('/mcp/place/:name/connect', async (req, res) => {
     const body = connectBody.parse(req.body ?? {});
     res.json(await connections.connect(person(res), placeOf(req), String(req.params.name), connectOptions(body)));
+  });
+
+  // Test: the server is asked now (initialize + tools/list with the connection's credentials).
+  router.post('/mcp/place/:name/test', async (req, res) => {
+    const owner = typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
+    res.json({ connection: await connections.test(person(res), placeOf(req), String(req.params.name), owner) });
   });
 
   router.delete('/mcp/place/:name', async (req, res) => {
@@ -166,10 +173,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placePolicyBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place), person(res)) });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
+  router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
     res.json(serverInfo(config, host.status()));
@@ -230,13 +238,10 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   return router;
 }
 
-/**
- * A place's policy for the page: who may change it, and why this machine cannot honour it (no
- * sandbox), in which case its agents are refused.
- */
-async function policyAnswer(policy: SandboxPolicy, person: string): Promise<SandboxPolicy & { canChange: boolean; problem?: string }> {
+/** A place's policy for the page, with why this machine cannot honour it (no sandbox): its agents are then refused. */
+async function policyAnswer(policy: SandboxPolicy): Promise<SandboxPolicy & { problem?: string }> {
   const problem = policy.kind === 'machine' ? undefined : await sandboxProblem();
-  return { ...policy, canChange: person === LOCAL_PERSON, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
+  return { ...policy, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

@@ -134,8 +134,8 @@ describe('the page API: skills', () => {
       ['DELETE', '/skills/deploy'],
     ] as const) {
       const answer = await api(method, path, body, person);
-      assert.equal(answer.status, 403, `${method} ${path}`);
-      assert.match(answer.json.error.message, /Only the person who runs this app/);
+      assert.equal(answer.status, 401, `${method} ${path}`);
+      assert.match(answer.json.error.message, /agent tokens and JWTs work on the MCP endpoint only/);
     }
     assert.deepEqual((await readdir(skillsDir)).sort(), ['broken', 'deploy']);
     assert.match(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), /staging/);

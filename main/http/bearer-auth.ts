@@ -13,14 +13,14 @@ export interface Refusal {
  * challenge) has been sent: nothing else may run for an unauthenticated request.
  */
 export function bearerAuth<C>(
-  verify: (authorization: string | undefined) => Promise<C>,
-  refuse: (error: unknown) => Refusal,
+  verify: (req: IncomingMessage) => Promise<C>,
+  refuse: (error: unknown, req: IncomingMessage) => Refusal,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<C | undefined> {
   return async (req, res) => {
     try {
-      return await verify(req.headers.authorization);
+      return await verify(req);
     } catch (error) {
-      const { status, challenge, message } = refuse(error);
+      const { status, challenge, message } = refuse(error, req);
       sendJson(res, status, { jsonrpc: '2.0', error: { code: -32001, message }, id: null }, { 'WWW-Authenticate': challenge });
       return undefined;
     }

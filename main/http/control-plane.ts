@@ -2,25 +2,20 @@ import { existsSync } from 'node:fs';
 import type { HostStatus } from '../../common/host-status.js';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { ZodError } from 'zod';
-import { AuthError, type JwtVerifier } from '../auth/jwt-verifier.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { OwnAppRequiredError } from '../connections/oauth/errors.js';
 import { userError } from '../user-errors.js';
 import { oauthCallback } from './oauth-callback.js';
-import { personOf } from './agent-endpoint.js';
 import { apiRoutes } from './api-routes.js';
 import { allowedHostNames, hostAndOriginGuard } from './guards.js';
+import { mediaType } from './media-type.js';
 
 export const SESSION_COOKIE = 'pw_session';
 
 export interface ControlPlaneOptions {
   /** Folder of the built page, served at /. */
   pageDir: string;
-  /** For JWT callers (a remote person's own token); absent when auth is off. */
-  verifier: JwtVerifier | undefined;
-  /** Whether auth is off: then every loopback caller is `local`, as on the agent endpoint. */
-  authOff: boolean;
   host: HostControl;
 }
 
@@ -32,9 +27,10 @@ export interface HostControl {
 }
 
 /**
- * The page, its API and sign-in callbacks, on loopback only: the person at this machine manages
- * connections, secrets and access here. Callers: the desktop window (admin token), a browser that
- * opened a login link (cookie), or a person with their own JWT.
+ * The page, its API and sign-in callbacks, on loopback only: the person who runs the app manages
+ * connections, secrets and access here. Callers: the desktop window (admin token) and a browser that
+ * opened a login link (cookie), nobody else: agents run on this machine and could reach this port,
+ * so neither their tokens nor any JWT is taken here, whatever it names.
  */
 export function controlPlane(services: Services, options: ControlPlaneOptions): Express {
   const app = express();
@@ -56,7 +52,7 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
 
   app.get('/oauth/callback', oauthCallback(services));
 
-  app.use('/api', express.json({ limit: API_BODY_LIMIT }), identify(services, options), apiRoutes(services, options.host));
+  app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
     app.use(express.static(options.pageDir, { index: 'index.html' }));
@@ -72,27 +68,31 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
   return app;
 }
 
-/** Puts the person in res.locals.person, or answers 401. */
-function identify(services: Services, options: ControlPlaneOptions): RequestHandler {
+/** Lets the owner through as `local` (res.locals.person), or answers 401. */
+function ownerOnly(services: Services): RequestHandler {
   return (req, res, next) => {
     const header = req.headers.authorization;
     const bearer = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1];
-    if (options.authOff || (bearer && services.admin.isAdminToken(bearer)) || services.admin.isSession(cookie(req.headers.cookie, SESSION_COOKIE))) {
+    if (bearer && services.admin.isAdminToken(bearer)) {
       res.locals.person = LOCAL_PERSON;
       next();
       return;
     }
-    if (bearer && options.verifier) {
-      options.verifier.verifyToken(bearer).then(
-        (caller) => {
-          res.locals.person = personOf(caller);
-          next();
-        },
-        (error: unknown) => next(error),
-      );
+    if (services.admin.isSession(cookie(req.headers.cookie, SESSION_COOKIE))) {
+      // A browser sends the cookie with any request, even one a page of another site makes; such a
+      // page can POST a form, but not with a JSON Content-Type (that needs CORS, which is never granted).
+      if (!SAFE_METHODS.has(req.method) && mediaType(req.headers['content-type']) !== 'application/json') {
+        res.status(403).json({ error: { message: 'Send changes with Content-Type: application/json (also when there is no body): requests a page of another site could forge are refused.' } });
+        return;
+      }
+      res.locals.person = LOCAL_PERSON;
+      next();
       return;
     }
-    res.status(401).json({ error: { message: 'Sign in first: open the login link that persona-mcp-workspace printed when it started.' } });
+    const message = header
+      ? 'The page\'s API takes only the desktop app\'s own credential or a browser session from a login link; agent tokens and JWTs work on the MCP endpoint only.'
+      : 'Sign in first: open the login link that persona-mcp-workspace printed when it started.';
+    res.status(401).json({ error: { message } });
   };
 }
 
@@ -114,16 +114,14 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** The largest request body the page's API takes. */
 const API_BODY_LIMIT = '256kb';
 
 function apiErrors(log: (line: string) => void): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
     if (res.headersSent) return;
-    if (error instanceof AuthError) {
-      res.status(401).json({ error: { message: error.message } });
-      return;
-    }
     if (error instanceof ZodError) {
       const issue = error.issues[0];
       res.status(400).json({ error: { message: `${issue?.path.join('.') || 'The request'}: ${issue?.message ?? 'invalid'}.` } });

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { BASH_KILL_GRACE_MS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, CommandRunner } from './command-runner.js';
 import type { MachineError } from './errors.js';
+
+const execFileAsync = promisify(execFile);
 
 let dir: string;
 let runner: CommandRunner;
@@ -211,5 +215,26 @@ describe('CommandRunner', () => {
     await own.killAll();
     for (const pid of pids) assert.equal(await alive(pid), false);
     for (const result of await Promise.all(runs)) assert.equal(result.serverStopped, true);
+  });
+});
+
+describe('CommandRunner where node-pty cannot load', () => {
+  it('runs plain commands, and a tty command gets tty_unavailable with what to do', async () => {
+    // A resolve hook makes `import('node-pty')` fail as a native module that was never built would.
+    const code = `import { register } from 'node:module';
+      register('data:text/javascript,' + encodeURIComponent(
+        'export async function resolve(specifier, context, next) { if (specifier === "node-pty") throw new Error("pty.node: cannot open shared object file"); return next(specifier, context); }'));
+      const { CommandRunner } = await import(${JSON.stringify(new URL('./command-runner.ts', import.meta.url).href)});
+      const runner = new CommandRunner({ maxTimeoutSeconds: 10 });
+      const plain = await runner.run({ command: 'echo plain' });
+      let tty;
+      try { await runner.run({ command: 'echo tty', tty: true }); tty = 'succeeded'; } catch (error) { tty = { code: error.code, message: error.message }; }
+      console.log(JSON.stringify({ plain: plain.stdout.text, tty }));`;
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code]).catch((error: { stdout: string; stderr: string }) => error);
+    const outcome = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null', undefined) as { plain: string; tty: { code: string; message: string } } | null;
+    assert.ok(outcome, stderr);
+    assert.equal(outcome.plain, 'plain\n');
+    assert.equal(outcome.tty.code, 'tty_unavailable');
+    assert.match(outcome.tty.message, /tty: true is unavailable on this machine: .*node-pty\) could not be loaded \(pty\.node: cannot open shared object file\)\. Run the command without tty/);
   });
 });

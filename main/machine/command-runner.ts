@@ -6,10 +6,10 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { spawn as spawnTerminal } from 'node-pty';
 import { MachineError } from './errors.js';
 import { OutputCapture, type CapturedOutput } from './output-capture.js';
 import { terminateProcessGroup } from './process-group.js';
+import { loadTerminal } from './terminal-module.js';
 import { RecentOutput } from './recent-output.js';
 
 export type { CapturedOutput } from './output-capture.js';
@@ -128,7 +128,7 @@ export class CommandRunner {
     const stderr = tty ? null : capture('stderr');
     const recent = new RecentOutput();
     const launch = sandbox?.command(input.command, tty) ?? { file: 'bash', args: ['-c', input.command] };
-    const child = tty ? startInTerminal(launch, stdout, recent) : await startPiped(launch, stdout, stderr!, recent);
+    const child = tty ? await startInTerminal(launch, stdout, recent) : await startPiped(launch, stdout, stderr!, recent);
 
     let stopReason: 'timeout' | 'cancel' | 'shutdown' | undefined;
     let stopping: Promise<void> | undefined;
@@ -262,7 +262,8 @@ async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputC
   return { pid: child.pid!, exited };
 }
 
-function startInTerminal(launch: Launch, output: OutputCapture, recent: RecentOutput): Started {
+async function startInTerminal(launch: Launch, output: OutputCapture, recent: RecentOutput): Promise<Started> {
+  const spawnTerminal = await loadTerminal();
   let terminal: ReturnType<typeof spawnTerminal>;
   try {
     terminal = spawnTerminal(launch.file, launch.args, {

@@ -13,6 +13,7 @@ export type MachineErrorCode =
   | 'unknown_skill'
   | 'invalid_skill'
   | 'bash_unavailable'
+  | 'tty_unavailable'
   | 'cancelled'
   | 'refused_by_policy'
   | 'sandbox_unavailable'

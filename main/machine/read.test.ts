@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { MachineError } from './errors.js';
+import { SCAN_BUFFER_BYTES } from './newline-scanner.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type BinaryReadResult, type TextReadResult } from './read.js';
 
 const run = promisify(execFile);
@@ -171,6 +172,188 @@ describe('read: text', () => {
   });
 });
 
+/** Lines of multi-byte characters (2, 3 and 4 bytes) of varied lengths, so that chunk boundaries cut characters and lines. */
+function wideLines(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `${i + 1} ${'é€😀'.repeat(i % 23)}${'x'.repeat(i % 5)}\n`);
+}
+
+/** A file of more than 2 scan buffers of `wideLines`, padded at the start so that the last buffer's first byte is inside a character. */
+async function wideFile(name: string): Promise<{ path: string; all: string[]; padding: number }> {
+  const all = wideLines(60_000);
+  const body = Buffer.from(all.join(''));
+  assert.ok(body.length > 2 * SCAN_BUFFER_BYTES);
+  let padding = 0;
+  while (padding < 4 && (body[body.length - SCAN_BUFFER_BYTES - padding]! & 0xc0) !== 0x80) padding += 1;
+  assert.equal(body[body.length - SCAN_BUFFER_BYTES - padding]! & 0xc0, 0x80, 'a buffer boundary cuts a character');
+  // The padding joins the first line, which the tests do not look at.
+  all[0] = `${'p'.repeat(padding)}${all[0]}`;
+  return { path: await file(name, Buffer.concat([Buffer.from('p'.repeat(padding)), body])), all, padding };
+}
+
+describe('read: from the end (negative offset)', () => {
+  it('returns the last lines with their numbers when it read back to the start', async () => {
+    const result = await readText({ path: await file('tail-five.txt', lines(5)), offset: -2 });
+    assert.equal(result.text, 'line 4\nline 5\n');
+    assert.equal(result.startLine, 4);
+    assert.equal(result.endLine, 5);
+    assert.equal(result.totalLines, 5);
+    assert.equal(result.note, '[lines 4-5 of 5]');
+  });
+
+  it('counts a last line without a newline as a line', async () => {
+    const path = await file('tail-no-newline.txt', 'a\nb\nc');
+    assert.equal((await readText({ path, offset: -1 })).text, 'c');
+    const two = await readText({ path, offset: -2 });
+    assert.equal(two.text, 'b\nc');
+    assert.equal(two.startLine, 2);
+    assert.equal(two.totalLines, 3);
+  });
+
+  it('keeps CRLF line endings as they are', async () => {
+    const result = await readText({ path: await file('tail-crlf.txt', 'one\r\ntwo\r\nthree\r\n'), offset: -2 });
+    assert.equal(result.text, 'two\r\nthree\r\n');
+    assert.equal(result.startLine, 2);
+  });
+
+  it('returns the whole file when the offset reaches past its start', async () => {
+    const result = await readText({ path: await file('tail-short.txt', lines(3)), offset: -10 });
+    assert.equal(result.text, lines(3));
+    assert.equal(result.startLine, 1);
+    assert.equal(result.totalLines, 3);
+    assert.equal(result.note, undefined);
+  });
+
+  it('returns limit lines from there and says how to continue', async () => {
+    const result = await readText({ path: await file('tail-limit.txt', lines(5)), offset: -4, limit: 2 });
+    assert.equal(result.text, 'line 2\nline 3\n');
+    assert.equal(result.note, '[lines 2-3 of 5; call read with offset 4 to continue]');
+  });
+
+  it('handles blank lines and a file that is only newlines', async () => {
+    assert.equal((await readText({ path: await file('tail-blank.txt', 'a\n\n\n'), offset: -2 })).text, '\n\n');
+    const newlines = await readText({ path: await file('tail-newline.txt', '\n'), offset: -1 });
+    assert.equal(newlines.text, '\n');
+    assert.equal(newlines.totalLines, 1);
+  });
+
+  it('reports an empty file', async () => {
+    const result = await readText({ path: await file('tail-empty.txt', ''), offset: -3 });
+    assert.equal(result.note, '[the file is empty]');
+  });
+
+  it('reads the last lines of a large file, without numbers, whole across buffer boundaries that cut characters', async () => {
+    const { path, all } = await wideFile('tail-wide.txt');
+    // Enough lines to reach back past the start of the last buffer.
+    let back = 0;
+    for (let bytes = 0; bytes <= SCAN_BUFFER_BYTES + 1000; back += 1) bytes += Buffer.byteLength(all[all.length - 1 - back]!);
+    for (const fromEnd of [1, 7, back]) {
+      const result = await readText({ path, offset: -fromEnd, limit: 50 });
+      const want = all.slice(all.length - fromEnd, all.length - fromEnd + 50);
+      assert.equal(result.text, want.join(''), `offset -${fromEnd}`);
+      assert.ok(!result.text.includes('\uFFFD'));
+      assert.equal(result.startLine, undefined);
+      assert.equal(result.totalLines, undefined);
+      assert.equal(result.fromEnd, fromEnd);
+      if (fromEnd <= 50) {
+        assert.equal(result.note, `[the last ${fromEnd === 1 ? '1 line' : `${fromEnd} lines`} of the file; it was read from its end, so line numbers were not counted; call read with offset -${2 * fromEnd} and limit ${fromEnd} for the lines before them]`);
+      } else {
+        assert.equal(result.note, `[50 lines from line -${fromEnd} (counted from the end: the file was read from its end, so line numbers were not counted); call read with offset -${fromEnd - 50} to continue]`);
+        const next = await readText({ path, offset: -(fromEnd - 50), limit: 3 });
+        assert.equal(next.text, all.slice(all.length - fromEnd + 50, all.length - fromEnd + 53).join(''));
+      }
+    }
+  });
+
+  it('numbers the lines when reading back reached the start of a large file', async () => {
+    const { path, all } = await wideFile('tail-wide-numbered.txt');
+    const result = await readText({ path, offset: -(all.length - 9), limit: 3 });
+    assert.equal(result.text, all.slice(9, 12).join(''));
+    assert.equal(result.startLine, 10);
+    assert.equal(result.totalLines, all.length);
+    assert.equal(result.note, `[lines 10-12 of ${all.length}; call read with offset 13 to continue]`);
+  });
+
+  it('shows the start of a last line longer than the cap, and where the rest is', async () => {
+    const path = await file('tail-long-line.txt', `short\n${'y'.repeat(READ_MAX_TEXT_BYTES + 10)}`);
+    const result = await readText({ path, offset: -1 });
+    assert.equal(result.text, 'y'.repeat(READ_MAX_TEXT_BYTES));
+    assert.match(result.note ?? '', new RegExp(`^\\[line 2 of 2 is longer than the 256 KiB cap.*offset ${6 + READ_MAX_TEXT_BYTES} \\(a 0-based byte offset\\)\\]$`));
+  });
+
+  it('shows the start of a long last line of a large file, and where the rest is, without line numbers', async () => {
+    const before = 'a\n'.repeat(SCAN_BUFFER_BYTES);
+    const path = await file('tail-long-line-large.txt', `${before}${'y'.repeat(READ_MAX_TEXT_BYTES + 10)}\n`);
+    const result = await readText({ path, offset: -1 });
+    assert.equal(result.text, 'y'.repeat(READ_MAX_TEXT_BYTES));
+    assert.equal(
+      result.note,
+      `[line -1 (counted from the end) is longer than the 256 KiB cap: only its beginning is shown. Read the rest of it with encoding "base64" and offset ${before.length + READ_MAX_TEXT_BYTES} (a 0-based byte offset)]`,
+    );
+  });
+
+  it('reads only the end of a 1 GiB file', { skip: process.platform !== 'linux' }, async () => {
+    const path = join(dir, 'huge-tail.txt');
+    const handle = await open(path, 'w');
+    await handle.write(lines(10_000), 0);
+    const end = '\nlast-1\nlast-2\n';
+    await handle.write(end, 1024 ** 3 - end.length); // sparse: the middle reads back as NUL bytes
+    await handle.close();
+    // rchar: bytes this process read through read(2) and its kin.
+    const bytesRead = async () => Number(/rchar: (\d+)/.exec(await import('node:fs/promises').then((fs) => fs.readFile('/proc/self/io', 'utf8')))![1]);
+    const before = await bytesRead();
+    const started = performance.now();
+    const result = await readText({ path, offset: -2 });
+    const ms = performance.now() - started;
+    const read = (await bytesRead()) - before;
+    assert.equal(result.text, 'last-1\nlast-2\n');
+    assert.equal(result.fromEnd, 2);
+    // The start (to tell text from binary) and the last buffer, plus the /proc/self/io reads themselves.
+    assert.ok(read < 2 * SCAN_BUFFER_BYTES + 64 * 1024, `read ${read} bytes`);
+    assert.ok(ms < 1000, `took ${ms} ms`);
+    await rm(path);
+  });
+
+  it('reads the last lines of a file that reports size 0, such as those in /proc', { skip: process.platform !== 'linux' }, async () => {
+    const result = await readText({ path: '/proc/self/status', offset: -2 });
+    assert.equal(result.endLine, result.totalLines);
+    assert.equal(result.startLine, result.totalLines! - 1);
+    assert.equal(result.text.split('\n').length, 3);
+  });
+
+  it('refuses a negative offset for base64, and says which byte offset gives the last bytes', async () => {
+    await assert.rejects(readFile({ path: await file('tail.bin', Buffer.from([0, 1, 2, 3])), offset: -2 }), (error: MachineError) => {
+      assert.equal(error.code, 'invalid_input');
+      assert.match(error.message, /read as base64, where offset is a 0-based byte \(it is 4 bytes long: offset 2 gives its last 2 bytes\)/);
+      return true;
+    });
+  });
+
+  it('refuses an offset that is not a whole number', async () => {
+    await assert.rejects(readFile({ path: await file('tail-frac.txt', 'a\n'), offset: -1.5 }), { code: 'invalid_input' });
+  });
+});
+
+describe('read: scanning forward', () => {
+  it('finds a line far down a large file exactly, across buffer boundaries that cut characters', async () => {
+    const { path, all } = await wideFile('forward-wide.txt');
+    for (const line of [2, 31_000, all.length - 1]) {
+      const result = await readText({ path, offset: line, limit: 2 });
+      assert.equal(result.text, all.slice(line - 1, line + 1).join(''), `line ${line}`);
+      assert.equal(result.totalLines, all.length);
+    }
+  });
+
+  it('counts the lines of a large file as wc -l does', { skip: process.platform !== 'linux' }, async () => {
+    const { path } = await wideFile('forward-count.txt');
+    const { stdout } = await run('wc', ['-l', path]);
+    assert.equal((await readText({ path, limit: 1 })).totalLines, Number(stdout.trim().split(' ')[0]));
+    const noNewline = await file('forward-count-open.txt', 'a\n'.repeat(SCAN_BUFFER_BYTES) + 'last');
+    const result = await readText({ path: noNewline, offset: SCAN_BUFFER_BYTES + 1 });
+    assert.equal(result.text, 'last');
+    assert.equal(result.totalLines, SCAN_BUFFER_BYTES + 1);
+  });
+});
+
 describe('read: binary', () => {
   it('returns a file with NUL bytes as base64, offsets in bytes', async () => {
     const bytes = Buffer.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -244,7 +427,7 @@ describe('read: errors', () => {
   it('reads files that report a size of 0, such as those in /proc', { skip: process.platform !== 'linux' }, async () => {
     const result = (await readFile({ path: '/proc/self/status' })) as TextReadResult;
     assert.match(result.text, /^Name:/);
-    assert.ok(result.totalLines > 5);
+    assert.ok((result.totalLines ?? 0) > 5);
   });
 
   it('reads a small file on a local disk with one round trip through the thread pool: the open', { skip: process.platform !== 'linux' }, async () => {

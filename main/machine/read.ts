@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { MachineError, fileSystemError, isDirectoryError } from './errors.js';
 import { LocalFileSystems } from './local-file-system.js';
+import { SCAN_BUFFER_BYTES, releaseScanBuffer, takeScanBuffer, type ScanBuffer } from './newline-scanner.js';
 import { completeUtf8Prefix, looksLikeText } from './utf8.js';
 
 /** Lines returned when the caller gives no `limit`. */
@@ -14,8 +15,6 @@ export const READ_MAX_BINARY_BYTES = 192 * 1024;
 
 // How much of the file decides "text or binary".
 const SNIFF_BYTES = 8 * 1024;
-// Read buffer while scanning; the only per-call memory besides the answer itself.
-const CHUNK_BYTES = 1024 * 1024;
 // Opening a FIFO for reading would block until a writer appears; O_NONBLOCK returns at once, and
 // regular files ignore it. (Windows has no FIFOs to open this way.)
 const OPEN_FLAGS = process.platform === 'win32' ? 'r' : constants.O_RDONLY | constants.O_NONBLOCK;
@@ -41,7 +40,7 @@ const IMAGE_TYPES: Record<string, string> = {
 
 export interface ReadInput {
   path: string;
-  /** Text: first line, 1-based (0 counts as 1). Base64: first byte, 0-based. */
+  /** Text: first line, 1-based (0 counts as 1); negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based. */
   offset?: number;
   /** Text: number of lines. Base64: number of bytes. */
   limit?: number;
@@ -53,10 +52,15 @@ export interface TextReadResult {
   kind: 'text';
   path: string;
   text: string;
-  /** First and last line returned (1-based; endLine < startLine when nothing was returned). */
-  startLine: number;
-  endLine: number;
-  totalLines: number;
+  /**
+   * First and last line returned (1-based; endLine < startLine when nothing was returned), and the
+   * file's line count. Absent when the lines were found by reading from the end, which counts no further.
+   */
+  startLine?: number;
+  endLine?: number;
+  totalLines?: number;
+  /** With a negative offset whose lines were not numbered: how many lines from the end the text starts. */
+  fromEnd?: number;
   /** Where the answer stops and how to continue; absent when the whole file was returned. */
   note?: string;
 }
@@ -78,12 +82,15 @@ export type ReadResult = TextReadResult | BinaryReadResult;
 
 export async function readFile(input: ReadInput): Promise<ReadResult> {
   const path = resolve(input.path);
-  checkCount(input.offset, 'offset', 0);
+  if (input.offset !== undefined && !Number.isInteger(input.offset)) {
+    throw new MachineError('invalid_input', `offset must be a whole number (got ${input.offset}).`);
+  }
   checkCount(input.limit, 'limit', 1);
   const fd = await openFile(path, OPEN_FLAGS).catch((error: unknown) => {
     throw fileSystemError(error, path, 'read');
   });
   let sync = false;
+  const scan = takeScanBuffer();
   try {
     // An fstat of a file just opened never waits (not on a pipe or a device, and network and FUSE
     // file systems have just fetched its attributes to open it), so it is synchronous.
@@ -97,18 +104,22 @@ export async function readFile(input: ReadInput): Promise<ReadResult> {
     const readAt: ReadAt = sync
       ? (buffer, offset, length, position) => readSync(fd, buffer, offset, length, position)
       : (buffer, offset, length, position) => readAsync(fd, buffer, offset, length, position);
-    // The first read serves both the text-or-binary check and the start of the scan: a small file
-    // takes one read and a buffer of its own size.
-    const chunk = Buffer.allocUnsafe(info.size > 0 ? Math.min(CHUNK_BYTES, Math.max(info.size, SNIFF_BYTES)) : SNIFF_BYTES);
-    const bytesRead = await readAt(chunk, 0, chunk.length, 0);
-    const first = chunk.subarray(0, bytesRead);
+    const file: OpenFile = { path, readAt, scan, size: info.size };
+    // The first read serves both the text-or-binary check and the start of a forward scan: a small
+    // file takes one read.
+    const firstLength = info.size > 0 ? Math.min(SCAN_BUFFER_BYTES, Math.max(info.size, SNIFF_BYTES)) : SNIFF_BYTES;
+    const bytesRead = await readAt(scan.buffer, 0, firstLength, 0);
+    const first = scan.buffer.subarray(0, bytesRead);
     const encoding = input.encoding ?? (looksLikeText(first.subarray(0, SNIFF_BYTES), bytesRead >= SNIFF_BYTES) ? 'text' : 'base64');
-    return encoding === 'text'
-      ? await readLines(readAt, path, input, chunk, bytesRead, info.size)
-      : await readBytes(readAt, path, info.size, input, input.encoding === undefined);
+    if (encoding === 'base64') return await readBytes(readAt, path, info.size, input, input.encoding === undefined);
+    const limit = input.limit ?? READ_DEFAULT_LINE_LIMIT;
+    const offset = input.offset ?? 1;
+    if (offset >= 0) return await readLines(file, bytesRead, Math.max(1, offset), limit);
+    return info.size > 0 ? await readLastLines(file, -offset, limit) : await readLastLinesOfUnsizedFile(file, bytesRead, -offset, limit);
   } catch (error) {
     throw fileSystemError(error, path, 'read');
   } finally {
+    releaseScanBuffer(scan);
     // Closing a file opened for reading has nothing to report, so the answer does not wait for an
     // asynchronous close (on a network file system, one more round trip to the server).
     if (sync) closeSync(fd);
@@ -128,98 +139,263 @@ function checkCount(value: number | undefined, name: string, min: number): void 
   }
 }
 
-/**
- * Streams the file once: keeps the requested lines (up to the byte cap) and counts every newline
- * for the total, so memory stays at one chunk plus the answer whatever the file's size.
- */
-async function readLines(readAt: ReadAt, path: string, input: ReadInput, chunk: Buffer, firstBytes: number, size: number): Promise<TextReadResult> {
-  const startLine = Math.max(1, input.offset ?? 1);
-  const lastWanted = startLine + (input.limit ?? READ_DEFAULT_LINE_LIMIT) - 1;
-  const pieces: Buffer[] = [];
-  let kept = 0; // bytes in pieces
-  let keptWhole = 0; // bytes of pieces that are whole lines
-  let endLine = startLine - 1;
-  let collecting = true;
-  let hitByteCap = false;
-  let cutLine: { line: number; resumeAt: number } | undefined;
+interface OpenFile {
+  path: string;
+  readAt: ReadAt;
+  /** The read buffer; its newlines are counted at memory speed. */
+  scan: ScanBuffer;
+  /** 0 for files such as those in /proc, which are read until empty. */
+  size: number;
+}
 
-  let line = 1; // line number of the byte being scanned
-  let lineStart = 0; // file offset where that line starts
-  let newlines = 0;
-  let lastByte = -1;
-  let position = 0;
+/** Keeps the lines of a scan from the first one it is given, up to `limit` lines and the byte cap. */
+class LineCollector {
+  private readonly pieces: Buffer[] = [];
+  private kept = 0; // bytes in pieces
+  private keptWhole = 0; // bytes of pieces that are whole lines
+  /** Lines kept (a last line with no newline counts once finish() is called). */
+  lines = 0;
+  /** Set once no more lines are wanted. */
+  done = false;
+  hitByteCap = false;
+  /** When one line was longer than the cap: the file offset where the rest of it starts. */
+  cutAt: number | undefined;
 
-  const keep = (segment: Buffer, endsLine: boolean): void => {
-    if (line > lastWanted) {
-      collecting = false;
-      return;
-    }
-    if (kept + segment.length > READ_MAX_TEXT_BYTES) {
-      collecting = false;
-      hitByteCap = true;
-      if (endLine >= startLine) return; // stop before this line; the whole lines so far are the answer
+  constructor(private readonly limit: number) {}
+
+  /** `segment` is the next part of a line that starts at file offset `lineStart`; `endsLine` when it ends with its newline. */
+  add(segment: Buffer, endsLine: boolean, lineStart: number): void {
+    if (this.kept + segment.length > READ_MAX_TEXT_BYTES) {
+      this.done = true;
+      this.hitByteCap = true;
+      if (this.lines > 0) return; // stop before this line; the whole lines so far are the answer
       // A single line longer than the cap: return its beginning and say where the rest starts.
-      const head = completeUtf8Prefix(Buffer.concat([...pieces, segment.subarray(0, READ_MAX_TEXT_BYTES - kept)]));
-      pieces.splice(0, pieces.length, head);
-      kept = keptWhole = head.length;
-      cutLine = { line, resumeAt: lineStart + head.length };
+      const head = completeUtf8Prefix(Buffer.concat([...this.pieces, segment.subarray(0, READ_MAX_TEXT_BYTES - this.kept)]));
+      this.pieces.splice(0, this.pieces.length, head);
+      this.kept = this.keptWhole = head.length;
+      this.lines = 1;
+      this.cutAt = lineStart + head.length;
       return;
     }
-    pieces.push(Buffer.from(segment));
-    kept += segment.length;
+    this.pieces.push(Buffer.from(segment));
+    this.kept += segment.length;
     if (endsLine) {
-      keptWhole = kept;
-      endLine = line;
+      this.keptWhole = this.kept;
+      this.lines += 1;
+      if (this.lines >= this.limit) this.done = true;
     }
-  };
+  }
 
-  for (let bytesRead = firstBytes; bytesRead > 0; ) {
-    const data = chunk.subarray(0, bytesRead);
-    let at = 0;
-    while (at < data.length) {
-      const newline = data.indexOf(0x0a, at);
-      const end = newline === -1 ? data.length : newline + 1;
-      if (collecting && line >= startLine) keep(data.subarray(at, end), newline !== -1);
-      at = end;
-      if (newline !== -1) {
-        newlines += 1;
-        line += 1;
-        lineStart = position + end;
-      }
+  /** At the end of the file: a last line without a newline is still a line. */
+  finish(): void {
+    if (!this.done && this.kept > this.keptWhole) {
+      this.keptWhole = this.kept;
+      this.lines += 1;
     }
+  }
+
+  text(): string {
+    return Buffer.concat(this.pieces).subarray(0, this.keptWhole).toString('utf8');
+  }
+}
+
+/** Where a scan is: the line being read, the file offset where it starts, and the newlines passed. */
+interface Cursor {
+  line: number;
+  lineStart: number;
+  newlines: number;
+}
+
+/** Gives the collector the lines of `data` (read at file offset `position`) from `at` on, until it is done; returns where it stopped. */
+function collect(data: Buffer, at: number, position: number, cursor: Cursor, collector: LineCollector): number {
+  while (at < data.length && !collector.done) {
+    const newline = data.indexOf(0x0a, at);
+    const end = newline === -1 ? data.length : newline + 1;
+    collector.add(data.subarray(at, end), newline !== -1, cursor.lineStart);
+    at = end;
+    if (newline !== -1) {
+      cursor.newlines += 1;
+      cursor.line += 1;
+      cursor.lineStart = position + end;
+    }
+  }
+  return at;
+}
+
+/**
+ * Reads the file once from its start, `bytesRead` bytes of which are already in the buffer: skips
+ * to line `startLine` and counts the lines after the collector's at memory speed, and hands the
+ * lines between to the collector (if any). Memory stays at one buffer plus the answer whatever the
+ * file's size. Returns the number of lines in the file.
+ */
+async function scanLines(file: OpenFile, bytesRead: number, startLine: number, collector: LineCollector | undefined): Promise<number> {
+  const { scan, size } = file;
+  const cursor: Cursor = { line: 1, lineStart: 0, newlines: 0 };
+  let position = 0;
+  let lastByte = -1;
+  while (bytesRead > 0) {
+    const data = scan.buffer.subarray(0, bytesRead);
+    let at = 0;
+    if (collector && !collector.done) {
+      if (cursor.line < startLine) {
+        const newlines = scan.countNewlines(0, bytesRead);
+        if (cursor.line + newlines < startLine) {
+          at = bytesRead; // the wanted lines start after this chunk
+          cursor.line += newlines;
+          cursor.newlines += newlines;
+          if (newlines > 0) cursor.lineStart = position + data.lastIndexOf(0x0a) + 1;
+        } else {
+          while (cursor.line < startLine) {
+            at = data.indexOf(0x0a, at) + 1;
+            cursor.line += 1;
+            cursor.newlines += 1;
+          }
+          cursor.lineStart = position + at;
+        }
+      }
+      at = collect(data, at, position, cursor, collector);
+    }
+    if (at < bytesRead) cursor.newlines += scan.countNewlines(at, bytesRead);
     position += bytesRead;
     lastByte = data[bytesRead - 1]!;
     // A regular file ends at its size; files such as those in /proc say 0 and are read until empty.
     if (size > 0 && position >= size) break;
-    bytesRead = await readAt(chunk, 0, chunk.length, position);
+    bytesRead = await file.readAt(scan.buffer, 0, SCAN_BUFFER_BYTES, position);
   }
+  collector?.finish();
   // The last line has no newline but is still a line.
-  if (collecting && kept > keptWhole) {
-    keptWhole = kept;
-    endLine = line;
-  }
-  const totalLines = newlines + (position > 0 && lastByte !== 0x0a ? 1 : 0);
-  if (totalLines === 0) return { kind: 'text', path, text: '', startLine: 1, endLine: 0, totalLines: 0, note: '[the file is empty]' };
+  return cursor.newlines + (position > 0 && lastByte !== 0x0a ? 1 : 0);
+}
+
+async function readLines(file: OpenFile, bytesRead: number, startLine: number, limit: number): Promise<TextReadResult> {
+  const collector = new LineCollector(limit);
+  const totalLines = await scanLines(file, bytesRead, startLine, collector);
+  if (totalLines === 0) return emptyFile(file.path);
   if (startLine > totalLines) {
-    throw new MachineError('out_of_range', `offset ${startLine} is past the end of ${path}, which has ${totalLines} lines.`);
+    throw new MachineError('out_of_range', `offset ${startLine} is past the end of ${file.path}, which has ${totalLines} lines.`);
   }
-  const text = Buffer.concat(pieces).subarray(0, keptWhole).toString('utf8');
-  const result: TextReadResult = { kind: 'text', path, text, startLine, endLine: cutLine?.line ?? endLine, totalLines };
-  if (cutLine) {
+  return numberedLines(file.path, collector, startLine, totalLines);
+}
+
+/**
+ * The lines from the `fromEnd`-th last one: finds where that line starts by reading backwards from
+ * the end of the file (never the whole file), then reads forward from there.
+ */
+async function readLastLines(file: OpenFile, fromEnd: number, limit: number): Promise<TextReadResult> {
+  const { scan, size } = file;
+  let position = size;
+  let newlines = 0; // newlines after `position`, the file's last byte excepted
+  let start = 0;
+  let linesBefore: number | undefined = 0; // lines before `start`, when known
+  let linesFromStart: number | undefined; // lines from `start` to the end
+  while (position > 0) {
+    const from = Math.max(0, position - SCAN_BUFFER_BYTES);
+    const data = scan.buffer.subarray(0, await readFully(file, from, position - from));
+    // A newline as the file's last byte ends its last line; it does not start another one.
+    const end = position === size && data[data.length - 1] === 0x0a ? data.length - 1 : data.length;
+    const found = scan.countNewlines(0, end);
+    if (newlines + found >= fromEnd) {
+      let at = end;
+      for (let left = fromEnd - newlines; left > 0; left -= 1) at = data.lastIndexOf(0x0a, at - 1);
+      start = from + at + 1;
+      linesFromStart = fromEnd;
+      // Only when the backward read reached the start of the file are the line numbers known.
+      linesBefore = from === 0 ? scan.countNewlines(0, at + 1) : undefined;
+      break;
+    }
+    newlines += found;
+    position = from;
+  }
+  // Fewer lines than asked for: the whole file, whose lines were all counted.
+  linesFromStart ??= newlines + 1;
+
+  const collector = new LineCollector(limit);
+  const cursor: Cursor = { line: 1, lineStart: start, newlines: 0 };
+  for (let at = start; !collector.done && at < size; ) {
+    const bytesRead = await file.readAt(scan.buffer, 0, Math.min(SCAN_BUFFER_BYTES, size - at), at);
+    if (bytesRead === 0) break;
+    collect(scan.buffer.subarray(0, bytesRead), 0, at, cursor, collector);
+    at += bytesRead;
+  }
+  collector.finish();
+
+  if (linesBefore !== undefined) return numberedLines(file.path, collector, linesBefore + 1, linesBefore + linesFromStart);
+  const result: TextReadResult = { kind: 'text', path: file.path, text: collector.text(), fromEnd };
+  const lines = collector.lines;
+  if (collector.cutAt !== undefined) {
     result.note =
-      `[line ${cutLine.line} of ${totalLines} is longer than the ${READ_MAX_TEXT_BYTES / 1024} KiB cap: only its beginning is shown. ` +
-      `Read the rest of it with encoding "base64" and offset ${cutLine.resumeAt} (a 0-based byte offset)` +
-      (cutLine.line < totalLines ? `, or the next lines with offset ${cutLine.line + 1}]` : ']');
+      `[line -${fromEnd} (counted from the end) is longer than the ${READ_MAX_TEXT_BYTES / 1024} KiB cap: only its beginning is shown. ` +
+      `Read the rest of it with encoding "base64" and offset ${collector.cutAt} (a 0-based byte offset)` +
+      (fromEnd > 1 ? `, or the next lines with offset -${fromEnd - 1}]` : ']');
+  } else if (lines < fromEnd) {
+    const why = collector.hitByteCap ? ` (stopped at the ${READ_MAX_TEXT_BYTES / 1024} KiB cap)` : '';
+    result.note =
+      `[${plural(lines, 'line')} from line -${fromEnd} (counted from the end: the file was read from its end, so line numbers were not counted)${why}; ` +
+      `call read with offset -${fromEnd - lines} to continue]`;
+  } else {
+    result.note =
+      `[the last ${plural(lines, 'line')} of the file; it was read from its end, so line numbers were not counted; ` +
+      `call read with offset -${2 * fromEnd} and limit ${fromEnd} for the lines before them]`;
+  }
+  return result;
+}
+
+/** The last lines of a file that reports no size (such as those in /proc): counts its lines, then reads them. */
+async function readLastLinesOfUnsizedFile(file: OpenFile, bytesRead: number, fromEnd: number, limit: number): Promise<TextReadResult> {
+  const totalLines = await scanLines(file, bytesRead, Infinity, undefined);
+  if (totalLines === 0) return emptyFile(file.path);
+  const again = await file.readAt(file.scan.buffer, 0, SCAN_BUFFER_BYTES, 0);
+  const collector = new LineCollector(limit);
+  const startLine = Math.max(1, totalLines - fromEnd + 1);
+  // The file may have changed between the two reads; the second one's count is the one shown.
+  return numberedLines(file.path, collector, startLine, await scanLines(file, again, startLine, collector));
+}
+
+/** Reads `length` bytes at `position` into the scan buffer (fewer if the file ends sooner); returns how many. */
+async function readFully(file: OpenFile, position: number, length: number): Promise<number> {
+  let got = 0;
+  while (got < length) {
+    const bytesRead = await file.readAt(file.scan.buffer, got, length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got;
+}
+
+function emptyFile(path: string): TextReadResult {
+  return { kind: 'text', path, text: '', startLine: 1, endLine: 0, totalLines: 0, note: '[the file is empty]' };
+}
+
+/** The answer for lines whose numbers are known, with a note saying which they are and how to go on. */
+function numberedLines(path: string, collector: LineCollector, startLine: number, totalLines: number): TextReadResult {
+  const endLine = startLine + collector.lines - 1;
+  const result: TextReadResult = { kind: 'text', path, text: collector.text(), startLine, endLine, totalLines };
+  if (collector.cutAt !== undefined) {
+    result.note =
+      `[line ${endLine} of ${totalLines} is longer than the ${READ_MAX_TEXT_BYTES / 1024} KiB cap: only its beginning is shown. ` +
+      `Read the rest of it with encoding "base64" and offset ${collector.cutAt} (a 0-based byte offset)` +
+      (endLine < totalLines ? `, or the next lines with offset ${endLine + 1}]` : ']');
   } else if (startLine > 1 || endLine < totalLines) {
     const more = endLine < totalLines ? `; call read with offset ${endLine + 1} to continue` : '';
-    const why = hitByteCap ? ` (stopped at the ${READ_MAX_TEXT_BYTES / 1024} KiB cap)` : '';
+    const why = collector.hitByteCap ? ` (stopped at the ${READ_MAX_TEXT_BYTES / 1024} KiB cap)` : '';
     result.note = `[lines ${startLine}-${endLine} of ${totalLines}${why}${more}]`;
   }
   return result;
 }
 
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
 async function readBytes(readAt: ReadAt, path: string, size: number, input: ReadInput, detected: boolean): Promise<BinaryReadResult> {
   const offset = input.offset ?? 0;
+  if (offset < 0) {
+    throw new MachineError(
+      'invalid_input',
+      `A negative offset counts lines from the end, which only text has; ${path} is read as base64, where offset is a 0-based byte ` +
+        `(it is ${size} bytes long${size >= -offset ? `: offset ${size + offset} gives its last ${-offset} bytes` : ''}).`,
+    );
+  }
   if (offset > size) {
     throw new MachineError('out_of_range', `offset ${offset} is past the end of ${path}, which is ${size} bytes long.`);
   }

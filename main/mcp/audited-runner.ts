@@ -4,6 +4,7 @@ import type { ToolRunner } from './tool-table.js';
 
 export interface AuditContext {
   caller: string;
+  client?: string;
   place?: string;
   /** The place's sandbox policy when the call runs (the owner may change it while a session is open). */
   policy?: () => Promise<PolicyKind>;
@@ -22,6 +23,7 @@ export function auditedRunner(record: (entry: AuditEntry) => void, context: Audi
     const entry = (outcome: AuditEntry['outcome'], error?: string): AuditEntry => ({
       tool,
       caller: context.caller,
+      ...(context.client !== undefined && { client: context.client }),
       ...(context.place !== undefined && { place: context.place }),
       ...(policy !== undefined && { policy }),
       ...(context.projectId !== undefined && { projectId: context.projectId }),

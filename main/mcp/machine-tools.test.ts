@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { CommandRunner } from '../machine/command-runner.js';
+import { machineTools } from './machine-tools.js';
+import type { ToolExtra } from './session-tool.js';
 
 // Every tool through the real agent endpoint: HTTP, auth, sessions and the audited runner.
 let dir: string;
@@ -59,6 +62,21 @@ async function waitFor<T>(get: () => Promise<T | undefined>, what: string): Prom
 }
 
 describe('machine tools over MCP', () => {
+  it('marks each machine tool always loaded, for clients that defer tools behind a search', async () => {
+    const { tools } = await client.listTools();
+    for (const name of ['read', 'write', 'edit', 'bash', 'skill']) {
+      assert.equal(tools.find((t) => t.name === name)?._meta?.['anthropic/alwaysLoad'], true, name);
+    }
+  });
+
+  it('tells the agent at initialize which machine, directory and place it works in, and when to use skill and manage_my_mcp_servers', () => {
+    const instructions = client.getInstructions() ?? '';
+    for (const part of [hostname(), process.cwd(), 'This machine', 'no MCP connections', 'skill tool', 'manage_my_mcp_servers']) {
+      assert.ok(instructions.includes(part), `missing ${part} in:\n${instructions}`);
+    }
+    assert.ok(Buffer.byteLength(instructions) < 1024);
+  });
+
   it('lists the five tools, each with annotations and a description stating its caps', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
@@ -84,6 +102,16 @@ describe('machine tools over MCP', () => {
     const result = await call('read', { path, offset: 2, limit: 1 });
     assert.equal(result.isError, undefined);
     assert.deepEqual(texts(result), ['two\n', '[lines 2-2 of 3; call read with offset 3 to continue]']);
+  });
+
+  it('read with a negative offset returns the last lines, and its description says so', async () => {
+    const { tools } = await client.listTools();
+    assert.match(tools.find((tool) => tool.name === 'read')!.description!, /negative offset counts from the end: offset -10 returns the last 10 lines/);
+    const path = join(dir, 'log.txt');
+    await writeFile(path, 'one\ntwo\nthree\nfour\n');
+    const result = await call('read', { path, offset: -2 });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(texts(result), ['three\nfour\n', '[lines 3-4 of 4]']);
   });
 
   it('read returns a small image as an image block, and other binary as base64 text', async () => {
@@ -152,6 +180,7 @@ describe('machine tools over MCP', () => {
     const result = await call('bash', { command: 'sleep 60', timeout: 0.5 });
     assert.match(texts(result)[0]!, /^ended by signal SIGTERM after .*\nTimed out after 0\.5s: the command and every process it started were stopped/);
     assert.equal(result.structuredContent?.['timedOut'], true);
+    assert.equal(result.isError, true);
     const lowered = await call('bash', { command: 'true', timeout: 100 });
     assert.match(texts(lowered)[0]!, /^exit code 0 after .*\nThe timeout was lowered to 30s, this server's maximum\./);
   });
@@ -196,6 +225,30 @@ describe('machine tools over MCP', () => {
     await waitFor(async () => ((await alive(pid)) ? undefined : true), 'the background job to die');
   });
 
+  it('bash answers a cancelled command with an error result', async () => {
+    // Over MCP a cancelled request gets no answer at all, so the tool is called as the session calls it.
+    const bash = machineTools({ skillsDir, commands: new CommandRunner({ maxTimeoutSeconds: 30 }) }).find((tool) => tool.definition.name === 'bash')!;
+    const controller = new AbortController();
+    const pending = bash.call({ command: 'sleep 30' }, { signal: controller.signal } as ToolExtra);
+    await sleep(200);
+    controller.abort();
+    const result = await pending;
+    assert.equal(result.isError, true);
+    assert.match(texts(result)[0]!, /^ended by signal SIGTERM after .*\nCancelled: the command and every process it started were stopped/);
+  });
+
+  it('manage_my_mcp_servers refuses an action without the argument it needs, with an error result', async () => {
+    const connect = await call('manage_my_mcp_servers', { action: 'connect' });
+    assert.equal(connect.isError, true);
+    assert.deepEqual(texts(connect), ['connect needs catalog: the id of a connector from the catalog.']);
+    const remove = await call('manage_my_mcp_servers', { action: 'remove' });
+    assert.equal(remove.isError, true);
+    assert.match(texts(remove)[0]!, /^remove needs name/);
+    const list = await call('manage_my_mcp_servers', { action: 'list' });
+    assert.equal(list.isError, undefined);
+    assert.match(texts(list)[0]!, /has no MCP connections yet/);
+  });
+
   it('skill returns the instructions, folder and bundled files; an unknown name lists the known ones', async () => {
     const result = await call('skill', { name: 'deploy' });
     assert.equal(
@@ -221,9 +274,9 @@ describe('machine tools over MCP', () => {
     await waitFor(async () => {
       const log = await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '');
       tools = new Set(log.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { tool: string }).tool));
-      return tools.size === 5 ? tools : undefined;
+      return tools.size === 6 ? tools : undefined;
     }, 'every tool in the audit log');
-    assert.deepEqual([...tools].sort(), ['bash', 'edit', 'read', 'skill', 'write']);
+    assert.deepEqual([...tools].sort(), ['bash', 'edit', 'manage_my_mcp_servers', 'read', 'skill', 'write']);
   });
 
   it('answers invalid arguments and unknown tools with a tool error that says what is wrong', async () => {
@@ -235,6 +288,14 @@ describe('machine tools over MCP', () => {
     const unknown = await call('rm', {});
     assert.equal(unknown.isError, true);
     assert.match(texts(unknown)[0]!, /no tool named "rm"/);
+  });
+
+  it("the README's tool table lists every tool the server offers", async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('| tool | what it does |'));
+    const listed = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]);
+    const { tools } = await client.listTools();
+    assert.deepEqual(listed.sort(), tools.map((tool) => tool.name).sort());
   });
 
   it('publishes JSON Schema inputs with the required fields', async () => {

@@ -9,7 +9,7 @@ import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, re
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
 import type { PlaceSandbox } from '../machine/sandbox/place-sandbox.js';
 import { writeFile } from '../machine/write.js';
-import { defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
+import { ALWAYS_LOAD, defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
 
 export interface MachineToolDeps {
   skillsDir: string;
@@ -23,7 +23,7 @@ export interface MachineToolDeps {
 
 const KiB = 1024;
 
-/** The machine's own tools: read, write, edit, bash, skill. */
+/** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
 export function machineTools(deps: MachineToolDeps): SessionTool[] {
   const max = deps.commands.maxTimeoutSeconds;
   // Under place or strict, the file tools work on the real path the policy allowed (links resolved).
@@ -39,16 +39,23 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       description:
         `Read a file on this machine. path is absolute or relative to the server's working directory (resource://cwd). ` +
         `Text comes back exactly as in the file; offset/limit count lines (offset 1-based, default the first ${READ_DEFAULT_LINE_LIMIT} lines), ` +
+        `and a negative offset counts from the end: offset -10 returns the last 10 lines (like tail -n 10), found by reading back from the end ` +
+        `of the file, so it is fast on files of any size (line numbers are given when known). ` +
         `at most ${READ_MAX_TEXT_BYTES / KiB} KiB per call, and a note after the text says which lines were returned and the offset to continue from. ` +
         `A file that is not text (NUL bytes or invalid UTF-8), or any file read with encoding "base64", comes back as base64 with offset/limit in bytes ` +
         `(offset 0-based), at most ${READ_MAX_BINARY_BYTES / KiB} KiB of the file per call; png, jpeg, gif and webp images that fit come back as images. ` +
         `To list a directory or search files, use bash (ls, find, grep).`,
       input: {
         path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
-        offset: z.number().int().min(0).optional().describe('Text: first line to return, 1-based. Base64: first byte, 0-based.'),
+        offset: z
+          .number()
+          .int()
+          .optional()
+          .describe('Text: first line to return, 1-based; negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based.'),
         limit: z.number().int().min(1).optional().describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
         encoding: z.enum(['text', 'base64']).optional().describe('Force text or base64; by default text unless the file is binary.'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       handler: (args) => asToolResult(async () => readAnswer(await readFile({ ...args, path: await allowed(args.path, 'read') }))),
     }),
@@ -64,6 +71,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         content: z.string().describe('The new content: text, or base64 when encoding is "base64".'),
         encoding: z.enum(['text', 'base64']).optional().describe('"base64" when content is base64-encoded bytes; default "text" (UTF-8).'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
@@ -93,6 +101,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
           .min(1)
           .describe('One or more replacements, applied in order.'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
@@ -107,7 +116,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       description:
         `Run a command with bash -c on this machine, in the server's working directory (resource://cwd) unless the command cd's elsewhere; ` +
         `nothing is read from stdin. timeout is in seconds: default ${defaultTimeout}, at most ${max}. ` +
-        `On timeout or cancellation the command and every process it started are stopped. The answer gives the exit code, stdout and stderr ` +
+        `On timeout or cancellation the command and every process it started are stopped, and the answer is an error. ` +
+        `The answer starts with the exit code (a non-zero exit is a normal answer), then gives stdout and stderr ` +
         `separately; each stream returns at most its first ${BASH_OUTPUT_HEAD_BYTES / KiB} KiB and last ${BASH_OUTPUT_TAIL_BYTES / KiB} KiB, ` +
         `the middle elided, with the full output saved to a file you can read or grep. tty: true runs it in a pseudo-terminal ` +
         `(for programs that need one; stdout and stderr then come merged). For long-running servers, start them in the background ` +
@@ -129,6 +139,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         stdoutFullOutputPath: z.string().optional(),
         stderrFullOutputPath: z.string().optional(),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       handler: (args, extra) =>
         asToolResult(async () => {
@@ -149,6 +160,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       input: {
         name: z.string().min(1).describe('The skill name, as listed in resource://skills.'),
       },
+      _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       handler: (args) => asToolResult(async () => text(skillAnswer(await loadSkill(deps.skillsDir, args.name)))),
     }),
@@ -252,7 +264,10 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   };
   if (result.stdout.fullOutputPath) structuredContent['stdoutFullOutputPath'] = result.stdout.fullOutputPath;
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
-  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent };
+  // A command that was stopped before it finished did not do its job: an error, whatever it printed.
+  // A non-zero exit is the command's own answer, not a failure of the call.
+  const stopped = result.timedOut || result.cancelled || result.serverStopped;
+  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 
 function section(label: string, output: CapturedOutput): string {

@@ -14,18 +14,18 @@ export function manageConnectionsTool(place: Place, person: string, connections:
     name: 'manage_my_mcp_servers',
     title: 'Manage this place\'s MCP connections',
     description:
-      `List, connect or remove the MCP connections of ${place.label}, the place this session works in. ` +
+      `List, connect, test or remove the MCP connections of ${place.label}, the place this session works in. ` +
       'Each connection uses the login of the person who added it, and everyone who uses this place uses it as that person. ' +
-      'list: every connection with whose login it uses and whether it works now. ' +
+      'list: every connection with whose login it uses and whether it works now (its server is asked), and if not, why. ' +
       'connect: add a connector from the catalog by its id (catalog), with secret naming a secret of this place that holds the API key when the connector needs one; ' +
-      'then it is tried at once. remove: remove a connection by its name (as list shows it; owner when several people added the same one). ' +
+      'then it is tried at once. test: ask a connection\'s server again now, by name. remove: remove a connection by its name (as list shows it; owner when several people added the same one). ' +
       'Adding and removing need edit rights on the place. The tools of a connection appear as <name>__<tool>.',
     input: {
-      action: z.enum(['list', 'connect', 'remove']),
+      action: z.enum(['list', 'connect', 'test', 'remove']),
       catalog: z.string().optional().describe('connect: the catalog id of the connector, e.g. "linear".'),
       secret: z.string().optional().describe('connect: the name of this place\'s secret that holds the API key, for connectors that need one.'),
-      name: z.string().optional().describe('remove: the connection name, e.g. "u1a2b3c4d__linear".'),
-      owner: z.string().optional().describe('remove: whose connection, when several people added the same server.'),
+      name: z.string().optional().describe('test, remove: the connection name, e.g. "u1a2b3c4d__linear".'),
+      owner: z.string().optional().describe('test, remove: whose connection, when several people added the same server.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     handler: (args) =>
@@ -37,9 +37,9 @@ export function manageConnectionsTool(place: Place, person: string, connections:
             return list.map(describe).join('\n');
           }
           case 'connect': {
-            if (!args.catalog) return 'connect needs catalog: the id of a connector from the catalog.';
+            if (!args.catalog) throw new MissingArgument('connect needs catalog: the id of a connector from the catalog.');
             const added = await connections.add(person, place, { catalog: args.catalog, ...(args.secret && { secret: args.secret }) });
-            if (added.state !== 'connected' && added.state !== 'sign-in') return `Added ${describe(added)}`;
+            if (added.state !== 'connected' && added.state !== 'sign-in') return `Added ${added.displayName} as ${added.name}, but it does not work yet (${added.state}): ${added.reason}`;
             try {
               const connected = await connections.connect(person, place, added.name);
               if ('authorizationUrl' in connected) {
@@ -52,8 +52,12 @@ export function manageConnectionsTool(place: Place, person: string, connections:
               return `Added ${added.displayName} as ${added.name}, but it could not connect yet: ${known.message}`;
             }
           }
+          case 'test': {
+            if (!args.name) return 'test needs name: the connection name as list shows it.';
+            return describe(await connections.test(person, place, args.name, args.owner));
+          }
           case 'remove': {
-            if (!args.name) return 'remove needs name: the connection name as list shows it.';
+            if (!args.name) throw new MissingArgument('remove needs name: the connection name as list shows it (action "list").');
             const removed = await connections.remove(person, place, args.name, args.owner);
             return `Removed ${removed.displayName} (${removed.name}, ${removed.ownerName}'s login) from ${place.label}; its login was deleted.`;
           }
@@ -62,10 +66,14 @@ export function manageConnectionsTool(place: Place, person: string, connections:
   });
 }
 
+/** The action was called without an argument it needs: the call is refused and changes nothing. */
+class MissingArgument extends Error {}
+
 async function answer(fn: () => Promise<string>): Promise<CallToolResult> {
   try {
     return { content: [{ type: 'text', text: await fn() }] };
   } catch (error) {
+    if (error instanceof MissingArgument) return toolError(error.message);
     const known = userError(error);
     if (known) return toolError(known.message);
     throw error;
@@ -73,6 +81,6 @@ async function answer(fn: () => Promise<string>): Promise<CallToolResult> {
 }
 
 function describe(c: ConnectionView): string {
-  const state = c.state === 'connected' ? 'connected' : `${c.state}: ${c.reason}`;
+  const state = c.state === 'connected' ? `connected (${c.tools ?? 0} tools, checked ${c.checkedAt ?? 'now'})` : `${c.state}: ${c.reason}`;
   return `${c.name}: ${c.displayName}, ${c.ownerName}'s login, ${state}`;
 }

@@ -1,32 +1,44 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Gateway } from '../connections/gateway/gateway.js';
-import { UpstreamUnavailableError, type UpstreamProgress } from '../connections/gateway/upstream-connection.js';
+import type { ConnectionHealth } from '../connections/gateway/connection-health.js';
+import { UpstreamUnavailableError, type UpstreamProgress, type UpstreamTool } from '../connections/gateway/upstream-connection.js';
 import type { PlaceConnections } from '../connections/place-connections.js';
 import { gatewayToolName, isPersonalShapedName } from '../connections/store/naming.js';
 import type { PlaceConnection } from '../connections/store/connection-store.js';
 import type { Place } from '../places/place-root.js';
+import { searchHint } from '../connections/tool-search/search-hint.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
 import type { ToolSource } from './tool-table.js';
+import { waitAtMost } from '../connections/gateway/wait-at-most.js';
+
+/** Read by clients with a tool search of their own (Claude Code) to find a deferred tool. */
+const SEARCH_HINT_KEY = 'anthropic/searchHint';
 
 export interface PlaceToolsDeps {
   connections: PlaceConnections;
   gateway: Gateway;
+  health: ConnectionHealth;
+  /** What the catalog says a connector does, for the tools' search hints. */
+  catalogDescription: (catalogId: string) => string | undefined;
   /** Told once per connection and cause when an upstream's tools cannot be listed. */
   report: (message: string) => void;
 }
 
+/** How long tools/list waits for the first check of a connection never checked before answering without it. */
+const FIRST_CHECK_WAIT_MS = 700;
+
 /**
  * The tools of a place's usable connections, as `<server>__<tool>`. Usability (the adder can still
- * edit the place, the credentials exist) is checked on every list and every call.
+ * edit the place, the credentials exist) is checked on every list and every call; whether the
+ * server works is its measured health, never asked here: a connection whose last check failed
+ * has no tools (its re-checks run on their own, with backoff), and one being checked again keeps
+ * its last good list. Only a connection never checked is waited for, briefly, so tools/list
+ * answers within a second whatever the servers do; sessions hear when tools come or go.
  */
 export class PlaceTools implements ToolSource {
   private readonly reported = new Set<string>();
-  /**
-   * Each connection's tools as last listed, with the record and upstream list they were made from:
-   * reused while both are the same (every call looks its tool up), kept while an upstream fails for
-   * a moment, so that calls say why.
-   */
-  private readonly lastKnown = new Map<string, { connection: PlaceConnection; upstream: readonly Tool[]; tools: SessionTool[] }>();
+  /** Each connection's tools as last made, with the upstream list they were made from (every call looks its tool up). */
+  private readonly made = new Map<string, { connection: PlaceConnection; upstream: readonly UpstreamTool[]; tools: SessionTool[] }>();
 
   constructor(
     private readonly place: Place,
@@ -35,40 +47,48 @@ export class PlaceTools implements ToolSource {
 
   async tools(): Promise<SessionTool[]> {
     const usable = await this.deps.connections.usable(this.place);
-    const lists = await Promise.all(usable.map((connection) => this.toolsOf(connection)));
-    return lists.flat();
+    const first = usable.filter((c) => !this.deps.health.health(c).last).map((c) => this.deps.health.check(c));
+    if (first.length) await waitAtMost(Promise.all(first), FIRST_CHECK_WAIT_MS);
+    return usable.flatMap((connection) => this.toolsOf(connection));
   }
 
-  explainUnknown(name: string): string | undefined {
+  async explainUnknown(name: string): Promise<string | undefined> {
     if (!isPersonalShapedName(name)) return undefined;
+    const server = /^(u[0-9a-f]{8}__[a-z0-9-]+)__/.exec(name)?.[1];
+    const known = server ? await this.deps.connections.stateOf(this.place, server) : undefined;
+    if (known && known.state !== 'connected') {
+      return `errPlaceMCPUnavailable: "${name}" belongs to the connection "${known.displayName}" of ${this.place.label}, which does not work now (${known.state}): ${known.reason ?? ''}`.trim();
+    }
     return (
       `errPlaceMCPUnavailable: "${name}" is not a tool of any MCP connection of ${this.place.label} that works now. ` +
       'It may belong to another place, have been removed, or be paused; list the tools, or use manage_my_mcp_servers to see this place\'s connections.'
     );
   }
 
-  private async toolsOf(connection: PlaceConnection): Promise<SessionTool[]> {
+  private toolsOf(connection: PlaceConnection): SessionTool[] {
     const key = `${connection.storeId}/${connection.name}`;
-    const known = this.lastKnown.get(key);
-    let upstream;
-    try {
-      upstream = await this.deps.gateway.upstream(connection).tools();
-    } catch (error) {
-      // One broken upstream affects only its own tools; the agent still gets everything else.
-      const message = (error as Error).message;
-      if (!this.reported.has(message)) {
-        this.reported.add(message);
-        this.deps.report(message);
+    const last = this.deps.health.health(connection).last;
+    if (last?.kind !== 'ok') {
+      if (last && !this.reported.has(last.reason)) {
+        this.reported.add(last.reason);
+        this.deps.report(last.reason);
       }
-      return known?.tools ?? [];
+      return [];
     }
     this.reported.clear();
-    if (known?.connection === connection && known.upstream === upstream) return known.tools;
-    const tools = upstream.map((tool) => ({
-      definition: { ...tool, name: gatewayToolName(connection.name, tool.name) } as Tool,
-      call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
-    }));
-    this.lastKnown.set(key, { connection, upstream, tools });
+    const made = this.made.get(key);
+    if (made?.connection === connection && made.upstream === last.tools) return made.tools;
+    const hint = searchHint(connection.displayName, this.deps.catalogDescription(connection.catalogId));
+    // A server that lists one name twice gets it passed on once (the first), as names must be unique.
+    const seen = new Set<string>();
+    const tools = last.tools
+      .filter((tool) => !seen.has(tool.name) && seen.add(tool.name))
+      .map((tool) => ({
+        definition: { ...tool, name: gatewayToolName(connection.name, tool.name), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
+        service: hint,
+        call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
+      }));
+    this.made.set(key, { connection, upstream: last.tools, tools });
     return tools;
   }
 
@@ -96,3 +116,4 @@ function progressRelay(extra: ToolExtra): ((progress: UpstreamProgress) => void)
       .catch(() => {});
   };
 }
+

@@ -7,6 +7,8 @@ export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** A tool as one MCP session offers it: its wire definition and how to call it. */
 export interface SessionTool {
   definition: Tool;
+  /** A connection tool's service: its name and what it does, for tool search. */
+  service?: string;
   /** `args` as the client sent them; the tool validates them. */
   call(args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult>;
 }
@@ -18,6 +20,7 @@ export interface LocalToolSpec<I extends z.ZodRawShape> {
   input: I;
   output?: z.ZodRawShape;
   annotations: NonNullable<Tool['annotations']>;
+  _meta?: Tool['_meta'];
   handler: (args: z.infer<z.ZodObject<I>>, extra: ToolExtra) => Promise<CallToolResult>;
 }
 
@@ -31,6 +34,7 @@ export function defineTool<I extends z.ZodRawShape>(spec: LocalToolSpec<I>): Ses
     inputSchema: jsonSchemaOf(input) as Tool['inputSchema'],
     ...(spec.output && { outputSchema: jsonSchemaOf(z.object(spec.output)) as Tool['outputSchema'] }),
     annotations: spec.annotations,
+    ...(spec._meta && { _meta: spec._meta }),
   };
   return {
     definition,
@@ -43,6 +47,12 @@ export function defineTool<I extends z.ZodRawShape>(spec: LocalToolSpec<I>): Ses
     },
   };
 }
+
+/**
+ * Asks clients that defer tools behind their own tool search (Claude Code) to load this one on
+ * every turn; other clients ignore the key.
+ */
+export const ALWAYS_LOAD: NonNullable<Tool['_meta']> = { 'anthropic/alwaysLoad': true };
 
 export function toolError(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };

@@ -7,7 +7,8 @@ import { sendJson } from '../http/send-json.js';
 import { DirectToolCalls } from './direct-tool-calls.js';
 import { toolCallOf } from './tool-table.js';
 
-interface Session {
+interface Session<C> {
+  caller: C;
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   /** Answers tools/call itself (absent for a server without a tool table). */
@@ -33,7 +34,7 @@ export interface McpSessionsOptions<C> {
  * session's tools/call requests are answered by DirectToolCalls, everything else by the SDK transport.
  */
 export class McpSessions<C> {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<string, Session<C>>();
   /** POST responses still being written; shutdown lets them finish so callers get their results. */
   private readonly inflight = new Set<Promise<void>>();
   private readonly sweeper: NodeJS.Timeout;
@@ -81,7 +82,7 @@ export class McpSessions<C> {
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
         direct = call && new DirectToolCalls(id, server, call);
-        const session: Session = { transport, server, direct, owner, lastActivity: this.now(), open: 0 };
+        const session: Session<C> = { caller, transport, server, direct, owner, lastActivity: this.now(), open: 0 };
         this.sessions.set(id, session);
         this.track(session, res);
       },
@@ -97,7 +98,7 @@ export class McpSessions<C> {
     if (!transport.sessionId) await server.close();
   }
 
-  private track(session: Session, res: ServerResponse): void {
+  private track(session: Session<C>, res: ServerResponse): void {
     session.open += 1;
     session.lastActivity = this.now();
     const done = new Promise<void>((resolve) =>
@@ -115,6 +116,14 @@ export class McpSessions<C> {
     const cutoff = this.now() - this.options.idleTimeoutMs;
     const idle = [...this.sessions.values()].filter((s) => s.open === 0 && s.lastActivity < cutoff);
     await Promise.all(idle.map((s) => s.transport.close()));
+  }
+
+  /** Ends at once the sessions whose caller `test` picks (a client whose access was revoked). */
+  async closeWhere(test: (caller: C) => boolean | Promise<boolean>): Promise<number> {
+    const doomed: Session<C>[] = [];
+    for (const session of [...this.sessions.values()]) if (await test(session.caller)) doomed.push(session);
+    await Promise.all(doomed.map((s) => s.transport.close()));
+    return doomed.length;
   }
 
   /** Ends every session, after giving requests in progress up to `graceMs` to send their answers. */

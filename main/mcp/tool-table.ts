@@ -10,7 +10,7 @@ export type ToolRunner = (tool: string, extra: ToolExtra, fn: () => Promise<Call
 export interface ToolSource {
   tools(): Promise<SessionTool[]>;
   /** The answer for a name that is not among the tools, when this source knows why. */
-  explainUnknown?(name: string): string | undefined;
+  explainUnknown?(name: string): Promise<string | undefined>;
 }
 
 /**
@@ -31,7 +31,8 @@ export function installToolTable(server: McpServer, fixed: SessionTool[], source
     const { name, arguments: args } = request.params;
     const tool = byName.get(name) ?? (await findIn(sources, name));
     if (!tool) {
-      const reason = sources.map((source) => source.explainUnknown?.(name)).find(Boolean);
+      const reasons = await Promise.all(sources.map((source) => source.explainUnknown?.(name)));
+      const reason = reasons.find(Boolean);
       return toolError(reason ?? `There is no tool named "${name}". List the tools to see what this server offers.`);
     }
     return run(name, extra, () => tool.call(args, extra));

@@ -5,11 +5,9 @@ import { enableResourceSubscriptions, type ChangeSource } from './resource-subsc
 import type { SessionTool } from './session-tool.js';
 import { installToolTable, type ToolRunner, type ToolSource } from './tool-table.js';
 
-const INSTRUCTIONS = `This server is a real machine, with full access under the account that runs it.
-Use read, write and edit for files (paths absolute or relative to resource://cwd) and bash for everything else: listing, searching, moving, deleting, building, running.
-Skills: resource://skills lists them; the skill tool loads one's instructions and the paths of its files, which you then read.`;
-
 export interface WorkspaceServerDeps {
+  /** What the agent is told at initialize (see session-instructions.ts). */
+  instructions: string;
   skillsDir: string;
   /** Tells when the skill catalog changed, for sessions subscribed to resource://skills. */
   skillsChanged: ChangeSource;
@@ -25,7 +23,7 @@ export interface WorkspaceServerDeps {
 export function createWorkspaceServer(deps: WorkspaceServerDeps): McpServer {
   const server = new McpServer(
     { name: PRODUCT_NAME, version: VERSION },
-    { capabilities: { tools: { listChanged: true }, resources: {}, logging: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: true }, resources: {}, logging: {} }, instructions: deps.instructions },
   );
   installToolTable(server, deps.tools, deps.sources, deps.run);
   registerMachineResources(server, { skillsDir: deps.skillsDir });

@@ -96,8 +96,8 @@ describe('KeychainSecretStore without a usable keychain', () => {
       `import { register } from 'node:module';
        register('data:text/javascript,' + encodeURIComponent(
          'export async function resolve(specifier, context, next) { if (specifier === "keytar") throw new Error("keytar.node: invalid ELF header"); return next(specifier, context); }'));
-       const { openSecretStore } = await import(${moduleUrl('open-secret-store.ts')});
-       const store = openSecretStore({ stateDir: '/nonexistent', env: {} });
+       const { KeychainSecretStore } = await import(${moduleUrl('keychain-store.ts')});
+       const store = new KeychainSecretStore({ service: 'never-used' });
        try { await store.get('a'); console.log(JSON.stringify('succeeded')); }
        catch (error) { console.log(JSON.stringify({ name: error.name, message: error.message })); }`,
     );

@@ -1,7 +1,15 @@
-import type * as KeytarModule from 'keytar';
 import { checkAccount, checkPrefix, checkValue, SecretStoreError, SecretStoreUnavailableError, type SecretStore } from './secret-store.js';
 
-export type Keytar = Pick<typeof KeytarModule, 'getPassword' | 'setPassword' | 'deletePassword' | 'findCredentials'>;
+/** The part of keytar used here, declared locally so the app builds where keytar is not installed. */
+export interface Keytar {
+  getPassword(service: string, account: string): Promise<string | null>;
+  setPassword(service: string, account: string, password: string): Promise<void>;
+  deletePassword(service: string, account: string): Promise<boolean>;
+  findCredentials(service: string): Promise<Array<{ account: string; password: string }>>;
+}
+
+// A variable, not a literal: the type checker must not require the optional module to be installed.
+const KEYTAR = 'keytar';
 
 export const KEYCHAIN_SERVICE = 'persona-mcp-workspace';
 
@@ -103,7 +111,7 @@ function checkCallerAccount(account: string): void {
 
 async function importKeytar(): Promise<Keytar> {
   // keytar is CommonJS: its functions are on the default export.
-  const module = await import('keytar');
+  const module = (await import(KEYTAR)) as { default: Keytar };
   return module.default;
 }
 

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { processAlive } from './process-alive.js';
+
+/** `.<name>.<pid>-<random>.tmp`: the writer's pid tells whether a temp file was left by a crash. */
+const TEMP_NAME = /^\..+\.([1-9][0-9]*)-[0-9a-f]{12}\.tmp$/;
 
 /**
  * Replaces `path` with `data` so that a reader (or a crash) sees either the old file or the new
@@ -8,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: { mode?: number } = {}): Promise<void> {
   const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = join(dir, `.${basename(path)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', options.mode ?? 0o666);
   try {
     await handle.writeFile(data);
@@ -41,4 +45,27 @@ async function syncDir(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Deletes the temp files in `dir` that writers which have died left behind (a crash between
+ * writing and renaming); a live writer's temp file is left alone. Returns the names removed.
+ */
+export async function removeCrashTemps(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  const removed: string[] = [];
+  for (const name of names) {
+    const pid = TEMP_NAME.exec(name)?.[1];
+    if (pid === undefined || processAlive(Number(pid))) continue;
+    await unlink(join(dir, name)).then(
+      () => removed.push(name),
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      },
+    );
+  }
+  return removed;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { open, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processAlive } from './process-alive.js';
 
 export interface FileLockOptions {
   /** A lock older than this is taken over even if its holder seems alive (default 10 s). */
@@ -114,7 +115,7 @@ async function look(lockPath: string): Promise<Seen | undefined> {
 function isStale(seen: Seen, staleMs: number): boolean {
   if (seen.ageMs > staleMs) return true;
   // A pid only means something on its own host; an unfinished (empty) lock only ages out.
-  return seen.holder !== undefined && seen.holder.host === hostname() && !isAlive(seen.holder.pid);
+  return seen.holder !== undefined && seen.holder.host === hostname() && !processAlive(seen.holder.pid);
 }
 
 /**
@@ -152,14 +153,4 @@ function parseHolder(text: string): Holder | undefined {
   if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return undefined;
   if (typeof host !== 'string' || typeof token !== 'string') return undefined;
   return { pid, host, token };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

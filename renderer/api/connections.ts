@@ -14,8 +14,8 @@ export function placeConnectionsQuery(root: string, options: { polling: boolean 
     queryKey: ['place-connections', root],
     queryFn: () => api<PlaceConnections>('GET', `/mcp/place${query({ workspace_path: root })}`),
     refetchOnWindowFocus: 'always',
-    // While a sign-in is open in the browser, the list updates by itself when it finishes.
-    refetchInterval: options.polling ? 2500 : false,
+    // While a sign-in is open in the browser, or a server is being asked, the list updates by itself when it finishes.
+    refetchInterval: (q) => (options.polling || q.state.data?.connections.some((c) => c.state === 'checking') ? 1500 : false),
   });
 }
 
@@ -48,6 +48,10 @@ export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =
 /** A sign-in group's "Connect N services": one chain of sign-ins in one browser window. */
 export const connectConnections = (root: string, names: string[]) =>
   api<{ connections: Connection[]; signIns: { name: string; authorizationUrl: string }[]; authorizationUrl?: string }>('POST', `/mcp/place/connect${query({ workspace_path: root })}`, { names, open_browser: false });
+
+/** Test: the server is asked now, with the connection's credentials. */
+export const testConnection = (root: string, connection: Connection) =>
+  api<{ connection: Connection }>('POST', `/mcp/place/${encodeURIComponent(connection.name)}/test${query({ workspace_path: root, owner: connection.owner })}`);
 
 export const removeConnection = (root: string, connection: Connection) =>
   api<{ removed: boolean }>('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`);

@@ -10,7 +10,8 @@ export interface Place {
   canEdit: boolean;
 }
 
-export type ConnectionState = 'connected' | 'paused' | 'needs-secret' | 'sign-in';
+/** Measured by asking the server (connected, checking, sign-in, key-refused, unreachable, not-mcp) or known without asking. */
+export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'paused' | 'needs-secret';
 
 export interface Connection {
   name: string;
@@ -28,6 +29,12 @@ export interface Connection {
   secretName?: string;
   state: ConnectionState;
   reason?: string;
+  /** Connected: how many tools its server lists. */
+  tools?: number;
+  /** When its server was last asked (ISO time). */
+  checkedAt?: string;
+  /** A failing server is asked again on its own at this time (ISO). */
+  nextCheckAt?: string;
   canRemove: boolean;
   addedAt: string;
 }
@@ -36,8 +43,6 @@ export interface Connection {
 export interface PlacePolicy {
   kind: 'machine' | 'place' | 'strict';
   folders: string[];
-  /** Only the person who runs the app changes a policy. */
-  canChange: boolean;
   /** Why this machine cannot sandbox the place's agents (they are refused meanwhile). */
   problem?: string;
 }

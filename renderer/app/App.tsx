@@ -1,11 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { ApiError } from '../api/client';
 import { placesQuery } from '../api/connections';
 import { AgentAccessSection } from '../features/access/AgentAccessSection';
 import { PlaceMcpSection } from '../features/connections/PlaceMcpSection';
 import { ServerSection } from '../features/server/ServerSection';
 import { SkillsSection } from '../features/skills/SkillsSection';
 import { ErrorNote } from '../ui/ErrorNote';
+import { closeOnEscape } from '../ui/keyboard';
 import { SECTIONS, sectionOf, type SectionId } from './sections';
 
 const PLACE_KEY = 'persona.place';
@@ -17,15 +19,40 @@ export function App() {
   const list = places.data?.places ?? [];
   const place = list.find((p) => p.root === root) ?? list[0];
   const section = useSection();
+  // Below 640 px the sections fold into a menu; it closes when a section is chosen.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [section]);
+  const closeMenu = () => {
+    setMenuOpen(false);
+    document.getElementById('menu-button')?.focus();
+  };
 
   useEffect(() => {
     if (place) writePlace(place.root);
   }, [place]);
 
+  if (places.error instanceof ApiError && places.error.status === 401) return <SignedOut message={places.error.message} />;
+
   return (
     <div className="frame">
-      <nav className="rail" aria-label="Place and sections">
-        <div className="brand">Persona Workspace</div>
+      {/* The hash names the section, so the link moves focus itself instead of changing it. */}
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
+      <nav className="rail" aria-label="Place and sections" data-menu={menuOpen ? 'open' : 'closed'} onKeyDown={menuOpen ? closeOnEscape(closeMenu) : undefined}>
+        <div className="rail-top">
+          <div className="brand">Persona Workspace</div>
+          <button type="button" id="menu-button" className="button menu-button" aria-expanded={menuOpen} aria-controls="sections-menu" onClick={() => setMenuOpen((open) => !open)}>
+            Menu
+          </button>
+        </div>
         {/* The place picker belongs to Connections: the other screens are the machine's. */}
         {section === 'connections' && (
           <>
@@ -52,7 +79,7 @@ export function App() {
             )}
           </>
         )}
-        <ul className="sections">
+        <ul className="sections" id="sections-menu">
           {SECTIONS.map((s) => (
             <li key={s.id}>
               <a href={`#${s.id}`} aria-current={s.id === section ? 'page' : undefined} className="section-link">
@@ -62,7 +89,7 @@ export function App() {
           ))}
         </ul>
       </nav>
-      <main className="content" id="main">
+      <main className="content" id="main" tabIndex={-1}>
         {section === 'skills' ? (
           <SkillsSection />
         ) : section === 'access' ? (
@@ -80,6 +107,17 @@ export function App() {
         )}
       </main>
     </div>
+  );
+}
+
+/** Without the login cookie (a bookmarked or copied address): what this is and how to get in. */
+function SignedOut({ message }: { message: string }) {
+  return (
+    <main className="signed-out" id="main">
+      <h1>Signed out</h1>
+      <p>{message}</p>
+      <p className="muted">In the desktop app, open the window from the tray icon instead.</p>
+    </main>
   );
 }
 

@@ -26,6 +26,16 @@ export class UpstreamAnswerError extends Error {
   override readonly name = 'UpstreamAnswerError';
 }
 
+/** The upstream answered a forwarded call with an HTTP error status; for 401/403, with its challenge. */
+export class UpstreamStatusError extends StreamableHTTPError {
+  constructor(
+    status: number,
+    readonly challenge: string | undefined,
+  ) {
+    super(status, `HTTP ${status}`);
+  }
+}
+
 /** The open upstream session a forwarded call goes out on. */
 export interface ForwardSession {
   /** How a request reaches the session's endpoint (see upstream-post.ts). */
@@ -113,7 +123,7 @@ class Exchange {
     if (answer.status < 200 || answer.status > 299) {
       await answer.discard();
       // 404 on a request with a session id: the upstream ended the session (UpstreamConnection opens a new one).
-      throw new StreamableHTTPError(answer.status, `HTTP ${answer.status}`);
+      throw new UpstreamStatusError(answer.status, answer.challenge);
     }
     if (answer.contentType === 'application/json') {
       let text = '';

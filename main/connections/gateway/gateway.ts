@@ -1,6 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { PlaceConnection } from '../store/connection-store.js';
-import { UpstreamConnection } from './upstream-connection.js';
+import { UpstreamConnection, type UpstreamUnavailableError } from './upstream-connection.js';
 
 export interface GatewayOptions {
   timeoutMs: number;
@@ -15,7 +15,8 @@ export interface GatewayOptions {
 /** The pool of upstream clients: one per connection, made on first use, replaced when its record changes. */
 export class Gateway {
   private readonly pool = new Map<string, { connection: UpstreamConnection; fingerprint: string }>();
-  private readonly listeners = new Set<(root: string) => void>();
+  private readonly listeners = new Set<(connection: PlaceConnection) => void>();
+  private readonly failureListeners = new Set<(connection: PlaceConnection, error: UpstreamUnavailableError) => void>();
 
   constructor(private readonly options: GatewayOptions) {}
 
@@ -28,12 +29,16 @@ export class Gateway {
     const upstream = new UpstreamConnection(
       { name: connection.name, displayName: connection.displayName, url: connection.url, transport: connection.transport },
       {
+        credentials: connection.auth.kind,
         timeoutMs: this.options.timeoutMs,
         allowPrivateNetwork: this.options.allowPrivateNetwork,
         headers: () => this.options.credentials(connection),
         ...(connection.auth.kind === 'oauth' && { signedFetch: (base: FetchLike) => this.options.signedFetch(connection, base) }),
         onToolsChanged: () => {
-          for (const listener of this.listeners) listener(connection.root);
+          for (const listener of this.listeners) listener(connection);
+        },
+        onFailure: (error) => {
+          for (const listener of this.failureListeners) listener(connection, error);
         },
       },
     );
@@ -49,10 +54,16 @@ export class Gateway {
     await pooled?.connection.close();
   }
 
-  /** An upstream of the place at `root` changed its tools. */
-  onToolsChanged(listener: (root: string) => void): () => void {
+  /** A connection's upstream said its tools changed. */
+  onToolsChanged(listener: (connection: PlaceConnection) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** A request to a connection's upstream failed because of the link or the server. */
+  onFailure(listener: (connection: PlaceConnection, error: UpstreamUnavailableError) => void): () => void {
+    this.failureListeners.add(listener);
+    return () => this.failureListeners.delete(listener);
   }
 
   async closeAll(): Promise<void> {
@@ -64,7 +75,7 @@ export class Gateway {
 
 /** What the upstream client is made from; records are shared and frozen, so each is worked out once. */
 const fingerprints = new WeakMap<PlaceConnection, string>();
-function fingerprintOf(connection: PlaceConnection): string {
+export function fingerprintOf(connection: PlaceConnection): string {
   let fingerprint = fingerprints.get(connection);
   if (fingerprint === undefined) fingerprints.set(connection, (fingerprint = JSON.stringify([connection.url, connection.transport, connection.auth])));
   return fingerprint;

@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
+import { startUpstream, type UpstreamFixture, type UpstreamMode } from '../../../e2e/fixtures/upstream-server.js';
 import { UpstreamConnection, UpstreamUnavailableError, type UpstreamProgress } from './upstream-connection.js';
 
 const KEY = { header: 'X-Api-Key', value: 'k-123' };
 
-function connect(upstream: UpstreamFixture, options: { timeoutMs?: number; onToolsChanged?: () => void; key?: string; allowPrivateNetwork?: boolean } = {}) {
+function connect(
+  upstream: UpstreamFixture,
+  options: { timeoutMs?: number; onToolsChanged?: () => void; onFailure?: (e: UpstreamUnavailableError) => void; key?: string; allowPrivateNetwork?: boolean } = {},
+) {
   return new UpstreamConnection(
     { name: 'u0123abcd__fixture', displayName: 'Fixture', url: upstream.url, transport: 'streamable-http' },
-    { allowPrivateNetwork: options.allowPrivateNetwork ?? true, headers: async () => ({ [KEY.header]: options.key ?? KEY.value }), timeoutMs: options.timeoutMs ?? 5_000, ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }) },
+    { credentials: 'header', allowPrivateNetwork: options.allowPrivateNetwork ?? true, headers: async () => ({ [KEY.header]: options.key ?? KEY.value }), timeoutMs: options.timeoutMs ?? 5_000, ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }), ...(options.onFailure && { onFailure: options.onFailure }) },
   );
 }
 
@@ -69,7 +72,10 @@ describe('UpstreamConnection', () => {
 
   it('names the connection and the cause when the upstream refuses the key', async () => {
     const conn = connect(upstream, { key: 'wrong' });
-    await assert.rejects(conn.tools(), (e: unknown) => e instanceof UpstreamUnavailableError && /"Fixture" \(u0123abcd__fixture\).*refused the credentials \(HTTP 401\)/.test(e.message));
+    await assert.rejects(
+      conn.tools(),
+      (e: unknown) => e instanceof UpstreamUnavailableError && e.problem === 'key-refused' && /"Fixture" \(u0123abcd__fixture\).*refused the API key \(HTTP 401\)/.test(e.message),
+    );
     await conn.close();
   });
 
@@ -113,6 +119,24 @@ describe('UpstreamConnection', () => {
     await conn.close();
   });
 
+  it('measures a fresh session and tools/list on check(), and reports each failure of the link once', async () => {
+    const failures: UpstreamUnavailableError[] = [];
+    const conn = connect(upstream, { timeoutMs: 1_000, onFailure: (e) => failures.push(e) });
+    await conn.tools();
+    const initializes = () => upstream.requests.filter((r) => r['mcp-session-id'] === undefined).length;
+    const before = initializes();
+    assert.equal((await conn.check()).length, 5);
+    assert.equal(initializes(), before + 1, 'check() opened a new session');
+    upstream.setMode('garbage');
+    try {
+      await assert.rejects(conn.check(), (e: unknown) => e instanceof UpstreamUnavailableError && e.problem === 'not-mcp');
+    } finally {
+      upstream.setMode('ok');
+    }
+    assert.deepEqual(failures.map((f) => f.problem), ['not-mcp']);
+    await conn.close();
+  });
+
   it('refetches its tools when the upstream says they changed', async () => {
     let changed = 0;
     const conn = connect(upstream, { onToolsChanged: () => (changed += 1) });
@@ -123,5 +147,84 @@ describe('UpstreamConnection', () => {
     assert.ok(changed > 0);
     assert.ok((await conn.tools()).some((t) => t.name === 'fresh_tool'));
     await conn.close();
+  });
+});
+
+describe('UpstreamConnection diagnosis: each failure is sorted into what a person does about it', () => {
+  let open: UpstreamFixture;
+  before(async () => {
+    open = await startUpstream({ name: 'open' });
+  });
+  after(() => open.close());
+
+  function plain(url: string, credentials: 'none' | 'header' = 'none') {
+    return new UpstreamConnection(
+      { name: 'u0123abcd__open', displayName: 'Open', url, transport: 'streamable-http' },
+      { credentials, allowPrivateNetwork: true, headers: async () => ({}), timeoutMs: 800 },
+    );
+  }
+
+  async function problemOf(conn: UpstreamConnection, action: (c: UpstreamConnection) => Promise<unknown> = (c) => c.check()): Promise<[string, string]> {
+    try {
+      await action(conn);
+    } catch (error) {
+      assert.ok(error instanceof UpstreamUnavailableError, String(error));
+      return [error.problem, error.message];
+    } finally {
+      await conn.close();
+    }
+    assert.fail('it worked');
+  }
+
+  const cases: Array<[string, UpstreamMode, string, RegExp]> = [
+    ['a server that starts asking for OAuth (401 + WWW-Authenticate)', 'sign-in', 'sign-in', /asks for a sign-in/],
+    ['a server that wants a token after initialize', 'sign-in-after-initialize', 'sign-in', /asks for a sign-in/],
+    ['a server error', 'http-500', 'unreachable', /HTTP 500/],
+    ['a hanging server', 'hang', 'unreachable', /did not answer within 1 s \(timeout\)/],
+    ['garbage', 'garbage', 'not-mcp', /not valid MCP/],
+  ];
+  for (const [what, mode, problem, text] of cases) {
+    it(`${what}: ${problem}`, async () => {
+      open.setMode(mode);
+      try {
+        const [got, message] = await problemOf(plain(open.url));
+        assert.equal(got, problem, message);
+        assert.match(message, text);
+      } finally {
+        open.setMode('ok');
+      }
+    });
+  }
+
+  it('a server that crashes mid-stream during a call: unreachable', async () => {
+    const conn = plain(open.url);
+    await conn.tools();
+    open.setMode('crash');
+    try {
+      const [problem, message] = await problemOf(conn, (c) => c.call('echo', { text: 'x' }));
+      assert.equal(problem, 'unreachable', message);
+    } finally {
+      open.setMode('ok');
+    }
+  });
+
+  it('a refused port, a name that does not resolve, a path that is not MCP', async () => {
+    const down = await startUpstream();
+    const url = down.url;
+    await down.close();
+    assert.deepEqual((await problemOf(plain(url)))[0], 'unreachable');
+    assert.match((await problemOf(plain(url)))[1], /refused/);
+    const [dns, dnsText] = await problemOf(plain('http://no-such-host.invalid/mcp'));
+    assert.equal(dns, 'unreachable');
+    assert.match(dnsText, /resolve/);
+    const [notMcp, notMcpText] = await problemOf(plain(open.url.replace('/mcp', '/elsewhere')));
+    assert.equal(notMcp, 'not-mcp', notMcpText);
+  });
+
+  it('a 401 without an OAuth challenge to a connection sending a key: key-refused', async () => {
+    const locked = await startUpstream({ apiKey: { header: 'X-Api-Key', value: 'right' } });
+    const [problem, message] = await problemOf(plain(locked.url, 'header'));
+    assert.equal(problem, 'key-refused', message);
+    await locked.close();
   });
 });

@@ -3,10 +3,10 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CallForwarder, type CallOptions, type UpstreamResult } from './call-forwarder.js';
+import { CallForwarder, UpstreamStatusError, type CallOptions, type UpstreamResult } from './call-forwarder.js';
 import { postWithDispatcher, postWithFetch } from './upstream-post.js';
+import { diagnose, type CredentialKind, type Refusal, type UpstreamProblem } from './upstream-problem.js';
 import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
-import { SignInRequiredError, TokenRefreshError } from '../oauth/errors.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 
 export type { UpstreamProgress, UpstreamResult } from './call-forwarder.js';
@@ -28,15 +28,20 @@ export interface UpstreamTool {
   inputSchema: { type: 'object'; [key: string]: unknown };
   outputSchema?: { type: 'object'; [key: string]: unknown };
   annotations?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
 }
 
 export interface UpstreamConnectionOptions {
+  /** What the connection sends: how a refusal is read (a refused key, or a sign-in the server wants). */
+  credentials: CredentialKind;
   /** Headers for every request (credentials); read again at each (re)connect, so a changed secret applies. */
   headers: () => Promise<Record<string, string>>;
   /** Longest wait for one answer (reset by progress on calls). */
   timeoutMs: number;
   /** The upstream changed its tools. */
   onToolsChanged?: () => void;
+  /** A request failed because of the link or the server (not a JSON-RPC error, not a cancellation). */
+  onFailure?: (error: UpstreamUnavailableError) => void;
   /** Lets the connection reach loopback and private addresses (local development and tests). */
   allowPrivateNetwork: boolean;
   /** Adds a login to every request (OAuth: the access token, kept fresh). */
@@ -48,6 +53,7 @@ export class UpstreamUnavailableError extends Error {
   override readonly name = 'UpstreamUnavailableError';
   constructor(
     readonly connection: string,
+    readonly problem: UpstreamProblem,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -74,6 +80,8 @@ export class UpstreamConnection {
   private live: Promise<Live> | undefined;
   private toolCache: Promise<UpstreamTool[]> | undefined;
   private closed = false;
+  /** The server's last 401/403 on a request of the SDK client, to tell a sign-in from a refused key. */
+  private refusal: Refusal | undefined;
 
   constructor(
     readonly target: UpstreamTarget,
@@ -95,6 +103,15 @@ export class UpstreamConnection {
       throw error;
     });
     return this.toolCache;
+  }
+
+  /**
+   * Measures the connection: a new session (initialize with the credentials as they are now) and
+   * a fresh tools/list on it, which then serves the calls. Throws UpstreamUnavailableError.
+   */
+  async check(): Promise<UpstreamTool[]> {
+    await this.disconnect();
+    return this.tools();
   }
 
   async call(tool: string, args: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<UpstreamResult> {
@@ -130,16 +147,20 @@ export class UpstreamConnection {
         if (error instanceof McpError && !isLinkFailure(error)) throw error; // the upstream answered with a JSON-RPC error
         await this.disconnect();
         if (attempt === 0 && error instanceof StreamableHTTPError && error.code === 404) continue;
-        throw this.unavailable(error);
+        const unavailable = this.unavailable(error);
+        this.options.onFailure?.(unavailable);
+        throw unavailable;
       }
     }
   }
 
   private connection(): Promise<Live> {
-    if (this.closed) return Promise.reject(new UpstreamUnavailableError(this.target.name, `${this.label()} was removed.`));
+    if (this.closed) return Promise.reject(new UpstreamUnavailableError(this.target.name, 'not-mcp', `${this.label()} was removed.`));
     this.live ??= this.connect().catch((error: unknown) => {
       this.live = undefined;
-      throw this.unavailable(error);
+      const unavailable = this.unavailable(error);
+      this.options.onFailure?.(unavailable);
+      throw unavailable;
     });
     return this.live;
   }
@@ -149,7 +170,12 @@ export class UpstreamConnection {
     const headers = await this.options.headers();
     const requestInit = { headers };
     const network = createGuardedFetch({ allowPrivateNetwork: this.options.allowPrivateNetwork });
-    const fetch = this.options.signedFetch ? this.options.signedFetch(network.fetch) : network.fetch;
+    const signed = this.options.signedFetch ? this.options.signedFetch(network.fetch) : network.fetch;
+    const fetch: FetchLike = async (input, init) => {
+      const response = await signed(input, init);
+      if (response.status === 401 || response.status === 403) this.refusal = { status: response.status, challenge: response.headers.get('www-authenticate') ?? undefined };
+      return response;
+    };
     const streamable = this.target.transport === 'sse' ? undefined : new StreamableHTTPClientTransport(url, { requestInit, fetch });
     const transport: Transport = streamable ?? new SSEClientTransport(url, { requestInit, fetch });
     const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {} });
@@ -186,7 +212,9 @@ export class UpstreamConnection {
 
   private unavailable(error: unknown): UpstreamUnavailableError {
     if (error instanceof UpstreamUnavailableError) return error;
-    return new UpstreamUnavailableError(this.target.name, `${this.label()} is unavailable: ${describe(error, this.options.timeoutMs)}`, { cause: error });
+    const refusal = error instanceof UpstreamStatusError ? { status: error.code ?? 0, challenge: error.challenge } : this.refusal;
+    const { problem, text } = diagnose(error, this.options.credentials, this.options.timeoutMs, refusal);
+    return new UpstreamUnavailableError(this.target.name, problem, `${this.label()} is unavailable: ${text}`, { cause: error });
   }
 
   private label(): string {
@@ -196,24 +224,4 @@ export class UpstreamConnection {
 
 function isLinkFailure(error: McpError): boolean {
   return error.code === ErrorCode.RequestTimeout || error.code === ErrorCode.ConnectionClosed;
-}
-
-/** The cause in words a person can act on; never the request's headers. */
-function describe(error: unknown, timeoutMs: number): string {
-  // The login's own words (sign in again, a refresh that failed) say best what to do.
-  if (error instanceof SignInRequiredError || error instanceof TokenRefreshError) return error.message;
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-    return `it did not answer within ${Math.round(timeoutMs / 1000)} s. The server may be overloaded; try again later.`;
-  }
-  if (error instanceof StreamableHTTPError) {
-    if (error.code === 401 || error.code === 403) return `it refused the credentials (HTTP ${error.code}). Check the connection's API key or sign in again.`;
-    return `it answered HTTP ${error.code ?? 'error'}. Check that the server URL is right and the service is up.`;
-  }
-  if (error instanceof SyntaxError) return 'it sent an answer that is not valid MCP (malformed JSON). The server may be misconfigured.';
-  // fetch puts the socket's error in `cause`; undici's request API throws it as it is.
-  const cause = (error as { cause?: { code?: string } }).cause ?? (error as { code?: string });
-  if (cause?.code === 'ECONNREFUSED') return 'the connection was refused. Check that the server is running and the URL is right.';
-  if (cause?.code === 'ENOTFOUND') return 'its host name does not resolve. Check the URL.';
-  if (error instanceof Error) return `${error.message.replace(/\s+/g, ' ').slice(0, 300)}.`;
-  return String(error);
 }

@@ -7,6 +7,8 @@ export interface PostAnswer {
   status: number;
   /** The media type, lowercased, without its parameters ('' when absent). */
   contentType: string;
+  /** The `WWW-Authenticate` header of a 401 or 403 (how to authorize), if any. */
+  challenge: string | undefined;
   /** The body's text chunks; read to the end, or discard(), so that the socket is reused. */
   text: AsyncIterator<string>;
   discard(): Promise<void>;
@@ -28,6 +30,7 @@ export function postWithFetch(url: URL, fetch: FetchLike): Post {
     return {
       status: response.status,
       contentType: mediaType(response.headers.get('content-type')),
+      challenge: response.headers.get('www-authenticate') ?? undefined,
       text: (stream ? decode(stream) : empty())[Symbol.asyncIterator](),
       discard: async () => {
         await stream?.cancel().catch(() => {});
@@ -55,9 +58,11 @@ export function postWithDispatcher(url: URL, agent: Agent, redirected: Post): Po
     }
     response.body.setEncoding('utf8');
     const header = response.headers['content-type'];
+    const challenge = response.headers['www-authenticate'];
     return {
       status: response.statusCode,
       contentType: mediaType(Array.isArray(header) ? header[0] : header),
+      challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge,
       text: (response.body as AsyncIterable<string>)[Symbol.asyncIterator](),
       discard: async () => {
         await response.body.dump().catch(() => {});

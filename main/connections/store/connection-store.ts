@@ -85,6 +85,31 @@ export class ConnectionStore {
     });
   }
 
+  /**
+   * Changes `owner`'s connection `name` in the place at `root` in place (its name, login and
+   * secrets stay): its display name, URL, transport or credentials.
+   */
+  async update(
+    { root, name, owner }: { root: string; name: string; owner: string },
+    patch: Partial<Pick<ConnectionRecord, 'displayName' | 'url' | 'transport' | 'auth'>>,
+  ): Promise<PlaceConnection> {
+    const storeId = storeIdOf(owner, root);
+    return this.change((current) => {
+      const entry = current.stores[storeId];
+      const record = entry?.owner === owner && entry.root === root ? entry.connections[name] : undefined;
+      if (!entry || !record) {
+        throw new ConnectionNotFoundError(`${describePlace(root)} has no MCP connection ${name} added by ${owner}.`);
+      }
+      const parsed = connectionRecordSchema.safeParse({ ...record, ...patch });
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ConnectionInputError(`Cannot change ${record.displayName}: ${issue?.path.join('.') || 'the connection'}: ${issue?.message ?? 'invalid'}.`);
+      }
+      entry.connections[name] = parsed.data;
+      return [current, { ...parsed.data, owner, storeId, root }];
+    });
+  }
+
   /** Removes `owner`'s connection `name` from the place at `root` (who may do so is the caller's check). */
   async remove({ root, name, owner }: { root: string; name: string; owner: string }): Promise<PlaceConnection> {
     const storeId = storeIdOf(owner, root);

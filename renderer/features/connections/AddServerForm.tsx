@@ -25,8 +25,8 @@ export function AddServerForm({ root, flow, announce }: { root: string; flow: Co
         ...(name.trim() && { name: name.trim() }),
         ...(secretName && { header: { name: header.trim(), ...(prefix && { prefix }), secret: secretName } }),
       });
-      announce(`${connection.displayName} was added.`);
       await connectAdded(flow, connection, connection.auth === 'oauth');
+      if (connection.state === 'connected') announce(`${connection.displayName} is connected: ${connection.tools ?? 0} tools.`);
     },
     onSuccess: () => reset(),
     onError: (error) => {

@@ -1,7 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
-import { putSecret, removeConnection } from '../../api/connections';
+import { putSecret, removeConnection, testConnection } from '../../api/connections';
 import type { Connection } from '../../api/types';
+import { closeOnEscape } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -11,10 +12,19 @@ import type { ConnectFlow } from './useConnectFlow';
 
 const STATE_WORDS: Record<Connection['state'], string> = {
   connected: 'Connected',
+  checking: 'Checking…',
   'sign-in': 'Sign in',
+  'key-refused': 'Key refused',
+  unreachable: 'Unreachable',
+  'not-mcp': 'Not an MCP server',
   paused: 'Paused',
   'needs-secret': 'Needs secret',
 };
+
+/** States in which the server was asked and did not answer as it must. */
+const FAILED = new Set<Connection['state']>(['key-refused', 'unreachable', 'not-mcp']);
+
+const timeOf = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
 export function ConnectedList({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
   if (!connections.length) {
@@ -49,10 +59,25 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
     },
   });
   const signIn = useMutation({ mutationFn: () => flow.connect({ name: c.name, displayName: c.displayName, expectSignIn: true }) });
+  const test = useMutation({
+    mutationFn: () => testConnection(root, c),
+    onSuccess: async ({ connection }) => {
+      announce(connection.state === 'connected' ? `${c.displayName} works: ${connection.tools ?? 0} tools.` : `${c.displayName}: ${STATE_WORDS[connection.state]}.`);
+      await client.invalidateQueries({ queryKey: ['place-connections', root] });
+    },
+  });
+  const failed = FAILED.has(c.state);
 
 
   const stateText = pending ? 'Signing in…' : STATE_WORDS[c.state];
-  const detail = [`Uses ${mine ? 'your' : `${c.ownerName}’s`} login`, c.secretName ? `key from secret ${c.secretName}` : undefined].filter(Boolean).join(' · ');
+  const detail = [
+    `Uses ${mine ? 'your' : `${c.ownerName}’s`} login`,
+    c.secretName ? `key from secret ${c.secretName}` : undefined,
+    c.state === 'connected' && c.tools !== undefined ? `${c.tools} tool${c.tools === 1 ? '' : 's'}` : undefined,
+    c.checkedAt && c.state !== 'checking' ? `checked ${timeOf(c.checkedAt)}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(' · ');
 
   return (
     <li className="row-wrap">
@@ -65,8 +90,10 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           </div>
           <div className="row-detail">
             {detail}
-            {c.reason && c.state !== 'connected' && !(mine && c.state === 'sign-in') && <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>}
-            {mine && c.state === 'sign-in' && !pending && <span className="reason"> — not signed in yet</span>}
+            {c.reason && c.state !== 'connected' && c.state !== 'checking' && !(mine && c.state === 'sign-in' && c.auth === 'oauth') && (
+              <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>
+            )}
+            {mine && c.state === 'sign-in' && c.auth === 'oauth' && !pending && <span className="reason"> — not signed in yet</span>}
           </div>
         </div>
         <div className="row-actions">
@@ -86,7 +113,12 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
             />
           ) : (
             <>
-              {mine && c.auth === 'oauth' && c.state === 'sign-in' && !pending && !ownApp && (
+              {(c.state === 'connected' || failed) && (
+                <button type="button" className="button" onClick={() => test.mutate()} disabled={test.isPending} aria-label={`${failed ? 'Retry' : 'Test'} ${c.displayName}`}>
+                  {test.isPending ? 'Testing…' : failed ? 'Retry' : 'Test'}
+                </button>
+              )}
+              {mine && c.state === 'sign-in' && !pending && !ownApp && (
                 <button type="button" className="button primary" onClick={() => signIn.mutate()} disabled={signIn.isPending} aria-label={`Sign in to ${c.displayName}`}>
                   {signIn.isPending ? 'Opening…' : 'Sign in'}
                 </button>
@@ -118,6 +150,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           </button>
         </div>
       )}
+      {test.isError && <ErrorNote error={test.error} title={`${c.displayName} could not be tested.`} />}
       {signIn.isError && <ErrorNote error={signIn.error} title={`Could not start the sign-in to ${c.displayName}.`} />}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
       {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
@@ -140,6 +173,7 @@ function SetSecret({ root, secretName, onDone, announce }: { root: string; secre
   return (
     <form
       className="inline-form"
+      onKeyDown={closeOnEscape(onDone)}
       onSubmit={(event) => {
         event.preventDefault();
         if (value) save.mutate();

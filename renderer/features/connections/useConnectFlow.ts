@@ -105,8 +105,15 @@ export class AddedButNotConnected extends Error {
   override readonly name = 'AddedButNotConnected';
 }
 
-/** Connects a connection just added; a failure says that it was added and where to finish. */
+/**
+ * Connects a connection just added: an OAuth one signs in; any other was checked by the add
+ * itself. A failure says that it was added, that it does not work, and where to fix it.
+ */
 export async function connectAdded(flow: ConnectFlow, connection: Connection, expectSignIn: boolean): Promise<void> {
+  if (!expectSignIn && connection.state !== 'sign-in') {
+    if (connection.state === 'connected') return;
+    throw new AddedButNotConnected(`${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`);
+  }
   try {
     await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn });
   } catch (error) {

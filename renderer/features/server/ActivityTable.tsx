@@ -54,21 +54,21 @@ export function ActivityTable({ places }: { places: Place[] }) {
                   const caller = callerWords(record.caller, tokens.data?.tokens);
                   return (
                     <tr key={`${record.time}\n${i}`}>
-                      <td>
+                      <td data-label="Time">
                         <time dateTime={record.time} title={new Date(record.time).toLocaleString()}>
                           {timeWords(record.time)}
                         </time>
                       </td>
-                      <td>
+                      <td data-label="Tool">
                         <code className="tool">{record.tool}</code>
                       </td>
-                      <td>
+                      <td data-label="Caller">
                         {caller.name}
                         <div className="muted small">{caller.detail}</div>
                       </td>
-                      <td>{record.place === undefined ? <span className="muted">Not recorded</span> : placeLabel(record.place, places)}</td>
-                      <td className="num">{durationWords(record.durationMs)}</td>
-                      <td>
+                      <td data-label="Place">{record.place === undefined ? <span className="muted">Not recorded</span> : placeLabel(record.place, places)}</td>
+                      <td className="num" data-label="Duration">{durationWords(record.durationMs)}</td>
+                      <td data-label="Outcome">
                         <span className={`state ${OUTCOME_CLASS[record.outcome]}`}>{OUTCOME_WORDS[record.outcome]}</span>
                         {record.error && <div className="muted small activity-error">{record.error}</div>}
                       </td>

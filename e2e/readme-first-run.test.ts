@@ -1,0 +1,136 @@
+// A new user's first run, as the README tells it, on a machine with nothing but Node: no
+// libsecret-1-dev (pkg-config cannot find it), no C++ compiler, no keychain running, and no
+// variable of this app set. One `npm ci` in a fresh copy of the repository, then the README's two
+// commands in order. Slow (an install and a build): a few minutes.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { textOf } from '../test/support/host-fixture.js';
+
+const execFileAsync = promisify(execFile);
+const repoRoot = fileURLToPath(new URL('../', import.meta.url));
+const INSTALL_MS = 12 * 60_000;
+
+/** The README's first bash block: its commands, without comments. */
+async function readmeCommands(): Promise<{ first: string; tokenCreate: string }> {
+  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+  const block = /```bash\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const first = block.split('\n').find((line) => line.trim() && !line.trim().startsWith('#'));
+  const tokenCreate = /^npm start -- token create .*?(?=\s+#|$)/m.exec(readme)?.[0];
+  assert.ok(first && tokenCreate, 'the README has its two commands');
+  return { first: first.trim(), tokenCreate: tokenCreate.trim() };
+}
+
+/** The repository as a fresh clone has it (tracked and new files, not node_modules, dist or ignored ones). */
+async function freshCopy(to: string): Promise<void> {
+  const { stdout } = await execFileAsync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    const from = join(repoRoot, file);
+    if (!(await stat(from).catch(() => undefined))?.isFile()) continue; // deleted, not yet committed
+    await mkdir(dirname(join(to, file)), { recursive: true });
+    await cp(from, join(to, file));
+  }
+}
+
+describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 60_000 }, () => {
+  let root: string;
+  let clone: string;
+  let home: string;
+  let env: NodeJS.ProcessEnv;
+  let server: ReturnType<typeof spawn> | undefined;
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'pw-first-run-'));
+    clone = join(root, 'persona-mcp-workspace');
+    home = join(root, 'home');
+    const noPkgConfig = join(root, 'no-pkg-config');
+    await Promise.all([mkdir(home), mkdir(noPkgConfig), freshCopy(clone)]);
+    const { stdout: npmCache } = await execFileAsync('npm', ['config', 'get', 'cache']);
+    env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      // What makes this machine bare: libsecret cannot be found, no compiler works, no D-Bus session.
+      PKG_CONFIG_LIBDIR: noPkgConfig,
+      CC: 'false',
+      CXX: 'false',
+      // The install itself, not the app: reuse the packages already fetched, and skip Electron's
+      // binary download (it cannot be fetched here; the headless server does not use it).
+      npm_config_cache: npmCache.trim(),
+      npm_config_prefer_offline: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      ELECTRON_SKIP_BINARY_DOWNLOAD: '1',
+    };
+  });
+
+  after(async () => {
+    if (server?.pid && server.exitCode === null) {
+      process.kill(-server.pid, 'SIGTERM');
+      await new Promise((resolve) => server!.once('exit', resolve));
+    }
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('installs, starts with the encrypted file, and gives an agent a working token with no variable to repeat', async () => {
+    const { first, tokenCreate } = await readmeCommands();
+    assert.match(first, /^npm ci && npm run build && npm start -- --port 9100$/);
+    assert.doesNotMatch(first + tokenCreate, /WORKSPACE_/, 'no variable to set');
+
+    // The README's command, on free ports: other tests may hold 9100 and 9101.
+    server = spawn('bash', ['-c', first.replace('--port 9100', '--port 0 --control-port 0')], { cwd: clone, env, detached: true });
+    let out = '';
+    let err = '';
+    server.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    server.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const mcpUrl = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no startup line within ${INSTALL_MS / 60_000} min:\n${out.slice(-3000)}\n${err.slice(-3000)}`)), INSTALL_MS);
+      server!.stdout!.on('data', () => {
+        const url = /listening on (http:\/\/\S+\/mcp)/.exec(out)?.[1];
+        if (url && /\/login\?token=/.test(out)) {
+          clearTimeout(timer);
+          resolve(url);
+        }
+      });
+      server!.once('exit', (code) => reject(new Error(`the first command exited with ${code}:\n${out.slice(-3000)}\n${err.slice(-3000)}`)));
+    });
+
+    // The native modules could not be built, and the install went on without them.
+    for (const module of ['keytar', 'node-pty']) {
+      assert.equal(await stat(join(clone, 'node_modules', module)).catch(() => undefined), undefined, `${module} was left out`);
+    }
+    // Said once, in plain words: the keychain is unavailable, so the encrypted file keeps the secrets.
+    assert.match(err, /Logins and secrets are kept in the encrypted file \S+secrets\.enc\.json because the OS keychain is unavailable here \(.*keytar.*\)\. This is recorded in/);
+    assert.doesNotMatch(out + err, /\n\s+at .*:\d+:\d+/, 'no stack trace');
+
+    // The second command, as written, in another process: it finds the store the server chose.
+    const created = await execFileAsync('bash', ['-c', tokenCreate], { cwd: clone, env });
+    const token = created.stdout.trim().split('\n').at(-1)!;
+    assert.match(token, /^eyJ[\w-]+\.[\w-]+\.[\w-]+$/, `the token is printed: ${created.stdout}`);
+    assert.doesNotMatch(created.stderr, /kept in the/, 'the choice is said once, not again');
+
+    const stateDir = join(home, '.local', 'state', 'persona-mcp-workspace');
+    assert.equal(JSON.parse(await readFile(join(stateDir, 'secret-store.json'), 'utf8')).store, 'file');
+    assert.ok(await stat(join(stateDir, 'secrets.enc.json')), 'the signing key is kept in the encrypted file');
+
+    const client = new Client({ name: 'readme-first-run', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    try {
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((t) => t.name === 'bash'));
+      const plain = await client.callTool({ name: 'bash', arguments: { command: 'echo works' } });
+      assert.equal((plain.structuredContent as { stdout: string }).stdout, 'works\n');
+      const tty = await client.callTool({ name: 'bash', arguments: { command: 'echo works', tty: true } });
+      assert.equal(tty.isError, true);
+      assert.match(textOf(tty), /tty: true is unavailable on this machine: .*node-pty.*Run the command without tty/);
+    } finally {
+      await client.close();
+    }
+  });
+});

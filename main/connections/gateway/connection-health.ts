@@ -1,0 +1,184 @@
+import type { PlaceConnection } from '../store/connection-store.js';
+import { fingerprintOf, type Gateway } from './gateway.js';
+import { UpstreamUnavailableError, type UpstreamTool } from './upstream-connection.js';
+import type { UpstreamProblem } from './upstream-problem.js';
+
+/** The result of the last check of a connection's server: its tools, or why it does not work. */
+export type Measured =
+  | { kind: 'ok'; tools: readonly UpstreamTool[]; checkedAt: number }
+  | { kind: 'failed'; problem: UpstreamProblem; reason: string; checkedAt: number; nextCheckAt: number };
+
+/** A connection's health as known now: the last check's result (none yet: never checked), and whether one runs. */
+export interface Health {
+  last: Measured | undefined;
+  checking: boolean;
+  /** The server's last errors, newest last (a small log for the details view). */
+  errors: readonly { at: number; message: string }[];
+}
+
+export interface ConnectionHealthOptions {
+  gateway: Gateway;
+  /** Wait before a failing server is checked again; doubles after each failure, up to maxBackoffMs. */
+  firstBackoffMs: number;
+  maxBackoffMs: number;
+  now?: () => number;
+}
+
+const ERRORS_KEPT = 10;
+
+interface Entry {
+  connection: PlaceConnection;
+  fingerprint: string;
+  last: Measured | undefined;
+  running: Promise<Measured> | undefined;
+  failures: number;
+  timer: NodeJS.Timeout | undefined;
+  errors: { at: number; message: string }[];
+}
+
+/**
+ * What each connection's server answered when last asked (initialize + tools/list with the
+ * connection's own credentials), so that every surface says what agents get. A check runs when
+ * asked (add, connect, credentials changed, Test, first use) and after a request to the server
+ * failed; a failing server is checked again on its own with backoff, never once per agent call.
+ * Listeners hear of a place whose agents gain or lose tools.
+ */
+export class ConnectionHealth {
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners = new Set<(root: string) => void>();
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(private readonly options: ConnectionHealthOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The health of this record of the connection (a changed URL, transport or auth starts afresh). */
+  health(connection: PlaceConnection): Health {
+    const entry = this.entryOf(connection);
+    return { last: entry.last, checking: entry.running !== undefined, errors: entry.errors };
+  }
+
+  /** Checks the server now (joining a check already running) and returns the result. */
+  check(connection: PlaceConnection): Promise<Measured> {
+    return this.measure(this.entryOf(connection), true);
+  }
+
+  /** Starts a check of a connection that was never checked; the result comes to listeners. */
+  ensureChecked(connection: PlaceConnection): void {
+    const entry = this.entryOf(connection);
+    if (!entry.last && !entry.running) void this.measure(entry, false);
+  }
+
+  /** Checks again a connection already known here, by its identity (a sign-in finished or ended). */
+  recheck(identity: Pick<PlaceConnection, 'storeId' | 'name'>): void {
+    const entry = this.entries.get(keyOf(identity));
+    if (entry && !entry.running) void this.measure(entry, true);
+  }
+
+  /** A request to the server failed: check it, unless a check runs or a re-check is already due. */
+  failed(connection: PlaceConnection, error: UpstreamUnavailableError): void {
+    const entry = this.entryOf(connection);
+    this.note(entry, error.message);
+    if (!entry.running && !entry.timer) void this.measure(entry, true);
+  }
+
+  /** The server said its tools changed: list them again on the open session. */
+  toolsChanged(connection: PlaceConnection): void {
+    const entry = this.entryOf(connection);
+    if (!entry.running) void this.measure(entry, false);
+  }
+
+  /** Forgets a removed connection and stops its re-checks. */
+  forget(connection: Pick<PlaceConnection, 'storeId' | 'name'>): void {
+    const key = keyOf(connection);
+    clearTimeout(this.entries.get(key)?.timer);
+    this.entries.delete(key);
+  }
+
+  /** Hears of places whose agents gain or lose tools of a connection. */
+  onChange(listener: (root: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const entry of this.entries.values()) clearTimeout(entry.timer);
+    this.entries.clear();
+  }
+
+  private entryOf(connection: PlaceConnection): Entry {
+    const key = keyOf(connection);
+    const fingerprint = fingerprintOf(connection);
+    let entry = this.entries.get(key);
+    if (entry?.fingerprint === fingerprint) {
+      entry.connection = connection;
+      return entry;
+    }
+    if (entry) clearTimeout(entry.timer);
+    entry = { connection, fingerprint, last: undefined, running: undefined, failures: 0, timer: undefined, errors: [] };
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  /** One check at a time per connection; `fresh` opens a new session, else the open one lists its tools. */
+  private measure(entry: Entry, fresh: boolean): Promise<Measured> {
+    if (entry.running) return entry.running;
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    const upstream = this.options.gateway.upstream(entry.connection);
+    const run = (async (): Promise<Measured> => {
+      const before = entry.last;
+      let result: Measured;
+      try {
+        const tools = await (fresh ? upstream.check() : upstream.tools());
+        entry.failures = 0;
+        result = { kind: 'ok', tools, checkedAt: this.now() };
+      } catch (error) {
+        if (!(error instanceof UpstreamUnavailableError)) throw error;
+        entry.failures += 1;
+        this.note(entry, error.message);
+        const wait = Math.min(this.options.firstBackoffMs * 2 ** (entry.failures - 1), this.options.maxBackoffMs);
+        result = { kind: 'failed', problem: error.problem, reason: error.message, checkedAt: this.now(), nextCheckAt: this.now() + wait };
+        this.scheduleRecheck(entry, wait);
+      }
+      entry.last = result;
+      if (this.entries.get(keyOf(entry.connection)) === entry && toolsDiffer(before, result)) {
+        for (const listener of this.listeners) listener(entry.connection.root);
+      }
+      return result;
+    })().finally(() => {
+      entry.running = undefined;
+    });
+    entry.running = run;
+    return run;
+  }
+
+  private scheduleRecheck(entry: Entry, wait: number): void {
+    // A connection forgotten (or whose record changed) while it was being checked is not checked again.
+    if (this.closed || this.entries.get(keyOf(entry.connection)) !== entry) return;
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      if (this.entries.get(keyOf(entry.connection)) === entry) void this.measure(entry, true);
+    }, wait);
+    // Never what keeps the process alive.
+    entry.timer.unref();
+  }
+
+  private note(entry: Entry, message: string): void {
+    if (entry.errors.at(-1)?.message === message) return;
+    entry.errors.push({ at: this.now(), message });
+    if (entry.errors.length > ERRORS_KEPT) entry.errors.shift();
+  }
+}
+
+/** Whether agents see different tools after this check: a connection went away, came back, or changed its list. */
+function toolsDiffer(before: Measured | undefined, after: Measured): boolean {
+  const toolsOf = (m: Measured | undefined) => (m?.kind === 'ok' ? JSON.stringify(m.tools) : undefined);
+  return toolsOf(before) !== toolsOf(after);
+}
+
+function keyOf(connection: Pick<PlaceConnection, 'storeId' | 'name'>): string {
+  return `${connection.storeId}/${connection.name}`;
+}
