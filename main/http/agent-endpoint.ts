@@ -5,6 +5,7 @@ import { decideToolSearch, type ToolSearchDecision, type ToolSearchMode } from '
 import { auditedRunner } from '../mcp/audited-runner.js';
 import { machineTools } from '../mcp/machine-tools.js';
 import { manageConnectionsTool } from '../mcp/manage-connections-tool.js';
+import { PlacePolicy } from '../mcp/place-policy.js';
 import { PlaceTools } from '../mcp/place-tools.js';
 import { sessionInstructions } from '../mcp/session-instructions.js';
 import { McpSessions } from '../mcp/sessions.js';
@@ -45,7 +46,6 @@ export function agentEndpoint(
   verifier: JwtVerifier | undefined,
 ): { listener: RequestListener; sessions: McpSessions<Caller>; close(): Promise<void> } {
   const { config } = services;
-  const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands });
   const sessions = new McpSessions<Caller>({
     idleTimeoutMs: config.sessionIdleTimeoutMs,
     ownerOf: (caller) => `${caller.source}:${caller.subject}`,
@@ -56,6 +56,8 @@ export function agentEndpoint(
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
       const connections = await services.connections.usable(place);
+      const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env });
+      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox() });
       const server = createWorkspaceServer({
         instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
         skillsDir: config.skillsDir,
@@ -66,6 +68,7 @@ export function agentEndpoint(
           caller: caller.subject,
           ...(caller.client && { client: caller.client.name }),
           place: place.root,
+          policy: async () => (await policy.current()).kind,
           ...(caller.projectId !== undefined && { projectId: caller.projectId }),
         }),
         toolSearch: async (toolCount) => (await toolSearchFor(services, place, caller.tokenId, toolCount)).on,

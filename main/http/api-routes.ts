@@ -91,7 +91,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const dir = await services.access.snapshot();
     res.json({
       place: { ...place, canEdit: canEdit(dir, person(res), place) },
-      policy: await policyAnswer(policyOf(dir, place), person(res)),
+      policy: await policyAnswer(policyOf(dir, place)),
       rule: connectionRule(place),
       connections: await connections.list(person(res), place),
     });
@@ -213,7 +213,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placePolicyBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place), person(res)) });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
@@ -291,13 +291,10 @@ function ownerOf(req: Request): string | undefined {
   return typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
 }
 
-/**
- * A place's policy for the page: who may change it, and why this machine cannot honour it (no
- * sandbox), in which case its agents are refused.
- */
-async function policyAnswer(policy: SandboxPolicy, person: string): Promise<SandboxPolicy & { canChange: boolean; problem?: string }> {
+/** A place's policy for the page, with why this machine cannot honour it (no sandbox): its agents are then refused. */
+async function policyAnswer(policy: SandboxPolicy): Promise<SandboxPolicy & { problem?: string }> {
   const problem = policy.kind === 'machine' ? undefined : await sandboxProblem();
-  return { ...policy, canChange: person === LOCAL_PERSON, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
+  return { ...policy, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

@@ -59,8 +59,6 @@ export interface ConnectionEdit {
 export interface PlacePolicy {
   kind: 'machine' | 'place' | 'strict';
   folders: string[];
-  /** Only the person who runs the app changes a policy. */
-  canChange: boolean;
   /** Why this machine cannot sandbox the place's agents (they are refused meanwhile). */
   problem?: string;
 }

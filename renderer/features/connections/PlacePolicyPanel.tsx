@@ -17,8 +17,8 @@ const WORDS: Record<PlacePolicy['kind'], { name: string; detail: string }> = {
 };
 
 /**
- * The place header's sandbox policy: what the place's agents reach. The person who runs the app
- * changes it; everyone else sees it. On a machine without a sandbox, says why its agents are refused.
+ * The place header's sandbox policy: what the place's agents reach, changed by the person who runs
+ * the app (the only one the page serves). On a machine without a sandbox, says why its agents are refused.
  */
 export function PlacePolicyPanel({ place, policy, announce }: { place: Place; policy: PlacePolicy; announce: (message: string) => void }) {
   const client = useQueryClient();
@@ -36,14 +36,6 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
     },
   });
 
-  if (!policy.canChange) {
-    return (
-      <p className="policy" aria-label="Agent policy">
-        <strong>Agents reach: {WORDS[policy.kind].name}.</strong> {WORDS[policy.kind].detail}
-        {policy.folders.length > 0 && ` Extra folders: ${policy.folders.join(', ')}.`} Only the person who runs this app can change it.
-      </p>
-    );
-  }
 
   return (
     <form
