@@ -6,6 +6,7 @@ import { useAnnouncement } from '../../ui/useAnnouncement';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { AvailableList } from './AvailableList';
 import { ConnectedList } from './ConnectedList';
+import { ToolSearchSetting } from './ToolSearchSetting';
 import { useConnectFlow } from './useConnectFlow';
 
 /**
@@ -71,6 +72,8 @@ export function PlaceMcpSection({ place }: { place: Place }) {
           <p className="note">You can see this place’s connections, but only its editors can add them.</p>
         )}
       </section>
+
+      <ToolSearchSetting place={place} />
     </div>
   );
 }
