@@ -3,7 +3,10 @@
  * fixture (e2e/fixtures/upstream-server.ts), a real Streamable HTTP MCP server on loopback whose
  * `echo` tool answers `echo: <text>`, and which answers 401 to any request without the API key.
  *
- *   BENCH_UPSTREAM_KEY=... node --import tsx bench/upstream-server.ts [--header X-Api-Key]
+ *   BENCH_UPSTREAM_KEY=... node --import tsx bench/upstream-server.ts [--header X-Api-Key] [--hang-on-signal]
+ *
+ * With --hang-on-signal, SIGUSR2 makes it hang (read every request, never answer), and the next
+ * SIGUSR2 makes it answer again (the isolation benchmark).
  *
  * Prints `upstream listening on <url>` on stdout; SIGTERM or SIGINT closes it.
  */
@@ -26,6 +29,14 @@ const forget = setInterval(() => {
   upstream.requests.length = 0;
   upstream.calls.clear();
 }, 1000);
+
+if (process.argv.includes('--hang-on-signal')) {
+  let hanging = false;
+  process.on('SIGUSR2', () => {
+    hanging = !hanging;
+    upstream.setMode(hanging ? 'hang' : 'ok');
+  });
+}
 
 process.stdout.write(`upstream listening on ${upstream.url}\n`);
 

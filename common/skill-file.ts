@@ -1,6 +1,7 @@
 // The Agent Skills rules for a SKILL.md, in one place: the host's loader and editor use them, and so
 // does the page, to show frontmatter errors as a person types (hence no Node imports here).
 import { parse as parseYaml } from 'yaml';
+import { yamlErrorWords } from './yaml-error-words.js';
 
 /** Agent Skills naming rule: lowercase letters, digits and single hyphens, no hyphen at either end. */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -33,7 +34,9 @@ export function parseSkillFile(text: string, folder: string): ParsedSkillFile {
   try {
     data = parseYaml(match[1] ?? '');
   } catch (error) {
-    return { ok: false, reason: `the frontmatter is not valid YAML: ${(error as Error).message.split('\n')[0]}` };
+    // The YAML starts on the file's second line, after the opening "---".
+    const { line, words } = yamlErrorWords(error, 2);
+    return { ok: false, reason: `the frontmatter is not valid YAML${line ? ` on line ${line}` : ''}: ${words}` };
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return { ok: false, reason: 'the frontmatter must be a YAML mapping with at least name and description' };

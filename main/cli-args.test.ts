@@ -59,4 +59,25 @@ describe('parseCommand', () => {
       assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
     }
   });
+
+  it('parses the sign-in answers and the clients commands', () => {
+    assert.deepEqual(parseCommand(['approve']), { kind: 'approve-list', json: false });
+    assert.deepEqual(parseCommand(['approve', '--json']), { kind: 'approve-list', json: true });
+    assert.deepEqual(parseCommand(['approve', 'ABCD-EFGH']), { kind: 'approve', code: 'ABCD-EFGH' });
+    assert.deepEqual(parseCommand(['approve', 'ABCD-EFGH', '--workspace-path', 'Crew/a']), { kind: 'approve', code: 'ABCD-EFGH', workspacePath: 'Crew/a' });
+    assert.deepEqual(parseCommand(['deny', 'ABCD-EFGH']), { kind: 'deny', code: 'ABCD-EFGH' });
+    assert.deepEqual(parseCommand(['clients', 'list', '--json']), { kind: 'clients-list', json: true });
+    assert.deepEqual(parseCommand(['clients', 'revoke', '0123456789abcdef']), { kind: 'clients-revoke', id: '0123456789abcdef' });
+    const bad: Array<[string[], RegExp]> = [
+      [['deny'], /needs the code/],
+      [['deny', 'A', '--workspace-path', 'x'], /no place/],
+      [['approve', 'A', 'B'], /one code/],
+      [['approve', '--workspace-path', 'x'], /goes with a code/],
+      [['clients'], /list, revoke/],
+      [['clients', 'revoke'], /exactly one client ID/],
+    ];
+    for (const [argv, message] of bad) {
+      assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
+    }
+  });
 });

@@ -15,6 +15,11 @@ export type Command =
   | { kind: 'token-list'; json: boolean }
   | { kind: 'token-revoke'; id: string }
   | { kind: 'token-tool-search'; id: string; mode?: string }
+  | { kind: 'approve-list'; json: boolean }
+  | { kind: 'approve'; code: string; workspacePath?: string }
+  | { kind: 'deny'; code: string }
+  | { kind: 'clients-list'; json: boolean }
+  | { kind: 'clients-revoke'; id: string }
   | { kind: 'connections-list'; workspacePath: string; json: boolean }
   | { kind: 'connections-add'; workspacePath: string; catalog?: string; secret?: string; server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } }
   | { kind: 'connections-remove'; workspacePath: string; name: string; owner?: string }
@@ -31,6 +36,11 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} token list [--json]
   ${PRODUCT_NAME} token revoke ID
   ${PRODUCT_NAME} token tool-search ID [on|off|auto]
+  ${PRODUCT_NAME} approve [--json]                 (lists the agent sign-ins waiting for you)
+  ${PRODUCT_NAME} approve CODE [--workspace-path PATH]
+  ${PRODUCT_NAME} deny CODE
+  ${PRODUCT_NAME} clients list [--json]
+  ${PRODUCT_NAME} clients revoke ID
   ${PRODUCT_NAME} connections list [--workspace-path PATH] [--json]
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --catalog ID [--secret NAME]
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --url URL [--name NAME] [--transport sse]
@@ -45,7 +55,8 @@ export const USAGE = `Usage:
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
 bash and skill, with full access under this user's account. Auth is on by default: agents
-send a bearer JWT, for example one made with "token create".
+send a bearer JWT, for example one made with "token create", or sign in with OAuth
+(Claude Code, VS Code, Cursor, ...): you approve each new client with "approve CODE".
 
 A place is a folder of the workspace root (Workflow/<name>, Crew/<id>,
 _users/<owner>/Chats/Work/projects/<id>, _users/<owner>/Chats/Code/projects/<id>);
@@ -75,6 +86,8 @@ ${Object.entries({ ...ENVIRONMENT, ...SECRET_STORE_ENVIRONMENT }).map(([name, te
 
 export function parseCommand(argv: string[]): Command {
   if (argv[0] === 'token') return parseToken(argv.slice(1));
+  if (argv[0] === 'approve' || argv[0] === 'deny') return parseAnswer(argv[0], argv.slice(1));
+  if (argv[0] === 'clients') return parseClients(argv.slice(1));
   if (argv[0] === 'connections') return parseConnections(argv.slice(1));
   if (argv[0] === 'secrets') return parseSecrets(argv.slice(1));
   if (argv[0] === 'places') return parsePlaces(argv.slice(1));
@@ -130,6 +143,43 @@ function parseToken(argv: string[]): Command {
     }
     default:
       throw new UsageError(`"token" needs one of: create, list, revoke, tool-search${action ? ` (got "${action}")` : ''}.`);
+  }
+}
+
+function parseAnswer(verb: 'approve' | 'deny', argv: string[]): Command {
+  // deny takes the same options, so that a mistaken --workspace-path is told off rather than unknown.
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, ...PLACE });
+  if (positionals.length > 1) throw new UsageError(`${verb} takes one code, the one the client's browser shows (like ABCD-EFGH).`);
+  const code = positionals[0];
+  if (code === undefined) {
+    if (verb === 'deny') throw new UsageError('deny needs the code of the sign-in to refuse; "approve" lists them.');
+    if (values['workspace-path'] !== undefined) throw new UsageError('--workspace-path goes with a code: approve CODE --workspace-path PATH.');
+    return { kind: 'approve-list', json: values.json === true };
+  }
+  if (values.json) throw new UsageError('--json goes with the list: approve --json.');
+  if (verb === 'deny') {
+    if (values['workspace-path'] !== undefined) throw new UsageError('deny takes no place: it refuses the sign-in.');
+    return { kind: 'deny', code };
+  }
+  const workspacePath = values['workspace-path'];
+  return { kind: 'approve', code, ...(typeof workspacePath === 'string' && { workspacePath }) };
+}
+
+function parseClients(argv: string[]): Command {
+  const [action, ...rest] = argv;
+  switch (action) {
+    case 'list': {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' } });
+      noPositionals(positionals, 'clients list');
+      return { kind: 'clients-list', json: values.json ?? false };
+    }
+    case 'revoke': {
+      const { positionals } = parse(rest, {});
+      if (positionals.length !== 1) throw new UsageError('clients revoke needs exactly one client ID; "clients list" shows them.');
+      return { kind: 'clients-revoke', id: positionals[0]! };
+    }
+    default:
+      throw new UsageError(`"clients" needs one of: list, revoke${action ? ` (got "${action}")` : ''}.`);
   }
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { applyWorkingDirectory, ConfigError, loadConfig, stateDirFrom, type Config } from './config.js';
 import { parseCommand, USAGE, UsageError, type Command } from './cli-args.js';
+import type { ConnectionView } from './connections/place-connections.js';
+import { signInCommand } from './cli-sign-ins.js';
 import { resolve } from 'node:path';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
-import type { ConnectionView } from './connections/place-connections.js';
 import { placeRootOf } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { Host } from './host.js';
@@ -35,6 +36,12 @@ async function main(argv: string[]): Promise<number> {
     case 'token-revoke':
     case 'token-tool-search':
       return tokenCommand(command);
+    case 'approve-list':
+    case 'approve':
+    case 'deny':
+    case 'clients-list':
+    case 'clients-revoke':
+      return signInCommand(command);
     case 'places-policy':
       return policyCommand(command);
     case 'places-tool-search':

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import { AgentTokenStore } from './auth/agent-tokens.js';
+import { Approvals } from './auth/oauth-server/approvals.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
@@ -38,6 +39,8 @@ export interface Services {
   tokens: AgentTokenStore;
   /** The agent endpoint's own OAuth authorization server: clients that sign in, and the owner's approvals. */
   signIns: AuthorizationServer;
+  /** The owner's side of those sign-ins: what waits for an answer, the answers, the clients signed in. */
+  approvals: Approvals;
   access: AccessDirectory;
   placeSecrets: PlaceSecrets;
   catalog: CatalogService;
@@ -143,13 +146,15 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
   const tokens = agentTokenStore(config.stateDir, secrets);
+  const signIns = authorizationServer(config.stateDir, tokens);
   const services: Services = {
     controlUrl: '',
     config,
     log,
     admin: new AdminAccess(),
     tokens,
-    signIns: authorizationServer(config.stateDir, tokens),
+    signIns,
+    approvals: new Approvals(signIns, config.workspaceRoot),
     access,
     placeSecrets,
     catalog,

@@ -1,5 +1,7 @@
 import { TokenInputError, UnknownTokenError } from './auth/agent-tokens.js';
 import { SigningKeyError } from './auth/signing-key.js';
+import { SignInRequestError, UnknownClientError } from './auth/oauth-server/errors.js';
+import { NotJsonError } from './http/sign-in-routes.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
 import { ConnectionCheckError, ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
@@ -42,6 +44,8 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [ConnectionNotFoundError, 404],
   [UnknownPlaceSecretError, 404],
   [UnknownTokenError, 404],
+  [UnknownClientError, 404],
+  [NotJsonError, 415],
   [SkillNotFoundError, 404],
   [ConnectionExistsError, 409],
   [SkillExistsError, 409],
@@ -67,7 +71,7 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
 
 /** The status and message to show for an error meant for users, or undefined for a bug. */
 export function userError(error: unknown): { status: number; message: string } | undefined {
-  if (error instanceof ConnectionRequestError) return { status: error.status, message: error.message };
+  if (error instanceof ConnectionRequestError || error instanceof SignInRequestError) return { status: error.status, message: error.message };
   const match = USER_ERRORS.find(([type]) => error instanceof type);
   return match ? { status: match[1], message: (error as Error).message } : undefined;
 }

@@ -44,7 +44,7 @@ describe('AuditLog', () => {
   it('appends one JSON line per call with the documented fields', async () => {
     const before = Date.now();
     log.record(
-      entry({ tool: 'bash', place: '/work/Crew/1', projectId: 'p', executionId: 'e', workspaceId: 'w', durationMs: 41.6, outcome: 'error', error: 'exit 2' }),
+      entry({ tool: 'bash', place: '/work/Crew/1', policy: 'strict', projectId: 'p', executionId: 'e', workspaceId: 'w', durationMs: 41.6, outcome: 'error', error: 'exit 2' }),
     );
     log.record(entry({ outcome: 'cancelled' }));
     await log.flush();
@@ -55,6 +55,7 @@ describe('AuditLog', () => {
       tool: 'bash',
       caller: 'token:0123456789abcdef',
       place: '/work/Crew/1',
+      policy: 'strict',
       projectId: 'p',
       executionId: 'e',
       workspaceId: 'w',

@@ -9,6 +9,8 @@ const auditRecordSchema = z.object({
   /** The name of the OAuth client the call came from, when it signed in that way. */
   client: z.string().optional(),
   place: z.string().optional(),
+  /** The place's sandbox policy at the call: machine, place or strict. */
+  policy: z.enum(['machine', 'place', 'strict']).optional(),
   projectId: z.string().optional(),
   executionId: z.string().optional(),
   workspaceId: z.string().optional(),
@@ -190,6 +192,7 @@ function toRecord(entry: AuditEntry): AuditRecord {
     caller: clip(entry.caller, 200),
     client: optional(entry.client, 200),
     place: optional(entry.place, 1024),
+    policy: entry.policy,
     projectId: optional(entry.projectId, 200),
     executionId: optional(entry.executionId, 200),
     workspaceId: optional(entry.workspaceId, 200),

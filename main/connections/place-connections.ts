@@ -10,7 +10,7 @@ import type { Gateway } from './gateway/gateway.js';
 import type { CallbackAnswer, ChainStep, ConnectionOAuth, OwnApp } from './oauth/connection-oauth.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
-import { checkServerUrl } from './server-url.js';
+import { checkServerUrl, customId, customName } from './server-url.js';
 import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
 
@@ -363,7 +363,7 @@ export class PlaceConnections {
         : { kind: 'none' };
     return {
       catalogId: customId(url),
-      displayName: server.name?.trim() || url.hostname,
+      displayName: server.name?.trim() || customName(url),
       url: url.href,
       transport: server.transport ?? 'streamable-http',
       auth,
@@ -459,12 +459,6 @@ function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAut
     return { kind: 'header', header: entry.apiKey!.header, ...(entry.apiKey!.prefix && { prefix: entry.apiKey!.prefix }), secretName: secret };
   }
   return { kind: 'none' };
-}
-
-/** A catalog-shaped id for a server that is not listed, from its host and port: mcp.example.com → custom-mcp-example-com. */
-function customId(url: URL): string {
-  const host = `${url.hostname}${url.port ? `-${url.port}` : ''}`.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-  return `custom-${host}`.slice(0, 32).replace(/-$/, '');
 }
 
 function requireRead(dir: AccessDirectorySnapshot, person: string, place: Place): void {

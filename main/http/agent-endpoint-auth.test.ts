@@ -124,9 +124,18 @@ describe('DNS-rebinding protection', () => {
     assert.match(JSON.parse(response.body).error.message, /Origin/);
   });
 
-  it('accepts its own hosts and origins', async () => {
+  it('refuses an Origin of another port or scheme of its own host: another site', async () => {
+    const port = Number(new URL(fx.url).port);
+    for (const origin of [`http://127.0.0.1:${port + 1}`, 'http://localhost:6274', `https://127.0.0.1:${port}`, 'http://127.0.0.1', 'null']) {
+      const response = await raw(fx.url, { headers: { Origin: origin }, body: initialize });
+      assert.equal(response.status, 403, origin);
+      assert.match(JSON.parse(response.body).error.message, /only from its own origin \(scheme, host and port\)/);
+    }
+  });
+
+  it('accepts its own hosts and its own origin', async () => {
     const port = new URL(fx.url).port;
-    const cases: Array<Record<string, string>> = [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://localhost:6274` }];
+    const cases: Array<Record<string, string>> = [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://127.0.0.1:${port}` }, { Host: `localhost:${port}`, Origin: `http://localhost:${port}` }];
     for (const headers of cases) {
       const response = await raw(fx.url, { headers, body: initialize });
       assert.equal(response.status, 200, JSON.stringify(headers));

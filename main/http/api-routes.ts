@@ -2,7 +2,9 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-connections.js';
+import { sandboxProblem } from '../machine/sandbox/bubblewrap-check.js';
 import { policyOf } from '../places/access-directory.js';
+import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { canEdit } from '../places/access-rules.js';
 import { listPlaces } from '../places/place-list.js';
 import { placeRootOf, type Place } from '../places/place-root.js';
@@ -11,6 +13,7 @@ import type { Services } from '../services.js';
 import { parseToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { placeToolSearch } from './agent-endpoint.js';
 import type { HostControl } from './control-plane.js';
+import { signInRoutes } from './sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
 import { serverInfo } from './server-info.js';
 
@@ -78,7 +81,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const dir = await services.access.snapshot();
     res.json({
       place: { ...place, canEdit: canEdit(dir, person(res), place) },
-      policy: policyOf(dir, place),
+      policy: await policyAnswer(policyOf(dir, place), person(res)),
       rule: connectionRule(place),
       connections: await connections.list(person(res), place),
     });
@@ -190,10 +193,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placePolicyBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
-    res.json({ policy: policyOf(snapshot, place) });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), person(res)) });
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
+  router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
     res.json(serverInfo(config, host.status()));
@@ -260,6 +264,15 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   return router;
+}
+
+/**
+ * A place's policy for the page: who may change it, and why this machine cannot honour it (no
+ * sandbox), in which case its agents are refused.
+ */
+async function policyAnswer(policy: SandboxPolicy, person: string): Promise<SandboxPolicy & { canChange: boolean; problem?: string }> {
+  const problem = policy.kind === 'machine' ? undefined : await sandboxProblem();
+  return { ...policy, canChange: person === LOCAL_PERSON, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

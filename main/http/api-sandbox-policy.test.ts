@@ -18,12 +18,12 @@ describe('the page API: a place\'s sandbox policy', () => {
   after(() => fx.close());
 
   it('shows machine by default on the place header, and the owner changes it', async () => {
-    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy, { kind: 'machine', folders: [] });
+    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy, { kind: 'machine', folders: [], canChange: true });
 
     const set = await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha/runs/1', policy: 'strict', folders: ['/srv/shared/'] });
     assert.equal(set.status, 200, set.text);
-    assert.deepEqual(set.json.policy, { kind: 'strict', folders: ['/srv/shared'] });
-    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy, { kind: 'strict', folders: ['/srv/shared'] });
+    assert.deepEqual(set.json.policy, { kind: 'strict', folders: ['/srv/shared'], canChange: true });
+    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy, { kind: 'strict', folders: ['/srv/shared'], canChange: true });
     assert.deepEqual((await api('GET', '/access')).json.places['Crew/alpha'], { policy: { kind: 'strict', folders: ['/srv/shared'] } });
 
     assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha', policy: 'machine' })).json.policy.kind, 'machine');
@@ -41,7 +41,7 @@ describe('the page API: a place\'s sandbox policy', () => {
       assert.equal(answer.status, 400, answer.text);
       assert.match(answer.json.error.message, message);
     }
-    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/beta')).json.policy, { kind: 'place', folders: [] });
+    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/beta')).json.policy, { kind: 'place', folders: [], canChange: true });
   });
 
   it('lets only the person who runs the app change a policy', async () => {
@@ -50,5 +50,7 @@ describe('the page API: a place\'s sandbox policy', () => {
     assert.equal(answer.status, 403);
     assert.match(answer.json.error.message, /Only the person who runs this app/);
     assert.equal((await api('GET', '/mcp/place?workspace_path=Crew/beta')).json.policy.kind, 'place');
+    await api('PUT', '/access/places', { workspace_path: 'Crew/beta', readers: ['alice'] });
+    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/beta', undefined, alice)).json.policy, { kind: 'place', folders: [], canChange: false }, 'a reader sees it, cannot change it');
   });
 });

@@ -78,6 +78,21 @@ describe('the control plane takes only the owner', () => {
     assert.match(await response.text(), /reserved for the person who runs this app/);
   });
 
+  it('takes a change by session cookie only with a JSON Content-Type, which no page of another site can send', async () => {
+    const login = await fetch(await fx.host.loginUrl(), { redirect: 'manual' });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    // No Origin header: a browser that leaves it out of a form POST still cannot pass.
+    for (const contentType of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const response = await fetch(`${controlUrl}/api/server/stop`, { method: 'POST', headers: { Cookie: cookie, ...(contentType && { 'Content-Type': contentType }) } });
+      assert.equal(response.status, 403, String(contentType));
+      assert.match(((await response.json()) as { error: { message: string } }).error.message, /Content-Type: application\/json/);
+    }
+    assert.equal(fx.host.status.state, 'running');
+    const refresh = await fetch(`${controlUrl}/api/catalog/refresh`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json' } });
+    assert.equal(refresh.status, 200, 'a body-less change with the JSON type is taken');
+    assert.equal((await fetch(`${controlUrl}/api/places`, { headers: { Cookie: cookie } })).status, 200, 'reads need no proof');
+  });
+
   it('still takes the desktop app\'s own token', async () => {
     const response = await fetch(`${controlUrl}/api/places`, { headers: { Authorization: `Bearer ${adminToken}` } });
     assert.equal(response.status, 200);

@@ -9,6 +9,7 @@ import { userError } from '../user-errors.js';
 import { oauthCallback } from './oauth-callback.js';
 import { apiRoutes } from './api-routes.js';
 import { allowedHostNames, hostAndOriginGuard } from './guards.js';
+import { mediaType } from './media-type.js';
 
 export const SESSION_COOKIE = 'pw_session';
 
@@ -72,7 +73,18 @@ function ownerOnly(services: Services): RequestHandler {
   return (req, res, next) => {
     const header = req.headers.authorization;
     const bearer = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1];
-    if ((bearer && services.admin.isAdminToken(bearer)) || services.admin.isSession(cookie(req.headers.cookie, SESSION_COOKIE))) {
+    if (bearer && services.admin.isAdminToken(bearer)) {
+      res.locals.person = LOCAL_PERSON;
+      next();
+      return;
+    }
+    if (services.admin.isSession(cookie(req.headers.cookie, SESSION_COOKIE))) {
+      // A browser sends the cookie with any request, even one a page of another site makes; such a
+      // page can POST a form, but not with a JSON Content-Type (that needs CORS, which is never granted).
+      if (!SAFE_METHODS.has(req.method) && mediaType(req.headers['content-type']) !== 'application/json') {
+        res.status(403).json({ error: { message: 'Send changes with Content-Type: application/json (also when there is no body): requests a page of another site could forge are refused.' } });
+        return;
+      }
       res.locals.person = LOCAL_PERSON;
       next();
       return;
@@ -101,6 +113,8 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
   });
   next();
 };
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The largest request body the page's API takes. */
 const API_BODY_LIMIT = '256kb';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
-import { allowedHostNames, normalizeHost } from './guards.js';
+import { allowedHostNames, hostAndOriginCheck, normalizeHost } from './guards.js';
 
 describe('allowed host names', () => {
   it('follow a loopback bind address', () => {
@@ -24,5 +24,24 @@ describe('allowed host names', () => {
     assert.equal(normalizeHost('[::1]:9100'), '::1');
     assert.equal(normalizeHost('::1'), '::1');
     assert.equal(normalizeHost('example.com'), 'example.com');
+  });
+});
+
+describe('the Origin check', () => {
+  const check = hostAndOriginCheck(allowedHostNames('127.0.0.1', []), ['https://console.example']);
+
+  it('takes only the exact origin the request was sent to, and listed origins', () => {
+    assert.equal(check({ host: '127.0.0.1:9101', origin: 'http://127.0.0.1:9101' }), undefined);
+    assert.equal(check({ host: 'localhost:9101', origin: 'http://LOCALHOST:9101' }), undefined);
+    assert.equal(check({ host: '[::1]:9101', origin: 'http://[::1]:9101' }), undefined);
+    assert.equal(check({ host: '127.0.0.1', origin: 'http://127.0.0.1' }), undefined, 'the default port');
+    assert.equal(check({ host: '127.0.0.1:9101', origin: 'https://console.example' }), undefined);
+    assert.equal(check({ host: '127.0.0.1:9101' }), undefined, 'no Origin: not a browser page');
+  });
+
+  it('refuses another port, scheme or host of this machine, and opaque origins', () => {
+    for (const origin of ['http://127.0.0.1:9102', 'http://127.0.0.1', 'https://127.0.0.1:9101', 'http://localhost:9101', 'null', 'file://', 'http://127.0.0.1:9101/path']) {
+      assert.match(check({ host: '127.0.0.1:9101', origin }) ?? '', /only from its own origin/, origin);
+    }
   });
 });

@@ -37,8 +37,10 @@ export function normalizeHost(value: string): string {
 }
 
 /**
- * DNS-rebinding protection: the reason to refuse a request (403) unless its Host header names this
- * server, and unless a browser's Origin is one of this server's hosts or an explicitly allowed origin.
+ * DNS-rebinding and cross-site protection: the reason to refuse a request (403) unless its Host
+ * header names this server, and unless a browser's Origin is exactly this server's own (scheme,
+ * host and port: a page on another port of this machine is another site) or an explicitly allowed
+ * origin.
  */
 export function hostAndOriginCheck(hosts: Set<string>, extraOrigins: string[]): (headers: IncomingHttpHeaders) => string | undefined {
   const origins = new Set(extraOrigins.map((o) => o.replace(/\/$/, '').toLowerCase()));
@@ -51,8 +53,8 @@ export function hostAndOriginCheck(hosts: Set<string>, extraOrigins: string[]): 
       }
       lastAllowed = host;
     }
-    if (origin !== undefined && !originAllowed(origin, hosts, origins)) {
-      return `Origin "${origin}" is not allowed. Browser pages may call this server only from its own hosts or from an origin listed in WORKSPACE_ALLOWED_ORIGINS.`;
+    if (origin !== undefined && !origins.has(origin.toLowerCase()) && !sameOrigin(origin, host ?? '')) {
+      return `Origin "${origin}" is not allowed. Browser pages may call this server only from its own origin (scheme, host and port) or from an origin listed in WORKSPACE_ALLOWED_ORIGINS.`;
     }
     return undefined;
   };
@@ -68,15 +70,16 @@ export function hostAndOriginGuard(hosts: Set<string>, extraOrigins: string[]): 
   };
 }
 
-function originAllowed(origin: string, hosts: Set<string>, origins: Set<string>): boolean {
-  if (origins.has(origin.toLowerCase())) return true;
-  let url: URL;
+/** Whether `origin` is http://<the Host the request was sent to>, port included (default ports aside). */
+function sameOrigin(origin: string, host: string): boolean {
   try {
-    url = new URL(origin);
+    const own = new URL(`http://${host}`);
+    const url = new URL(origin);
+    // The literal "null" origin of sandboxed frames and file: pages does not parse, and is refused.
+    return url.origin === own.origin && url.origin === origin.toLowerCase();
   } catch {
-    return false; // includes the literal "null" origin of sandboxed frames and file: pages
+    return false;
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && hosts.has(normalizeHost(url.host));
 }
 
 export function forbidden(message: string) {

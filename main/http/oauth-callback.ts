@@ -49,5 +49,5 @@ function resultPage(title: string, paragraphs: string[]): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)} · Persona Workspace</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:15vh auto;padding:0 1.5rem;color:#1f2328}@media(prefers-color-scheme:dark){body{background:#16181d;color:#e6e8eb}}h1{font-size:1.4rem}p{margin:0 0 .6rem}</style>
-</head><body><h1>${escape(title)}</h1>${paragraphs.map((p) => `<p>${escape(p)}</p>`).join('')}</body></html>`;
+</head><body><main><h1>${escape(title)}</h1>${paragraphs.map((p) => `<p>${escape(p)}</p>`).join('')}</main></body></html>`;
 }

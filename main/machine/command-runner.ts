@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, mkdtemp } from 'node:fs/promises';
@@ -8,9 +8,10 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { MachineError } from './errors.js';
 import { OutputCapture, type CapturedOutput } from './output-capture.js';
+import { OutputFile, type OutputFileLimits } from './output-file.js';
 import { terminateProcessGroup } from './process-group.js';
 import { loadTerminal } from './terminal-module.js';
-import { RecentOutput } from './recent-output.js';
+import { RECENT_OUTPUT_BYTES, RecentOutput } from './recent-output.js';
 
 export type { CapturedOutput } from './output-capture.js';
 
@@ -19,14 +20,16 @@ export const BASH_DEFAULT_TIMEOUT_SECONDS = 120;
 /** Per stream, the output returned is at most this head plus this tail; the middle is elided. */
 export const BASH_OUTPUT_HEAD_BYTES = 16 * 1024;
 export const BASH_OUTPUT_TAIL_BYTES = 16 * 1024;
-/** Most bytes of one stream saved to its full-output file. */
+/** Most bytes of one stream saved to its full-output file; a command (without tty) whose output passes it is stopped. */
 export const BASH_SAVED_OUTPUT_MAX_BYTES = 1024 * 1024 * 1024;
 /** Between SIGTERM and SIGKILL when a command is stopped. */
 export const BASH_KILL_GRACE_MS = 2000;
 /** Progress callbacks come at most this often. */
 export const BASH_PROGRESS_INTERVAL_MS = 1000;
 
-// After bash exits, how long to wait for output still held open by a background job it started.
+// How often the size of output files is checked against the saved-output limit.
+const OUTPUT_WATCH_MS = 100;
+// After bash exits, how long to wait for output still held open by a background job it started (output through pipes).
 const PIPE_DRAIN_MS = 500;
 const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 const TERMINAL_COLUMNS = 120;
@@ -45,6 +48,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
   onProgress?: (message: string) => void;
+  /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
+  sandbox?: { command(command: string, tty: boolean): Launch };
 }
 
 export interface BashResult {
@@ -55,6 +60,8 @@ export interface BashResult {
   cancelled: boolean;
   /** Stopped because the server is shutting down (killAll). */
   serverStopped: boolean;
+  /** Stopped because its stdout or stderr passed the saved-output limit (BASH_SAVED_OUTPUT_MAX_BYTES). */
+  outputTooLarge: boolean;
   durationMs: number;
   /** The timeout applied, after capping. */
   timeoutSeconds: number;
@@ -69,6 +76,8 @@ export interface CommandRunnerOptions {
   maxTimeoutSeconds: number;
   /** Where full outputs too big to return are saved; default a private folder in the OS temp dir. */
   outputDir?: string;
+  /** Most bytes of one stream saved; default BASH_SAVED_OUTPUT_MAX_BYTES (tests lower it). */
+  maxSavedOutputBytes?: number;
 }
 
 interface Exit {
@@ -80,6 +89,12 @@ interface Started {
   pid: number;
   /** Resolves once the process has exited and its output has been taken in. */
   exited: Promise<Exit>;
+  /** The latest line of output, for progress messages. */
+  lastLine(): Promise<string | undefined>;
+  /** Bytes in the larger output file so far, when the command writes its output files itself. */
+  largestOutput?: () => Promise<number>;
+  /** What the command printed; once it has exited. */
+  output(): Promise<{ stdout: CapturedOutput; stderr: CapturedOutput | null }>;
 }
 
 interface Running {
@@ -105,7 +120,7 @@ export class CommandRunner {
     this.maxTimeoutSeconds = options.maxTimeoutSeconds;
   }
 
-  async run(input: BashInput, { signal, onProgress }: RunOptions = {}): Promise<BashResult> {
+  async run(input: BashInput, { signal, onProgress, sandbox }: RunOptions = {}): Promise<BashResult> {
     if (typeof input.command !== 'string' || input.command.trim() === '') {
       throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
     }
@@ -115,21 +130,28 @@ export class CommandRunner {
     const tty = input.tty === true;
     const startedAt = Date.now();
     const id = `${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
-    const capture = (stream: string): OutputCapture =>
-      new OutputCapture({
-        headBytes: BASH_OUTPUT_HEAD_BYTES,
-        tailBytes: BASH_OUTPUT_TAIL_BYTES,
-        maxSavedBytes: BASH_SAVED_OUTPUT_MAX_BYTES,
-        savePath: async () => join(await this.outputDirectory(), `${id}-${stream}.log`),
-      });
-    const stdout = capture(tty ? 'output' : 'stdout');
-    const stderr = tty ? null : capture('stderr');
-    const recent = new RecentOutput();
-    const child = tty ? await startInTerminal(input.command, stdout, recent) : await startPiped(input.command, stdout, stderr!, recent);
+    const limits: OutputFileLimits = {
+      headBytes: BASH_OUTPUT_HEAD_BYTES,
+      tailBytes: BASH_OUTPUT_TAIL_BYTES,
+      maxSavedBytes: this.options.maxSavedOutputBytes ?? BASH_SAVED_OUTPUT_MAX_BYTES,
+    };
+    // The one place where output files are named.
+    const outputPath = async (stream: 'stdout' | 'stderr' | 'output'): Promise<string> => join(await this.outputDirectory(), `${id}-${stream}.log`);
+    const capture = (stream: 'stdout' | 'stderr' | 'output'): OutputCapture =>
+      new OutputCapture({ ...limits, savePath: () => outputPath(stream) });
+    const launch = sandbox?.command(input.command, tty) ?? { file: 'bash', args: ['-c', input.command] };
+    let child: Started;
+    if (tty) {
+      child = await startInTerminal(launch, capture('output'));
+    } else {
+      const files = await Promise.all([outputPath('stdout'), outputPath('stderr')].map(async (path) => OutputFile.create(await path))).catch(() => undefined);
+      // Without output files (the folder cannot be written), the output still comes back through pipes.
+      child = files ? await startWritingToFiles(launch, files, limits) : await startPiped(launch, capture('stdout'), capture('stderr'));
+    }
 
-    let stopReason: 'timeout' | 'cancel' | 'shutdown' | undefined;
+    let stopReason: 'timeout' | 'cancel' | 'shutdown' | 'output-limit' | undefined;
     let stopping: Promise<void> | undefined;
-    const stop = (reason: 'timeout' | 'cancel' | 'shutdown'): void => {
+    const stop = (reason: NonNullable<typeof stopReason>): void => {
       if (stopping) return;
       stopReason = reason;
       stopping = terminateProcessGroup(child.pid, BASH_KILL_GRACE_MS);
@@ -138,14 +160,31 @@ export class CommandRunner {
     const onAbort = (): void => stop('cancel');
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
+    let running = true;
+    let reporting = false;
     const ticker = onProgress
       ? setInterval(() => {
-          try {
-            onProgress(progressMessage(startedAt, recent));
-          } catch {
-            // A failing listener must not take the command down with it.
-          }
+          if (reporting) return;
+          reporting = true;
+          child
+            .lastLine()
+            .then((line) => {
+              if (running) onProgress(progressMessage(startedAt, line));
+            })
+            // A failing listener (or a file read racing the end) must not take the command down with it.
+            .catch(() => {})
+            .finally(() => (reporting = false));
         }, BASH_PROGRESS_INTERVAL_MS)
+      : undefined;
+    // A command that writes its output files itself is not held back by this process: stop it
+    // when it prints more than the files may keep, before it fills the disk.
+    const watcher = child.largestOutput
+      ? setInterval(() => {
+          child.largestOutput!().then(
+            (bytes) => bytes > limits.maxSavedBytes && stop('output-limit'),
+            () => {},
+          );
+        }, OUTPUT_WATCH_MS)
       : undefined;
 
     // Done when the process has exited and, if it was stopped, its whole group is gone.
@@ -157,21 +196,26 @@ export class CommandRunner {
     this.running.add(entry);
     try {
       const exit = await done;
+      running = false;
+      const output = await child.output();
       return {
         exitCode: exit.exitCode,
         signal: exit.signal,
         timedOut: stopReason === 'timeout',
         cancelled: stopReason === 'cancel',
         serverStopped: stopReason === 'shutdown',
+        outputTooLarge: stopReason === 'output-limit',
         durationMs: Date.now() - startedAt,
         timeoutSeconds,
         tty,
-        stdout: stdout.result(),
-        stderr: stderr?.result() ?? null,
+        stdout: output.stdout,
+        stderr: output.stderr,
       };
     } finally {
+      running = false;
       clearTimeout(timer);
       if (ticker) clearInterval(ticker);
+      if (watcher) clearInterval(watcher);
       signal?.removeEventListener('abort', onAbort);
       this.running.delete(entry);
     }
@@ -210,22 +254,51 @@ export class CommandRunner {
   }
 }
 
-async function startPiped(command: string, stdout: OutputCapture, stderr: OutputCapture, recent: RecentOutput): Promise<Started> {
-  // detached: the child leads a new process group, which is what gets signalled when it is stopped.
-  const child = spawn('bash', ['-c', command], {
-    detached: process.platform !== 'win32',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    windowsHide: true,
-  });
-  const exit = new Promise<Exit>((resolve) => child.once('exit', (exitCode, signal) => resolve({ exitCode, signal })));
+/** What to start: bash itself, or a sandbox with bash inside (and the environment it gets). */
+export interface Launch {
+  file: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Starts bash with its stdout and stderr going straight into the two files, at the speed of a redirect. */
+async function startWritingToFiles(launch: Launch, files: OutputFile[], limits: OutputFileLimits): Promise<Started> {
+  const [stdout, stderr] = files as [OutputFile, OutputFile];
+  let child: ChildProcess;
+  let exit: Promise<Exit>;
   try {
-    await once(child, 'spawn');
+    ({ child, exit } = await spawnBash(launch, ['ignore', stdout.fd, stderr.fd]));
   } catch (error) {
-    throw bashUnavailable(error);
+    await Promise.all(files.map((file) => file.discard()));
+    throw error;
   }
+  const written = () => Promise.all(files.map((file) => file.written()));
+  return {
+    pid: child.pid!,
+    exited: exit,
+    lastLine: async () => {
+      // The stream written to last has the latest line.
+      const [out, err] = await written();
+      const latest = err!.bytes > 0 && (out!.bytes === 0 || err!.modifiedNs > out!.modifiedNs) ? stderr : stdout;
+      const recent = new RecentOutput();
+      recent.add(await latest.lastBytes(RECENT_OUTPUT_BYTES));
+      return recent.lastLine();
+    },
+    largestOutput: async () => Math.max(...(await written()).map((file) => file.bytes)),
+    output: async () => {
+      const [out, err] = await Promise.all(files.map((file) => file.finish(limits)));
+      return { stdout: out!, stderr: err! };
+    },
+  };
+}
+
+/** Starts bash with its output read through pipes into the captures (when no output file could be made). */
+async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputCapture): Promise<Started> {
+  const { child, exit } = await spawnBash(launch, ['ignore', 'pipe', 'pipe']);
+  const recent = new RecentOutput();
   const streams: Array<[Readable, OutputCapture]> = [
-    [child.stdout, stdout],
-    [child.stderr, stderr],
+    [child.stdout!, stdout],
+    [child.stderr!, stderr],
   ];
   for (const [from, to] of streams) {
     from.on('data', (chunk: Buffer) => recent.add(chunk));
@@ -247,23 +320,42 @@ async function startPiped(command: string, stdout: OutputCapture, stderr: Output
     }
     return status;
   });
-  return { pid: child.pid!, exited };
+  return {
+    pid: child.pid!,
+    exited,
+    lastLine: async () => recent.lastLine(),
+    output: async () => ({ stdout: stdout.result(), stderr: stderr.result() }),
+  };
 }
 
-async function startInTerminal(command: string, output: OutputCapture, recent: RecentOutput): Promise<Started> {
+async function spawnBash(launch: Launch, stdio: StdioOptions): Promise<{ child: ChildProcess; exit: Promise<Exit> }> {
+  // detached: the child leads a new process group, which is what gets signalled when it is stopped.
+  // A sandboxed command dies with bubblewrap (--die-with-parent), so stopping the group stops it too.
+  const child = spawn(launch.file, launch.args, { env: launch.env ?? process.env, detached: process.platform !== 'win32', stdio, windowsHide: true });
+  const exit = new Promise<Exit>((resolve) => child.once('exit', (exitCode, signal) => resolve({ exitCode, signal })));
+  try {
+    await once(child, 'spawn');
+  } catch (error) {
+    throw bashUnavailable(launch.file, error);
+  }
+  return { child, exit };
+}
+
+async function startInTerminal(launch: Launch, output: OutputCapture): Promise<Started> {
   const spawnTerminal = await loadTerminal();
   let terminal: ReturnType<typeof spawnTerminal>;
   try {
-    terminal = spawnTerminal('bash', ['-c', command], {
+    terminal = spawnTerminal(launch.file, launch.args, {
       name: 'xterm-256color',
       cols: TERMINAL_COLUMNS,
       rows: TERMINAL_ROWS,
       cwd: process.cwd(),
-      env: process.env,
+      env: launch.env ?? process.env,
     });
   } catch (error) {
-    throw bashUnavailable(error);
+    throw bashUnavailable(launch.file, error);
   }
+  const recent = new RecentOutput();
   let paused = false;
   terminal.onData((data) => {
     if (output.writableEnded) return;
@@ -290,14 +382,22 @@ async function startInTerminal(command: string, output: OutputCapture, recent: R
     return status;
   });
   // node-pty starts the child in a new session, so its pid is also its process group id.
-  return { pid: terminal.pid, exited };
+  return {
+    pid: terminal.pid,
+    exited,
+    lastLine: async () => recent.lastLine(),
+    output: async () => ({ stdout: output.result(), stderr: null }),
+  };
 }
 
 function signalName(signal: number): string {
   return Object.entries(osConstants.signals).find(([, number]) => number === signal)?.[0] ?? `signal ${signal}`;
 }
 
-function bashUnavailable(error: unknown): MachineError {
+function bashUnavailable(file: string, error: unknown): MachineError {
+  if (file !== 'bash') {
+    return new MachineError('sandbox_unavailable', `Could not start the sandbox (${file}): ${(error as Error).message}. Install bubblewrap, or ask the person who runs this app to change the place's policy.`, { cause: error });
+  }
   return new MachineError(
     'bash_unavailable',
     `Could not start bash: ${(error as Error).message}. Commands run with bash only; install it and put it on PATH (on Windows: Git for Windows or WSL), then retry.`,
@@ -305,8 +405,7 @@ function bashUnavailable(error: unknown): MachineError {
   );
 }
 
-function progressMessage(startedAt: number, recent: RecentOutput): string {
+function progressMessage(startedAt: number, line: string | undefined): string {
   const seconds = Math.round((Date.now() - startedAt) / 1000);
-  const line = recent.lastLine();
   return line === undefined ? `running for ${seconds}s, no output yet` : `running for ${seconds}s; last output: ${line}`;
 }

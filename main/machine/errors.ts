@@ -15,6 +15,8 @@ export type MachineErrorCode =
   | 'bash_unavailable'
   | 'tty_unavailable'
   | 'cancelled'
+  | 'refused_by_policy'
+  | 'sandbox_unavailable'
   | 'io_error';
 
 /** A failure the caller can act on: the message says what failed, why, and what to do next. */

@@ -25,6 +25,20 @@ export interface CapturedOutput {
 }
 
 /**
+ * The text of an output of `totalBytes` bytes from its first and last bytes: all of it when they
+ * are all of it, else head and tail (neither cutting a character) around a "... N bytes elided ..." line.
+ */
+export function capturedOutput(head: Buffer, tail: Buffer, totalBytes: number): CapturedOutput {
+  if (totalBytes <= head.length + tail.length) {
+    return { text: Buffer.concat([head, tail]).toString('utf8'), totalBytes, elidedBytes: 0 };
+  }
+  const start = completeUtf8Prefix(head);
+  const end = skipUtf8Continuation(tail);
+  const elidedBytes = totalBytes - start.length - end.length;
+  return { text: `${start.toString('utf8')}\n... ${elidedBytes} bytes elided ...\n${end.toString('utf8')}`, totalBytes, elidedBytes };
+}
+
+/**
  * A sink for one output stream that holds only a fixed head and a ring-buffer tail in memory,
  * and streams everything to a file once the output is too big to return whole. Being a Writable,
  * it pushes back on the producer (the child process blocks on write) while the file catches up.
@@ -67,20 +81,10 @@ export class OutputCapture extends Writable {
 
   /** What was captured; call after the stream has finished. */
   result(): CapturedOutput {
-    const { headBytes, tailBytes } = this.limits;
-    if (this.total <= headBytes + tailBytes) {
-      // Nothing was dropped: the ring never wrapped.
-      const whole = Buffer.concat([this.head.subarray(0, this.headLength), this.tail.subarray(0, this.tailLength)]);
-      return { text: whole.toString('utf8'), totalBytes: this.total, elidedBytes: 0 };
-    }
-    const head = completeUtf8Prefix(this.head.subarray(0, this.headLength));
-    const tail = skipUtf8Continuation(this.ringContents());
-    const elidedBytes = this.total - head.length - tail.length;
-    const result: CapturedOutput = {
-      text: `${head.toString('utf8')}\n... ${elidedBytes} bytes elided ...\n${tail.toString('utf8')}`,
-      totalBytes: this.total,
-      elidedBytes,
-    };
+    // Until the output outgrows head + tail, the ring never wraps: head then tail is all of it.
+    const tail = this.total <= this.limits.headBytes + this.limits.tailBytes ? this.tail.subarray(0, this.tailLength) : this.ringContents();
+    const result = capturedOutput(this.head.subarray(0, this.headLength), tail, this.total);
+    if (result.elidedBytes === 0) return result;
     if (this.filePath && this.saved > 0) result.fullOutputPath = this.filePath;
     if (this.saveProblem) result.fullOutputProblem = this.saveProblem;
     return result;

@@ -1,14 +1,15 @@
 /** Keeps the last bytes a command printed, to show its latest line in progress messages. */
 
-const KEEP_BYTES = 2048;
+/** Bytes of recent output kept: enough for the last line of most programs. */
+export const RECENT_OUTPUT_BYTES = 2048;
 const MAX_LINE_CHARS = 200;
 
 export class RecentOutput {
   private recent = Buffer.alloc(0);
 
   add(chunk: Buffer): void {
-    const joined = Buffer.concat([this.recent, chunk.subarray(Math.max(0, chunk.length - KEEP_BYTES))]);
-    this.recent = joined.subarray(Math.max(0, joined.length - KEEP_BYTES));
+    const joined = Buffer.concat([this.recent, chunk.subarray(Math.max(0, chunk.length - RECENT_OUTPUT_BYTES))]);
+    this.recent = joined.subarray(Math.max(0, joined.length - RECENT_OUTPUT_BYTES));
   }
 
   /** The last non-blank line, without terminal escapes; undefined before any output. */

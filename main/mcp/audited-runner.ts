@@ -1,10 +1,13 @@
 import type { AuditEntry } from '../audit/audit-log.js';
+import type { PolicyKind } from '../places/sandbox-policy.js';
 import type { ToolRunner } from './tool-table.js';
 
 export interface AuditContext {
   caller: string;
   client?: string;
   place?: string;
+  /** The place's sandbox policy when the call runs (the owner may change it while a session is open). */
+  policy?: () => Promise<PolicyKind>;
   projectId?: string;
 }
 
@@ -16,11 +19,13 @@ export function auditedRunner(record: (entry: AuditEntry) => void, context: Audi
   return async (tool, extra, fn) => {
     const started = performance.now();
     const meta = extra._meta ?? {};
+    const policy = await context.policy?.().catch(() => undefined);
     const entry = (outcome: AuditEntry['outcome'], error?: string): AuditEntry => ({
       tool,
       caller: context.caller,
       ...(context.client !== undefined && { client: context.client }),
       ...(context.place !== undefined && { place: context.place }),
+      ...(policy !== undefined && { policy }),
       ...(context.projectId !== undefined && { projectId: context.projectId }),
       ...optionalId('executionId', meta.execution_id ?? meta.executionId),
       ...optionalId('workspaceId', meta.workspace_id ?? meta.workspaceId),

@@ -170,6 +170,7 @@ describe('machine tools over MCP', () => {
       timedOut: false,
       cancelled: false,
       serverStopped: false,
+      outputTooLarge: false,
       durationMs: 0,
       stdout: 'out\n',
       stderr: 'err\n',
@@ -235,6 +236,15 @@ describe('machine tools over MCP', () => {
     const result = await pending;
     assert.equal(result.isError, true);
     assert.match(texts(result)[0]!, /^ended by signal SIGTERM after .*\nCancelled: the command and every process it started were stopped/);
+  });
+
+  it('bash answers a command stopped for printing too much with an error result that says what to do', async () => {
+    const commands = new CommandRunner({ maxTimeoutSeconds: 30, outputDir: join(dir, 'limited'), maxSavedOutputBytes: 1024 ** 2 });
+    const bash = machineTools({ skillsDir, commands }).find((tool) => tool.definition.name === 'bash')!;
+    const result = await bash.call({ command: 'yes' }, { signal: new AbortController().signal } as ToolExtra);
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent?.['outputTooLarge'], true);
+    assert.match(texts(result)[0]!, /\nIts output passed 1 GiB, the most this server saves for one command: .*Redirect big outputs to a file of your own/);
   });
 
   it('manage_my_mcp_servers refuses an action without the argument it needs, with an error result', async () => {

@@ -1,25 +1,37 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
+import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_SAVED_OUTPUT_MAX_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
 import { DIFF_MAX_LINES } from '../machine/diff.js';
 import { EDIT_MAX_FILE_BYTES, editFile } from '../machine/edit.js';
 import { MachineError } from '../machine/errors.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type ReadResult } from '../machine/read.js';
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
+import type { PlaceSandbox } from '../machine/sandbox/place-sandbox.js';
 import { writeFile } from '../machine/write.js';
 import { ALWAYS_LOAD, defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
 
 export interface MachineToolDeps {
   skillsDir: string;
   commands: CommandRunner;
+  /**
+   * The sandbox of this call under the place's policy, nothing under `machine`; throws (a
+   * MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
+   */
+  sandbox?: () => Promise<PlaceSandbox | undefined>;
 }
 
 const KiB = 1024;
+const GiB = 1024 ** 3;
 
 /** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
 export function machineTools(deps: MachineToolDeps): SessionTool[] {
   const max = deps.commands.maxTimeoutSeconds;
+  // Under place or strict, the file tools work on the real path the policy allowed (links resolved).
+  const allowed = async (path: string, mode: 'read' | 'write'): Promise<string> => {
+    const sandbox = await deps.sandbox?.();
+    return sandbox ? sandbox.checkFile(path, mode) : path;
+  };
   const defaultTimeout = Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
   return [
     defineTool({
@@ -46,7 +58,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      handler: (args) => asToolResult(async () => readAnswer(await readFile(args))),
+      handler: (args) => asToolResult(async () => readAnswer(await readFile({ ...args, path: await allowed(args.path, 'read') }))),
     }),
     defineTool({
       name: 'write',
@@ -64,7 +76,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
-          const result = await writeFile(args);
+          const result = await writeFile({ ...args, path: await allowed(args.path, 'write') });
           return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
         }),
     }),
@@ -94,7 +106,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
-          const result = await editFile(args);
+          const result = await editFile({ ...args, path: await allowed(args.path, 'write') });
           const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
           return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
         }),
@@ -108,7 +120,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         `On timeout or cancellation the command and every process it started are stopped, and the answer is an error. ` +
         `The answer starts with the exit code (a non-zero exit is a normal answer), then gives stdout and stderr ` +
         `separately; each stream returns at most its first ${BASH_OUTPUT_HEAD_BYTES / KiB} KiB and last ${BASH_OUTPUT_TAIL_BYTES / KiB} KiB, ` +
-        `the middle elided, with the full output saved to a file you can read or grep. tty: true runs it in a pseudo-terminal ` +
+        `the middle elided, with the full output saved to a file you can read or grep (the command writes it there directly, as fast as a redirect; ` +
+        `one that prints more than ${BASH_SAVED_OUTPUT_MAX_BYTES / GiB} GiB is stopped). tty: true runs it in a pseudo-terminal ` +
         `(for programs that need one; stdout and stderr then come merged). For long-running servers, start them in the background ` +
         `with their output redirected (nohup cmd > log 2>&1 &).`,
       input: {
@@ -122,6 +135,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         timedOut: z.boolean(),
         cancelled: z.boolean(),
         serverStopped: z.boolean(),
+        outputTooLarge: z.boolean(),
         durationMs: z.number(),
         stdout: z.string(),
         stderr: z.string(),
@@ -132,8 +146,11 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       handler: (args, extra) =>
         asToolResult(async () => {
-          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra) });
-          return bashAnswer(result, args.timeout, max);
+          const sandbox = await deps.sandbox?.();
+          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), ...(sandbox && { sandbox }) });
+          const answer = bashAnswer(result, args.timeout, max);
+          if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
+          return answer;
         }),
     }),
     defineTool({
@@ -230,6 +247,12 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   }
   if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
   if (result.serverStopped) lines.push('The server is shutting down: the command and every process it started were stopped.');
+  if (result.outputTooLarge) {
+    lines.push(
+      `Its output passed ${BASH_SAVED_OUTPUT_MAX_BYTES / GiB} GiB, the most this server saves for one command: the command and every process it started were stopped. ` +
+        'Redirect big outputs to a file of your own (cmd > out.log) and read or grep that.',
+    );
+  }
   if (requestedTimeout !== undefined && requestedTimeout > result.timeoutSeconds) {
     lines.push(`The timeout was lowered to ${result.timeoutSeconds}s, this server's maximum.`);
   }
@@ -244,6 +267,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
     timedOut: result.timedOut,
     cancelled: result.cancelled,
     serverStopped: result.serverStopped,
+    outputTooLarge: result.outputTooLarge,
     durationMs: result.durationMs,
     stdout: result.stdout.text,
     stderr: result.stderr?.text ?? '',
@@ -252,7 +276,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
   // A command that was stopped before it finished did not do its job: an error, whatever it printed.
   // A non-zero exit is the command's own answer, not a failure of the call.
-  const stopped = result.timedOut || result.cancelled || result.serverStopped;
+  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge;
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 

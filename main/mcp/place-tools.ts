@@ -17,9 +17,9 @@ const SEARCH_HINT_KEY = 'anthropic/searchHint';
 export interface PlaceToolsDeps {
   connections: PlaceConnections;
   gateway: Gateway;
+  health: ConnectionHealth;
   /** What the catalog says a connector does, for the tools' search hints. */
   catalogDescription: (catalogId: string) => string | undefined;
-  health: ConnectionHealth;
   /** Told once per connection and cause when an upstream's tools cannot be listed. */
   report: (message: string) => void;
 }

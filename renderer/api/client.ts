@@ -47,7 +47,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     response = await fetch(`${base}/api${path}`, {
       method,
       credentials: 'same-origin',
-      headers: { ...headers, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+      // Also on body-less changes: the server takes a change by cookie only with this type, which a page of another site cannot send.
+      headers: { ...headers, ...((body !== undefined || method !== 'GET') && { 'Content-Type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
   } catch {

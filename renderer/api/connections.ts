@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api, query } from './client';
-import type { AddServer, CatalogListing, Connection, ConnectResult, OwnApp, Place, PlaceConnections } from './types';
+import type { AddServer, CatalogListing, Connection, ConnectResult, OwnApp, Place, PlaceConnections, PlacePolicy } from './types';
 
 // Query options and calls per feature: places, a place's connections, the catalog, a place's secrets.
 
@@ -58,3 +58,6 @@ export const removeConnection = (root: string, connection: Connection) =>
 
 export const putSecret = (root: string, name: string, value: string) =>
   api<void>('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, { value });
+
+export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) =>
+  api<{ policy: PlacePolicy }>('PUT', '/places/policy', { workspace_path: root, policy, folders });

@@ -4,10 +4,14 @@ import { api } from './client';
 
 // Query options and calls of the Skills screen (main/http/skills-routes.ts).
 
+const SKILLS_POLL_MS = 1500;
+
 export const skillsQuery = queryOptions({
   queryKey: ['skills'],
   queryFn: () => api<SkillListing>('GET', '/skills'),
-  // Skills are also added and changed on disk by hand: look again when the window comes back.
+  // Skills are also added and changed on disk by hand: look again every 1.5 s while the screen is
+  // open (a local folder read), so a change shows within 2 s, and when the window comes back.
+  refetchInterval: SKILLS_POLL_MS,
   refetchOnWindowFocus: 'always',
 });
 
@@ -15,6 +19,7 @@ export function skillQuery(name: string) {
   return queryOptions({
     queryKey: ['skills', name],
     queryFn: () => api<SkillDetail>('GET', `/skills/${encodeURIComponent(name)}`),
+    refetchInterval: SKILLS_POLL_MS,
     refetchOnWindowFocus: 'always',
   });
 }

@@ -39,8 +39,19 @@ export interface Connection {
   addedAt: string;
 }
 
+/** What a place's agents reach (machine, place or strict), and the owner's extra folders. */
+export interface PlacePolicy {
+  kind: 'machine' | 'place' | 'strict';
+  folders: string[];
+  /** Only the person who runs the app changes a policy. */
+  canChange: boolean;
+  /** Why this machine cannot sandbox the place's agents (they are refused meanwhile). */
+  problem?: string;
+}
+
 export interface PlaceConnections {
   place: Place;
+  policy: PlacePolicy;
   rule: string;
   connections: Connection[];
 }

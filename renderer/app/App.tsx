@@ -7,6 +7,7 @@ import { PlaceMcpSection } from '../features/connections/PlaceMcpSection';
 import { ServerSection } from '../features/server/ServerSection';
 import { SkillsSection } from '../features/skills/SkillsSection';
 import { ErrorNote } from '../ui/ErrorNote';
+import { closeOnEscape } from '../ui/keyboard';
 import { SECTIONS, sectionOf, type SectionId } from './sections';
 
 const PLACE_KEY = 'persona.place';
@@ -21,6 +22,10 @@ export function App() {
   // Below 640 px the sections fold into a menu; it closes when a section is chosen.
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => setMenuOpen(false), [section]);
+  const closeMenu = () => {
+    setMenuOpen(false);
+    document.getElementById('menu-button')?.focus();
+  };
 
   useEffect(() => {
     if (place) writePlace(place.root);
@@ -30,10 +35,21 @@ export function App() {
 
   return (
     <div className="frame">
-      <nav className="rail" aria-label="Place and sections" data-menu={menuOpen ? 'open' : 'closed'}>
+      {/* The hash names the section, so the link moves focus itself instead of changing it. */}
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
+      <nav className="rail" aria-label="Place and sections" data-menu={menuOpen ? 'open' : 'closed'} onKeyDown={menuOpen ? closeOnEscape(closeMenu) : undefined}>
         <div className="rail-top">
           <div className="brand">Persona Workspace</div>
-          <button type="button" className="button menu-button" aria-expanded={menuOpen} aria-controls="sections-menu" onClick={() => setMenuOpen((open) => !open)}>
+          <button type="button" id="menu-button" className="button menu-button" aria-expanded={menuOpen} aria-controls="sections-menu" onClick={() => setMenuOpen((open) => !open)}>
             Menu
           </button>
         </div>
@@ -73,7 +89,7 @@ export function App() {
           ))}
         </ul>
       </nav>
-      <main className="content" id="main">
+      <main className="content" id="main" tabIndex={-1}>
         {section === 'skills' ? (
           <SkillsSection />
         ) : section === 'access' ? (

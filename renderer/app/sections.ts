@@ -9,6 +9,7 @@ export const SECTIONS = [
 export type SectionId = (typeof SECTIONS)[number]['id'];
 
 export function sectionOf(hash: string): SectionId {
-  const id = hash.replace(/^#/, '');
+  // After the section, the address may name what is open in it (#skills/deploy).
+  const id = hash.replace(/^#/, '').split('/')[0];
   return SECTIONS.find((s) => s.id === id)?.id ?? 'connections';
 }

@@ -76,11 +76,11 @@ export class ConnectionHealth {
     if (entry && !entry.running) void this.measure(entry, true);
   }
 
-  /** A request to the server failed: check it (unless a check is what failed, or one runs). */
+  /** A request to the server failed: check it, unless a check runs or a re-check is already due. */
   failed(connection: PlaceConnection, error: UpstreamUnavailableError): void {
     const entry = this.entryOf(connection);
     this.note(entry, error.message);
-    if (!entry.running) void this.measure(entry, true);
+    if (!entry.running && !entry.timer) void this.measure(entry, true);
   }
 
   /** The server said its tools changed: list them again on the open session. */
@@ -156,7 +156,8 @@ export class ConnectionHealth {
   }
 
   private scheduleRecheck(entry: Entry, wait: number): void {
-    if (this.closed) return;
+    // A connection forgotten (or whose record changed) while it was being checked is not checked again.
+    if (this.closed || this.entries.get(keyOf(entry.connection)) !== entry) return;
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
       if (this.entries.get(keyOf(entry.connection)) === entry) void this.measure(entry, true);

@@ -19,6 +19,7 @@ export interface Challenge {
 export async function readChallenge(serverUrl: string, fetch: FetchLike): Promise<Challenge> {
   const response = await initializeWithoutCredentials(serverUrl, fetch);
   await response.body?.cancel();
+  await endSession(serverUrl, response, fetch);
   if (response.status !== 401) return {};
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
   return { ...(resourceMetadataUrl && { resourceMetadataUrl }), ...(scope && { scope }) };
@@ -28,7 +29,16 @@ export async function readChallenge(serverUrl: string, fetch: FetchLike): Promis
 export async function asksForSignIn(serverUrl: string, fetch: FetchLike): Promise<boolean> {
   const response = await initializeWithoutCredentials(serverUrl, fetch);
   await response.body?.cancel();
+  await endSession(serverUrl, response, fetch);
   return response.status === 401;
+}
+
+/** A probe that opened a session closes it at the server (DELETE), as a client that is done must. */
+async function endSession(serverUrl: string, response: Response, fetch: FetchLike): Promise<void> {
+  const session = response.ok ? response.headers.get('mcp-session-id') : null;
+  if (!session) return;
+  const ended = await fetch(serverUrl, { method: 'DELETE', redirect: 'manual', headers: { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION } }).catch(() => undefined);
+  await ended?.body?.cancel();
 }
 
 function initializeWithoutCredentials(serverUrl: string, fetch: FetchLike): Promise<Response> {

@@ -1,10 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useDeferredValue, useEffect, useMemo, useState } from 'react';
+import { useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { searchCatalog } from '../../../common/catalog-search';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog } from '../../api/connections';
 import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
+import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
 import { AddServerForm } from './AddServerForm';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
@@ -97,7 +98,7 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
         )}
       </div>
 
-      <details className="disclosure">
+      <details className="disclosure" onKeyDown={closeDisclosureOnEscape}>
         <summary>Add a server that is not listed</summary>
         <AddServerForm root={root} flow={flow} announce={announce} />
       </details>
@@ -105,10 +106,39 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
   );
 }
 
+/** Escape folds the disclosure and puts focus back on its summary. */
+function closeDisclosureOnEscape(event: KeyboardEvent<HTMLDetailsElement>): void {
+  const details = event.currentTarget;
+  if (!details.open) return;
+  closeOnEscape(() => {
+    details.open = false;
+    details.querySelector('summary')?.focus();
+  })(event);
+}
+
 function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEntry; added: boolean; flow: ConnectFlow }) {
   const client = useQueryClient();
   const [askKey, setAskKey] = useState(false);
   const [secret, setSecret] = useState<SecretChoice>(emptySecretChoice);
+  // When the key form closes, focus goes back to Connect, and on to "Added" once the connection is listed,
+  // unless the person has moved on meanwhile.
+  const actionsRef = useRef<HTMLDivElement>(null);
+  const returnFocus = useRef(false);
+  const closeForm = () => {
+    returnFocus.current = true;
+    setAskKey(false);
+  };
+  useEffect(() => {
+    const actions = actionsRef.current;
+    if (!returnFocus.current || askKey || !actions) return;
+    const active = document.activeElement;
+    if (active && active !== document.body && !actions.contains(active)) {
+      returnFocus.current = false;
+      return;
+    }
+    actions.querySelector<HTMLElement>('button, [tabindex]')?.focus();
+    if (added) returnFocus.current = false;
+  }, [askKey, added]);
   const connect = useMutation({
     mutationFn: async () => {
       const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v) => putSecret(root, n, v)) : undefined;
@@ -116,7 +146,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
       await client.invalidateQueries({ queryKey: ['secrets', root] });
       await connectAdded(flow, connection, entry.auth === 'oauth');
     },
-    onSuccess: () => setAskKey(false),
+    onSuccess: closeForm,
   });
   const start = () => (entry.auth === 'api-key' && !askKey ? setAskKey(true) : connect.mutate());
   return (
@@ -132,9 +162,11 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
           </div>
           <div className="row-detail">{entry.description}</div>
         </div>
-        <div className="row-actions">
+        <div className="row-actions" ref={actionsRef}>
           {added ? (
-            <span className="muted small">Added</span>
+            <span className="muted small" tabIndex={-1}>
+              Added
+            </span>
           ) : (
             !askKey && (
               <button type="button" className="button" onClick={start} disabled={connect.isPending} aria-label={`Connect ${entry.name}`}>
@@ -148,6 +180,8 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
         <form
           className="inline-form"
           aria-label={`API key for ${entry.name}`}
+          ref={focusFirstField}
+          onKeyDown={closeOnEscape(closeForm)}
           onSubmit={(event) => {
             event.preventDefault();
             connect.mutate();
@@ -161,7 +195,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
             <button type="submit" className="button primary" disabled={connect.isPending}>
               {connect.isPending ? 'Connecting…' : `Connect ${entry.name}`}
             </button>
-            <button type="button" className="button" onClick={() => setAskKey(false)}>
+            <button type="button" className="button" onClick={closeForm}>
               Cancel
             </button>
           </div>

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { putSecret, removeConnection, testConnection } from '../../api/connections';
 import type { Connection } from '../../api/types';
+import { closeOnEscape } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -172,6 +173,7 @@ function SetSecret({ root, secretName, onDone, announce }: { root: string; secre
   return (
     <form
       className="inline-form"
+      onKeyDown={closeOnEscape(onDone)}
       onSubmit={(event) => {
         event.preventDefault();
         if (value) save.mutate();

@@ -7,6 +7,7 @@ import { ErrorNote } from '../../ui/ErrorNote';
 import { AvailableList } from './AvailableList';
 import { ConnectedList } from './ConnectedList';
 import { ToolSearchSetting } from './ToolSearchSetting';
+import { PlacePolicyPanel } from './PlacePolicyPanel';
 import { useConnectFlow } from './useConnectFlow';
 
 /**
@@ -41,6 +42,10 @@ export function PlaceMcpSection({ place }: { place: Place }) {
       <header className="section-header">
         <h1>Connections</h1>
         <p className="muted">MCP servers the agents of {place.label} can use.</p>
+        {connections.data && (
+          // Keyed by the saved policy, so that a change saved elsewhere (the CLI) resets the form.
+          <PlacePolicyPanel key={`${place.root}:${connections.data.policy.kind}:${connections.data.policy.folders.join('\n')}`} place={place} policy={connections.data.policy} announce={announce} />
+        )}
       </header>
 
       <div className="live" role="status" aria-live="polite">

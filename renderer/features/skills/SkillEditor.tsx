@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { parseSkillFile } from '../../../common/skill-file.js';
 import { saveSkill } from '../../api/skills';
 import { messageOf } from '../../ui/ErrorNote';
+import { closeOnEscape } from '../../ui/keyboard';
 import { sentence } from './sentence';
 
 /**
@@ -11,11 +12,14 @@ import { sentence } from './sentence';
  */
 export function SkillEditor({ name, initial, version, announce, onDone }: { name: string; initial: string; version: string; announce: (m: string) => void; onDone: () => void }) {
   const client = useQueryClient();
+  // What editing started from: the screen polls the file, and a change on disk meanwhile must make
+  // Save answer with a conflict, never save over it.
+  const [base] = useState({ text: initial, version });
   const [draft, setDraft] = useState(initial);
   const check = parseSkillFile(draft, name);
-  const changed = draft !== initial;
+  const changed = draft !== base.text;
   const save = useMutation({
-    mutationFn: () => saveSkill(name, draft, version),
+    mutationFn: () => saveSkill(name, draft, base.version),
     onSuccess: async (detail) => {
       client.setQueryData(['skills', name], detail);
       // Refetched even while no list is on screen, so the list is current when it comes back.
@@ -32,6 +36,8 @@ export function SkillEditor({ name, initial, version, announce, onDone }: { name
     <form
       className="skills-edit"
       aria-label={`Edit ${name}`}
+      // Escape leaves an untouched editor; with changes it could throw work away, so it does nothing.
+      onKeyDown={changed ? undefined : closeOnEscape(onDone)}
       onSubmit={(event) => {
         event.preventDefault();
         submit();

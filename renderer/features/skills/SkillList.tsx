@@ -118,7 +118,8 @@ function SkillRow(props: { folder: string; badge?: ReactNode; detail: ReactNode;
     <li className="row-wrap">
       <div className="row">
         <Initial name={folder} />
-        <div className="row-main">
+        {/* A click on the name (or its line) opens the skill too; the keyboard has the button. */}
+        <div className="row-main row-opens" onClick={() => props.onOpen(folder)}>
           <div className="row-title">
             <span className="name">{folder}</span>
             {props.badge}

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useAnnouncement } from '../../ui/useAnnouncement';
 import { CreateSkillForm } from './CreateSkillForm';
 import { SkillList } from './SkillList';
@@ -13,7 +13,11 @@ type View = { kind: 'list'; focus?: { skill: string } | 'heading' } | { kind: 's
  * (SKILL.md rendered, its files, edit, delete, open its folder), and a new skill from a template.
  */
 export function SkillsScreen() {
-  const [view, setView] = useState<View>({ kind: 'list' });
+  const [view, setView] = useState<View>(() => {
+    const name = skillInAddress();
+    return name ? { kind: 'skill', name } : { kind: 'list' };
+  });
+  useViewInAddress(view, setView);
   // The latest outcome stays a while, then the page is quiet again.
   const [message, announce] = useAnnouncement();
 
@@ -42,4 +46,32 @@ export function SkillsScreen() {
       )}
     </>
   );
+}
+
+/** The open skill is in the address (#skills/<name>), so reload, links and Back work. */
+function useViewInAddress(view: View, setView: (update: (current: View) => View) => void): void {
+  useEffect(() => {
+    const onHash = () => {
+      const name = skillInAddress();
+      setView((current) =>
+        name ? (current.kind === 'skill' && current.name === name ? current : { kind: 'skill', name }) : current.kind === 'skill' ? { kind: 'list', focus: { skill: current.name } } : current,
+      );
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, [setView]);
+  const address = view.kind === 'skill' ? `#skills/${encodeURIComponent(view.name)}` : '#skills';
+  useEffect(() => {
+    if (window.location.hash !== address) window.location.hash = address;
+  }, [address]);
+}
+
+function skillInAddress(): string | undefined {
+  const match = /^#skills\/(.+)$/.exec(window.location.hash);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return undefined;
+  }
 }

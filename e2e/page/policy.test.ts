@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { launchChromium, OUT, skipReason } from './page-support.js';
+
+// The place header's agent policy in Debian's Chromium against a real headless host.
+
+const skip = skipReason;
+if (skip) console.log(`# skipping the page tests: ${skip}`);
+
+describe('the page: a place\'s agent policy', { skip }, () => {
+  let fx: HostFixture;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
+  let browser: Browser;
+  let page: Page;
+  const form = () => page.getByRole('form', { name: 'Agent policy' });
+
+  before(async () => {
+    await mkdir(OUT, { recursive: true });
+    workspace = await enterWorkspace('pw-page-policy-', ['Crew/alpha']);
+    fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'file' });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    page.setDefaultTimeout(10_000);
+    await page.goto(await fx.host.loginUrl());
+    await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
+    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await fx?.close();
+    await workspace?.leave();
+  });
+
+  it('shows the whole machine by default, and the owner sets strict with an extra folder', async () => {
+    const select = form().getByRole('combobox', { name: 'What the agents of Crew alpha reach' });
+    assert.equal(await select.inputValue(), 'machine');
+    assert.ok(await form().getByRole('button', { name: 'Save policy' }).isDisabled(), 'nothing to save yet');
+    await select.selectOption('strict');
+    await form().getByText('Agents reach only this place’s folder').waitFor();
+    await form().getByRole('textbox', { name: /Extra folders/ }).fill('/srv/shared\n');
+    await form().getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Crew alpha: agents now work under the strict policy.').waitFor();
+    const access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
+    assert.deepEqual(access.places['Crew/alpha'], { policy: { kind: 'strict', folders: ['/srv/shared'] } });
+    await page.screenshot({ path: join(OUT, 'page-policy-strict.png'), fullPage: true });
+  });
+
+  it('says what is wrong with a folder and keeps the saved policy', async () => {
+    await form().getByRole('textbox', { name: /Extra folders/ }).fill('relative/folder');
+    await form().getByRole('button', { name: 'Save policy' }).click();
+    await form().getByRole('alert').filter({ hasText: 'The policy was not changed.' }).filter({ hasText: 'must be an absolute path' }).waitFor();
+    const access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
+    assert.deepEqual(access.places['Crew/alpha'].policy, { kind: 'strict', folders: ['/srv/shared'] });
+  });
+});

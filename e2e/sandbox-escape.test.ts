@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { link, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { AccessDirectory } from '../main/places/access-directory.js';
+import { callApi } from '../test/support/control-api.js';
+import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
+
+/*
+ * The escape battery of issue 16, with real bubblewrap: an agent of Crew/alpha tries to reach the
+ * app's secrets, another place, the host's processes, the app's ports and the keychain. Under
+ * `place` and `strict` every attempt fails with a clear error; under `machine` the same attempts
+ * succeed, which proves each one really reaches its target when nothing stops it.
+ */
+
+interface Attempt {
+  name: string;
+  /** A bash command (success: exit code 0), or a file tool call (success: not an error). */
+  bash?: string;
+  tool?: { name: 'read' | 'write' | 'edit'; arguments: Record<string, unknown> };
+}
+
+describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
+  let fx: HostFixture;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
+  let client: Client;
+  let attempts: Attempt[];
+  let ws: string;
+  let alpha: string;
+
+  before(async () => {
+    workspace = await enterWorkspace('pw-escape-', ['Crew/alpha', 'Crew/beta']);
+    ws = workspace.dir;
+    alpha = join(ws, 'Crew', 'alpha');
+    fx = await startHost();
+    const controlUrl = await fx.host.open();
+    const tokens = await fx.host.tokens();
+    // The token's signing key makes the secrets file and its key exist in the state dir.
+    const { token } = await tokens.create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
+    ({ client } = await fx.connect(token));
+
+    const state = fx.stateDir;
+    const key = join(state, 'secrets.key');
+    await stat(key);
+    await stat(join(state, 'secrets.enc.json'));
+    await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
+    await symlink(key, join(alpha, 'key-link'));
+    await link(key, join(alpha, 'hard-key'));
+    await mkdir(join(ws, 'Crew', 'beta', 'sub'));
+    const bus = /unix:path=([^,;]+)/.exec(process.env.DBUS_SESSION_BUS_ADDRESS ?? '')?.[1];
+    assert.ok(bus, 'the tests run on a private D-Bus with a path socket (scripts/test.sh)');
+    const host = process.pid;
+    attempts = [
+      { name: 'read the secrets key', bash: `cat ${key}` },
+      { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },
+      { name: 'list the state dir', bash: `ls ${state} | grep -q secrets` },
+      { name: "read another place's file", bash: `cat ${ws}/Crew/beta/notes.txt` },
+      { name: "read another place's file through ..", bash: `cat ${alpha}/../beta/notes.txt` },
+      { name: "the host's /proc/<pid>/environ", bash: `cat /proc/${host}/environ | tr '\\0' '\\n' | grep -q DBUS_SESSION_BUS_ADDRESS` },
+      { name: 'a symlink in the place pointing at the key', bash: `ln -sf ${key} ${alpha}/new-link && cat ${alpha}/new-link` },
+      { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard` },
+      { name: 'write outside the place', bash: `echo planted > ${ws}/planted.txt` },
+      { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
+      { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
+      { name: 'a FIFO in the state dir', bash: `rm -f ${state}/fifo && mkfifo ${state}/fifo` },
+      { name: 'curl the control plane', bash: `curl -s -o /dev/null -m 5 ${controlUrl}/api/server` },
+      { name: 'curl the agent endpoint', bash: `curl -s -o /dev/null -m 5 ${fx.url}` },
+      { name: 'the keychain over D-Bus', bash: `DBUS_SESSION_BUS_ADDRESS=unix:path=${bus} dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.DBus.Peer.Ping` },
+      { name: "the keychain's address in the environment", bash: 'test -n "$DBUS_SESSION_BUS_ADDRESS"' },
+      { name: 'ptrace the host', bash: `timeout 1 strace -p ${host} -e trace=none -o /dev/null; test $? -eq 124` },
+      { name: "enter the host's namespaces", bash: `nsenter -t ${host} -m cat ${key}` },
+      { name: 'signal the host', bash: `kill -0 ${host}` },
+      { name: 'bash -c inside bash', bash: `bash -c 'bash -c "cat ${key}"'` },
+      { name: 'read tool: the key', tool: { name: 'read', arguments: { path: key } } },
+      { name: 'read tool: a symlink in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'key-link') } } },
+      { name: 'read tool: a hard link in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'hard-key') } } },
+      { name: "read tool: another place's file through ..", tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } } },
+      { name: "read tool: the host's /proc/<pid>/environ", tool: { name: 'read', arguments: { path: `/proc/${host}/environ` } } },
+      { name: "write tool: another place's folder", tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } } },
+      { name: 'write tool: the state dir', tool: { name: 'write', arguments: { path: join(state, 'planted-too'), content: 'x' } } },
+      { name: "edit tool: another place's file", tool: { name: 'edit', arguments: { path: join(ws, 'Crew', 'beta', 'notes.txt'), edits: [{ old_string: 'beta', new_string: 'gamma' }] } } },
+    ];
+  });
+
+  after(async () => {
+    await fx?.close();
+    await workspace?.leave();
+  });
+
+  async function attempt(a: Attempt): Promise<{ ok: boolean; text: string }> {
+    const result = (await client.callTool(a.bash ? { name: 'bash', arguments: { command: a.bash, timeout: 20 } } : a.tool!)) as {
+      isError?: boolean;
+      content: Array<{ type: string; text?: string }>;
+      structuredContent?: { exitCode: number | null };
+    };
+    const text = result.content.map((c) => c.text ?? '').join('\n');
+    const ok = a.bash ? result.structuredContent?.exitCode === 0 : !result.isError;
+    return { ok, text };
+  }
+
+  for (const kind of ['place', 'strict'] as const) {
+    it(`refuses every attempt under ${kind}, each with a clear error`, async () => {
+      await setPolicy(kind);
+      assert.ok(attempts.length >= 20);
+      for (const a of attempts) {
+        const { ok, text } = await attempt(a);
+        assert.equal(ok, false, `${kind}: "${a.name}" should be refused, got: ${text}`);
+        const why = a.bash ? `This command ran in the sandbox of the ${kind} policy of Crew alpha` : `Refused by the ${kind} policy of Crew alpha`;
+        assert.ok(text.includes(why), `${kind}: "${a.name}" says why: ${text}`);
+        assert.match(text, /The person who runs this app can change it/);
+      }
+      assert.equal(await readFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'utf8'), 'beta notes\n', 'nothing changed outside');
+      await assert.rejects(stat(join(ws, 'planted.txt')));
+      await assert.rejects(stat(join(fx.stateDir, 'planted')));
+    });
+  }
+
+  it('lets the same attempts through under machine', async () => {
+    await setPolicy('machine');
+    for (const a of attempts) {
+      const { ok, text } = await attempt(a);
+      assert.equal(ok, true, `machine: "${a.name}" should work, got: ${text}`);
+    }
+  });
+
+  it('works inside the place under place and strict: files, commands, a terminal, temp files', async () => {
+    for (const kind of ['place', 'strict'] as const) {
+      await setPolicy(kind);
+      const wrote = await client.callTool({ name: 'write', arguments: { path: join(alpha, `${kind}.txt`), content: `${kind}\n` } });
+      assert.ok(!wrote.isError, JSON.stringify(wrote));
+      const run = (await client.callTool({ name: 'bash', arguments: { command: `pwd; cat ${kind}.txt; echo t > /tmp/pw-escape-tmp-$$ && rm /tmp/pw-escape-tmp-$$ && echo tmp-ok` } })) as unknown as { structuredContent: { exitCode: number; stdout: string } };
+      assert.equal(run.structuredContent.exitCode, 0, JSON.stringify(run));
+      assert.equal(run.structuredContent.stdout, `${alpha}\n${kind}\ntmp-ok\n`);
+      const tty = (await client.callTool({ name: 'bash', arguments: { command: `test -t 1 && cat ${alpha}/${kind}.txt; cat ${ws}/Crew/beta/notes.txt`, tty: true } })) as unknown as { structuredContent: { exitCode: number; stdout: string } };
+      assert.notEqual(tty.structuredContent.exitCode, 0);
+      assert.match(tty.structuredContent.stdout, new RegExp(`^${kind}\\r?\\n.*No such file or directory`, 's'));
+    }
+  });
+
+  it('records the policy of each call in the audit log', async () => {
+    await setPolicy('strict');
+    await client.callTool({ name: 'bash', arguments: { command: 'true' } });
+    const { json } = await callApi(await fx.host.open(), await fx.host.adminToken(), 'GET', '/activity?limit=500');
+    const records = json.records as Array<{ tool: string; policy?: string }>;
+    assert.equal(records.at(-1)?.policy, 'strict');
+    for (const kind of ['machine', 'place', 'strict']) assert.ok(records.some((r) => r.policy === kind), `calls under ${kind}`);
+  });
+
+  /** As the CLI does: the running server reads the access directory afresh on every call. */
+  async function setPolicy(kind: 'machine' | 'place' | 'strict'): Promise<void> {
+    await new AccessDirectory(fx.stateDir).setPlacePolicy('Crew/alpha', kind);
+  }
+});

@@ -1,0 +1,64 @@
+import type { Command } from './cli-args.js';
+import { Approvals } from './auth/oauth-server/approvals.js';
+import { loadConfig } from './config.js';
+import { LOCAL_PERSON } from './places/user-id.js';
+import { openSecretStore } from './secrets/open-secret-store.js';
+import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
+import { agentTokenStore } from './services.js';
+import { PRODUCT_NAME } from './version.js';
+
+type SignInCommand = Extract<Command, { kind: 'approve-list' | 'approve' | 'deny' | 'clients-list' | 'clients-revoke' }>;
+
+/**
+ * approve, deny, clients: the owner answers agent sign-ins from the terminal (headless machines).
+ * They act on the state files directly, as the server does, so a running server sees the answer at once.
+ */
+export async function signInCommand(command: SignInCommand, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
+  const config = loadConfig();
+  const { stateDir } = config;
+  // Answers and revocations sign nothing: the secret store (and its keychain probe) is opened only if a key is asked for.
+  const server = new AuthorizationServer({ stateDir, signingKey: async () => agentTokenStore(stateDir, await openSecretStore({ stateDir })).signingKey() });
+  const approvals = new Approvals(server, config.workspaceRoot);
+  switch (command.kind) {
+    case 'approve-list': {
+      const pending = await approvals.pending();
+      if (command.json) write(`${JSON.stringify(pending, null, 2)}\n`);
+      else if (pending.length === 0) write('No agent sign-ins are waiting.\n');
+      else {
+        for (const r of pending) {
+          const place = r.askedPlace?.label ?? (r.askedPath ? `${r.askedPath} (not a place here)` : 'no place named (This machine unless you pick one)');
+          write(`${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  expires ${r.expiresAt}\n`);
+        }
+        write(`Approve one with: ${PRODUCT_NAME} approve CODE [--workspace-path PATH]; refuse with: ${PRODUCT_NAME} deny CODE\n`);
+      }
+      return 0;
+    }
+    case 'approve': {
+      const approved = await approvals.approve(command.code, LOCAL_PERSON, command.workspacePath);
+      write(`Approved ${approved.clientName} (${approved.code}) to work on this machine in ${approved.approvedPlace.label}. Its browser goes back to it now.\n`);
+      return 0;
+    }
+    case 'deny': {
+      const denied = await approvals.deny(command.code, LOCAL_PERSON);
+      write(`Refused ${denied.clientName} (${denied.code}).\n`);
+      return 0;
+    }
+    case 'clients-list': {
+      const clients = await approvals.clients();
+      if (command.json) write(`${JSON.stringify(clients, null, 2)}\n`);
+      else if (clients.length === 0) write('No client has signed in yet.\n');
+      else {
+        for (const c of clients) {
+          const state = c.revokedAt ? `revoked ${c.revokedAt}${c.revokedWhy ? ` (${c.revokedWhy})` : ''}` : `last used ${c.lastUsedAt ?? 'never'}`;
+          write(`${c.id}  ${c.name}  place: ${c.place.label}  approved ${c.approvedAt}  ${state}\n`);
+        }
+      }
+      return 0;
+    }
+    case 'clients-revoke': {
+      const revoked = await approvals.revoke(command.id);
+      write(`Revoked ${revoked.name} (${revoked.id}). A running server ends its sessions and refuses it from now on.\n`);
+      return 0;
+    }
+  }
+}

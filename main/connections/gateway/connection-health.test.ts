@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
+import type { PlaceConnection } from '../store/connection-store.js';
+import { ConnectionHealth } from './connection-health.js';
+import { Gateway } from './gateway.js';
+
+function connectionTo(url: string, name = 'u0123abcd__fixture'): PlaceConnection {
+  return Object.freeze({
+    name,
+    catalogId: 'fixture',
+    displayName: 'Fixture',
+    url,
+    transport: 'streamable-http',
+    auth: { kind: 'none' },
+    addedAt: new Date().toISOString(),
+    owner: 'local',
+    storeId: '0123abcd'.padEnd(64, '0'),
+    root: 'Crew/alpha',
+  } as const);
+}
+
+describe('ConnectionHealth', () => {
+  let upstream: UpstreamFixture;
+  let gateway: Gateway;
+  let health: ConnectionHealth;
+  const changed: string[] = [];
+
+  before(async () => {
+    upstream = await startUpstream();
+    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, credentials: async () => ({}), signedFetch: (_c, base) => base });
+    health = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
+    gateway.onFailure((c, error) => health.failed(c, error));
+    health.onChange((root) => changed.push(root));
+  });
+  after(async () => {
+    health.close();
+    await gateway.closeAll();
+    await upstream.close();
+  });
+
+  const initializes = () => upstream.requests.filter((r) => r['mcp-session-id'] === undefined).length;
+
+  it('knows nothing before a check, then the tools and when it checked; places hear that tools came', async () => {
+    const connection = connectionTo(upstream.url);
+    assert.deepEqual(health.health(connection), { last: undefined, checking: false, errors: [] });
+    const checking = health.check(connection);
+    assert.equal(health.health(connection).checking, true);
+    const measured = await checking;
+    assert.equal(measured.kind, 'ok');
+    assert.equal(measured.kind === 'ok' && measured.tools.length, 5);
+    assert.deepEqual(changed, ['Crew/alpha']);
+    // The same tools again: nobody is told.
+    await health.check(connection);
+    assert.deepEqual(changed, ['Crew/alpha']);
+  });
+
+  it('re-checks a failing server on its own with growing waits, not once per failure, and stops when it is back', async () => {
+    const connection = connectionTo(upstream.url);
+    upstream.setMode('http-500');
+    const start = initializes();
+    const failed = await health.check(connection);
+    assert.equal(failed.kind === 'failed' && failed.problem, 'unreachable');
+    assert.ok(failed.kind === 'failed' && failed.nextCheckAt - failed.checkedAt === 200, 'the first wait is the first backoff');
+    assert.equal(changed.at(-1), 'Crew/alpha', 'its tools went away');
+    // Checks at about +0.2 s, +0.6 s (0.4 later), +1.4 s (0.8 later, the maximum): three in 1.6 s.
+    await new Promise((r) => setTimeout(r, 1_600));
+    const checks = initializes() - start;
+    assert.ok(checks >= 3 && checks <= 5, `${checks} checks in 1.6 s`);
+    const last = health.health(connection).last;
+    assert.ok(last?.kind === 'failed' && last.nextCheckAt - last.checkedAt === 800, 'the wait stops growing at the maximum');
+    assert.equal(health.health(connection).errors.length, 1, 'the same error is logged once');
+
+    const heard = changed.length;
+    upstream.setMode('ok');
+    const deadline = Date.now() + 3_000;
+    while (health.health(connection).last?.kind !== 'ok' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(health.health(connection).last?.kind, 'ok');
+    assert.equal(changed.length, heard + 1, 'places heard that the tools came back');
+    const after = initializes();
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(initializes(), after, 'no re-checks once it works');
+  });
+
+  it('starts one check for many failed calls, and none after the connection is forgotten', async () => {
+    const connection = connectionTo(upstream.url, 'u0123abcd__other');
+    await health.check(connection);
+    upstream.setMode('http-500');
+    const start = initializes();
+    await Promise.all(Array.from({ length: 5 }, () => gateway.upstream(connection).call('echo', { text: 'x' }).catch(() => {})));
+    const deadline = Date.now() + 3_000;
+    while (health.health(connection).last?.kind !== 'failed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(health.health(connection).last?.kind, 'failed');
+    health.forget(connection);
+    const forgotten = initializes();
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(initializes(), forgotten, 'no re-check of a forgotten connection');
+    // The five calls opened at most a few sessions between them: not one check per call.
+    assert.ok(forgotten - start <= 3, `${forgotten - start} sessions opened`);
+    upstream.setMode('ok');
+  });
+
+  it('starts afresh when the record changes (a new URL is a new server)', async () => {
+    const connection = connectionTo(upstream.url, 'u0123abcd__moved');
+    await health.check(connection);
+    const moved = { ...connection, url: upstream.url.replace('/mcp', '/elsewhere') };
+    assert.equal(health.health(moved).last, undefined);
+    const measured = await health.check(moved);
+    assert.equal(measured.kind === 'failed' && measured.problem, 'not-mcp');
+    health.forget(moved);
+  });
+});

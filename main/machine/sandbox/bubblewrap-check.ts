@@ -1,0 +1,40 @@
+import { spawn } from 'node:child_process';
+
+/** Cached per PATH: the answer holds while the app runs (installing bubblewrap needs a restart). */
+const checks = new Map<string, Promise<string | undefined>>();
+
+/**
+ * Why this machine cannot run the bash sandbox, or nothing when it can: Linux with a bubblewrap
+ * that starts a namespaced command. Windows and macOS have no sandbox here yet.
+ */
+export function sandboxProblem(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<string | undefined> {
+  if (platform !== 'linux') {
+    return Promise.resolve(`This machine (${platform}) has no command sandbox in this app yet: only Linux with bubblewrap is supported.`);
+  }
+  const key = env.PATH ?? '';
+  let check = checks.get(key);
+  if (!check) checks.set(key, (check = tryBubblewrap(env)));
+  return check;
+}
+
+function tryBubblewrap(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', '--', 'true'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      resolve(
+        error.code === 'ENOENT'
+          ? 'bubblewrap (bwrap) is not installed on this machine: install the bubblewrap package.'
+          : `bubblewrap (bwrap) could not be started: ${error.message}.`,
+      ),
+    );
+    child.once('close', (code) =>
+      resolve(
+        code === 0
+          ? undefined
+          : `bubblewrap (bwrap) cannot make a sandbox here (${stderr.trim().split('\n')[0] || `exit code ${code}`}); user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone).`,
+      ),
+    );
+  });
+}

@@ -1,0 +1,68 @@
+import { depth, type PathPlan, type PathRule } from './path-plan.js';
+
+export interface BwrapInput {
+  readonly plan: PathPlan;
+  /** What each rule's path is on this machine now; a path absent from the map does not exist. */
+  readonly kinds: ReadonlyMap<string, 'dir' | 'file'>;
+  /** Where the command starts (inside the plan's readable paths). */
+  readonly cwd: string;
+  /** The command's whole environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /**
+   * A new terminal session keeps a command from typing into the caller's terminal (TIOCSTI). A
+   * command given its own pseudo-terminal (tty) keeps it as its controlling terminal instead: it can
+   * only type into itself.
+   */
+  readonly newSession: boolean;
+}
+
+/**
+ * bubblewrap's arguments (before `bash -c ...`) that mount the plan: the machine read-only (place)
+ * or only the system folders (strict), the place's folder and extra folders read-write, other
+ * places' folders and the app's own paths replaced by empty ones, a fresh /proc of the command's
+ * own processes, no network (so the app's loopback ports are out of reach too), no capabilities.
+ */
+export function bwrapArgs({ plan, kinds, cwd, env, newSession }: BwrapInput): string[] {
+  const args: string[] = [];
+  if (plan.fallback.access === 'ro') args.push('--ro-bind', '/', '/');
+  args.push('--dev', '/dev', '--proc', '/proc');
+  // Outer paths first, so that a deeper rule (the place's folder inside another area) wins.
+  const ordered = [...plan.rules].filter((rule) => rule.path !== '/proc' && rule.path !== '/dev').sort((a, b) => depth(a.path) - depth(b.path));
+  const covering = [...ordered, ...plan.sealed];
+  for (const rule of covering) args.push(...mount(rule, kinds.get(rule.path)));
+  // The empty folders covering what is out of reach are read-only, so that writing there fails
+  // instead of vanishing; after every mount, since the place's folder may be mounted inside one.
+  // bubblewrap's remount is not recursive: what is mounted inside keeps its own mode.
+  for (const rule of covering) if (rule.access === 'none' && kinds.get(rule.path) === 'dir') args.push('--remount-ro', rule.path);
+  if (plan.fallback.access === 'none') args.push('--remount-ro', '/');
+  args.push(
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    ...(newSession ? ['--new-session'] : []),
+    '--chdir',
+    cwd,
+    '--clearenv',
+  );
+  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
+  return args;
+}
+
+function mount(rule: PathRule, kind: 'dir' | 'file' | undefined): string[] {
+  if (rule.access === 'scratch') return ['--tmpfs', rule.path];
+  if (kind === undefined) return [];
+  switch (rule.access) {
+    case 'ro':
+      return ['--ro-bind', rule.path, rule.path];
+    case 'rw':
+      return ['--bind', rule.path, rule.path];
+    case 'none':
+      // A file (a key, a socket) is covered by an empty device; a folder by an empty one.
+      return kind === 'dir' ? ['--tmpfs', rule.path] : ['--ro-bind', '/dev/null', rule.path];
+  }
+}

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { bwrapArgs } from './bwrap-args.js';
+import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
+
+const base = {
+  placeLabel: 'Crew alpha',
+  workspaceRoot: '/ws',
+  placeFolder: '/ws/Crew/alpha',
+  tempDir: '/tmp',
+  appPaths: ['/home/u/.local/state/persona-mcp-workspace', '/home/u/.config/persona-mcp-workspace', '/run/user/1000', '/tmp/dbus-abc'],
+  systemDirs: ['/usr', '/etc'],
+  skillsDir: '/ws/.agents/skills',
+};
+const place = pathPlan({ ...base, policy: { kind: 'place', folders: ['/srv/data'] } });
+const strict = pathPlan({ ...base, policy: { kind: 'strict', folders: ['/srv/data'] } });
+
+function allowed(plan: PathPlan, path: string, mode: 'read' | 'write'): boolean {
+  return decide(plan, path, mode).allowed;
+}
+
+describe('the path plan of a place', () => {
+  it('place: reads everywhere but the protected paths, writes only in the place, temp and extra folders', () => {
+    for (const path of ['/etc/hosts', '/home/u/notes.txt', '/ws/README.md', '/ws/Crew/alpha/x', '/ws/.agents/skills/a/SKILL.md', '/srv/data/y']) {
+      assert.ok(allowed(place, path, 'read'), `read ${path}`);
+    }
+    for (const path of ['/ws/Crew/alpha', '/ws/Crew/alpha/deep/new.txt', '/tmp/scratch', '/srv/data/y']) assert.ok(allowed(place, path, 'write'), `write ${path}`);
+    for (const path of ['/etc/hosts', '/ws/README.md', '/home/u/notes.txt', '/ws/Crew/alphabet/x', '/ws/.agents/skills/a/SKILL.md']) {
+      assert.ok(!allowed(place, path, 'write'), `write ${path}`);
+    }
+  });
+
+  it('place and strict: the app\'s state, config, keychain sockets, other places and /proc are out of reach', () => {
+    for (const plan of [place, strict]) {
+      for (const path of [
+        '/home/u/.local/state/persona-mcp-workspace/secrets.key',
+        '/home/u/.local/state/persona-mcp-workspace',
+        '/home/u/.config/persona-mcp-workspace/settings.json',
+        '/run/user/1000/bus',
+        '/tmp/dbus-abc',
+        '/ws/Crew/beta/notes.txt',
+        '/ws/Crew',
+        '/ws/Workflow/w/x',
+        '/ws/_users/bob/Chats/Work/projects/1/x',
+        '/proc/1/environ',
+        '/proc/self/environ',
+      ]) {
+        assert.ok(!allowed(plan, path, 'read'), `${plan.kind} read ${path}`);
+        assert.ok(!allowed(plan, path, 'write'), `${plan.kind} write ${path}`);
+      }
+    }
+  });
+
+  it('strict: only the place, the extra folders, the skills and the system folders (read-only)', () => {
+    for (const path of ['/usr/bin/env', '/etc/hosts', '/ws/.agents/skills/a/SKILL.md']) {
+      assert.ok(allowed(strict, path, 'read'), `read ${path}`);
+      assert.ok(!allowed(strict, path, 'write'), `write ${path}`);
+    }
+    for (const path of ['/ws/Crew/alpha/x', '/srv/data/y']) assert.ok(allowed(strict, path, 'write'), `write ${path}`);
+    for (const path of ['/home/u/notes.txt', '/ws/README.md', '/tmp/scratch', '/var/log/syslog']) assert.ok(!allowed(strict, path, 'read'), `read ${path}`);
+  });
+
+  it('the app\'s own paths win even inside the place or an extra folder', () => {
+    const inside = pathPlan({ ...base, appPaths: ['/ws/Crew/alpha/.state'], policy: { kind: 'place', folders: ['/ws/Crew/alpha/.state/sub'] } });
+    assert.ok(!allowed(inside, '/ws/Crew/alpha/.state/secrets.key', 'read'));
+    assert.ok(!allowed(inside, '/ws/Crew/alpha/.state/sub/x', 'write'));
+    assert.ok(allowed(inside, '/ws/Crew/alpha/other', 'write'));
+  });
+
+  it('This machine under place: the workspace root is its folder, every place\'s folder is out of reach', () => {
+    const machine = pathPlan({ ...base, placeLabel: 'This machine', placeFolder: '/ws', policy: { kind: 'place', folders: [] } });
+    assert.ok(allowed(machine, '/ws/README.md', 'write'));
+    assert.ok(!allowed(machine, '/ws/Crew/alpha/x', 'read'));
+  });
+
+  it('a refusal says which policy refused, why, and who can change it', () => {
+    const decision = decide(place, '/ws/Crew/beta/notes.txt', 'read');
+    assert.equal(decision.allowed, false);
+    const message = refusalMessage(place, '/ws/Crew/beta/notes.txt', 'read', decision.allowed ? '' : decision.why);
+    assert.match(message, /^Refused by the place policy of Crew alpha: cannot read \/ws\/Crew\/beta\/notes\.txt, because it is another place's folder\. /);
+    assert.match(message, /The person who runs this app can change it on the Connections page .* "persona-mcp-workspace places policy"/);
+    const write = decide(place, '/etc/hosts', 'write');
+    assert.deepEqual(write, { allowed: false, why: 'the place policy writes only in /ws/Crew/alpha, /tmp, /srv/data' });
+  });
+});
+
+describe('bubblewrap arguments from the plan', () => {
+  const kinds = new Map<string, 'dir' | 'file'>([
+    ['/tmp', 'dir'],
+    ['/ws', 'dir'],
+    ['/ws/Crew', 'dir'],
+    ['/ws/Crew/alpha', 'dir'],
+    ['/ws/.agents/skills', 'dir'],
+    ['/usr', 'dir'],
+    ['/etc', 'dir'],
+    ['/home/u/.local/state/persona-mcp-workspace', 'dir'],
+    ['/tmp/dbus-abc', 'file'],
+  ]);
+  const pairs = (args: string[]): string[] => args.flatMap((arg, i) => (arg.startsWith('--') ? [`${arg} ${args[i + 1] ?? ''}`] : []));
+
+  it('place: the machine read-only, outer mounts first, other places and the app\'s paths covered, no network', () => {
+    const args = bwrapArgs({ plan: place, kinds, cwd: '/ws/Crew/alpha', env: { PATH: '/usr/bin' }, newSession: true });
+    const order = ['--ro-bind /', '--bind /tmp', '--ro-bind /ws', '--tmpfs /ws/Crew', '--bind /ws/Crew/alpha', '--tmpfs /home/u/.local/state/persona-mcp-workspace', '--ro-bind /dev/null'];
+    const seen = pairs(args);
+    const positions = order.map((pair) => seen.indexOf(pair));
+    assert.ok(positions.every((p) => p >= 0), `${order} in ${seen}`);
+    assert.deepEqual([...positions].sort((a, b) => a - b), positions, 'in this order');
+    assert.ok(!seen.some((pair) => pair.includes('/srv/data')), 'an extra folder that does not exist is not mounted');
+    for (const flag of ['--unshare-pid', '--unshare-net', '--die-with-parent', '--new-session', '--clearenv']) assert.ok(args.includes(flag), flag);
+    assert.deepEqual(args.slice(args.indexOf('--cap-drop'), args.indexOf('--cap-drop') + 2), ['--cap-drop', 'ALL']);
+    assert.deepEqual(args.slice(-3), ['--setenv', 'PATH', '/usr/bin']);
+    const remounted = args.flatMap((arg, i) => (arg === '--remount-ro' ? [args[i + 1]] : []));
+    assert.deepEqual(remounted, ['/ws/Crew', '/home/u/.local/state/persona-mcp-workspace'], 'covering folders read-only, the root not');
+    assert.ok(args.indexOf('--remount-ro') > args.indexOf('/ws/Crew/alpha'), 'after the place is mounted inside');
+  });
+
+  it('strict: only the system folders and the place, a private temp folder, the root read-only', () => {
+    const args = bwrapArgs({ plan: strict, kinds, cwd: '/ws/Crew/alpha', env: {}, newSession: false });
+    const seen = pairs(args);
+    assert.ok(!seen.includes('--ro-bind /'));
+    for (const pair of ['--ro-bind /usr', '--ro-bind /etc', '--tmpfs /tmp', '--bind /ws/Crew/alpha', '--remount-ro /', '--chdir /ws/Crew/alpha']) assert.ok(seen.includes(pair), pair);
+    assert.ok(!args.includes('--new-session'), 'a tty command keeps its terminal');
+  });
+});

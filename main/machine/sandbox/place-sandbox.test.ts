@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { link, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { MachineError } from '../errors.js';
+import { sandboxProblem } from './bubblewrap-check.js';
+import { appPathsOf, PlaceSandbox, realPathOf, sandboxEnv } from './place-sandbox.js';
+
+describe('a place sandbox on a real file system', () => {
+  let top: string;
+  let ws: string;
+  let stateDir: string;
+  let sandbox: PlaceSandbox;
+  const refused = (mode: 'read' | 'write', why: RegExp) => (error: unknown) =>
+    error instanceof MachineError && error.code === 'refused_by_policy' && new RegExp(`^Refused by the place policy of Crew alpha: cannot ${mode} `).test(error.message) && why.test(error.message);
+
+  before(async () => {
+    top = await realpath(await mkdtemp(join(tmpdir(), 'place-sandbox-')));
+    ws = join(top, 'ws');
+    stateDir = join(top, 'state');
+    await mkdir(join(ws, 'Crew', 'alpha'), { recursive: true });
+    await mkdir(join(ws, 'Crew', 'beta'), { recursive: true });
+    await mkdir(stateDir);
+    await writeFile(join(stateDir, 'secrets.key'), 'KEY');
+    await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta');
+    await symlink(join(stateDir, 'secrets.key'), join(ws, 'Crew', 'alpha', 'key-link'));
+    await symlink(join(stateDir, 'new-file'), join(ws, 'Crew', 'alpha', 'dangling'));
+    await symlink(join(ws, 'Crew', 'beta'), join(ws, 'Crew', 'alpha', 'beta-dir'));
+    await link(join(stateDir, 'secrets.key'), join(ws, 'Crew', 'alpha', 'hard-key'));
+    await writeFile(join(ws, 'Crew', 'alpha', 'own.txt'), 'mine');
+    sandbox = await PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', {
+      workspaceRoot: ws,
+      stateDir,
+      skillsDir: join(ws, '.agents', 'skills'),
+      env: { PATH: '/usr/bin' },
+    });
+  });
+  after(() => rm(top, { recursive: true, force: true }));
+
+  it('allows the place\'s own files, and writes of new ones, at their real path', async () => {
+    assert.equal(await sandbox.checkFile(join(ws, 'Crew', 'alpha', 'own.txt'), 'write'), join(ws, 'Crew', 'alpha', 'own.txt'));
+    assert.equal(await sandbox.checkFile(join(ws, 'Crew', 'alpha', 'new', 'deep.txt'), 'write'), join(ws, 'Crew', 'alpha', 'new', 'deep.txt'));
+  });
+
+  it('refuses the app\'s state, directly, through a link, a dangling link, `..`, or a hard link', async () => {
+    const appState = /app's own state/;
+    await assert.rejects(sandbox.checkFile(join(stateDir, 'secrets.key'), 'read'), refused('read', appState));
+    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'key-link'), 'read'), refused('read', /key-link \(really .*state\/secrets\.key\).*app's own state/));
+    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'dangling'), 'write'), refused('write', appState));
+    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', '..', '..', '..', 'state', 'secrets.key'), 'read'), refused('read', appState));
+    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'hard-key'), 'read'), refused('read', /hard link to one of the app's own files/));
+  });
+
+  it('refuses another place\'s files, through a link too, and writes outside', async () => {
+    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'read'), refused('read', /another place's folder/));
+    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'beta-dir', 'notes.txt'), 'read'), refused('read', /another place's folder/));
+    await assert.rejects(sandbox.checkFile(join(ws, 'top.txt'), 'write'), refused('write', /writes only in/));
+    await assert.rejects(sandbox.checkFile('/proc/self/environ', 'read'), refused('read', /host's processes/));
+  });
+
+  it('resolves paths that do not exist yet through their deepest existing folder', async () => {
+    assert.equal(await realPathOf(join(ws, 'Crew', 'alpha', 'beta-dir', 'x', 'y')), join(ws, 'Crew', 'beta', 'x', 'y'));
+    assert.equal(await realPathOf('/nonexistent-root-folder/a'), '/nonexistent-root-folder/a');
+  });
+});
+
+describe('what a sandboxed command is given', () => {
+  it('the app\'s paths include the keychain\'s ways in', () => {
+    const paths = appPathsOf({
+      workspaceRoot: '/ws',
+      stateDir: '/state',
+      skillsDir: '/skills',
+      env: { XDG_CONFIG_HOME: '/cfg', XDG_RUNTIME_DIR: '/run/user/5', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/tmp/dbus-x,guid=1;unix:abstract=/tmp/y', SSH_AUTH_SOCK: '/tmp/ssh/agent' },
+    });
+    assert.deepEqual(paths, ['/state', '/cfg/persona-mcp-workspace', '/run/dbus', '/run/user/5', '/tmp/dbus-x', '/tmp/ssh/agent']);
+  });
+
+  it('the environment without the app\'s secrets and keychain addresses', () => {
+    assert.deepEqual(
+      sandboxEnv({ PATH: '/usr/bin', HOME: '/root', WORKSPACE_SECRET_KEY: 'k', WORKSPACE_JWT_SECRET: 's', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x', GNOME_KEYRING_CONTROL: '/k', SSH_AUTH_SOCK: '/s' }),
+      { PATH: '/usr/bin', HOME: '/root' },
+    );
+  });
+
+  it('no sandbox where bubblewrap is missing or the OS has none, with the reason', async () => {
+    assert.match((await sandboxProblem({ PATH: '/nonexistent' })) ?? '', /bubblewrap \(bwrap\) is not installed on this machine: install the bubblewrap package/);
+    assert.match((await sandboxProblem({}, 'win32')) ?? '', /This machine \(win32\) has no command sandbox in this app yet/);
+    assert.equal(await sandboxProblem(), undefined, 'bubblewrap works on this test machine');
+  });
+});

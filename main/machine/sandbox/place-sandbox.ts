@@ -1,0 +1,193 @@
+import type { Stats } from 'node:fs';
+import { lstat, opendir, readlink, realpath, stat } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
+import type { Launch } from '../command-runner.js';
+import { MachineError } from '../errors.js';
+import { bwrapArgs } from './bwrap-args.js';
+import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
+
+/** What programs need to run under strict: mounted read-only when they exist. */
+export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc', '/opt'];
+
+/** Variables a sandboxed command never inherits: the app's secrets and the ways to the keychain. */
+const WITHHELD_ENV = /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|GPG_AGENT_INFO$|KRB5CCNAME$|XDG_RUNTIME_DIR$|PERSONA_)/;
+
+/** Most files of the app's paths compared with a hard-linked file before giving up (and refusing). */
+const HARD_LINK_SCAN_LIMIT = 20_000;
+/** As the kernel's limit on links followed in one path. */
+const MAX_LINK_HOPS = 40;
+
+export interface SandboxHost {
+  /** The workspace root (absolute). */
+  readonly workspaceRoot: string;
+  readonly stateDir: string;
+  readonly skillsDir: string;
+  /** The app's environment: where its config folder, keychain sockets and secrets are. */
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** The app's config folder (the settings file lives there). */
+export function appConfigDir(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  return join(base, 'persona-mcp-workspace');
+}
+
+/**
+ * The app's own paths, never reachable under place or strict: its state dir (secrets file and key,
+ * tokens, access, audit), its config folder, and the keychain's ways in (the session bus socket,
+ * the user's runtime folder, the system bus, the keyring's and SSH agent's sockets).
+ */
+export function appPathsOf(host: SandboxHost): string[] {
+  const { env } = host;
+  const paths = [host.stateDir, appConfigDir(env), '/run/dbus'];
+  const uid = process.getuid?.();
+  paths.push(env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? env.XDG_RUNTIME_DIR : `/run/user/${uid ?? 0}`);
+  for (const part of (env.DBUS_SESSION_BUS_ADDRESS ?? '').split(';')) {
+    const path = /(?:^|[:,])path=([^,]+)/.exec(part)?.[1];
+    if (path) paths.push(decodeURIComponent(path));
+  }
+  for (const name of ['GNOME_KEYRING_CONTROL', 'SSH_AUTH_SOCK'] as const) {
+    const value = env[name];
+    if (value && isAbsolute(value)) paths.push(value);
+  }
+  return paths;
+}
+
+/** The environment a sandboxed command gets: the app's, without its secrets and keychain addresses. */
+export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !WITHHELD_ENV.test(entry[0])));
+}
+
+
+/**
+ * A place's `place` or `strict` policy on this machine now: the file tools ask it about each real
+ * path, and bash runs inside the bubblewrap sandbox it describes. Paths are resolved once, when the
+ * sandbox is made (per call), so a folder created since is taken into account.
+ */
+export class PlaceSandbox {
+  private constructor(
+    readonly plan: PathPlan,
+    private readonly kinds: ReadonlyMap<string, 'dir' | 'file'>,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  static async open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeFolder: string, host: SandboxHost): Promise<PlaceSandbox> {
+    const workspaceRoot = await realPathOf(resolve(host.workspaceRoot));
+    const plan = pathPlan({
+      policy: { kind: policy.kind, folders: await Promise.all(policy.folders.map(realPathOf)) },
+      placeLabel,
+      workspaceRoot,
+      placeFolder: await realPathOf(resolve(host.workspaceRoot, placeFolder)),
+      tempDir: await realPathOf(tmpdir()),
+      appPaths: await Promise.all(appPathsOf(host).map(realPathOf)),
+      systemDirs: SYSTEM_DIRS,
+      skillsDir: await realPathOf(resolve(host.skillsDir)),
+    });
+    const kinds = new Map<string, 'dir' | 'file'>();
+    await Promise.all(
+      [...plan.rules, ...plan.sealed].map(async (rule) => {
+        const info = await lstat(rule.path).catch(() => undefined);
+        if (info) kinds.set(rule.path, info.isDirectory() ? 'dir' : 'file');
+      }),
+    );
+    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env));
+  }
+
+  /**
+   * The real path of `path` if the policy lets the file tools `mode` it; otherwise a refusal that
+   * says which policy refused it and who can change it. Symbolic links and `..` are resolved
+   * first, and a file hard-linked to one of the app's own files is refused too.
+   */
+  async checkFile(path: string, mode: 'read' | 'write'): Promise<string> {
+    const real = await realPathOf(resolve(path));
+    const decision = decide(this.plan, real, mode);
+    if (!decision.allowed) throw this.refusal(path, real, mode, decision.why);
+    const info = await stat(real).catch(() => undefined);
+    if (info?.isFile() && info.nlink > 1 && (await this.isAppFile(info))) {
+      throw this.refusal(path, real, mode, "it is a hard link to one of the app's own files (state, settings or keychain)");
+    }
+    return real;
+  }
+
+  /**
+   * bubblewrap running `bash -c command` in the place's folder. bubblewrap itself gets the clean
+   * environment too: its own process is visible inside (as pid 1) and must hold nothing secret.
+   */
+  command(command: string, tty: boolean): Launch {
+    const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, env: this.env, newSession: !tty });
+    return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env: this.env };
+  }
+
+  /** One line for an agent whose sandboxed command failed: what the sandbox keeps out, and who can change it. */
+  explanation(): string {
+    const writable = this.plan.rules.filter((rule) => rule.access === 'rw').map((rule) => rule.path);
+    return (
+      `This command ran in the sandbox of the ${this.plan.kind} policy of ${this.plan.placeLabel}: it writes only in ${writable.join(', ')}; ` +
+      `the app's state, settings and keychain, other places' folders, the host's processes and the network are out of its reach. ${POLICY_OWNER_HINT}`
+    );
+  }
+
+  private refusal(path: string, real: string, mode: 'read' | 'write', why: string): MachineError {
+    const shown = real === resolve(path) ? real : `${path} (really ${real})`;
+    return new MachineError('refused_by_policy', refusalMessage(this.plan, shown, mode, why));
+  }
+
+  /** Whether `file` is one of the files under the app's own paths (same device and inode). */
+  private async isAppFile(file: Stats): Promise<boolean> {
+    let seen = 0;
+    const walk = async (dir: string): Promise<boolean> => {
+      const entries = await opendir(dir).catch(() => undefined);
+      if (!entries) return false;
+      for await (const entry of entries) {
+        if (++seen > HARD_LINK_SCAN_LIMIT) return true; // cannot tell: refuse rather than guess
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (await walk(path)) return true;
+        } else if (entry.isFile()) {
+          const info = await lstat(path).catch(() => undefined);
+          if (info && info.ino === file.ino && info.dev === file.dev) return true;
+        }
+      }
+      return false;
+    };
+    for (const rule of this.plan.sealed) {
+      if (this.kinds.get(rule.path) === 'dir' && (await walk(rule.path))) return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * The real path of `path` (absolute), whether or not it exists: the deepest existing ancestor's
+ * real path (links resolved) with the rest appended. A dangling link is followed to where it
+ * points, since writing through it would create its target.
+ */
+export async function realPathOf(path: string, hops = 0): Promise<string> {
+  const rest: string[] = [];
+  let current = path;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return rest.length ? join(real, ...rest.reverse()) : real;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+      const link = await readlink(current).catch(() => undefined);
+      if (link !== undefined) {
+        if (hops >= MAX_LINK_HOPS) throw new MachineError('not_found', `Too many symbolic links in ${path}.`);
+        return realPathOf(join(resolve(dirname(current), link), ...rest.reverse()), hops + 1);
+      }
+      const parent = dirname(current);
+      if (parent === current) return path;
+      rest.push(basename(current));
+      current = parent;
+    }
+  }
+}
+
+/** Why a sandbox cannot be used, for refusals: the reason and what to do. */
+export function sandboxMissing(reason: string): MachineError {
+  return new MachineError('sandbox_unavailable', `${reason} Until then, agents of places with the place or strict policy are refused. ${POLICY_OWNER_HINT}`);
+}

@@ -1,0 +1,30 @@
+import { policyOf, type AccessDirectory } from '../places/access-directory.js';
+import type { Place } from '../places/place-root.js';
+import type { SandboxPolicy } from '../places/sandbox-policy.js';
+import { sandboxProblem } from '../machine/sandbox/bubblewrap-check.js';
+import { PlaceSandbox, sandboxMissing, type SandboxHost } from '../machine/sandbox/place-sandbox.js';
+
+/** The sandbox policy of one session's place, read afresh on every call (the owner may change it). */
+export class PlacePolicy {
+  constructor(
+    private readonly place: Place,
+    private readonly access: AccessDirectory,
+    private readonly host: SandboxHost,
+  ) {}
+
+  async current(): Promise<SandboxPolicy> {
+    return policyOf(await this.access.snapshot(), this.place);
+  }
+
+  /**
+   * The sandbox this call runs in; nothing under `machine`. A place or strict place on a machine
+   * without a sandbox is refused, never run unsandboxed.
+   */
+  async sandbox(): Promise<PlaceSandbox | undefined> {
+    const policy = await this.current();
+    if (policy.kind === 'machine') return undefined;
+    const problem = await sandboxProblem(this.host.env);
+    if (problem) throw sandboxMissing(`${this.place.label} has the ${policy.kind} policy, but ${problem}`);
+    return PlaceSandbox.open({ ...policy, kind: policy.kind }, this.place.label, this.place.root, this.host);
+  }
+}

@@ -1,0 +1,85 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { putPolicy } from '../../api/connections';
+import type { Place, PlacePolicy } from '../../api/types';
+import { ErrorNote } from '../../ui/ErrorNote';
+
+const WORDS: Record<PlacePolicy['kind'], { name: string; detail: string }> = {
+  machine: { name: 'Whole machine', detail: 'Agents read, write and run anything this app’s account can.' },
+  place: {
+    name: 'Place',
+    detail: 'Agents read the machine except the app’s secrets and other places; they write only in this place’s folder, the temp folder and the folders below. Commands run sandboxed, without network.',
+  },
+  strict: {
+    name: 'Strict',
+    detail: 'Agents reach only this place’s folder and the folders below (system folders read-only). Commands run sandboxed, without network.',
+  },
+};
+
+/**
+ * The place header's sandbox policy: what the place's agents reach. The person who runs the app
+ * changes it; everyone else sees it. On a machine without a sandbox, says why its agents are refused.
+ */
+export function PlacePolicyPanel({ place, policy, announce }: { place: Place; policy: PlacePolicy; announce: (message: string) => void }) {
+  const client = useQueryClient();
+  const [kind, setKind] = useState(policy.kind);
+  const [folders, setFolders] = useState(policy.folders.join('\n'));
+  const list = kind === 'machine' ? [] : folders.split('\n').map((f) => f.trim()).filter(Boolean);
+  const changed = kind !== policy.kind || list.join('\n') !== policy.folders.join('\n');
+
+  const save = useMutation({
+    mutationFn: () => putPolicy(place.root, kind, list),
+    onSuccess: async ({ policy: saved }) => {
+      setFolders(saved.folders.join('\n'));
+      announce(`${place.label}: agents now work under the ${WORDS[saved.kind].name.toLowerCase()} policy.`);
+      await client.invalidateQueries({ queryKey: ['place-connections', place.root] });
+    },
+  });
+
+  if (!policy.canChange) {
+    return (
+      <p className="policy" aria-label="Agent policy">
+        <strong>Agents reach: {WORDS[policy.kind].name}.</strong> {WORDS[policy.kind].detail}
+        {policy.folders.length > 0 && ` Extra folders: ${policy.folders.join(', ')}.`} Only the person who runs this app can change it.
+      </p>
+    );
+  }
+
+  return (
+    <form
+      className="policy"
+      aria-label="Agent policy"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save.mutate();
+      }}
+    >
+      <label className="field">
+        <span className="field-label">What the agents of {place.label} reach</span>
+        <select value={kind} onChange={(e) => setKind(e.target.value as PlacePolicy['kind'])} aria-describedby="policy-detail">
+          {(Object.keys(WORDS) as PlacePolicy['kind'][]).map((k) => (
+            <option key={k} value={k}>
+              {WORDS[k].name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <p id="policy-detail" className="muted">
+        {WORDS[kind].detail}
+      </p>
+      {kind !== 'machine' && (
+        <label className="field">
+          <span className="field-label">Extra folders the agents may read and write (absolute paths, one per line)</span>
+          <textarea rows={2} value={folders} onChange={(e) => setFolders(e.target.value)} spellCheck={false} />
+        </label>
+      )}
+      {policy.problem && <p className="note note-error" role="alert">{policy.problem}</p>}
+      {save.isError && <ErrorNote error={save.error} title="The policy was not changed." />}
+      <div>
+        <button type="submit" className="button primary" disabled={!changed || save.isPending}>
+          {save.isPending ? 'Saving…' : 'Save policy'}
+        </button>
+      </div>
+    </form>
+  );
+}

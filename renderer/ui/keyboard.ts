@@ -1,0 +1,19 @@
+import type { KeyboardEvent } from 'react';
+
+// Keyboard habits shared by the inline forms and confirmations: Escape closes them, and focus goes
+// into a form when it opens (and, by each caller, onto the result or the button that opened it when it closes).
+
+/** A keydown handler that calls `close` on Escape, for an inline form or confirmation. */
+export function closeOnEscape(close: () => void) {
+  return (event: KeyboardEvent) => {
+    if (event.key !== 'Escape' || event.defaultPrevented) return;
+    event.preventDefault();
+    event.stopPropagation();
+    close();
+  };
+}
+
+/** A ref callback that puts focus on the first field (or button) of what it is given, once, when it appears. */
+export function focusFirstField(element: HTMLElement | null): void {
+  element?.querySelector<HTMLElement>('input:not([type=hidden]):not(:disabled), select:not(:disabled), textarea:not(:disabled), button:not(:disabled)')?.focus();
+}
