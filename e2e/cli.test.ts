@@ -326,6 +326,57 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(gone.code, 0, gone.stderr);
   });
 
+  it('shows and sets a place\'s sandbox policy, which the access directory keeps', async () => {
+    const shown = await run(['places', 'policy', 'Crew/alpha']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(shown.stdout, 'The policy of Crew alpha is machine.\n');
+    const set = await run(['places', 'policy', 'Crew/alpha/runs', 'place', '--folder', 'data', '--folder', '/srv/shared']);
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, `The policy of Crew alpha is now place.\n  extra folder: ${join(workDir, 'data')}\n  extra folder: /srv/shared\n`);
+    const access = JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8'));
+    assert.deepEqual(access.places['Crew/alpha'], { policy: { kind: 'place', folders: [join(workDir, 'data'), '/srv/shared'] } });
+    const machine = await run(['places', 'policy', '.', 'strict']);
+    assert.match(machine.stdout, /The policy of This machine is now strict/);
+    const bad = await run(['places', 'policy', 'Crew/alpha', 'open']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /"open" is not a policy: use machine, place or strict/);
+    await run(['places', 'policy', '.', 'machine']);
+  });
+
+  it('shows and sets tool search per place and per token; a running server follows the token\'s at its next tools/list', async () => {
+    const shown = await run(['places', 'tool-search', 'Crew/alpha']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^Tool search in Crew alpha is auto \(on when it has more than 40 tools\)/);
+    assert.match((await run(['places', 'tool-search', 'Crew/alpha', 'off'])).stdout, /is now off/);
+    assert.equal(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'].toolSearch, 'off');
+    const bad = await run(['places', 'tool-search', 'Crew/alpha', 'always']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /must be on, off or auto/);
+    await run(['places', 'tool-search', 'Crew/alpha', 'auto']);
+
+    const created = await run(['token', 'create', '--name', 'searcher']);
+    const token = created.stdout.trim();
+    const id = /Created token ([0-9a-f]{16})/.exec(created.stderr)![1]!;
+    const server = await serve([]);
+    try {
+      const client = await connect(server.url, token);
+      assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'search_tools'), 'six tools: off by default');
+      const on = await run(['token', 'tool-search', id, 'on']);
+      assert.equal(on.code, 0, on.stderr);
+      assert.match(on.stdout, /is now on: an agent using it always gets search_tools and call_tool/);
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'search_tools'));
+      assert.match((await run(['token', 'list'])).stdout, /tool search on/);
+      await client.close();
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    assert.match((await run(['token', 'tool-search', id])).stdout, /is on/);
+    const unknown = await run(['token', 'tool-search', 'ffffffffffffffff', 'off']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /No agent token with id ffffffffffffffff/);
+  });
+
   it('measures a connection: a refused key says so, Test after fixing the secret says connected', async () => {
     const upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: 'sk-right-5e1f' } });
     const local = { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '3' };

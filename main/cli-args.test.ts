@@ -32,6 +32,14 @@ describe('parseCommand', () => {
     });
   });
 
+  it('parses tool search for a token and a place: show, or set', () => {
+    assert.deepEqual(parseCommand(['token', 'tool-search', 'abc']), { kind: 'token-tool-search', id: 'abc' });
+    assert.deepEqual(parseCommand(['token', 'tool-search', 'abc', 'off']), { kind: 'token-tool-search', id: 'abc', mode: 'off' });
+    assert.deepEqual(parseCommand(['places', 'tool-search', '.', 'on']), { kind: 'places-tool-search', place: '.', mode: 'on' });
+    assert.throws(() => parseCommand(['places', 'tool-search']), /needs a PLACE/);
+    assert.throws(() => parseCommand(['token', 'tool-search']), /needs a token ID/);
+  });
+
   it('explains what is wrong with bad usage', () => {
     const cases: Array<[string[], RegExp]> = [
       [['--port', '99999'], /not a port number/],

@@ -16,6 +16,7 @@ export type Command =
   | { kind: 'token-create'; name: string; expires?: string; workspacePath?: string }
   | { kind: 'token-list'; json: boolean }
   | { kind: 'token-revoke'; id: string }
+  | { kind: 'token-tool-search'; id: string; mode?: string }
   | { kind: 'approve-list'; json: boolean }
   | { kind: 'approve'; code: string; workspacePath?: string }
   | { kind: 'deny'; code: string }
@@ -36,7 +37,8 @@ export type Command =
   | { kind: 'secrets-list'; workspacePath: string }
   | { kind: 'secrets-set'; workspacePath: string; name: string }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
-  | { kind: 'places-policy'; place: string; policy?: string; folders: string[] };
+  | { kind: 'places-policy'; place: string; policy?: string; folders: string[] }
+  | { kind: 'places-tool-search'; place: string; mode?: string };
 
 export const USAGE = `Usage:
   ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
@@ -46,6 +48,7 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} token create --name NAME [--expires 30d] [--workspace-path PATH]
   ${PRODUCT_NAME} token list [--json]
   ${PRODUCT_NAME} token revoke ID
+  ${PRODUCT_NAME} token tool-search ID [on|off|auto]
   ${PRODUCT_NAME} approve [--json]                 (lists the agent sign-ins waiting for you)
   ${PRODUCT_NAME} approve CODE [--workspace-path PATH]
   ${PRODUCT_NAME} deny CODE
@@ -64,6 +67,7 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH]     (the value is read from stdin)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
   ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
+  ${PRODUCT_NAME} places tool-search PLACE [on|off|auto]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
 bash and skill, with full access under this user's account. Auth is on by default: agents
@@ -79,6 +83,10 @@ secrets commands act as the person who runs this app.
 default), place (read all but the app's state and other places; write the place, the
 temp folder and each --folder) or strict (only the place and each --folder, no network).
 PLACE "." is This machine, whose policy applies to tokens that name no place.
+
+"tool-search" shows or sets whether agents get search_tools and call_tool in place of a
+place's connection tools: on, off, or auto (on above WORKSPACE_TOOL_SEARCH_THRESHOLD tools).
+A token's own setting wins over its place's.
 
 Every setting can also live in a settings file (JSON, the names "${PRODUCT_NAME} config"
 prints): settings.json in the platform's config folder (Linux: $XDG_CONFIG_HOME/${PRODUCT_NAME}),
@@ -179,13 +187,18 @@ function parseToken(argv: string[]): Command {
       noPositionals(positionals, 'token list');
       return { kind: 'token-list', json: values.json ?? false };
     }
+    case 'tool-search': {
+      const { positionals } = parse(rest, {});
+      if (positionals.length < 1 || positionals.length > 2) throw new UsageError('token tool-search needs a token ID ("token list" shows them) and optionally on, off or auto.');
+      return { kind: 'token-tool-search', id: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }) };
+    }
     case 'revoke': {
       const { positionals } = parse(rest, {});
       if (positionals.length !== 1) throw new UsageError('token revoke needs exactly one token ID; "token list" shows them.');
       return { kind: 'token-revoke', id: positionals[0]! };
     }
     default:
-      throw new UsageError(`"token" needs one of: create, list, revoke${action ? ` (got "${action}")` : ''}.`);
+      throw new UsageError(`"token" needs one of: create, list, revoke, tool-search${action ? ` (got "${action}")` : ''}.`);
   }
 }
 
@@ -360,7 +373,12 @@ function parseSecrets(argv: string[]): Command {
 
 function parsePlaces(argv: string[]): Command {
   const [action, ...rest] = argv;
-  if (action !== 'policy') throw new UsageError(`"places" needs: policy${action ? ` (got "${action}")` : ''}.`);
+  if (action === 'tool-search') {
+    const { positionals } = parse(rest, {});
+    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('places tool-search needs a PLACE (for example Crew/alpha, or . for This machine) and optionally on, off or auto.');
+    return { kind: 'places-tool-search', place: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }) };
+  }
+  if (action !== 'policy') throw new UsageError(`"places" needs: policy or tool-search${action ? ` (got "${action}")` : ''}.`);
   const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
   const [place, policy, extra] = positionals;
   if (place === undefined || extra !== undefined) {

@@ -16,6 +16,8 @@ import { openSecretStore, recordedSecretStore } from './secrets/open-secret-stor
 import { agentTokenStore, openServices, type Services } from './services.js';
 import { userError } from './user-errors.js';
 import { JwtConfigError } from './auth/jwt-verifier.js';
+import { UnknownTokenError } from './auth/agent-tokens.js';
+import { parseToolSearchMode } from './connections/tool-search/tool-search-mode.js';
 import { PRODUCT_NAME, VERSION } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
@@ -46,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
     case 'token-create':
     case 'token-list':
     case 'token-revoke':
+    case 'token-tool-search':
       return tokenCommand(command, env);
     case 'approve-list':
     case 'approve':
@@ -55,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       return signInCommand(command, env);
     case 'places-policy':
       return policyCommand(command, env);
+    case 'places-tool-search':
+      return placeToolSearchCommand(command, env);
     default:
       return placeCommand(command, env);
   }
@@ -150,7 +155,7 @@ function externalKeys({ jwt }: Config): string {
   return sources.length ? ` + ${sources.join(' + ')}` : '';
 }
 
-async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke'>, env: NodeJS.ProcessEnv): Promise<number> {
+async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke' | 'token-tool-search'>, env: NodeJS.ProcessEnv): Promise<number> {
   const stateDir = stateDirFrom(env);
   const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir, env }));
   switch (command.kind) {
@@ -174,9 +179,18 @@ async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-r
       } else {
         for (const t of list) {
           const state = t.revokedAt ? `revoked ${t.revokedAt}` : t.expiresAt ? `expires ${t.expiresAt}` : 'never expires';
-          process.stdout.write(`${t.id}  ${t.name}  created ${t.createdAt}  ${state}${t.workspacePath ? `  place ${t.workspacePath}` : ''}\n`);
+          process.stdout.write(`${t.id}  ${t.name}  created ${t.createdAt}  ${state}${t.workspacePath ? `  place ${t.workspacePath}` : ''}${t.toolSearch ? `  tool search ${t.toolSearch}` : ''}\n`);
         }
       }
+      return 0;
+    }
+    case 'token-tool-search': {
+      const record =
+        command.mode === undefined ? (await tokens.list()).find((t) => t.id === command.id) : await tokens.setToolSearch(command.id, parseToolSearchMode(command.mode));
+      if (!record) throw new UnknownTokenError(command.id);
+      const mode = record.toolSearch ?? 'auto';
+      const meaning = mode === 'auto' ? "follows its place's setting" : mode === 'on' ? 'always gets search_tools and call_tool' : 'always gets every tool';
+      process.stdout.write(`Tool search for token ${command.id} ${command.mode === undefined ? 'is' : 'is now'} ${mode}: an agent using it ${meaning}.\n`);
       return 0;
     }
     case 'token-revoke': {
@@ -199,6 +213,18 @@ async function policyCommand(command: Of<'places-policy'>, env: NodeJS.ProcessEn
   const policy = policyOf(snapshot, place);
   const verb = command.policy === undefined ? 'is' : 'is now';
   process.stdout.write(`The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}\n`);
+  return 0;
+}
+
+/** Shows or sets a place's tool search, in the access directory a running server reads on every tools/list. */
+async function placeToolSearchCommand(command: Of<'places-tool-search'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
+  const place = placeRootOf(config.workspaceRoot, command.place);
+  const access = new AccessDirectory(config.stateDir);
+  const snapshot = command.mode === undefined ? await access.snapshot() : await access.setPlaceToolSearch(place.root, parseToolSearchMode(command.mode));
+  const mode = snapshot.places[place.root]?.toolSearch ?? 'auto';
+  const meaning = mode === 'auto' ? `on when it has more than ${config.toolSearchThreshold} tools` : mode;
+  process.stdout.write(`Tool search in ${place.label} ${command.mode === undefined ? 'is' : 'is now'} ${mode} (${meaning}); a token's own setting wins.\n`);
   return 0;
 }
 

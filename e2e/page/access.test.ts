@@ -89,6 +89,23 @@ describe('the page: agent access', { skip: skipReason }, () => {
     await p.shot('configs-filled');
   });
 
+  it('says in each client\'s configuration whether tool search is on for it, and sets it per token', async () => {
+    const { page } = p;
+    const panel = page.getByRole('tabpanel');
+    await page.getByRole('tab', { name: 'Cursor' }).click();
+    await panel.getByText('Tool search is off (Crew alpha has 6 tools, no more than 40): the agent gets all 6 tools.', { exact: true }).waitFor();
+    await page.getByRole('tab', { name: 'Claude Code' }).click();
+    await panel.getByText('Claude Code also searches tools itself', { exact: false }).waitFor();
+
+    const row = tokens().getByRole('listitem').filter({ hasText: 'ci agent' });
+    await row.getByRole('combobox', { name: 'Tool search for ci agent' }).selectOption('on');
+    await row.getByText('tool search on', { exact: false }).waitFor();
+    const record = ((await p.api('GET', '/tokens')).json.tokens as Array<{ name: string; toolSearch?: string }>).find((t) => t.name === 'ci agent');
+    assert.equal(record?.toolSearch, 'on');
+    await row.getByRole('combobox', { name: 'Tool search for ci agent' }).selectOption('auto');
+    await row.getByText('tool search as its place', { exact: false }).waitFor();
+  });
+
   it('never shows the token again', async () => {
     const { page } = p;
     const token = (await newToken().locator('code').textContent())!;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { callApi } from '../../test/support/control-api.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SignJWT } from 'jose';
@@ -249,6 +250,18 @@ describe('the page: connections of a place', { skip }, () => {
     await connected().getByText('No connections yet').waitFor();
     assert.equal(await page.evaluate(`document.activeElement?.id`), 'connected-heading', 'focus stays on the list, not lost to the body');
     await shot('keyboard-removed');
+  });
+
+  it('sets the place\'s tool search, saying what its agents get now', async () => {
+    const setting = page.getByRole('region', { name: 'Tool search' });
+    await setting.getByText(/^Off \(\d+ tools, no more than 40\): agents get all \d+ tools\./).waitFor();
+    await setting.getByRole('combobox', { name: /For agents in/ }).selectOption('on');
+    await setting.getByText(/^On \(set here\): agents get the machine's tools with search_tools and call_tool/).waitFor();
+    const place = await page.getByRole('combobox', { name: 'Place' }).inputValue();
+    const access = await callApi(await fx.host.open(), await fx.host.adminToken(), 'GET', '/access');
+    assert.equal(access.json.places[place].toolSearch, 'on');
+    await setting.getByRole('combobox', { name: /For agents in/ }).selectOption('auto');
+    await setting.getByText(/^Off \(\d+ tools/).waitFor();
   });
 
   it('moves between the four screens from the rail, with Back and reload keeping the screen', async () => {

@@ -35,11 +35,10 @@ export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): 
     name: SEARCH_TOOLS,
     title: "Search this place's connection tools",
     description:
-      "Find tools of this place's MCP connections (Linear, Notion, Sentry, ...) by what you want to do, e.g. \"create a Linear issue\". " +
-      'Returns the best matches with their input schemas; run one with call_tool. Search again with other words or the service\'s name if none fits.',
+      "Find tools of this place's MCP connections by what you want to do, e.g. \"create a Linear issue\": the best matches with their input schemas, to run with call_tool.",
     input: {
-      query: z.string().min(1).max(500).describe('What you want to do, in a few words; naming the service helps.'),
-      limit: z.number().int().min(1).max(MAX_MATCHES).optional().describe(`How many matches to return (default ${DEFAULT_MATCHES}).`),
+      query: z.string().min(1).max(500).describe('A few words; naming the service helps.'),
+      limit: z.number().int().min(1).max(MAX_MATCHES).optional().describe(`Matches to return (default ${DEFAULT_MATCHES}).`),
     },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     _meta: ALWAYS_LOAD,
@@ -64,12 +63,10 @@ export function callToolTool(): SessionTool {
   return defineTool({
     name: CALL_TOOL,
     title: 'Call a tool found with search_tools',
-    description:
-      'Run a tool of this place by its exact name, as search_tools returned it, with arguments that follow its input schema. ' +
-      'The answer is the tool\'s own answer.',
+    description: "Run a tool search_tools found, by its exact name, with arguments following its input schema; the answer is the tool's own.",
     input: {
-      name: z.string().min(1).describe('The tool name, e.g. "u1a2b3c4d__linear__create_issue".'),
-      arguments: z.record(z.string(), z.unknown()).optional().describe('The arguments, as the tool\'s input schema describes them.'),
+      name: z.string().min(1).describe('The tool name as search_tools gave it.'),
+      arguments: z.record(z.string(), z.unknown()).optional().describe("Per the tool's input schema."),
     },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     _meta: ALWAYS_LOAD,

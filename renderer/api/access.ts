@@ -12,6 +12,24 @@ export interface AgentToken {
   /** The place the token is bound to; absent: the agent names one in the URL, else This machine. */
   workspacePath?: string;
   revokedAt?: string;
+  /** The token's own tool search setting; absent follows its place (auto). */
+  toolSearch?: 'on' | 'off';
+}
+
+export type ToolSearchMode = 'on' | 'off' | 'auto';
+
+/** Tool search in a place, as measured now (main/http/agent-endpoint.ts placeToolSearch). */
+export interface PlaceToolSearch {
+  workspace_path: string;
+  label: string;
+  /** The place's own setting. */
+  mode: ToolSearchMode;
+  /** How many tools an agent there would list without tool search. */
+  toolCount: number;
+  threshold: number;
+  /** Whether agents there get search_tools and call_tool (for tokens without a setting of their own). */
+  on: boolean;
+  by: 'token' | 'place' | 'automatic';
 }
 
 /** The answer to a creation: the one time the token is shown. */
@@ -40,3 +58,15 @@ export const createToken = (input: NewToken) =>
   });
 
 export const revokeToken = (id: string) => api<{ revoked: AgentToken }>('DELETE', `/tokens/${encodeURIComponent(id)}`);
+
+export const setTokenToolSearch = (id: string, mode: ToolSearchMode) =>
+  api<{ token: AgentToken }>('PUT', `/tokens/${encodeURIComponent(id)}/tool-search`, { mode });
+
+export const toolSearchQuery = (root: string) =>
+  queryOptions({
+    queryKey: ['tool-search', root],
+    queryFn: () => api<PlaceToolSearch>('GET', `/tool-search?workspace_path=${encodeURIComponent(root)}`),
+  });
+
+export const setPlaceToolSearch = (root: string, mode: ToolSearchMode) =>
+  api<PlaceToolSearch>('PUT', '/access/places/tool-search', { workspace_path: root, mode });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { clientConfigs, SERVER_NAME, SIGN_IN_NOTE, TOKEN_PLACEHOLDER } from '../../renderer/features/access/client-configs.js';
+import { clientConfigs, SERVER_NAME, SIGN_IN_NOTE, TOKEN_PLACEHOLDER, toolSearchNote } from '../../renderer/features/access/client-configs.js';
 
 const URL = 'http://127.0.0.1:9100/mcp';
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0b2tlbjphIn0.c2ln';
@@ -27,5 +27,24 @@ describe('clientConfigs', () => {
     assert.equal(texts['claude-code'], `claude mcp add --transport http ${SERVER_NAME} "${URL}"`);
     for (const id of ['cursor', 'vscode', 'generic']) assert.ok(!texts[id]!.includes('Authorization'), id);
     for (const c of clientConfigs({ url: URL, authRequired: false })) assert.ok(!c.where.includes(SIGN_IN_NOTE), c.id);
+  });
+});
+
+describe('toolSearchNote', () => {
+  const facts = { on: true, by: 'automatic' as const, toolCount: 156, threshold: 40, place: 'This machine' };
+
+  it('says per client whether tool search is on, and why', () => {
+    for (const client of ['claude-code', 'cursor', 'vscode', 'generic'] as const) {
+      assert.match(toolSearchNote(client, facts), /^Tool search is on \(This machine has 156 tools, more than 40\): .*search_tools and call_tool/);
+      assert.match(toolSearchNote(client, { ...facts, on: false, by: 'place' }), /^Tool search is off \(set for This machine\): the agent gets all 156 tools/);
+    }
+    assert.match(toolSearchNote('generic', { ...facts, by: 'token' }), /set for this token/);
+  });
+
+  it('says Claude Code searches by itself, and warns when a capped client would get more tools than it takes', () => {
+    assert.match(toolSearchNote('claude-code', facts), /Claude Code also searches tools itself/);
+    assert.match(toolSearchNote('cursor', { ...facts, on: false, by: 'place' }), /more than Cursor takes \(about 40\)/);
+    assert.match(toolSearchNote('vscode', { ...facts, on: false, by: 'place' }), /more than VS Code takes \(about 128\)/);
+    assert.doesNotMatch(toolSearchNote('vscode', { ...facts, on: false, by: 'place', toolCount: 100 }), /takes/);
   });
 });

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import type { CreatedToken } from '../../api/access';
+import { toolSearchQuery, type CreatedToken } from '../../api/access';
 import { serverQuery } from '../../api/server';
 import type { Place } from '../../api/types';
 import { ErrorNote } from '../../ui/ErrorNote';
@@ -23,6 +23,9 @@ export function AgentAccessSection({ places }: { places: Place[] }) {
   const [message, setMessage] = useAnnouncement();
   const focusTokens = () => requestAnimationFrame(() => document.getElementById('tokens-heading')?.focus());
   const url = server.data && mcpUrl(server.data);
+  // The configurations point at /mcp: an agent works in the new token's place, else This machine.
+  const configPlace = created?.workspacePath ?? '';
+  const toolSearch = useQuery(toolSearchQuery(configPlace));
 
   return (
     <div className="section">
@@ -98,7 +101,12 @@ export function AgentAccessSection({ places }: { places: Place[] }) {
         {server.isPending || server.isError ? (
           <p className="muted">The configurations appear once the server’s address is loaded.</p>
         ) : url ? (
-          <ClientConfigs url={url} authRequired={server.data.authMode.required} token={created?.token} />
+          <ClientConfigs
+            url={url}
+            authRequired={server.data.authMode.required}
+            token={created?.token}
+            toolSearch={toolSearch.data && { ...toolSearch.data, place: toolSearch.data.label }}
+          />
         ) : (
           <p className="empty">Start the server to get its URL; the configurations appear here.</p>
         )}

@@ -1,9 +1,9 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 import { CopyButton } from '../../ui/CopyButton';
-import { clientConfigs, TOKEN_PLACEHOLDER, type ClientId } from './client-configs';
+import { clientConfigs, TOKEN_PLACEHOLDER, toolSearchNote, type ClientId, type ToolSearchFacts } from './client-configs';
 
 /** Copy-ready configuration per MCP client, one tab each (arrow keys move between tabs, as in any tab list). */
-export function ClientConfigs({ url, authRequired, token }: { url: string; authRequired: boolean; token: string | undefined }) {
+export function ClientConfigs({ url, authRequired, token, toolSearch }: { url: string; authRequired: boolean; token: string | undefined; toolSearch: ToolSearchFacts | undefined }) {
   const configs = clientConfigs({ url, authRequired, ...(token !== undefined && { token }) });
   const [active, setActive] = useState<ClientId>('claude-code');
   const tabs = useRef(new Map<ClientId, HTMLButtonElement>());
@@ -48,6 +48,7 @@ export function ClientConfigs({ url, authRequired, token }: { url: string; authR
         <pre className="snippet">
           <code ref={textRef}>{current.text}</code>
         </pre>
+        {toolSearch && <p className="hint tool-search-note">{toolSearchNote(current.id, toolSearch)}</p>}
         <CopyButton text={current.text} label={`the ${current.name} configuration`} target={textRef} />
         {authRequired && !token && current.text.includes(TOKEN_PLACEHOLDER) && (
           <p className="hint">

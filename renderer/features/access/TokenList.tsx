@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
-import { revokeToken, tokensQuery, type AgentToken } from '../../api/access';
+import { revokeToken, setTokenToolSearch, tokensQuery, type AgentToken, type ToolSearchMode } from '../../api/access';
 import type { Place } from '../../api/types';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote } from '../../ui/ErrorNote';
@@ -55,6 +55,11 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
   });
 
 
+  const toolSearch = useMutation({
+    mutationFn: (mode: ToolSearchMode) => setTokenToolSearch(t.id, mode),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['tokens'] }),
+  });
+
   const expired = t.expiresAt !== undefined && Date.parse(t.expiresAt) <= Date.now();
   const place = t.workspacePath === undefined ? 'This machine or the place the URL names' : placeLabel(t.workspacePath, places);
   const expiry = t.expiresAt === undefined ? 'never expires' : `${expired ? 'expired' : 'expires'} ${dateWords(t.expiresAt)}`;
@@ -69,10 +74,20 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
             <span className={`state ${expired ? 'state-paused' : 'state-connected'}`}>{expired ? 'Expired' : 'Active'}</span>
           </div>
           <div className="row-detail">
-            {place} · created {dateWords(t.createdAt)} · {expiry}
+            {place} · created {dateWords(t.createdAt)} · {expiry} · tool search {t.toolSearch ?? 'as its place'}
           </div>
         </div>
         <div className="row-actions">
+          <select
+            aria-label={`Tool search for ${t.name}`}
+            value={t.toolSearch ?? 'auto'}
+            disabled={toolSearch.isPending}
+            onChange={(e) => toolSearch.mutate(e.target.value as ToolSearchMode)}
+          >
+            <option value="auto">Tool search: as its place</option>
+            <option value="on">Tool search: on</option>
+            <option value="off">Tool search: off</option>
+          </select>
           {confirming ? (
             <ConfirmInline
               label={`Revoke ${t.name}?`}
@@ -95,6 +110,7 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
         </div>
       </div>
       {revoke.isError && <ErrorNote error={revoke.error} title={`${t.name} was not revoked.`} />}
+      {toolSearch.isError && <ErrorNote error={toolSearch.error} title={`Tool search for ${t.name} was not changed.`} />}
     </li>
   );
 }

@@ -6,6 +6,7 @@ import { useAnnouncement } from '../../ui/useAnnouncement';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { AvailableList } from './AvailableList';
 import { ConnectedList } from './ConnectedList';
+import { ToolSearchSetting } from './ToolSearchSetting';
 import { PlacePolicyPanel } from './PlacePolicyPanel';
 import { useConnectFlow } from './useConnectFlow';
 
@@ -76,6 +77,8 @@ export function PlaceMcpSection({ place }: { place: Place }) {
           <p className="note">You can see this place’s connections, but only its editors can add them.</p>
         )}
       </section>
+
+      <ToolSearchSetting place={place} />
     </div>
   );
 }
