@@ -177,6 +177,28 @@ describe('tool search, end to end', () => {
     assert.equal(linear().calls.filter((c) => (c.arguments as { title?: string }).title === 'x').length, 0);
   });
 
+  it('keeps a tool turned off out of search_tools, and call_tool refuses it as a direct call does', async () => {
+    const client = await agent();
+    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'fx-linear').name as string;
+    const name = `${connection}__create_issue`;
+    const found = async () => ((await call(client, 'search_tools', { query: 'create a Linear issue', limit: 5 })).structuredContent as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
+    assert.ok((await found()).includes(name));
+    const off = await api('PATCH', `/mcp/place/${connection}?workspace_path=`, { tools: { create_issue: false } });
+    assert.equal(off.status, 200, off.text);
+    try {
+      assert.ok(!(await found()).includes(name), 'a tool turned off is not found');
+      const before = linear().calls.length;
+      const viaSearch = await call(client, 'call_tool', { name, arguments: { title: 'off', team: 'ENG' } });
+      assert.equal(viaSearch.isError, true);
+      assert.match(textOf(viaSearch), /errPlaceMCPUnavailable: .*was turned off/);
+      assert.equal(textOf(await call(client, name, { title: 'off', team: 'ENG' })), textOf(viaSearch));
+      assert.equal(linear().calls.length, before, 'the upstream never saw the call');
+    } finally {
+      assert.equal((await api('PATCH', `/mcp/place/${connection}?workspace_path=`, { tools: { create_issue: true } })).status, 200);
+    }
+    assert.ok((await found()).includes(name), 'turned on, it is found again');
+  });
+
   it('says so when no tool matches', async () => {
     const none = await call(await agent(), 'search_tools', { query: 'zzzz qqqq' });
     assert.match(textOf(none), /No connection tool matches "zzzz qqqq"/);
