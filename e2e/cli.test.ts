@@ -341,6 +341,7 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /"open" is not a policy: use machine, place or strict/);
     await run(['places', 'policy', '.', 'machine']);
+    await run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
 
   it('shows and sets tool search per place and per token; a running server follows the token\'s at its next tools/list', async () => {
@@ -409,23 +410,6 @@ describe('the persona-mcp-workspace command', () => {
     } finally {
       await upstream.close();
     }
-  });
-
-  it('shows and sets a place\'s sandbox policy, which the access directory keeps', async () => {
-    const shown = await run(['places', 'policy', 'Crew/alpha']);
-    assert.equal(shown.code, 0, shown.stderr);
-    assert.equal(shown.stdout, 'The policy of Crew alpha is machine.\n');
-    const set = await run(['places', 'policy', 'Crew/alpha/runs', 'place', '--folder', 'data', '--folder', '/srv/shared']);
-    assert.equal(set.code, 0, set.stderr);
-    assert.equal(set.stdout, `The policy of Crew alpha is now place.\n  extra folder: ${join(workDir, 'data')}\n  extra folder: /srv/shared\n`);
-    const access = JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8'));
-    assert.deepEqual(access.places['Crew/alpha'], { policy: { kind: 'place', folders: [join(workDir, 'data'), '/srv/shared'] } });
-    const machine = await run(['places', 'policy', '.', 'strict']);
-    assert.match(machine.stdout, /The policy of This machine is now strict/);
-    const bad = await run(['places', 'policy', 'Crew/alpha', 'open']);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /"open" is not a policy: use machine, place or strict/);
-    await run(['places', 'policy', '.', 'machine']);
   });
 
   it('serves without auth on loopback when asked', async () => {
