@@ -67,6 +67,7 @@ describe('the settings file', () => {
       ['{"prot": 9100}', /has an unknown setting "prot"\. The settings are: port, host, /],
       ['{"port": "9100"}', /: "port" must be a whole number from 0 to 65535\./],
       ['{"shellMaxTimeout": -1}', /: "shellMaxTimeout" must be a number of seconds above 0\./],
+      ['{"toolSearchThreshold": 2.5}', /: "toolSearchThreshold" must be a whole number above 0\./],
       ['{"allowPrivateNetwork": "yes"}', /: "allowPrivateNetwork" must be true or false\./],
       ['{"allowedOrigins": "https://a"}', /: "allowedOrigins" must be a list of text/],
       ['{"secretStore": "vault"}', /: "secretStore" must be "keychain" or "file"\./],

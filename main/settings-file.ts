@@ -5,7 +5,7 @@ import { APP_DIR_NAME, ConfigError } from './config.js';
 
 export const SETTINGS_FILE_NAME = 'settings.json';
 
-type Kind = 'text' | 'port' | 'seconds' | 'minutes' | 'boolean' | 'list' | 'store';
+type Kind = 'text' | 'port' | 'count' | 'seconds' | 'minutes' | 'boolean' | 'list' | 'store';
 
 interface Setting {
   /** The environment variable that sets it; the file's value is handed on under this name. */
@@ -36,6 +36,7 @@ export const SETTINGS = {
   registryUrl: { env: 'WORKSPACE_REGISTRY_URL', kind: 'text', default: 'the official MCP Registry' },
   catalogFile: { env: 'WORKSPACE_CATALOG_FILE', kind: 'text', default: 'none' },
   upstreamTimeout: { env: 'WORKSPACE_UPSTREAM_TIMEOUT', kind: 'seconds', default: '60' },
+  toolSearchThreshold: { env: 'WORKSPACE_TOOL_SEARCH_THRESHOLD', kind: 'count', default: '40' },
   allowPrivateNetwork: { env: 'WORKSPACE_ALLOW_PRIVATE_NETWORK', kind: 'boolean', default: 'false' },
   allowedHosts: { env: 'WORKSPACE_ALLOWED_HOSTS', kind: 'list', default: 'from host' },
   allowedOrigins: { env: 'WORKSPACE_ALLOWED_ORIGINS', kind: 'list', default: 'none' },
@@ -114,6 +115,8 @@ function checkValue(kind: Kind, value: unknown): string | undefined {
       return typeof value === 'string' ? undefined : 'must be text (in double quotes).';
     case 'port':
       return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535 ? undefined : 'must be a whole number from 0 to 65535.';
+    case 'count':
+      return Number.isInteger(value) && (value as number) > 0 ? undefined : 'must be a whole number above 0.';
     case 'seconds':
     case 'minutes':
       return typeof value === 'number' && value > 0 && Number.isFinite(value) ? undefined : `must be a number of ${kind} above 0.`;
