@@ -95,11 +95,7 @@ export class ConnectionStore {
   ): Promise<PlaceConnection> {
     const storeId = storeIdOf(owner, root);
     return this.change((current) => {
-      const entry = current.stores[storeId];
-      const record = entry?.owner === owner && entry.root === root ? entry.connections[name] : undefined;
-      if (!entry || !record) {
-        throw new ConnectionNotFoundError(`${describePlace(root)} has no MCP connection ${name} added by ${owner}.`);
-      }
+      const { entry, record } = ownedConnection(current, storeId, { root, name, owner });
       const parsed = connectionRecordSchema.safeParse({ ...record, ...patch });
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -114,11 +110,7 @@ export class ConnectionStore {
   async remove({ root, name, owner }: { root: string; name: string; owner: string }): Promise<PlaceConnection> {
     const storeId = storeIdOf(owner, root);
     return this.change((current) => {
-      const entry = current.stores[storeId];
-      const record = entry?.owner === owner && entry.root === root ? entry.connections[name] : undefined;
-      if (!entry || !record) {
-        throw new ConnectionNotFoundError(`${describePlace(root)} has no MCP connection ${name} added by ${owner}.`);
-      }
+      const { entry, record } = ownedConnection(current, storeId, { root, name, owner });
       delete entry.connections[name];
       if (Object.keys(entry.connections).length === 0) delete current.stores[storeId];
       return [current, { ...record, owner, storeId, root }];
@@ -252,4 +244,14 @@ function listOf({ stores }: Attachments, root: string): readonly PlaceConnection
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `owner`'s connection `name` in the place at `root`, with its store entry; not found is an error. */
+function ownedConnection(current: Attachments, storeId: string, { root, name, owner }: { root: string; name: string; owner: string }) {
+  const entry = current.stores[storeId];
+  const record = entry?.owner === owner && entry.root === root ? entry.connections[name] : undefined;
+  if (!entry || !record) {
+    throw new ConnectionNotFoundError(`${describePlace(root)} has no MCP connection ${name} added by ${owner}.`);
+  }
+  return { entry, record };
 }
