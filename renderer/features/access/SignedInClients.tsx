@@ -1,8 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
 import { revokeClient, signedInClientsQuery, type SignedInClientInfo } from '../../api/agent-sign-ins';
-import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote } from '../../ui/ErrorNote';
+import { RevokeButton } from './RevokeButton';
 import { Initial } from '../../ui/Initial';
 
 const timeWords = (iso: string) => new Date(iso).toLocaleString(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
@@ -38,8 +37,6 @@ export function SignedInClients({ onRevoked }: { onRevoked: (message: string) =>
 
 function ClientRow({ client: c, onRevoked }: { client: SignedInClientInfo; onRevoked: (message: string) => void }) {
   const queries = useQueryClient();
-  const [confirming, setConfirming] = useState(false);
-  const revokeRef = useRef<HTMLButtonElement>(null);
   const revoke = useMutation({
     mutationFn: () => revokeClient(c.id),
     onSuccess: async () => {
@@ -61,25 +58,7 @@ function ClientRow({ client: c, onRevoked }: { client: SignedInClientInfo; onRev
           </div>
         </div>
         <div className="row-actions">
-          {confirming ? (
-            <ConfirmInline
-              label={`Revoke ${c.name}?`}
-              question={<>Revoke? Its sessions end at once.</>}
-              yes="Yes, revoke"
-              working="Revoking…"
-              pending={revoke.isPending}
-              onYes={() => revoke.mutate()}
-              onNo={() => {
-                setConfirming(false);
-                revoke.reset();
-                requestAnimationFrame(() => revokeRef.current?.focus());
-              }}
-            />
-          ) : (
-            <button type="button" className="button" ref={revokeRef} onClick={() => setConfirming(true)} aria-label={`Revoke ${c.name}`}>
-              Revoke
-            </button>
-          )}
+          <RevokeButton name={c.name} question={<>Revoke? Its sessions end at once.</>} revoke={revoke} />
         </div>
       </div>
       {revoke.isError && <ErrorNote error={revoke.error} title={`${c.name} was not revoked.`} />}

@@ -1,9 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
 import { revokeToken, setTokenToolSearch, tokensQuery, type AgentToken, type ToolSearchMode } from '../../api/access';
 import type { Place } from '../../api/types';
-import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote } from '../../ui/ErrorNote';
+import { RevokeButton } from './RevokeButton';
 import { Initial } from '../../ui/Initial';
 import { placeLabel } from '../server/server-words';
 
@@ -44,8 +43,6 @@ export function TokenList({ places, onRevoked }: { places: Place[]; onRevoked: (
 
 function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: Place[]; onRevoked: (token: AgentToken) => void }) {
   const client = useQueryClient();
-  const [confirming, setConfirming] = useState(false);
-  const revokeRef = useRef<HTMLButtonElement>(null);
   const revoke = useMutation({
     mutationFn: () => revokeToken(t.id),
     onSuccess: async () => {
@@ -88,25 +85,7 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
             <option value="on">Tool search: on</option>
             <option value="off">Tool search: off</option>
           </select>
-          {confirming ? (
-            <ConfirmInline
-              label={`Revoke ${t.name}?`}
-              question={<>Revoke? Agents using it are refused at once.</>}
-              yes="Yes, revoke"
-              working="Revoking…"
-              pending={revoke.isPending}
-              onYes={() => revoke.mutate()}
-              onNo={() => {
-                setConfirming(false);
-                revoke.reset();
-                requestAnimationFrame(() => revokeRef.current?.focus());
-              }}
-            />
-          ) : (
-            <button type="button" className="button" ref={revokeRef} onClick={() => setConfirming(true)} aria-label={`Revoke ${t.name}`}>
-              Revoke
-            </button>
-          )}
+          <RevokeButton name={t.name} question={<>Revoke? Agents using it are refused at once.</>} revoke={revoke} />
         </div>
       </div>
       {revoke.isError && <ErrorNote error={revoke.error} title={`${t.name} was not revoked.`} />}
