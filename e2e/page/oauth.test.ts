@@ -161,6 +161,43 @@ describe('the page: signing in to connections', { skip }, () => {
     await shot('keyboard-signed-in');
   });
 
+  it('shows a denied sign-in on its row within 2 seconds, with Retry, and never stays on "Signing in…"', async () => {
+    const denying = await startOAuthFixture();
+    try {
+      denying.setConsent('deny');
+      const popup = page.waitForEvent('popup');
+      await addServer(denying.mcpUrl, 'Stern');
+      const tab = await popup;
+      const row = connected().getByRole('listitem').filter({ hasText: 'Stern' });
+      await row.getByText('Signing in…').waitFor();
+      // The provider redirected with error=access_denied; the callback page says so.
+      await tab.getByRole('heading', { name: 'Sign-in failed' }).waitFor();
+      const deniedAt = Date.now();
+      await row.getByText('Sign-in failed', { exact: true }).waitFor({ timeout: 2_000 });
+      assert.ok(Date.now() - deniedAt <= 2_000, `the row showed the failure ${Date.now() - deniedAt} ms after the denial`);
+      await row.getByText(/The sign-in to Stern was declined/).waitFor();
+      assert.equal(await row.getByText('Signing in…').count(), 0);
+      await page.getByRole('status').filter({ hasText: 'The sign-in to Stern failed' }).waitFor();
+      await tab.close();
+      await shot('sign-in-denied');
+
+      // Retry signs in again; this time the person allows it.
+      denying.setConsent('approve');
+      const again = page.waitForEvent('popup');
+      await row.getByRole('button', { name: 'Retry the sign-in to Stern' }).click();
+      const second = await again;
+      await second.getByRole('heading', { name: 'Signed in' }).waitFor();
+      await row.getByText('Connected', { exact: true }).waitFor();
+      assert.equal(await row.getByText('Sign-in failed').count(), 0);
+      await second.close();
+      await row.getByRole('button', { name: 'Remove Stern' }).click();
+      await row.getByRole('button', { name: 'Yes, remove' }).click();
+      await row.waitFor({ state: 'detached' });
+    } finally {
+      await denying.close();
+    }
+  });
+
   it('opens the own-OAuth-app panel when the provider needs one, and signs in with it', async () => {
     await addServer(closed.mcpUrl, 'Closed');
     const row = connected().getByRole('listitem').filter({ hasText: 'Closed' });
