@@ -109,6 +109,32 @@ describe('the page: signing in to connections', { skip }, () => {
     await agent.close();
   });
 
+  it('keeps a sign-in group one card when its sign-in is refused: each chip says so, and Connect counts what is not connected', async () => {
+    await available().getByRole('searchbox', { name: 'Search connectors' }).fill('acme');
+    const group = available().getByRole('group', { name: 'Acme', exact: true });
+    const chips = group.getByRole('group', { name: 'Acme services' });
+    provider.setConsent('deny');
+    try {
+      const popup = page.waitForEvent('popup');
+      await group.getByRole('button', { name: 'Connect 3 services' }).click();
+      const tab = await popup;
+      await tab.getByRole('heading', { name: 'Sign-in failed' }).waitFor();
+      await tab.close();
+    } finally {
+      provider.setConsent('approve');
+    }
+    for (const name of ['Acme Tracker', 'Acme Docs', 'Acme Builds']) {
+      await chips.getByRole('button', { name: `${name} · sign-in failed` }).waitFor();
+      await connected().getByRole('listitem').filter({ hasText: name }).getByText('Sign-in failed', { exact: true }).waitFor();
+    }
+    assert.equal(await available().getByRole('group', { name: 'Acme', exact: true }).count(), 1, 'one card');
+    await chips.getByRole('button', { name: 'Acme Builds · sign-in failed' }).click();
+    await group.getByRole('button', { name: 'Connect 2 services' }).waitFor();
+    await chips.getByRole('button', { name: 'Acme Builds · sign-in failed' }).click();
+    await group.getByRole('button', { name: 'Connect 3 services' }).waitFor();
+    await shot('group-refused');
+  });
+
   it('connects a sign-in group’s services with one sign-in', async () => {
     await available().getByRole('searchbox', { name: 'Search connectors' }).fill('acme');
     const group = available().getByRole('group', { name: 'Acme', exact: true });
@@ -127,7 +153,9 @@ describe('the page: signing in to connections', { skip }, () => {
       await connected().getByRole('listitem').filter({ hasText: name }).getByText('Connected', { exact: true }).waitFor();
     }
     assert.equal(provider.counters.logins - logins, 1, 'one sign-in for the three services');
-    await group.getByText('Acme Builds · added').waitFor();
+    // Still one card: each chip says its service is connected, and nothing is left to connect.
+    for (const name of ['Acme Tracker', 'Acme Docs', 'Acme Builds']) await group.getByText(`${name} · connected`).waitFor();
+    assert.equal(await group.getByRole('button', { name: /^Connect \d/ }).count(), 0);
     await tab.close();
     await shot('group-connected');
 

@@ -11,7 +11,7 @@ import { OwnAppPanel } from './OwnAppPanel';
 import type { ConnectFlow } from './useConnectFlow';
 
 
-const STATE_WORDS: Record<Connection['state'], string> = {
+export const STATE_WORDS: Record<Connection['state'], string> = {
   connected: 'Connected',
   checking: 'Checking…',
   'sign-in': 'Sign in',
