@@ -15,6 +15,7 @@ import { finishSignIn, MemoryOAuthProvider, openAuthorization, pollWait, startSi
 const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 const REDIRECT = 'http://127.0.0.1:8766/callback';
 const MCP_REMOTE = fileURLToPath(new URL('../node_modules/mcp-remote/dist/proxy.js', import.meta.url));
+const INSPECTOR = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url));
 const STAND_IN_BROWSER = fileURLToPath(new URL('../test/support/stand-in-browser.mjs', import.meta.url));
 
 interface CliResult {
@@ -180,5 +181,105 @@ describe('mcp-remote signing in', () => {
     } finally {
       await client.close().catch(() => {});
     }
+  });
+});
+
+/**
+ * The MCP Inspector's CLI mode (`inspector --cli`, one method per run) signs in with its own
+ * interactive OAuth: it registers, listens on --callback-url and opens the authorization URL with
+ * the `open` package. Without a terminal it opens nothing unless MCP_AUTO_OPEN_ENABLED=true, which
+ * this test sets; $BROWSER is the stand-in browser again. With MCP_INSPECTOR_SECRET_STORE=file the
+ * tokens it got are kept in the temp HOME (~/.mcp-inspector), and a second run uses them with
+ * --stored-auth-only. The Inspector declares Node 22.19 or newer; this pinned version runs on this
+ * project's Node 20 too, which this test is the check of.
+ */
+describe('the MCP Inspector CLI signing in', () => {
+  let fx: HostFixture;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
+  let home: string;
+
+  before(async () => {
+    workspace = await enterWorkspace('pw-oauth-inspector-', ['Crew/alpha']);
+    fx = await startHost();
+    home = await mkdtemp(join(tmpdir(), 'pw-inspector-home-'));
+  });
+  after(async () => {
+    await fx.close();
+    await workspace.leave();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  /** The tool names in `--method tools/list --format json` output. */
+  function toolNames(stdout: string): string[] {
+    return (JSON.parse(stdout) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name);
+  }
+
+  /** One `inspector --cli` run against the server with a clean environment and the temp HOME. */
+  function inspector(args: string[]): { done: Promise<CliResult>; stderr: () => string } {
+    const child = spawn(process.execPath, [INSPECTOR, '--cli', ...args], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        BROWSER: STAND_IN_BROWSER,
+        STAND_IN_BROWSER_LOG: join(home, 'browser.log'),
+        MCP_AUTO_OPEN_ENABLED: 'true',
+        MCP_INSPECTOR_SECRET_STORE: 'file',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const done = new Promise<CliResult>((resolve, reject) => {
+      const timer = setTimeout(() => child.kill(), 60_000);
+      child.on('error', reject).on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+    return { done, stderr: () => stderr };
+  }
+
+  it('signs in once the owner approves with "approve CODE" and lists the tools; a second run calls bash with the kept tokens', async () => {
+    const server = `${fx.url}?workspace_path=Crew/alpha`;
+    const callback = `http://127.0.0.1:${await freePort()}/oauth/callback`;
+    const listing = inspector([server, '--method', 'tools/list', '--format', 'json', '--callback-url', callback]);
+    let code = '';
+    await waitFor(
+      async () => {
+        const listed = await runCli(fx, workspace.dir, ['approve']);
+        const line = listed.stdout.split('\n').find((l) => l.includes('MCP Inspector') && l.includes(`answer goes to ${callback}`));
+        code = /^[A-Z2-9]{4}-[A-Z2-9]{4}/.exec(line ?? '')?.[0] ?? '';
+        return code !== '';
+      },
+      30_000,
+      "the Inspector's sign-in request",
+    ).catch((error: Error) => assert.fail(`${error.message}; the Inspector said:\n${listing.stderr()}`));
+    const approved = await runCli(fx, workspace.dir, ['approve', code]);
+    assert.equal(approved.code, 0, approved.stderr);
+
+    const listed = await listing.done;
+    assert.equal(listed.code, 0, listed.stderr);
+    const names = toolNames(listed.stdout);
+    assert.ok(names.includes('bash') && names.includes('read'), names.join(', '));
+    assert.match(await readFile(join(home, 'browser.log'), 'utf8'), new RegExp(`GET ${callback}\\?state=[^&]+&code=`));
+
+    // Its tokens went to the temp HOME, and the next run finds them there: --stored-auth-only
+    // fails rather than sign in again.
+    const kept = await readdir(join(home, '.mcp-inspector'), { recursive: true });
+    assert.ok(kept.includes('secrets.json'), kept.join(', '));
+    const ran = await inspector([server, '--method', 'tools/call', '--tool-name', 'bash', '--tool-arg', 'command=echo "inspector $((6 * 7))"', '--format', 'json', '--stored-auth-only']).done;
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stdout, /inspector 42/);
+    await waitFor(async () => /"client":"MCP Inspector","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')), 5_000, 'the audit record');
+    assert.equal((await runCli(fx, workspace.dir, ['approve'])).stdout.includes('MCP Inspector'), false, 'no second sign-in request');
+  });
+
+  it('uses the token form too: --header "Authorization: Bearer <agent token>"', async () => {
+    const token = await fx.token('inspector-header');
+    const listed = await inspector([fx.url, '--method', 'tools/list', '--format', 'json', '--header', `Authorization: Bearer ${token}`, '--stored-auth-only']).done;
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(toolNames(listed.stdout).includes('bash'), listed.stdout.slice(0, 300));
   });
 });
