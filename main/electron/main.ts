@@ -21,6 +21,7 @@ import { LOCAL_PERSON } from '../places/user-id.js';
 import { skillFolderPath } from '../machine/skill-folder.js';
 import { autostartPath, HIDDEN_ARG, LinuxAutostart } from './autostart.js';
 import { checkArgs, senderAllowed, type IpcSender } from './ipc-checks.js';
+import { permissionAllowed } from './permissions.js';
 import { loadSettings, userDataDirFromArgs } from './settings.js';
 import { TRAY_ICON_COLOR, TRAY_ICON_TEMPLATE } from './tray-icon.js';
 import { trayMenuModel, trayStatusLine, type TrayAction, type TrayItem } from './tray-menu.js';
@@ -101,8 +102,14 @@ if (!app.requestSingleInstanceLock()) {
 
 async function launch(): Promise<void> {
   if (process.platform === 'darwin' && app.getLoginItemSettings().wasOpenedAtLogin) windowWanted = false;
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  session.defaultSession.setPermissionCheckHandler(() => false);
+  // The page's Copy buttons (navigator.clipboard.writeText) and nothing else, for the app's own page only.
+  const pageOrigin = () => (controlUrl ? originOf(controlUrl) : undefined);
+  session.defaultSession.setPermissionRequestHandler((_contents, permission, callback, details) => {
+    callback(permissionAllowed({ permission, requesting: details.requestingUrl, isMainFrame: details.isMainFrame }, pageOrigin()));
+  });
+  session.defaultSession.setPermissionCheckHandler((_contents, permission, requestingOrigin, details) =>
+    permissionAllowed({ permission, requesting: requestingOrigin, isMainFrame: details.isMainFrame, ...(details.embeddingOrigin !== undefined && { embeddingOrigin: details.embeddingOrigin }) }, pageOrigin()),
+  );
   Menu.setApplicationMenu(Menu.buildFromTemplate(appMenu()));
 
   const loaded = loadSettings(app.getPath('userData'));
