@@ -26,7 +26,7 @@ import { permissionAllowed } from './permissions.js';
 import { loadSettings, userDataDirFromArgs } from './settings.js';
 import { trayIconPng } from './tray-icon.js';
 import { trayMenuModel, type PendingSignIn, type TrayAction, type TrayItem } from './tray-menu.js';
-import { trayIconName, trayState, trayTooltip, type TrayIconName } from './tray-state.js';
+import { trayClickAction, trayIconName, trayState, trayTooltip, type TrayIconName } from './tray-state.js';
 import { answerOf, PromptedSignIns, signInDialog } from './sign-in-prompt.js';
 import { navigationDecision, originOf, SignInUrls, windowOptions } from './window.js';
 
@@ -271,6 +271,7 @@ function senderOf(event: IpcMainInvokeEvent): IpcSender {
 function createTray(): void {
   trayIcon = trayIconName(trayState(host!.status, signIns));
   tray = new Tray(trayImage(trayIcon));
+  if (trayClickAction(process.platform) === 'open-window') tray.on('click', () => showWindow());
   updateTray();
 }
 

@@ -1,7 +1,8 @@
 import type { HostStatus } from '../../common/host-status.js';
 
 // The tray menu as data, so that what it shows in every state is tested without Electron. Everything
-// lives in the menu (nothing behind a click on the icon) because Linux tray hosts ignore clicks.
+// lives in the menu, a click on the icon only being a shortcut to Open window: many Linux tray hosts
+// never send one.
 
 export type TrayAction = 'start' | 'stop' | 'open-window' | 'open-connections' | 'copy-mcp-url' | 'toggle-launch-at-login' | 'quit';
 

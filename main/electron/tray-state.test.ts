@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { HostStatus } from '../../common/host-status.js';
-import { trayIconName, trayState, trayTooltip } from './tray-state.js';
+import { trayClickAction, trayIconName, trayState, trayTooltip } from './tray-state.js';
 
 const running: HostStatus = { state: 'running', url: 'http://127.0.0.1:9100/mcp', auth: true };
 const tracker = { displayName: 'Issue tracker', place: 'Crew/alpha' };
@@ -37,5 +37,13 @@ describe('trayTooltip', () => {
   it('names the connection waiting for a sign-in, or counts them', () => {
     assert.equal(trayTooltip(running, [tracker]), 'Persona Workspace: Running on http://127.0.0.1:9100/mcp\nIssue tracker (Crew/alpha) needs you to sign in');
     assert.equal(trayTooltip(running, [tracker, { displayName: 'Docs', place: 'This machine' }]).split('\n')[1], '2 connections need you to sign in');
+  });
+});
+
+describe('trayClickAction', () => {
+  it('opens the window on Windows and on a Linux activation; macOS shows the menu', () => {
+    assert.equal(trayClickAction('win32'), 'open-window');
+    assert.equal(trayClickAction('linux'), 'open-window');
+    assert.equal(trayClickAction('darwin'), 'menu');
   });
 });

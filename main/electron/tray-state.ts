@@ -1,7 +1,8 @@
 import type { HostStatus } from '../../common/host-status.js';
 import { signInLine, trayStatusLine, type PendingSignIn } from './tray-menu.js';
 
-// What the tray shows, as data: its state, which icon and the tooltip. main.ts only applies it.
+// What the tray shows, as data: its state, which icon, the tooltip, and what a click on the icon
+// does on each platform. main.ts only applies it.
 
 /**
  * running: agents can connect and every connection works as far as sign-ins go; attention: the
@@ -28,3 +29,11 @@ export function trayTooltip(status: HostStatus, signIns: readonly PendingSignIn[
   return lines.join('\n');
 }
 
+/**
+ * What a left click on the icon does where the platform has a habit: Windows opens the app's
+ * window; Linux tray hosts send an activation (KDE's left click) that does the same, while hosts
+ * that show the menu on a click send none; macOS shows the menu, as menu bar items do.
+ */
+export function trayClickAction(platform: NodeJS.Platform): 'open-window' | 'menu' {
+  return platform === 'darwin' ? 'menu' : 'open-window';
+}
