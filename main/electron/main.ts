@@ -8,6 +8,7 @@ import {
   ipcMain,
   Menu,
   nativeImage,
+  Notification,
   session,
   shell,
   Tray,
@@ -23,7 +24,8 @@ import { skillFolderPath } from '../machine/skill-folder.js';
 import { autostartPath, HIDDEN_ARG, LinuxAutostart } from './autostart.js';
 import { checkArgs, senderAllowed, type IpcSender } from './ipc-checks.js';
 import { permissionAllowed } from './permissions.js';
-import { loadSettings, userDataDirFromArgs } from './settings.js';
+import { loadSettings, SETTINGS_FILE, userDataDirFromArgs } from './settings.js';
+import { TRAY_HINT, TrayHint } from './tray-hint.js';
 import { trayIconPng } from './tray-icon.js';
 import { trayMenuModel, type PendingSignIn, type TrayAction, type TrayItem } from './tray-menu.js';
 import { trayClickAction, trayIconName, trayState, trayTooltip, type TrayIconName } from './tray-state.js';
@@ -42,6 +44,7 @@ let controlUrl: string | undefined;
 let window: BrowserWindow | undefined;
 let tray: Tray | undefined;
 let trayIcon: TrayIconName | undefined;
+let trayHint: TrayHint | undefined;
 // The connections waiting for the person at the machine to sign in: the tray's attention state.
 let signIns: PendingSignIn[] = [];
 let launchAtLogin = false;
@@ -118,6 +121,7 @@ async function launch(): Promise<void> {
   Menu.setApplicationMenu(Menu.buildFromTemplate(appMenu()));
 
   const loaded = loadSettings(app.getPath('userData'));
+  trayHint = new TrayHint(join(app.getPath('userData'), SETTINGS_FILE));
   const { settings, problem } = loaded;
   if (problem) log(`Persona Workspace: ${problem}`);
   const env = { ...loaded.env, WORKSPACE_STATE_DIR: loaded.env.WORKSPACE_STATE_DIR ?? app.getPath('userData') };
@@ -209,10 +213,22 @@ function createWindow(url: string): BrowserWindow {
     if (quitting) return;
     event.preventDefault();
     win.hide();
+    sayKeepsRunning();
   });
   win.once('ready-to-show', () => win.show());
   win.loadURL(url).catch((error: unknown) => log(`Persona Workspace: the window could not load ${url}: ${(error as Error).message}`));
   return win;
+}
+
+/** The first hide to the tray ever says that the app keeps running there (TrayHint remembers it). */
+function sayKeepsRunning(): void {
+  void trayHint?.onHide().then(({ show, problem }) => {
+    if (problem) log(`Persona Workspace: ${problem}`);
+    if (!show) return;
+    // Windows shows it as a balloon from the tray icon itself; elsewhere a desktop notification.
+    if (process.platform === 'win32' && tray) tray.displayBalloon({ ...TRAY_HINT, iconType: 'info' });
+    else if (Notification.isSupported()) new Notification({ title: TRAY_HINT.title, body: TRAY_HINT.content, silent: true }).show();
+  });
 }
 
 /** Applies navigationDecision; answers it, having opened a sign-in URL in the system browser. */
