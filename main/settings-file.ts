@@ -40,6 +40,7 @@ export const SETTINGS = {
   upstreamTimeout: { env: 'WORKSPACE_UPSTREAM_TIMEOUT', kind: 'seconds', default: '60' },
   toolSearchThreshold: { env: 'WORKSPACE_TOOL_SEARCH_THRESHOLD', kind: 'count', default: '40' },
   allowPrivateNetwork: { env: 'WORKSPACE_ALLOW_PRIVATE_NETWORK', kind: 'boolean', default: 'false' },
+  clientMetadataUrl: { env: 'WORKSPACE_CLIENT_METADATA_URL', flag: '--client-metadata-url', kind: 'text', default: 'none (registers with each server)' },
   allowedHosts: { env: 'WORKSPACE_ALLOWED_HOSTS', kind: 'list', default: 'from host' },
   allowedOrigins: { env: 'WORKSPACE_ALLOWED_ORIGINS', kind: 'list', default: 'none' },
   secretStore: { env: 'WORKSPACE_SECRET_STORE', kind: 'store', default: 'chosen on first use' },
