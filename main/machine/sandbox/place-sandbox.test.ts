@@ -29,7 +29,7 @@ describe('a place sandbox on a real file system', () => {
     await symlink(join(ws, 'Crew', 'beta'), join(ws, 'Crew', 'alpha', 'beta-dir'));
     await link(join(stateDir, 'secrets.key'), join(ws, 'Crew', 'alpha', 'hard-key'));
     await writeFile(join(ws, 'Crew', 'alpha', 'own.txt'), 'mine');
-    sandbox = await PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', {
+    sandbox = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', {
       workspaceRoot: ws,
       stateDir,
       skillsDir: join(ws, '.agents', 'skills'),
@@ -60,8 +60,8 @@ describe('a place sandbox on a real file system', () => {
   });
 
   it('resolves paths that do not exist yet through their deepest existing folder', async () => {
-    assert.equal(await realPathOf(join(ws, 'Crew', 'alpha', 'beta-dir', 'x', 'y')), join(ws, 'Crew', 'beta', 'x', 'y'));
-    assert.equal(await realPathOf('/nonexistent-root-folder/a'), '/nonexistent-root-folder/a');
+    assert.equal(realPathOf(join(ws, 'Crew', 'alpha', 'beta-dir', 'x', 'y')), join(ws, 'Crew', 'beta', 'x', 'y'));
+    assert.equal(realPathOf('/nonexistent-root-folder/a'), '/nonexistent-root-folder/a');
   });
 });
 

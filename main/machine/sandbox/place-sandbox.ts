@@ -1,12 +1,14 @@
-import type { Stats } from 'node:fs';
-import { lstat, opendir, readlink, realpath, stat } from 'node:fs/promises';
+import { lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { lstat, opendir, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
 import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
-import { bwrapArgs } from './bwrap-args.js';
+import { canEnterSandboxes } from './bubblewrap-check.js';
+import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
+import type { SandboxPool } from './sandbox-pool.js';
 
 /** What programs need to run under strict: mounted read-only when they exist. */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc', '/opt'];
@@ -26,6 +28,8 @@ export interface SandboxHost {
   readonly skillsDir: string;
   /** The app's environment: where its config folder, keychain sockets and secrets are. */
   readonly env: NodeJS.ProcessEnv;
+  /** The places' live sandboxes, that commands without a terminal are entered into; without, each command gets a sandbox of its own. */
+  readonly sandboxes?: SandboxPool;
 }
 
 /** The app's config folder (the settings file lives there). */
@@ -71,28 +75,37 @@ export class PlaceSandbox {
     readonly plan: PathPlan,
     private readonly kinds: ReadonlyMap<string, 'dir' | 'file'>,
     private readonly env: Record<string, string>,
+    /** Which folders are bound in (inode numbers): a folder replaced since needs a new live sandbox. */
+    private readonly identity: string,
+    private readonly sandboxes: SandboxPool | undefined,
   ) {}
 
-  static async open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeFolder: string, host: SandboxHost): Promise<PlaceSandbox> {
-    const workspaceRoot = await realPathOf(resolve(host.workspaceRoot));
+  /**
+   * Resolved on every call, with synchronous calls: some forty local look-ups take a fraction of a
+   * millisecond in one go, and several when each waits its turn in the thread pool (bench/sandbox.ts).
+   */
+  static open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeFolder: string, host: SandboxHost): PlaceSandbox {
+    const workspaceRoot = realPathOf(resolve(host.workspaceRoot));
     const plan = pathPlan({
-      policy: { kind: policy.kind, folders: await Promise.all(policy.folders.map(realPathOf)) },
+      policy: { kind: policy.kind, folders: policy.folders.map((folder) => realPathOf(folder)) },
       placeLabel,
       workspaceRoot,
-      placeFolder: await realPathOf(resolve(host.workspaceRoot, placeFolder)),
-      tempDir: await realPathOf(tmpdir()),
-      appPaths: await Promise.all(appPathsOf(host).map(realPathOf)),
+      placeFolder: realPathOf(resolve(host.workspaceRoot, placeFolder)),
+      tempDir: realPathOf(tmpdir()),
+      appPaths: appPathsOf(host).map((path) => realPathOf(path)),
       systemDirs: SYSTEM_DIRS,
-      skillsDir: await realPathOf(resolve(host.skillsDir)),
+      skillsDir: realPathOf(resolve(host.skillsDir)),
     });
     const kinds = new Map<string, 'dir' | 'file'>();
-    await Promise.all(
-      [...plan.rules, ...plan.sealed].map(async (rule) => {
-        const info = await lstat(rule.path).catch(() => undefined);
-        if (info) kinds.set(rule.path, info.isDirectory() ? 'dir' : 'file');
-      }),
-    );
-    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env));
+    const inodes = new Map<string, number>();
+    for (const path of [...[...plan.rules, ...plan.sealed].map((rule) => rule.path), ...SANDBOX_DEVICES]) {
+      const info = lstatSync(path, { throwIfNoEntry: false });
+      if (!info) continue;
+      kinds.set(path, info.isDirectory() ? 'dir' : 'file');
+      inodes.set(path, info.ino);
+    }
+    const identity = JSON.stringify(plan.rules.filter((rule) => rule.access !== 'none').map((rule) => [rule.path, inodes.get(rule.path)]));
+    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes);
   }
 
   /**
@@ -101,7 +114,7 @@ export class PlaceSandbox {
    * first, and a file hard-linked to one of the app's own files is refused too.
    */
   async checkFile(path: string, mode: 'read' | 'write'): Promise<string> {
-    const real = await realPathOf(resolve(path));
+    const real = realPathOf(resolve(path));
     const decision = decide(this.plan, real, mode);
     if (!decision.allowed) throw this.refusal(path, real, mode, decision.why);
     const info = await stat(real).catch(() => undefined);
@@ -112,11 +125,18 @@ export class PlaceSandbox {
   }
 
   /**
-   * bubblewrap running `bash -c command` in the place's folder. bubblewrap itself gets the clean
-   * environment too: its own process is visible inside (as pid 1) and must hold nothing secret.
+   * `bash -c command` in the place's folder, in the sandbox: entered into the place's live sandbox
+   * (the pool's), or in a bubblewrap of its own with a terminal (a terminal cannot be given the
+   * sandbox's descriptors) or without a pool. bubblewrap itself gets the clean environment too:
+   * its own process is visible inside (as pid 1) and must hold nothing secret.
    */
-  command(command: string, tty: boolean): Launch {
-    const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, env: this.env, newSession: !tty });
+  async launch(command: string, tty: boolean): Promise<Launch> {
+    if (!tty && this.sandboxes && (await canEnterSandboxes(this.env))) {
+      const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true });
+      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.env, this.identity);
+      return live.launch(command, this.env);
+    }
+    const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty });
     return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env: this.env };
   }
 
@@ -164,17 +184,22 @@ export class PlaceSandbox {
  * real path (links resolved) with the rest appended. A dangling link is followed to where it
  * points, since writing through it would create its target.
  */
-export async function realPathOf(path: string, hops = 0): Promise<string> {
+export function realPathOf(path: string, hops = 0): string {
   const rest: string[] = [];
   let current = path;
   for (;;) {
     try {
-      const real = await realpath(current);
+      const real = realpathSync.native(current);
       return rest.length ? join(real, ...rest.reverse()) : real;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-      const link = await readlink(current).catch(() => undefined);
+      let link: string | undefined;
+      try {
+        link = readlinkSync(current);
+      } catch {
+        link = undefined;
+      }
       if (link !== undefined) {
         if (hops >= MAX_LINK_HOPS) throw new MachineError('not_found', `Too many symbolic links in ${path}.`);
         return realPathOf(join(resolve(dirname(current), link), ...rest.reverse()), hops + 1);
