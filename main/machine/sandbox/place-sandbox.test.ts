@@ -52,6 +52,17 @@ describe('a place sandbox on a real file system', () => {
     await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'hard-key'), 'read'), refused('read', /hard link to one of the app's own files/));
   });
 
+  it('runs no command while one of the app\'s files has a hard link, and runs again once it is gone', async () => {
+    const hard = join(ws, 'Crew', 'alpha', 'hard-key');
+    await assert.rejects(sandbox.launch('true', false), (error: unknown) =>
+      error instanceof MachineError && error.code === 'refused_by_policy' && /^Refused by the place policy of Crew alpha: no command runs while the app's file .*\/state\/secrets\.key has another name \(a hard link\)/.test(error.message));
+    await assert.rejects(sandbox.checkFile(hard, 'write'), refused('write', /hard link to one of the app's own files/));
+    await rm(hard);
+    const again = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', { workspaceRoot: ws, stateDir, skillsDir: join(ws, '.agents', 'skills'), env: { PATH: '/usr/bin' } });
+    assert.equal((await again.launch('true', false)).file, 'bwrap');
+    await link(join(stateDir, 'secrets.key'), hard);
+  });
+
   it('refuses another place\'s files, through a link too, and writes outside', async () => {
     await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'read'), refused('read', /another place's folder/));
     await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'beta-dir', 'notes.txt'), 'read'), refused('read', /another place's folder/));

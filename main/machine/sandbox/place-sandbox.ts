@@ -1,5 +1,5 @@
-import { lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
-import { lstat, opendir, stat } from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
@@ -16,8 +16,8 @@ export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64',
 /** Variables a sandboxed command never inherits: the app's secrets and the ways to the keychain. */
 const WITHHELD_ENV = /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|GPG_AGENT_INFO$|KRB5CCNAME$|XDG_RUNTIME_DIR$|PERSONA_)/;
 
-/** Most files of the app's paths compared with a hard-linked file before giving up (and refusing). */
-const HARD_LINK_SCAN_LIMIT = 20_000;
+/** Most entries of the app's folders looked at (on every call) for hard links before giving up (and refusing). */
+const HARD_LINK_SCAN_LIMIT = 5_000;
 /** As the kernel's limit on links followed in one path. */
 const MAX_LINK_HOPS = 40;
 
@@ -78,6 +78,8 @@ export class PlaceSandbox {
     /** Which folders are bound in (inode numbers): a folder replaced since needs a new live sandbox. */
     private readonly identity: string,
     private readonly sandboxes: SandboxPool | undefined,
+    /** The app's own files that have other names (hard links), by device and inode; or why it cannot tell. */
+    private readonly linked: LinkedAppFiles,
   ) {}
 
   /**
@@ -105,7 +107,7 @@ export class PlaceSandbox {
       inodes.set(path, info.ino);
     }
     const identity = JSON.stringify(plan.rules.filter((rule) => rule.access !== 'none').map((rule) => [rule.path, inodes.get(rule.path)]));
-    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes);
+    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linkedAppFiles(plan.sealed.map((rule) => rule.path)));
   }
 
   /**
@@ -118,7 +120,7 @@ export class PlaceSandbox {
     const decision = decide(this.plan, real, mode);
     if (!decision.allowed) throw this.refusal(path, real, mode, decision.why);
     const info = await stat(real).catch(() => undefined);
-    if (info?.isFile() && info.nlink > 1 && (await this.isAppFile(info))) {
+    if (info && !info.isDirectory() && info.nlink > 1 && (this.linked.overLimit || this.linked.inodes.has(`${info.dev}:${info.ino}`))) {
       throw this.refusal(path, real, mode, "it is a hard link to one of the app's own files (state, settings or keychain)");
     }
     return real;
@@ -131,6 +133,14 @@ export class PlaceSandbox {
    * its own process is visible inside (as pid 1) and must hold nothing secret.
    */
   async launch(command: string, tty: boolean): Promise<Launch> {
+    // Another name for one of the app's files may be anywhere on its file system, readable from
+    // inside (a mount cannot hide a file by inode): no command runs until it is gone.
+    if (this.linked.overLimit || this.linked.paths.length > 0) {
+      const what = this.linked.overLimit
+        ? `the app's folders hold more than ${HARD_LINK_SCAN_LIMIT} entries, too many to check for hard links to its files`
+        : `the app's file ${this.linked.paths[0]} has another name (a hard link) that a command could read; find it with "find / -xdev -samefile ${this.linked.paths[0]}" and remove it`;
+      throw new MachineError('refused_by_policy', `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`);
+    }
     if (!tty && this.sandboxes && (await canEnterSandboxes(this.env))) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true });
       const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.env, this.identity);
@@ -153,30 +163,45 @@ export class PlaceSandbox {
     const shown = real === resolve(path) ? real : `${path} (really ${real})`;
     return new MachineError('refused_by_policy', refusalMessage(this.plan, shown, mode, why));
   }
+}
 
-  /** Whether `file` is one of the files under the app's own paths (same device and inode). */
-  private async isAppFile(file: Stats): Promise<boolean> {
-    let seen = 0;
-    const walk = async (dir: string): Promise<boolean> => {
-      const entries = await opendir(dir).catch(() => undefined);
-      if (!entries) return false;
-      for await (const entry of entries) {
-        if (++seen > HARD_LINK_SCAN_LIMIT) return true; // cannot tell: refuse rather than guess
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) {
-          if (await walk(path)) return true;
-        } else if (entry.isFile()) {
-          const info = await lstat(path).catch(() => undefined);
-          if (info && info.ino === file.ino && info.dev === file.dev) return true;
-        }
+interface LinkedAppFiles {
+  /** "dev:ino" of each. */
+  readonly inodes: ReadonlySet<string>;
+  readonly paths: readonly string[];
+  readonly overLimit: boolean;
+}
+
+/**
+ * The files under the app's own paths with more than one name: a hard link to one of them (made
+ * under the machine policy, or by the person) would let a place read it. Normally none (the app
+ * replaces its files by renaming), so this is a walk of a few dozen entries.
+ */
+function linkedAppFiles(roots: readonly string[]): LinkedAppFiles {
+  const inodes = new Set<string>();
+  const paths: string[] = [];
+  let seen = 0;
+  const visit = (path: string): boolean => {
+    if (++seen > HARD_LINK_SCAN_LIMIT) return false;
+    const info = lstatSync(path, { throwIfNoEntry: false });
+    if (!info) return true;
+    if (!info.isDirectory()) {
+      if (info.nlink > 1) {
+        inodes.add(`${info.dev}:${info.ino}`);
+        paths.push(path);
       }
-      return false;
-    };
-    for (const rule of this.plan.sealed) {
-      if (this.kinds.get(rule.path) === 'dir' && (await walk(rule.path))) return true;
+      return true;
     }
-    return false;
-  }
+    let names: string[];
+    try {
+      names = readdirSync(path);
+    } catch {
+      return true; // not ours to read: nor a command's
+    }
+    return names.every((name) => visit(join(path, name)));
+  };
+  const overLimit = !roots.every(visit);
+  return { inodes, paths, overLimit };
 }
 
 /**
