@@ -102,6 +102,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     fetch: network.fetch,
     // The control plane listens once the services exist; sign-ins start only after that.
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
+    ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
   });
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;

@@ -28,6 +28,9 @@ export const LOCAL_CALLER: Caller = { subject: LOCAL_PERSON, source: 'local' };
 /** Large enough for a base64 `write` of a sizeable file, small enough to bound one request. */
 const MAX_REQUEST_BYTES = 64 * 2 ** 20;
 
+/** Per token (or signed-in client, or external subject): more than enough for one agent's parallel work. */
+const MAX_SESSIONS_PER_CALLER = 64;
+
 /**
  * The person a caller acts as. App tokens were made by whoever runs the app, so they act as
  * `local`; tokens of another issuer act as their subject.
@@ -48,6 +51,7 @@ export function agentEndpoint(
   const { config } = services;
   const sessions = new McpSessions<Caller>({
     idleTimeoutMs: config.sessionIdleTimeoutMs,
+    maxSessionsPerOwner: MAX_SESSIONS_PER_CALLER,
     ownerOf: (caller) => `${caller.source}:${caller.subject}`,
     createServer: async (caller, req) => {
       const person = personOf(caller);
