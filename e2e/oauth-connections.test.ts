@@ -135,6 +135,37 @@ describe('OAuth connections, end to end', () => {
     assert.deepEqual((await keychain.accounts('connection:')).filter((a) => a.includes(name)), []);
   });
 
+  it('says how a denied sign-in ended: pending while the browser is out, then failed with why, until a sign-in works', async () => {
+    const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: provider.mcpUrl, name: 'Denied' } });
+    assert.equal(added.status, 201, JSON.stringify(added.json));
+    const denied = added.json.connection.name as string;
+    const view = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === denied);
+    provider.setConsent('deny');
+    try {
+      const started = await api('POST', `/mcp/place/${denied}/connect?workspace_path=Crew/ops`, {});
+      assert.equal(started.status, 200, JSON.stringify(started.json));
+      assert.equal(started.json.connection.signIn.state, 'pending');
+      await waitFor(async () => (await view()).signIn?.state === 'failed', 20_000, 'the denied sign-in to show as failed');
+      const failed = await view();
+      assert.equal(failed.state, 'sign-in');
+      assert.match(failed.signIn.reason, /The sign-in to Denied was declined/);
+      assert.match(failed.reason, /^The last sign-in failed: The sign-in to Denied was declined/);
+      // The agent's tool says the same.
+      const client = await agent();
+      const listed = (await client.callTool({ name: 'manage_my_mcp_servers', arguments: { action: 'list' } })) as CallToolResult;
+      assert.match(textOf(listed), new RegExp(`${denied}: Denied, .*sign-in: The last sign-in failed: .*declined`));
+      await client.close();
+    } finally {
+      provider.setConsent('approve');
+    }
+    // A new sign-in is pending again, and once it works nothing of the failure is left.
+    const again = await api('POST', `/mcp/place/${denied}/connect?workspace_path=Crew/ops`, {});
+    assert.equal(again.json.connection.signIn.state, 'pending');
+    await waitFor(async () => (await view()).state === 'connected', 20_000, 'the second sign-in');
+    assert.equal((await view()).signIn, undefined);
+    assert.equal((await api('DELETE', `/mcp/place/${denied}?workspace_path=Crew/ops`)).status, 200);
+  });
+
   it('signs in to two places at once without mixing them', async () => {
     await mkdir(join(workspace.dir, 'Crew/dev'), { recursive: true });
     const places = ['Crew/dev', 'Workflow/nightly'];

@@ -13,6 +13,7 @@ import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { checkServerUrl, customId, customName } from './server-url.js';
 import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
+import { SignInOutcomes } from './sign-in-outcomes.js';
 
 /**
  * Whether a connection works for the place's agents now, and if not, why: measured by asking its
@@ -48,6 +49,11 @@ export interface ConnectionView {
   checkedAt?: string;
   /** A failing server is checked again on its own at this time (ISO). */
   nextCheckAt?: string;
+  /**
+   * Its last sign-in started here, while it waits for one: still pending in the browser, or failed
+   * and why (then `reason` says so too). Absent when none was started or it succeeded.
+   */
+  signIn?: { state: 'pending'; since: string } | { state: 'failed'; reason: string; at: string };
   /** Whether it uses the login of the person asking (only they can sign in to it). */
   mine: boolean;
   /** Whether the person asking may remove it. */
@@ -126,6 +132,9 @@ export interface PlaceConnectionsDeps {
   allowPrivateNetwork: boolean;
 }
 
+/** How long a sign-in may take from its start to the browser's answer, as ConnectionOAuth allows by default. */
+const SIGN_IN_TTL_MS = 10 * 60_000;
+
 /** How long a list waits for the first check of connections never checked before it answers "checking". */
 const FIRST_CHECK_WAIT_MS = 1_500;
 
@@ -141,10 +150,14 @@ export class PlaceConnections {
   private readonly secretNamesCache = new Map<string, { names: string[]; at: number }>();
   // This process is the only one that signs in and refreshes, and it hears every change.
   private readonly signInStates = new Map<string, 'signed-in' | 'sign-in'>();
+  private readonly signInOutcomes: SignInOutcomes;
 
   constructor(private readonly deps: PlaceConnectionsDeps) {
+    this.signInOutcomes = new SignInOutcomes(SIGN_IN_TTL_MS);
     deps.oauth.onStateChange((change) => {
-      this.signInStates.set(`${change.storeId}/${change.serverName}`, change.state);
+      const key = `${change.storeId}/${change.serverName}`;
+      this.signInStates.set(key, change.state);
+      if (change.state === 'signed-in') this.signInOutcomes.forget(key);
       // A new login (or none any more): what the server answers with it is measured again.
       deps.health.recheck({ storeId: change.storeId, name: change.serverName });
     });
@@ -290,8 +303,9 @@ export class PlaceConnections {
     challenge = this.lastChallenge(connection),
   ): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
     const { authorizationUrl } = await this.deps.oauth.begin(connection, { ...(options.ownApp && { ownApp: options.ownApp }), ...challenge });
+    this.signInOutcomes.begun(keyOf(connection), authorizationUrl);
     if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
-    return { connection: view, authorizationUrl };
+    return { connection: { ...view, signIn: { state: 'pending', since: new Date().toISOString() } }, authorizationUrl };
   }
 
   /** The server's last 401 challenge to a request of the connection: the sign-in asks for what it names. */
@@ -317,6 +331,7 @@ export class PlaceConnections {
     for (const { connection } of targets) {
       if (connection.auth.kind === 'oauth') {
         const { authorizationUrl } = await this.deps.oauth.begin(connection, { ...(options.ownApp && { ownApp: options.ownApp }), ...this.lastChallenge(connection) });
+        this.signInOutcomes.begun(keyOf(connection), authorizationUrl);
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
         await this.checkedToolNames(connection);
@@ -369,6 +384,7 @@ export class PlaceConnections {
 
   /** After a sign-in ended, well or not: in a chain, where the browser goes next, or every outcome at its end. */
   continueSignIns(state: string | undefined, outcome: { ok: boolean; message?: string }): ChainStep | undefined {
+    this.signInOutcomes.ended(state, outcome);
     return this.deps.oauth.advanceChain(state, outcome);
   }
 
@@ -383,6 +399,7 @@ export class PlaceConnections {
     }
     const removed = await this.deps.store.remove({ root: place.root, name, owner: connection.owner });
     this.deps.health.forget(removed);
+    this.signInOutcomes.forget(keyOf(removed));
     await this.deps.gateway.drop(removed);
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
     const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
@@ -504,7 +521,7 @@ export class PlaceConnections {
   }
 
   private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {
-    const { state, reason, health } = this.state(dir, place, c, facts);
+    const { state, reason, health, signIn } = this.state(dir, place, c, facts);
     const last = health?.last;
     return {
       name: c.name,
@@ -522,14 +539,26 @@ export class PlaceConnections {
       ...(c.disabledTools?.length && { disabledTools: c.disabledTools }),
       ...(last && { checkedAt: new Date(last.checkedAt).toISOString() }),
       ...(state !== 'checking' && last?.kind === 'failed' && { nextCheckAt: new Date(last.nextCheckAt).toISOString() }),
+      ...(signIn && { signIn }),
       mine: c.owner === person,
       canRemove: canRemoveConnection(dir, person, place, c.owner),
       addedAt: c.addedAt,
     };
   }
 
+  /** Its state and reason, with how its last sign-in went while it waits for one. */
+  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health; signIn?: ConnectionView['signIn'] } {
+    const known = this.knownState(dir, place, c, facts);
+    if (known.state !== 'sign-in') return known;
+    // How the last sign-in started here went, so no surface waits on one that has ended.
+    const outcome = this.signInOutcomes.of(keyOf(c));
+    if (outcome?.state === 'failed') return { ...known, reason: `The last sign-in failed: ${outcome.reason}`, signIn: { state: 'failed', reason: outcome.reason, at: new Date(outcome.at).toISOString() } };
+    if (outcome?.state === 'pending') return { ...known, signIn: { state: 'pending', since: new Date(outcome.since).toISOString() } };
+    return known;
+  }
+
   /** The state known without asking the server (paused, needs-secret, no login), or its measured health. */
-  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health } {
+  private knownState(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health } {
     const blocked = this.gate(dir, place, c, facts);
     if (blocked) return blocked;
     const health = this.deps.health.health(c);
@@ -556,6 +585,10 @@ export class PlaceConnections {
     if (stepUp) return { state: stepUp.problem, reason: stepUp.reason };
     return undefined;
   }
+}
+
+function keyOf(c: PlaceConnection): string {
+  return `${c.storeId}/${c.name}`;
 }
 
 function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAuth {

@@ -39,6 +39,8 @@ export interface Connection {
   nextCheckAt?: string;
   /** Tools turned off in this place. */
   disabledTools?: string[];
+  /** Its last sign-in started here, while it waits for one: still in the browser, or failed and why. */
+  signIn?: { state: 'pending'; since: string } | { state: 'failed'; reason: string; at: string };
   canRemove: boolean;
   addedAt: string;
 }
