@@ -48,6 +48,15 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ port: 70000 }, {}), /port/);
   });
 
+  it('takes WORKSPACE_PUBLIC_URL as an https origin only', () => {
+    assert.equal(loadConfig({}, {}).publicUrl, undefined);
+    assert.equal(loadConfig({}, { WORKSPACE_PUBLIC_URL: 'https://Box.example.com/' }).publicUrl, 'https://box.example.com');
+    assert.equal(loadConfig({}, { WORKSPACE_PUBLIC_URL: 'https://box.example.com:8443/mcp' }).publicUrl, 'https://box.example.com:8443');
+    for (const [value, why] of [['http://box.example.com', /not https/], ['https://box.example.com/workspace', /more than an origin/], ['https://me:pw@box.example.com', /more than an origin/], ['https://box.example.com/?a=1', /more than an origin/], ['box.example.com', /not a URL/]] as const) {
+      assert.throws(() => loadConfig({}, { WORKSPACE_PUBLIC_URL: value }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`WORKSPACE_PUBLIC_URL=${value}`) && why.test(e.message));
+    }
+  });
+
   it('takes the client ID metadata document URL from the flag, else the environment, and only as https with a path', () => {
     assert.equal(loadConfig({}, {}).clientMetadataUrl, undefined);
     const document = 'https://apps.example/oauth/workspace.json';

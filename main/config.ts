@@ -17,6 +17,11 @@ export interface Config {
   allowedHosts: string[];
   /** Extra browser origins allowed to call /mcp, beyond those on an allowed host. */
   allowedOrigins: string[];
+  /**
+   * The https origin clients reach /mcp at through a TLS-terminating reverse proxy; sign-in
+   * metadata and token audiences name it for requests for its host.
+   */
+  publicUrl?: string;
   skillsDir: string;
   shellMaxTimeoutSeconds: number;
   stateDir: string;
@@ -80,6 +85,7 @@ export const ENVIRONMENT = {
   WORKSPACE_CLIENT_METADATA_URL: 'https URL of this app\'s OAuth client ID metadata document, as --client-metadata-url: the client_id at servers that accept one.',
   WORKSPACE_ALLOWED_HOSTS: 'Comma-separated extra host names accepted in the Host header.',
   WORKSPACE_ALLOWED_ORIGINS: 'Comma-separated extra browser origins accepted in the Origin header.',
+  WORKSPACE_PUBLIC_URL: 'The https origin agents reach the MCP endpoint at through a TLS-terminating reverse proxy (e.g. https://box.example.com); sign-in metadata and token audiences use it.',
   WORKSPACE_JWT_SECRET: 'Shared HS256 secret for verifying tokens issued elsewhere.',
   WORKSPACE_JWT_PUBLIC_KEY: 'PEM public key (or a path to one) for verifying RS/PS/ES/EdDSA tokens.',
   WORKSPACE_JWKS_URL: 'JWKS URL for verifying tokens issued by an identity provider.',
@@ -137,6 +143,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     workspaceRoot: process.cwd(),
     allowedHosts: list(env.WORKSPACE_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowedOrigins: list(env.WORKSPACE_ALLOWED_ORIGINS),
+    ...(env.WORKSPACE_PUBLIC_URL && { publicUrl: publicUrl(env.WORKSPACE_PUBLIC_URL) }),
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
     stateDir: stateDirFrom(env),
@@ -160,6 +167,22 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** WORKSPACE_PUBLIC_URL as an origin: https, a host and maybe a port, nothing else. */
+function publicUrl(value: string): string {
+  const fix = 'Set it to the https origin agents use, such as https://box.example.com (the MCP URL is then that origin with /mcp), or unset it.';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} is not a URL. ${fix}`);
+  }
+  if (url.protocol !== 'https:') throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} is not https: tokens would cross the network in the clear. ${fix}`);
+  if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '/mcp')) {
+    throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} has more than an origin (a path, query or credentials): the proxy must pass /mcp and /.well-known/ through unchanged. ${fix}`);
+  }
+  return url.origin;
 }
 
 function portFrom(value: string, name: string): number {

@@ -43,6 +43,7 @@ export const SETTINGS = {
   clientMetadataUrl: { env: 'WORKSPACE_CLIENT_METADATA_URL', flag: '--client-metadata-url', kind: 'text', default: 'none (registers with each server)' },
   allowedHosts: { env: 'WORKSPACE_ALLOWED_HOSTS', kind: 'list', default: 'from host' },
   allowedOrigins: { env: 'WORKSPACE_ALLOWED_ORIGINS', kind: 'list', default: 'none' },
+  publicUrl: { env: 'WORKSPACE_PUBLIC_URL', kind: 'text', default: 'none' },
   secretStore: { env: 'WORKSPACE_SECRET_STORE', kind: 'store', default: 'chosen on first use' },
   secretKey: { env: 'WORKSPACE_SECRET_KEY', kind: 'text', default: '<state dir>/secrets.key', secret: true },
   keychainService: { env: 'WORKSPACE_KEYCHAIN_SERVICE', kind: 'text', default: 'persona-mcp-workspace' },

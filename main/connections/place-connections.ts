@@ -289,16 +289,29 @@ export class PlaceConnections {
     } catch (error) {
       // A server added as open that now asks for an OAuth login (401 with a Bearer challenge): from now on it is signed in to.
       if (!(error instanceof ConnectionCheckError && error.problem === 'sign-in' && connection.auth.kind === 'none')) throw error;
+      // Its health starts afresh with the new record: the challenge that asked for the sign-in is taken along.
+      const challenge = this.lastChallenge(connection);
       const switched = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, { auth: { kind: 'oauth' } });
-      return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options);
+      return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options, challenge);
     }
   }
 
-  private async signIn(connection: PlaceConnection, view: ConnectionView, options: { ownApp?: OwnApp; openBrowser?: boolean }): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
-    const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
+  private async signIn(
+    connection: PlaceConnection,
+    view: ConnectionView,
+    options: { ownApp?: OwnApp; openBrowser?: boolean },
+    challenge = this.lastChallenge(connection),
+  ): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
+    const { authorizationUrl } = await this.deps.oauth.begin(connection, { ...(options.ownApp && { ownApp: options.ownApp }), ...challenge });
     this.signInOutcomes.begun(keyOf(connection), authorizationUrl);
     if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
     return { connection: { ...view, signIn: { state: 'pending', since: new Date().toISOString() } }, authorizationUrl };
+  }
+
+  /** The server's last 401 challenge to a request of the connection: the sign-in asks for what it names. */
+  private lastChallenge(connection: PlaceConnection): { challenge?: string } {
+    const last = this.deps.health.health(connection).last;
+    return last?.kind === 'failed' && last.challenge ? { challenge: last.challenge } : {};
   }
 
   /**
@@ -317,7 +330,7 @@ export class PlaceConnections {
     const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
       if (connection.auth.kind === 'oauth') {
-        const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
+        const { authorizationUrl } = await this.deps.oauth.begin(connection, { ...(options.ownApp && { ownApp: options.ownApp }), ...this.lastChallenge(connection) });
         this.signInOutcomes.begun(keyOf(connection), authorizationUrl);
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
@@ -567,6 +580,9 @@ export class PlaceConnections {
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
       return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
     }
+    // Its server wants wider access than the login has: the owner must approve it (or cannot).
+    const stepUp = c.auth.kind === 'oauth' ? this.deps.oauth.stepUp(c) : undefined;
+    if (stepUp) return { state: stepUp.problem, reason: stepUp.reason };
     return undefined;
   }
 }
