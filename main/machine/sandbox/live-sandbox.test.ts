@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +95,22 @@ describe('a live sandbox per place', () => {
     await placeBox.whenEnded; // idle for 300 ms
     assert.equal(placeBox.alive, false);
     assert.equal((await run('place', 'true')).exitCode, 0, 'and the next call starts another');
+  });
+
+  it('no network under place or strict: only a loopback of its own, the host\'s loopback servers out of reach', async () => {
+    const server = createServer((_req, res) => res.end('host'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (const kind of ['place', 'strict'] as const) {
+        const result = await run(kind, `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached`);
+        assert.equal(result.stdout.text, 'lo\n', `${kind}: ${result.stderr?.text}`);
+        assert.match(result.stderr?.text ?? '', /Connection refused/);
+      }
+    } finally {
+      server.close();
+    }
   });
 
   it('a new sandbox when a folder the owner added appears', async () => {
