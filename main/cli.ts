@@ -11,6 +11,7 @@ import { findRunningServer } from './running-server.js';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
+import { describeNetwork } from './places/sandbox-policy.js';
 import { Host } from './host.js';
 import { openSecretStore, recordedSecretStore } from './secrets/open-secret-store.js';
 import { agentTokenStore, openServices, type Services } from './services.js';
@@ -58,6 +59,8 @@ async function main(argv: string[]): Promise<number> {
       return signInCommand(command, env);
     case 'places-policy':
       return policyCommand(command, env);
+    case 'places-network':
+      return networkCommand(command, env);
     case 'places-tool-search':
       return placeToolSearchCommand(command, env);
     default:
@@ -213,7 +216,23 @@ async function policyCommand(command: Of<'places-policy'>, env: NodeJS.ProcessEn
       : await access.setPlacePolicy(place.root, command.policy, command.folders.map((folder) => resolve(folder)));
   const policy = policyOf(snapshot, place);
   const verb = command.policy === undefined ? 'is' : 'is now';
-  process.stdout.write(`The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}\n`);
+  process.stdout.write(
+    `The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}` +
+      (policy.kind === 'machine' ? '' : `\n  network: ${describeNetwork(policy)}`) +
+      '\n',
+  );
+  return 0;
+}
+
+/** Shows or sets the hosts a place's sandboxed commands may reach, read by the running server on every call. */
+async function networkCommand(command: Of<'places-network'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
+  const place = placeRootOf(config.workspaceRoot, command.place);
+  const access = new AccessDirectory(config.stateDir);
+  const snapshot = command.hosts === undefined ? await access.snapshot() : await access.setPlaceNetwork(place.root, command.hosts);
+  const policy = policyOf(snapshot, place);
+  const verb = command.hosts === undefined ? 'reach' : 'now reach';
+  process.stdout.write(`Sandboxed commands of ${place.label} (${policy.kind} policy) ${verb}: ${describeNetwork(policy)}.\n`);
   return 0;
 }
 
