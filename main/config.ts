@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { OFFICIAL_REGISTRY_URL } from './connections/catalog/registry-client.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
 
 /** Everything the host needs, resolved once from flags and the environment. */
@@ -55,6 +54,8 @@ const DEFAULT_SESSION_IDLE_MINUTES = 30;
 const MAX_TIMER_SECONDS = 2_147_483;
 const DEFAULT_UPSTREAM_TIMEOUT_SECONDS = 60;
 export const APP_DIR_NAME = 'persona-mcp-workspace';
+/** The official MCP Registry (registry.modelcontextprotocol.io): a directory of servers, not a package registry. */
+export const OFFICIAL_REGISTRY_URL = 'https://registry.modelcontextprotocol.io';
 
 /** The environment variables the product reads, with what each is for (the README table mirrors this). */
 export const ENVIRONMENT = {

@@ -9,7 +9,7 @@ import type { AuthorizationServer } from './auth/oauth-server/authorization-serv
 import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { agentEndpoint } from './http/agent-endpoint.js';
-import { controlPlane } from './http/control-plane.js';
+import { lazyListener } from './http/lazy-listener.js';
 import type { McpSessions } from './mcp/sessions.js';
 import { forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
@@ -172,11 +172,15 @@ export class Host {
     });
     try {
       const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
-      const app = controlPlane(services, {
-        pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
-        host: { status: () => this.status, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
-      });
-      const control = app.listen(this.config.controlPort, '127.0.0.1');
+      // The page and its API are loaded on their first request: an agent's first request does not wait for them.
+      const app = lazyListener(async () => {
+        const { controlPlane } = await import('./http/control-plane.js');
+        return controlPlane(services, {
+          pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
+          host: { status: () => this.status, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
+        });
+      }, this.log);
+      const control = createServer(app).listen(this.config.controlPort, '127.0.0.1');
       try {
         await once(control, 'listening');
       } catch (error) {

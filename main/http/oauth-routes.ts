@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import { CustomOAuthError, InvalidClientMetadataError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
@@ -13,27 +12,13 @@ import type { AuthorizationServer } from '../auth/oauth-server/authorization-ser
 import type { RegisteredClient } from '../auth/oauth-server/oauth-state.js';
 import { PRODUCT_NAME } from '../version.js';
 import { endedPage, waitingPage } from './sign-in-page.js';
+import { MCP_PATH, originOf, PROTECTED_RESOURCE_PATH } from './mcp-urls.js';
 
-export const MCP_PATH = '/mcp';
-export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 export const WAIT_PATH = '/oauth/wait/';
 
 export interface OAuthRoutesOptions {
   /** Registrations one address may make per hour (RFC 7591 is open to anyone: floods are cut off). */
   registrationsPerHour?: number;
-}
-
-/** The origin a request reached this server at (its Host header was checked by the guard before). */
-export function originOf(req: IncomingMessage): string {
-  return `http://${req.headers.host ?? 'localhost'}`;
-}
-
-/** The metadata URL a 401 points at: path-suffixed (RFC 9728 §3.1), keeping the place the client named. */
-export function resourceMetadataUrl(req: IncomingMessage): string {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const place = url.searchParams.get('workspace_path');
-  const query = place === null ? '' : `?${new URLSearchParams({ workspace_path: place })}`;
-  return `${originOf(req)}${PROTECTED_RESOURCE_PATH}${MCP_PATH}${query}`;
 }
 
 /**
