@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -233,6 +233,11 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal((cwd.contents[0] as { text: string }).text, workDir);
     const pwd = await client.callTool({ name: 'bash', arguments: { command: 'pwd' } });
     assert.equal((pwd.structuredContent as { stdout: string }).stdout, `${workDir}\n`);
+    // A big output is saved to a file the agent is told about, with how long it is kept; it goes when the server stops.
+    const big = await client.callTool({ name: 'bash', arguments: { command: 'seq 1 100000' } });
+    const saved = (big.structuredContent as { stdoutFullOutputPath: string }).stdoutFullOutputPath;
+    assert.equal((await readFile(saved, 'utf8')).split('\n').length, 100_001);
+    assert.match(textOf(big), /the full stdout is in \S+ \(read it, or grep it with bash\), kept until \S+ at most: removed a day after it was saved, when this server stops/);
 
     // A command with a grandchild still running when the signal comes.
     const pidFile = join(workDir, 'grandchild.pid');
@@ -244,6 +249,7 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(await server.exited, 0);
     assert.match(textOf(await running), /shutting down/);
     await waitFor(() => !processAlive(pid), 10_000, 'the grandchild to die');
+    await assert.rejects(stat(dirname(saved)), /ENOENT/, "the server's saved outputs are gone");
     const port = Number(new URL(server.url).port);
     await new Promise<void>((resolve, reject) => {
       const probe = createServer().once('error', reject).listen(port, '127.0.0.1', () => probe.close(() => resolve()));

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
+import { DEFAULT_SAVED_OUTPUT_TOTAL_MB } from './machine/saved-outputs.js';
 
 /** Everything the host needs, resolved once from flags and the environment. */
 export interface Config {
@@ -18,6 +19,8 @@ export interface Config {
   allowedOrigins: string[];
   skillsDir: string;
   shellMaxTimeoutSeconds: number;
+  /** Most bytes of bash's saved full outputs kept at once; the oldest are removed first. */
+  bashOutputMaxBytes: number;
   stateDir: string;
   sessionIdleTimeoutMs: number;
   /** The MCP Registry merged into the catalog; empty turns it off. */
@@ -65,6 +68,7 @@ export const ENVIRONMENT = {
   WORKSPACE_CWD: 'Folder the process chdirs into before anything else; the default for relative paths and bash.',
   WORKSPACE_SKILLS_DIR: 'Skills root, relative to the working directory unless absolute (default .agents/skills).',
   WORKSPACE_SHELL_MAX_TIMEOUT: 'Upper bound in seconds for a bash command\'s timeout (default 600).',
+  WORKSPACE_BASH_OUTPUT_MAX_MB: `Most megabytes of bash's full outputs kept on disk at once, the oldest removed first (default ${DEFAULT_SAVED_OUTPUT_TOTAL_MB}); each is also removed after a day and when the server stops.`,
   WORKSPACE_STATE_DIR: 'Where server-owned state lives (default $XDG_STATE_HOME/persona-mcp-workspace).',
   WORKSPACE_SESSION_IDLE_TIMEOUT: 'Minutes after which an MCP session with no requests is closed (default 30).',
   WORKSPACE_CONTROL_PORT: 'Loopback port of the page, its API and sign-in callbacks (default 9101).',
@@ -133,6 +137,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     allowedOrigins: list(env.WORKSPACE_ALLOWED_ORIGINS),
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
+    bashOutputMaxBytes: Math.floor(positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2),
     stateDir: stateDirFrom(env),
     sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
     registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,

@@ -142,6 +142,8 @@ export class Host {
     agent.server.close();
     // Commands first, so that their callers get a "server is shutting down" result before the sessions close.
     await services.commands.killAll();
+    // No agent can read the saved outputs any more.
+    await services.commands.removeSavedOutputs();
     await agent.sessions.closeAll(SHUTDOWN_GRACE_MS);
     await agent.close();
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.

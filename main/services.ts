@@ -139,7 +139,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
   await catalog.start();
 
   const audit = new AuditLog({ stateDir: config.stateDir });
-  const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
+  const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds, maxSavedTotalBytes: config.bashOutputMaxBytes });
+  // What earlier runs left (a crash, a kill) and what is past its day goes, now and every hour.
+  commands.startSweeping(log);
   const tokens = agentTokenStore(config.stateDir, secrets);
   const signIns = authorizationServer(config.stateDir, tokens, network.fetch);
   const services: Services = {
@@ -170,7 +172,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
       stopHealthWatch();
       health.close();
       stopSignInWatch();
+      commands.stopSweeping();
       await commands.killAll();
+      await commands.removeSavedOutputs();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
       await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close(), network.close()]);
     },
