@@ -90,9 +90,14 @@ describe('OAuth connections, end to end', () => {
 
     await new Promise((r) => setTimeout(r, 3_500)); // the access token expires
     const refreshesBefore = provider.counters.refreshes;
+    const started = Date.now();
     const results = (await Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: tool.name, arguments: {} })))) as CallToolResult[];
     for (const r of results) assert.notEqual(r.isError, true, JSON.stringify(r));
-    assert.equal(provider.counters.refreshes - refreshesBefore, 1, 'one refresh for all of them');
+    // A fresh token is refreshed again once half its 3 s life is gone: on a loaded machine the 20 calls
+    // may outlast that, and each such window allows one more refresh, never one per call.
+    const windows = Math.floor((Date.now() - started) / 1_500);
+    const refreshes = provider.counters.refreshes - refreshesBefore;
+    assert.ok(refreshes >= 1 && refreshes <= 1 + windows, `one refresh for all of them (${refreshes} in ${windows + 1} refresh windows)`);
     await client.close();
   });
 
