@@ -395,7 +395,12 @@ describe('the persona-mcp-workspace command', () => {
       assert.equal(refused.code, 1);
       assert.match(refused.stdout, /key-refused/);
 
-      assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha'], local, 'sk-right-5e1f\n')).code, 0);
+      // A secret the place has is not replaced without --replace.
+      const kept = await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha'], local, 'sk-right-5e1f\n');
+      assert.notEqual(kept.code, 0);
+      assert.match(kept.stderr, /Crew alpha already has a secret named "ISSUES_KEY"; it was not changed\. Issues sends it\. .*--replace/);
+      assert.match((await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local)).stdout, /key-refused/);
+      assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha', '--replace'], local, 'sk-right-5e1f\n')).code, 0);
       const fixed = await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local);
       assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);
       assert.match(fixed.stdout, /Issues \(u[0-9a-f]{8}__[a-z0-9-]+\): connected \(5 tools, checked /);

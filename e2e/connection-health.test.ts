@@ -200,6 +200,11 @@ describe('connection health, end to end', () => {
       const name = added.json.connection.name as string;
       assert.equal(added.json.connection.state, 'key-refused');
       assert.match(added.json.connection.reason, /refused the API key \(HTTP 401\)/);
+      // A secret of that name exists: it is not replaced unless the person agreed to.
+      const kept = await api('PUT', '/secrets/WRONG_KEY?workspace_path=', { value: 'sk-right-77' });
+      assert.equal(kept.status, 409);
+      assert.match(kept.json.error.message, /already has a secret named "WRONG_KEY"; it was not changed\. Keyed sends it\./);
+      assert.equal((await test(name)).state, 'key-refused', 'the value was not changed');
 
       const fixed = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { header: { name: 'X-Api-Key', secret: 'RIGHT_KEY' } });
       assert.equal(fixed.status, 200, JSON.stringify(fixed.json));

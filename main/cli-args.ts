@@ -44,7 +44,7 @@ export type Command =
       clientSecretFromStdin: boolean;
     }
   | { kind: 'secrets-list'; workspacePath: string }
-  | { kind: 'secrets-set'; workspacePath: string; name: string }
+  | { kind: 'secrets-set'; workspacePath: string; name: string; replace: boolean }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
   | { kind: 'places-policy'; place: string; policy?: string; folders: string[] }
   | { kind: 'places-tool-search'; place: string; mode?: string };
@@ -74,7 +74,8 @@ export const USAGE = `Usage:
       [--header NAME --secret SECRET [--prefix TEXT] | --no-header] [--tool-off TOOL]... [--tool-on TOOL]...
       [--client-id ID [--client-secret-stdin] | --no-own-app]   (your own OAuth app; signs out, sign in again)
   ${PRODUCT_NAME} secrets list [--workspace-path PATH]
-  ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH]     (the value is read from stdin)
+  ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH] [--replace]   (the value is read from stdin;
+                                  --replace to change the value of a secret the place has)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
   ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
   ${PRODUCT_NAME} places tool-search PLACE [on|off|auto]
@@ -382,7 +383,8 @@ function parseConnections(argv: string[]): Command {
 
 function parseSecrets(argv: string[]): Command {
   const [action, ...rest] = argv;
-  const { values, positionals } = parse(rest, PLACE);
+  // --replace is for set only; list and remove refuse it as an unknown option.
+  const { values, positionals } = parse(rest, action === 'set' ? { ...PLACE, replace: { type: 'boolean' as const } } : PLACE);
   const workspacePath = values['workspace-path'] ?? '';
   switch (action) {
     case 'list':
@@ -391,7 +393,8 @@ function parseSecrets(argv: string[]): Command {
     case 'set':
     case 'remove':
       if (positionals.length !== 1) throw new UsageError(`secrets ${action} needs exactly one secret name${action === 'set' ? '; the value is read from stdin' : ''}.`);
-      return { kind: action === 'set' ? 'secrets-set' : 'secrets-remove', workspacePath, name: positionals[0]! };
+      if (action === 'set') return { kind: 'secrets-set', workspacePath, name: positionals[0]!, replace: 'replace' in values && values.replace === true };
+      return { kind: 'secrets-remove', workspacePath, name: positionals[0]! };
     default:
       throw new UsageError(`"secrets" needs one of: list, set, remove${action ? ` (got "${action}")` : ''}.`);
   }

@@ -303,7 +303,7 @@ async function runPlaceCommand(services: Services, command: Parameters<typeof pl
       // From stdin, never the command line, where other users could read it in the process list.
       const value = (await readStdin()).replace(/\r?\n$/, '');
       if (!value) throw new UsageError(`secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`);
-      await connections.setSecret(LOCAL_PERSON, place, command.name, value);
+      await connections.setSecret(LOCAL_PERSON, place, command.name, value, { replace: command.replace });
       out(`Saved the secret ${command.name} of ${place.label}.`);
       return 0;
     }

@@ -441,9 +441,18 @@ export class PlaceConnections {
     return names;
   }
 
-  async setSecret(person: string, place: Place, name: string, value: string): Promise<void> {
+  /**
+   * Saves a place secret. One the place already has is replaced only when `replace` says so: other
+   * connections may send it, and a new key under a name in use would silently change what they send.
+   */
+  async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
     requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
     this.secretNamesCache.delete(place.root);
+    if (!options.replace && (await this.deps.placeSecrets.names(place.root)).includes(name)) {
+      const users = (await this.deps.store.list(place.root)).filter((c) => c.auth.kind === 'header' && c.auth.secretName === name).map((c) => c.displayName);
+      const sending = users.length ? ` ${users.join(', ')} ${users.length === 1 ? 'sends' : 'send'} it.` : '';
+      throw new ConnectionRequestError(`${place.label} already has a secret named "${name}"; it was not changed.${sending} Replace its value only if you mean to (agree to replace it, or --replace), or choose another name.`, 409);
+    }
     await this.deps.placeSecrets.set(place.root, name, value);
     // The connections that send this secret are measured again with its new value.
     for (const c of await this.deps.store.list(place.root)) {

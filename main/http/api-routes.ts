@@ -53,7 +53,8 @@ const editBody = z
     tools: z.record(z.string(), z.boolean()).optional(),
   })
   .strict();
-const secretBody = z.object({ value: z.string() }).strict();
+/** `replace`: the person agreed to change the value of a secret the place already has. */
+const secretBody = z.object({ value: z.string(), replace: z.boolean().optional() }).strict();
 /** The own-OAuth-app panel: the person's own client, for providers that let no app register itself. */
 const connectBody = z
   .object({
@@ -155,7 +156,8 @@ export function apiRoutes(services: Services, host: HostControl): Router {
 
   router.put('/secrets/:name', async (req, res) => {
     const place = placeOf(req);
-    await connections.setSecret(person(res), place, String(req.params.name), secretBody.parse(req.body).value);
+    const body = secretBody.parse(req.body);
+    await connections.setSecret(person(res), place, String(req.params.name), body.value, { replace: body.replace ?? false });
     services.placeSessions.toolsChanged([place.root]);
     res.status(204).end();
   });

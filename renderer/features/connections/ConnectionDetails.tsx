@@ -114,7 +114,7 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
       if (name.trim() !== c.displayName) edit.name = name.trim();
       if (url.trim() !== c.url) edit.url = url.trim();
       if (c.auth === 'header' && c.header) {
-        const secretName = await resolveSecret(secret, (n, v) => putSecret(root, n, v), client.getQueryData(secretsQuery(root).queryKey)?.names);
+        const secretName = await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names);
         // A new secret (also one replacing the value of the same name) is sent, so the server is asked again.
         if (secret.pick === NEW_SECRET || secretName !== c.secretName) edit.header = { name: c.header, ...(c.prefix && { prefix: c.prefix }), secret: secretName };
       }
