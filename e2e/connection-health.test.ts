@@ -242,6 +242,28 @@ describe('connection health, end to end', () => {
     }
   });
 
+  it('passes a tool name its server lists twice on once: to agents, in the count and in the details', async () => {
+    const twice = await startUpstream({ name: 'twice' });
+    twice.setMode('duplicate-tools');
+    try {
+      const added = await api('POST', '/mcp/place', { workspace_path: '', server: { url: twice.url, name: 'Twice' } });
+      assert.equal(added.status, 201, JSON.stringify(added.json));
+      const name = added.json.connection.name as string;
+      assert.equal(added.json.connection.state, 'connected');
+      assert.equal(added.json.connection.tools, 2, 'echo and add');
+      await waitFor(async () => (await toolNames()).includes(`${name}__add`), 5_000, 'its tools');
+      const listed = (await agent.listTools()).tools.filter((t) => t.name.startsWith(`${name}__`));
+      assert.deepEqual(listed.map((t) => t.name).sort(), [`${name}__add`, `${name}__echo`]);
+      assert.match(listed.find((t) => t.name === `${name}__echo`)?.description ?? '', /Echo the text back \(twice\)/, 'the first of the two is kept');
+      const details = (await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection;
+      assert.deepEqual(details.toolList.map((t: { name: string }) => t.name), ['echo', 'add']);
+      assert.deepEqual((await call(`${name}__echo`, { text: 'once' })).content, [{ type: 'text', text: 'echo: once' }]);
+      await api('DELETE', `/mcp/place/${name}?workspace_path=`);
+    } finally {
+      await twice.close();
+    }
+  });
+
   it('lets the agent test a connection with manage_my_mcp_servers', async () => {
     const tested = await call('manage_my_mcp_servers', { action: 'test', name: good.name });
     assert.match(textOf(tested), new RegExp(`${good.name}: Healthy, .*connected \\(5 tools, checked `));
