@@ -327,6 +327,20 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(gone.code, 0, gone.stderr);
   });
 
+  it('refuses a place path with a bidi or invisible character, and an over-long server URL, saying why', async () => {
+    for (const path of ['Crew/al\u202Etxt.ahp', 'Crew/alpha\u200B']) {
+      for (const args of [['connections', 'list'], ['secrets', 'list'], ['places', 'policy', path], ['token', 'create', '--name', 'hidden']]) {
+        const answer = await run(args[0] === 'places' ? args : [...args, '--workspace-path', path]);
+        assert.equal(answer.code, 2, `${args.join(' ')}: ${answer.stderr}`);
+        assert.match(answer.stderr, /contains a control, bidi or invisible character|no control, bidi or invisible characters/, args.join(' '));
+      }
+    }
+    assert.doesNotMatch((await run(['token', 'list'])).stdout, /hidden/);
+    const long = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', `https://mcp.example.com/mcp?pad=${'a'.repeat(2048)}`]);
+    assert.equal(long.code, 2, long.stderr);
+    assert.match(long.stderr, /The URL is 2080 characters long; a server URL may have at most 2048/);
+  });
+
   it('shows and sets a place\'s sandbox policy, which the access directory keeps', async () => {
     const shown = await run(['places', 'policy', 'Crew/alpha']);
     assert.equal(shown.code, 0, shown.stderr);

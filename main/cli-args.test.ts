@@ -7,6 +7,7 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand([]), { kind: 'serve', flags: {} });
     assert.deepEqual(parseCommand(['--port', '9200', '--host', '0.0.0.0']), { kind: 'serve', flags: { port: 9200, host: '0.0.0.0' } });
     assert.deepEqual(parseCommand(['--no-auth']), { kind: 'serve', flags: { auth: false } });
+    assert.deepEqual(parseCommand(['--client-metadata-url', 'https://a.example/c.json']), { kind: 'serve', flags: { clientMetadataUrl: 'https://a.example/c.json' } });
     assert.deepEqual(parseCommand(['-h']), { kind: 'help' });
     assert.deepEqual(parseCommand(['--version']), { kind: 'version' });
   });

@@ -50,8 +50,8 @@ export type Command =
   | { kind: 'places-tool-search'; place: string; mode?: string };
 
 export const USAGE = `Usage:
-  ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
-  ${PRODUCT_NAME} config [--port N] [--host ADDRESS] [--control-port N] [--no-auth]
+  ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth] [--client-metadata-url URL]
+  ${PRODUCT_NAME} config [--port N] [--host ADDRESS] [--control-port N] [--no-auth] [--client-metadata-url URL]
   ${PRODUCT_NAME} open                 a fresh one-time link to the running server's page
   ${PRODUCT_NAME} help
   ${PRODUCT_NAME} token create --name NAME [--expires 30d] [--workspace-path PATH]
@@ -109,6 +109,9 @@ Options:
   --host ADDRESS      address to bind (default ${DEFAULT_HOST}); use 0.0.0.0 for remote agents
   --control-port N    loopback port of the page and its API (default ${DEFAULT_CONTROL_PORT})
   --no-auth           accept requests without a token (loopback addresses only)
+  --client-metadata-url URL
+                      https URL of this app's OAuth client ID metadata document, which you
+                      host: sign-in uses it as the client_id where a server accepts one
   -h, --help          show this help
   -v, --version       print the version
 
@@ -163,6 +166,7 @@ function parseServeFlags(argv: string[]): Command {
     'control-port': { type: 'string' },
     host: { type: 'string' },
     'no-auth': { type: 'boolean' },
+    'client-metadata-url': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
   });
@@ -177,6 +181,7 @@ function parseServeFlags(argv: string[]): Command {
     flags.host = values.host.trim();
   }
   if (values['no-auth']) flags.auth = false;
+  if (values['client-metadata-url'] !== undefined) flags.clientMetadataUrl = values['client-metadata-url'];
   return { kind: 'serve', flags };
 }
 

@@ -18,6 +18,7 @@ import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
+import { SandboxPool } from './machine/sandbox/sandbox-pool.js';
 import { SkillsWatch } from './machine/skills-watch.js';
 import { Changes } from './mcp/resource-subscriptions.js';
 import { PlaceSessions } from './mcp/place-sessions.js';
@@ -52,6 +53,8 @@ export interface Services {
   placeSessions: PlaceSessions;
   audit: AuditLog;
   commands: CommandRunner;
+  /** The places' live command sandboxes (place and strict policies). */
+  sandboxes: SandboxPool;
   skills: SkillsWatch;
   skillsChanged: Changes;
   close(): Promise<void>;
@@ -99,6 +102,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     fetch: network.fetch,
     // The control plane listens once the services exist; sign-ins start only after that.
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
+    ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
   });
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;
@@ -146,6 +150,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
 
   const audit = new AuditLog({ stateDir: config.stateDir });
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
+  const sandboxes = new SandboxPool();
   const tokens = agentTokenStore(config.stateDir, secrets);
   const signIns = authorizationServer(config.stateDir, tokens, network.fetch);
   const services: Services = {
@@ -166,6 +171,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     placeSessions,
     audit,
     commands,
+    sandboxes,
     skills,
     skillsChanged,
     oauth,
@@ -177,6 +183,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
       health.close();
       stopSignInWatch();
       await commands.killAll();
+      await sandboxes.closeAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
       await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close(), network.close()]);
     },

@@ -306,16 +306,29 @@ export class PlaceConnections {
     } catch (error) {
       // A server added as open that now asks for an OAuth login (401 with a Bearer challenge): from now on it is signed in to.
       if (!(error instanceof ConnectionCheckError && error.problem === 'sign-in' && connection.auth.kind === 'none')) throw error;
+      // Its health starts afresh with the new record: the challenge that asked for the sign-in is taken along.
+      const challenge = this.lastChallenge(connection);
       const switched = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, { auth: { kind: 'oauth' } });
-      return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options);
+      return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options, challenge);
     }
   }
 
-  private async signIn(connection: PlaceConnection, view: ConnectionView, options: { ownApp?: OwnApp; openBrowser?: boolean }): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
-    const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp);
+  private async signIn(
+    connection: PlaceConnection,
+    view: ConnectionView,
+    options: { ownApp?: OwnApp; openBrowser?: boolean },
+    challenge = this.lastChallenge(connection),
+  ): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
+    const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, challenge);
     if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
     const ownApp = options.ownApp ? { ownApp: { clientId: options.ownApp.clientId } } : {};
     return { connection: { ...view, ...ownApp, signIn: { state: 'pending', since: new Date().toISOString() } }, authorizationUrl };
+  }
+
+  /** The server's last 401 challenge to a request of the connection: the sign-in asks for what it names. */
+  private lastChallenge(connection: PlaceConnection): { challenge?: string } {
+    const last = this.deps.health.health(connection).last;
+    return last?.kind === 'failed' && last.challenge ? { challenge: last.challenge } : {};
   }
 
   /**
@@ -334,7 +347,7 @@ export class PlaceConnections {
     const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
       if (connection.auth.kind === 'oauth') {
-        const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp);
+        const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection));
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
         await this.checkedToolNames(connection);
@@ -354,10 +367,10 @@ export class PlaceConnections {
    * Begins a connection's sign-in with the own OAuth app given (kept for the next sign-ins), else
    * the one it keeps, else by registration.
    */
-  private async beginSignIn(connection: PlaceConnection, given: OwnApp | undefined): Promise<{ authorizationUrl: string }> {
+  private async beginSignIn(connection: PlaceConnection, given: OwnApp | undefined, challenge: { challenge?: string }): Promise<{ authorizationUrl: string }> {
     const kept = connection.auth.kind === 'oauth' ? connection.auth.ownApp : undefined;
     const ownApp = given ?? (kept && (await this.keptOwnApp(connection, kept.clientId)));
-    const begun = await this.deps.oauth.begin(connection, ownApp ? { ownApp } : {});
+    const begun = await this.deps.oauth.begin(connection, { ...(ownApp && { ownApp }), ...challenge });
     if (given) {
       const id = { root: connection.root, name: connection.name, owner: connection.owner };
       await this.deps.store.update(id, { auth: { kind: 'oauth', ownApp: { clientId: given.clientId } } });
@@ -615,6 +628,9 @@ export class PlaceConnections {
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
       return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
     }
+    // Its server wants wider access than the login has: the owner must approve it (or cannot).
+    const stepUp = c.auth.kind === 'oauth' ? this.deps.oauth.stepUp(c) : undefined;
+    if (stepUp) return { state: stepUp.problem, reason: stepUp.reason };
     return undefined;
   }
 }

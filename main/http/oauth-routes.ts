@@ -12,6 +12,7 @@ import { OAuthServerError } from '../auth/oauth-server/errors.js';
 import type { AuthorizationServer } from '../auth/oauth-server/authorization-server.js';
 import type { RegisteredClient } from '../auth/oauth-server/oauth-state.js';
 import { PRODUCT_NAME } from '../version.js';
+import type { RequestOrigin } from './request-origin.js';
 import { endedPage, waitingPage } from './sign-in-page.js';
 
 export const MCP_PATH = '/mcp';
@@ -19,17 +20,14 @@ export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 export const WAIT_PATH = '/oauth/wait/';
 
 export interface OAuthRoutesOptions {
+  /** The origin each request reached this server at (the public one behind a reverse proxy). */
+  originOf: RequestOrigin;
   /** Registrations one address may make per hour (RFC 7591 is open to anyone: floods are cut off). */
   registrationsPerHour?: number;
 }
 
-/** The origin a request reached this server at (its Host header was checked by the guard before). */
-export function originOf(req: IncomingMessage): string {
-  return `http://${req.headers.host ?? 'localhost'}`;
-}
-
 /** The metadata URL a 401 points at: path-suffixed (RFC 9728 §3.1), keeping the place the client named. */
-export function resourceMetadataUrl(req: IncomingMessage): string {
+export function resourceMetadataUrl(req: IncomingMessage, originOf: RequestOrigin): string {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const place = url.searchParams.get('workspace_path');
   const query = place === null ? '' : `?${new URLSearchParams({ workspace_path: place })}`;
@@ -41,10 +39,11 @@ export function resourceMetadataUrl(req: IncomingMessage): string {
  * authorize, token, registration and revocation handlers on top of `AuthorizationServer`; plus the
  * page a client's browser waits on until the owner answers.
  */
-export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOptions = {}): Express {
+export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOptions): Express {
+  const { originOf } = options;
   const app = express();
   app.disable('x-powered-by');
-  const provider = sdkProvider(server);
+  const provider = sdkProvider(server, originOf);
 
   const protectedResource: RequestHandler = (req, res) => {
     const origin = originOf(req);
@@ -125,7 +124,7 @@ const keepStateOnRefusal: RequestHandler = (req, res, next) => {
 };
 
 /** `AuthorizationServer` in the shape the SDK's handlers call; its errors become OAuth error answers. */
-function sdkProvider(server: AuthorizationServer): OAuthServerProvider {
+function sdkProvider(server: AuthorizationServer, originOf: RequestOrigin): OAuthServerProvider {
   const clientsStore: OAuthRegisteredClientsStore = {
     getClient: (id) =>
       oauthErrors(async () => {

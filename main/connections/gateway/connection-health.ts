@@ -6,7 +6,7 @@ import type { UpstreamProblem } from './upstream-problem.js';
 /** The result of the last check of a connection's server: its tools, or why it does not work. */
 export type Measured =
   | { kind: 'ok'; tools: readonly UpstreamTool[]; checkedAt: number }
-  | { kind: 'failed'; problem: UpstreamProblem; reason: string; checkedAt: number; nextCheckAt: number };
+  | { kind: 'failed'; problem: UpstreamProblem; reason: string; checkedAt: number; nextCheckAt: number; challenge?: string };
 
 /** A connection's health as known now: the last check's result (none yet: never checked), and whether one runs. */
 export interface Health {
@@ -141,7 +141,7 @@ export class ConnectionHealth {
         entry.failures += 1;
         this.note(entry, error.message);
         const wait = Math.min(this.options.firstBackoffMs * 2 ** (entry.failures - 1), this.options.maxBackoffMs);
-        result = { kind: 'failed', problem: error.problem, reason: error.message, checkedAt: this.now(), nextCheckAt: this.now() + wait };
+        result = { kind: 'failed', problem: error.problem, reason: error.message, checkedAt: this.now(), nextCheckAt: this.now() + wait, ...(error.challenge && { challenge: error.challenge }) };
         this.scheduleRecheck(entry, wait);
       }
       entry.last = result;
