@@ -1,17 +1,19 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandRunner } from '../main/machine/command-runner.js';
 import { AccessDirectory } from '../main/places/access-directory.js';
 import { placeFromRoot } from '../main/places/place-root.js';
 import { PlacePolicy } from '../main/mcp/place-policy.js';
+import { SandboxPool } from '../main/machine/sandbox/sandbox-pool.js';
 import { percentile } from './lib/load.js';
 import { log } from './lib/util.js';
 
 /*
  * The cost of the sandbox per bash call: `bash -c true` as the machine policy runs it, against the
  * same command under the place and strict policies (the policy read from the access directory, the
- * plan's paths resolved, bubblewrap started with its mounts and namespaces), in one process, one
+ * plan's paths resolved, the command entered into the place's live sandbox as the server does; and
+ * for comparison a bubblewrap started per call, as a terminal command is), in one process, one
  * call at a time, rounds alternating so that the machine's load hits all alike.
  *   node --import tsx bench/sandbox.ts [--quick]
  */
@@ -22,6 +24,7 @@ const CALLS = quick ? 20 : 40;
 const WARMUP = 20;
 
 const top = await realpath(await mkdtemp(join(tmpdir(), 'pw-bench-sandbox-')));
+const pool = new SandboxPool();
 try {
   const ws = join(top, 'ws');
   await mkdir(join(ws, 'Crew', 'alpha'), { recursive: true });
@@ -30,19 +33,27 @@ try {
   const runner = new CommandRunner({ maxTimeoutSeconds: 60 });
   const host = { workspaceRoot: ws, stateDir, skillsDir: join(ws, '.agents', 'skills'), env: process.env };
 
-  // One access directory per policy, so that each target reads its policy as a real call does.
-  const target = async (kind: 'machine' | 'place' | 'strict'): Promise<() => Promise<void>> => {
-    const access = new AccessDirectory(join(stateDir, kind));
+  // One access directory per target, so that each reads its policy as a real call does. "live":
+  // entered into the place's running sandbox (as the server does); "per call": a bubblewrap each.
+  const target = async (kind: 'machine' | 'place' | 'strict', live: boolean, name: string): Promise<() => Promise<void>> => {
+    const access = new AccessDirectory(join(stateDir, name));
     await access.setPlacePolicy('Crew/alpha', kind);
-    const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, { ...host, stateDir: join(stateDir, kind) });
+    const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, { ...host, stateDir: join(stateDir, name), ...(live && { sandboxes: pool }) });
     return async () => {
       const sandbox = await policy.sandbox();
       const result = await runner.run({ command: 'true' }, sandbox ? { sandbox } : {});
       if (result.exitCode !== 0) throw new Error(`${kind}: exit ${result.exitCode}: ${result.stderr?.text}`);
     };
   };
-  const targets = { machine: await target('machine'), place: await target('place'), strict: await target('strict') };
-  const times: Record<keyof typeof targets, number[]> = { machine: [], place: [], strict: [] };
+  const targets = {
+    machine: await target('machine', false, 'machine'),
+    place: await target('place', true, 'place'),
+    strict: await target('strict', true, 'strict'),
+    'place, per call': await target('place', false, 'place-per-call'),
+    'strict, per call': await target('strict', false, 'strict-per-call'),
+  };
+  const times = Object.fromEntries(Object.keys(targets).map((name) => [name, [] as number[]])) as Record<keyof typeof targets, number[]>;
+  const loadAtStart = loadavg()[0]!;
 
   for (const run of Object.values(targets)) for (let i = 0; i < WARMUP; i++) await run();
   const names = Object.keys(targets) as (keyof typeof targets)[];
@@ -64,14 +75,18 @@ try {
   };
   const machine = stats(times.machine);
   const lines = [
-    `| policy | calls | p50 (ms) | p90 (ms) | added p50 vs machine (ms) |`,
-    `|---|---|---|---|---|`,
+    `load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at the end (${cpus().length} cores)`,
+    '',
+    `| policy | calls | p50 (ms) | p90 (ms) | added p50 vs machine (ms) | p50 ratio |`,
+    `|---|---|---|---|---|---|`,
     ...names.map((name) => {
       const s = stats(times[name]);
-      return `| ${name} | ${s.n} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${name === 'machine' ? '—' : (s.p50 - machine.p50).toFixed(2)} |`;
+      const added = name === 'machine' ? '—' : (s.p50 - machine.p50).toFixed(2);
+      return `| ${name} | ${s.n} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${added} | ${(s.p50 / machine.p50).toFixed(2)} |`;
     }),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {
+  await pool.closeAll();
   await rm(top, { recursive: true, force: true });
 }

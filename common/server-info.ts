@@ -16,6 +16,8 @@ export type ServerInfo = HostStatus & {
   /** Whether only this machine can reach the endpoint (a loopback address) or the network can. */
   reachable: 'this-machine' | 'network';
   authMode: AuthMode;
+  /** The https origin agents reach the endpoint at through a reverse proxy (WORKSPACE_PUBLIC_URL), if set. */
+  publicUrl?: string;
   /** Agents' commands running now; stopping the server ends them. */
   runningCommands: number;
 };

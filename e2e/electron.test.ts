@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { _electron, type ElectronApplication } from 'playwright-core';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
+import { waitFor } from '../test/support/host-fixture.js';
 
 // The desktop app launched for real with Playwright's Electron driver: Electron on the built app
 // (package.json's main, dist/main/electron/main.js). Where no Electron binary can run (its download
@@ -152,7 +153,7 @@ describe('the desktop app', () => {
     }
   });
 
-  it('hides the window to the tray on close, and a second launch shows it again', { skip }, async () => {
+  it('hides the window to the tray on close, says so the first time, and a second launch shows it again', { skip }, async () => {
     const { app } = await launch({ hidden: false });
     try {
       const page = await app.firstWindow();
@@ -160,8 +161,28 @@ describe('the desktop app', () => {
       await app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows()[0]!.close());
       assert.deepEqual(await windows(app), [{ visible: false, destroyed: false }], 'hidden, not closed');
       assert.equal(app.process().exitCode, null, 'the app keeps running in the tray');
+      // The first hide says so once, and the settings file remembers it beside what was there.
+      const settings = async () => JSON.parse(await readFile(join(userData, 'settings.json'), 'utf8')) as Record<string, unknown>;
+      await waitFor(async () => (await settings()).trayHintShown === true, 10_000, 'trayHintShown in settings.json');
+      assert.deepEqual(await settings(), { startServerAtLaunch: true, port: 0, trayHintShown: true });
       assert.equal(await secondLaunch(), 0);
       assert.deepEqual(await windows(app), [{ visible: true, destroyed: false }]);
+    } finally {
+      await app.close().catch(() => {});
+    }
+  });
+
+  it('lets the page\'s Copy buttons write the clipboard (the permission its own page gets)', { skip }, async () => {
+    const { app, output } = await launch({ hidden: false });
+    try {
+      const url = await waitForUrl(output);
+      const page = await app.firstWindow();
+      await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor({ timeout: 15_000 });
+      await page.evaluate(`location.hash = 'access'`);
+      await page.getByRole('heading', { name: 'Agent access', level: 1 }).waitFor({ timeout: 15_000 });
+      await page.getByRole('button', { name: 'Copy the MCP URL' }).click();
+      await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor({ timeout: 5_000 });
+      assert.equal(await app.evaluate(({ clipboard }) => clipboard.readText()), url);
     } finally {
       await app.close().catch(() => {});
     }

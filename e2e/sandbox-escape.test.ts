@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { link, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -46,7 +46,6 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     await stat(join(state, 'secrets.enc.json'));
     await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
     await symlink(key, join(alpha, 'key-link'));
-    await link(key, join(alpha, 'hard-key'));
     await mkdir(join(ws, 'Crew', 'beta', 'sub'));
     const bus = /unix:path=([^,;]+)/.exec(process.env.DBUS_SESSION_BUS_ADDRESS ?? '')?.[1];
     assert.ok(bus, 'the tests run on a private D-Bus with a path socket (scripts/test.sh)');
@@ -59,7 +58,8 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
       { name: "read another place's file through ..", bash: `cat ${alpha}/../beta/notes.txt` },
       { name: "the host's /proc/<pid>/environ", bash: `cat /proc/${host}/environ | tr '\\0' '\\n' | grep -q DBUS_SESSION_BUS_ADDRESS` },
       { name: 'a symlink in the place pointing at the key', bash: `ln -sf ${key} ${alpha}/new-link && cat ${alpha}/new-link` },
-      { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard` },
+      // Removed again at once: a hard link to the key left in the place stops every command (below).
+      { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard; s=$?; rm -f ${alpha}/new-hard; exit $s` },
       { name: 'write outside the place', bash: `echo planted > ${ws}/planted.txt` },
       { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
       { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
@@ -74,7 +74,6 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
       { name: 'bash -c inside bash', bash: `bash -c 'bash -c "cat ${key}"'` },
       { name: 'read tool: the key', tool: { name: 'read', arguments: { path: key } } },
       { name: 'read tool: a symlink in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'key-link') } } },
-      { name: 'read tool: a hard link in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'hard-key') } } },
       { name: "read tool: another place's file through ..", tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } } },
       { name: "read tool: the host's /proc/<pid>/environ", tool: { name: 'read', arguments: { path: `/proc/${host}/environ` } } },
       { name: "write tool: another place's folder", tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } } },
@@ -122,6 +121,31 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
       const { ok, text } = await attempt(a);
       assert.equal(ok, true, `machine: "${a.name}" should work, got: ${text}`);
     }
+  });
+
+  it('a hard link to the key made before (under machine): the file tools refuse it, bash runs nothing until it is gone', async () => {
+    const key = join(fx.stateDir, 'secrets.key');
+    await setPolicy('machine');
+    const made = (await client.callTool({ name: 'bash', arguments: { command: `ln ${key} ${alpha}/hard-key && echo made` } })) as unknown as { structuredContent: { stdout: string } };
+    assert.equal(made.structuredContent.stdout, 'made\n');
+    for (const kind of ['place', 'strict'] as const) {
+      await setPolicy(kind);
+      for (const tool of [
+        { name: 'read', arguments: { path: join(alpha, 'hard-key') } },
+        { name: 'write', arguments: { path: join(alpha, 'hard-key'), content: 'x' } },
+        { name: 'edit', arguments: { path: join(alpha, 'hard-key'), edits: [{ old_string: 'a', new_string: 'b' }] } },
+      ]) {
+        const result = (await client.callTool(tool)) as { isError?: boolean; content: Array<{ text?: string }> };
+        assert.equal(result.isError, true, `${kind} ${tool.name}`);
+        assert.match(result.content[0]!.text ?? '', new RegExp(`^Refused by the ${kind} policy of Crew alpha: cannot (read|write) .*hard-key, because it is a hard link to one of the app's own files`));
+      }
+      const run = (await client.callTool({ name: 'bash', arguments: { command: `cat ${alpha}/hard-key` } })) as { isError?: boolean; content: Array<{ text?: string }> };
+      assert.equal(run.isError, true);
+      assert.match(run.content[0]!.text ?? '', new RegExp(`Refused by the ${kind} policy of Crew alpha: no command runs while the app's file .*secrets\\.key has another name \\(a hard link\\) that a command could read; find it with "find / -xdev -samefile .*secrets\\.key" and remove it\\. The person who runs this app can change it`));
+    }
+    await rm(join(alpha, 'hard-key'));
+    const after = (await client.callTool({ name: 'bash', arguments: { command: 'echo runs' } })) as unknown as { structuredContent: { stdout: string } };
+    assert.equal(after.structuredContent.stdout, 'runs\n', 'once the link is gone');
   });
 
   it('works inside the place under place and strict: files, commands, a terminal, temp files', async () => {

@@ -7,6 +7,7 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand([]), { kind: 'serve', flags: {} });
     assert.deepEqual(parseCommand(['--port', '9200', '--host', '0.0.0.0']), { kind: 'serve', flags: { port: 9200, host: '0.0.0.0' } });
     assert.deepEqual(parseCommand(['--no-auth']), { kind: 'serve', flags: { auth: false } });
+    assert.deepEqual(parseCommand(['--client-metadata-url', 'https://a.example/c.json']), { kind: 'serve', flags: { clientMetadataUrl: 'https://a.example/c.json' } });
     assert.deepEqual(parseCommand(['-h']), { kind: 'help' });
     assert.deepEqual(parseCommand(['--version']), { kind: 'version' });
   });
@@ -58,6 +59,31 @@ describe('parseCommand', () => {
     for (const [argv, message] of cases) {
       assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
     }
+  });
+
+  it('parses an own OAuth app for connections edit, its secret from stdin', () => {
+    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--client-id', 'my-app', '--client-secret-stdin']), {
+      kind: 'connections-edit',
+      workspacePath: '',
+      name: 'u1__x',
+      edit: { ownApp: { clientId: 'my-app' } },
+      clientSecretFromStdin: true,
+    });
+    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--no-own-app']), {
+      kind: 'connections-edit',
+      workspacePath: '',
+      name: 'u1__x',
+      edit: { ownApp: null },
+      clientSecretFromStdin: false,
+    });
+    assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', '--client-id', 'a', '--no-own-app']), /does not go with --client-id/);
+    assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', '--client-secret-stdin']), /goes with --client-id/);
+  });
+
+  it('parses secrets set, replacing a secret the place has only with --replace', () => {
+    assert.deepEqual(parseCommand(['secrets', 'set', 'KEY']), { kind: 'secrets-set', workspacePath: '', name: 'KEY', replace: false });
+    assert.deepEqual(parseCommand(['secrets', 'set', 'KEY', '--replace', '--workspace-path', 'Crew/a']), { kind: 'secrets-set', workspacePath: 'Crew/a', name: 'KEY', replace: true });
+    assert.throws(() => parseCommand(['secrets', 'remove', 'KEY', '--replace']), /--replace/);
   });
 
   it('parses the sign-in answers and the clients commands', () => {

@@ -11,6 +11,7 @@ export async function configCommand(flags: ServeFlags, file: SettingsFile, env: 
     ...(flags.host !== undefined && { host: flags.host }),
     ...(flags.controlPort !== undefined && { controlPort: String(flags.controlPort) }),
     ...(flags.auth === false && { noAuth: 'true' }),
+    ...(flags.clientMetadataUrl !== undefined && { clientMetadataUrl: flags.clientMetadataUrl }),
   };
   // Sources are told apart on the real environment, before the file's settings were put under it.
   const rows = effectiveSettings(flagValues, file, process.env);

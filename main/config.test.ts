@@ -48,6 +48,29 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ port: 70000 }, {}), /port/);
   });
 
+  it('takes WORKSPACE_PUBLIC_URL as an https origin only', () => {
+    assert.equal(loadConfig({}, {}).publicUrl, undefined);
+    assert.equal(loadConfig({}, { WORKSPACE_PUBLIC_URL: 'https://Box.example.com/' }).publicUrl, 'https://box.example.com');
+    assert.equal(loadConfig({}, { WORKSPACE_PUBLIC_URL: 'https://box.example.com:8443/mcp' }).publicUrl, 'https://box.example.com:8443');
+    for (const [value, why] of [['http://box.example.com', /not https/], ['https://box.example.com/workspace', /more than an origin/], ['https://me:pw@box.example.com', /more than an origin/], ['https://box.example.com/?a=1', /more than an origin/], ['box.example.com', /not a URL/]] as const) {
+      assert.throws(() => loadConfig({}, { WORKSPACE_PUBLIC_URL: value }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`WORKSPACE_PUBLIC_URL=${value}`) && why.test(e.message));
+    }
+  });
+
+  it('takes the client ID metadata document URL from the flag, else the environment, and only as https with a path', () => {
+    assert.equal(loadConfig({}, {}).clientMetadataUrl, undefined);
+    const document = 'https://apps.example/oauth/workspace.json';
+    assert.equal(loadConfig({}, { WORKSPACE_CLIENT_METADATA_URL: document }).clientMetadataUrl, document);
+    assert.equal(loadConfig({ clientMetadataUrl: document }, { WORKSPACE_CLIENT_METADATA_URL: 'https://other.example/c.json' }).clientMetadataUrl, document);
+    for (const bad of ['http://apps.example/oauth/workspace.json', 'https://apps.example/', 'https://apps.example', 'apps.example/c.json', 'https://apps.example/c.json#x']) {
+      assert.throws(
+        () => loadConfig({}, { WORKSPACE_CLIENT_METADATA_URL: bad }),
+        (e: unknown) => e instanceof ConfigError && e.message.startsWith(`WORKSPACE_CLIENT_METADATA_URL=${bad} is not the https URL of a client ID metadata document`),
+      );
+    }
+    assert.throws(() => loadConfig({ clientMetadataUrl: 'http://x.example/c.json' }, {}), /^ConfigError: --client-metadata-url=http:\/\/x\.example\/c\.json/);
+  });
+
   it('takes the public key as PEM text or as a path to a file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cfg-'));
     const pem = '-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----\n';

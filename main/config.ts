@@ -17,6 +17,11 @@ export interface Config {
   allowedHosts: string[];
   /** Extra browser origins allowed to call /mcp, beyond those on an allowed host. */
   allowedOrigins: string[];
+  /**
+   * The https origin clients reach /mcp at through a TLS-terminating reverse proxy; sign-in
+   * metadata and token audiences name it for requests for its host.
+   */
+  publicUrl?: string;
   skillsDir: string;
   shellMaxTimeoutSeconds: number;
   /** Most bytes of bash's saved full outputs kept at once; the oldest are removed first. */
@@ -33,6 +38,11 @@ export interface Config {
   toolSearchThreshold: number;
   /** Lets connections reach loopback and private addresses (local development and tests). */
   allowPrivateNetwork: boolean;
+  /**
+   * The https URL of this app's OAuth client ID metadata document, hosted by the operator: used as
+   * the client_id at authorization servers that accept such documents, instead of registering.
+   */
+  clientMetadataUrl?: string;
   jwt: JwtConfig;
 }
 
@@ -77,8 +87,10 @@ export const ENVIRONMENT = {
   WORKSPACE_UPSTREAM_TIMEOUT: 'Seconds to wait for a connected MCP server to answer (default 60).',
   WORKSPACE_TOOL_SEARCH_THRESHOLD: 'Above this many tools, an agent gets search_tools and call_tool instead of every tool, unless set per place or token (default 40).',
   WORKSPACE_ALLOW_PRIVATE_NETWORK: 'Set to 1 to let connections reach loopback and private addresses (local development only).',
+  WORKSPACE_CLIENT_METADATA_URL: 'https URL of this app\'s OAuth client ID metadata document, as --client-metadata-url: the client_id at servers that accept one.',
   WORKSPACE_ALLOWED_HOSTS: 'Comma-separated extra host names accepted in the Host header.',
   WORKSPACE_ALLOWED_ORIGINS: 'Comma-separated extra browser origins accepted in the Origin header.',
+  WORKSPACE_PUBLIC_URL: 'The https origin agents reach the MCP endpoint at through a TLS-terminating reverse proxy (e.g. https://box.example.com); sign-in metadata and token audiences use it.',
   WORKSPACE_JWT_SECRET: 'Shared HS256 secret for verifying tokens issued elsewhere.',
   WORKSPACE_JWT_PUBLIC_KEY: 'PEM public key (or a path to one) for verifying RS/PS/ES/EdDSA tokens.',
   WORKSPACE_JWKS_URL: 'JWKS URL for verifying tokens issued by an identity provider.',
@@ -91,6 +103,7 @@ export interface ServeFlags {
   port?: number;
   controlPort?: number;
   auth?: boolean;
+  clientMetadataUrl?: string;
 }
 
 /**
@@ -135,6 +148,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     workspaceRoot: process.cwd(),
     allowedHosts: list(env.WORKSPACE_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowedOrigins: list(env.WORKSPACE_ALLOWED_ORIGINS),
+    ...(env.WORKSPACE_PUBLIC_URL && { publicUrl: publicUrl(env.WORKSPACE_PUBLIC_URL) }),
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
     bashOutputMaxBytes: Math.floor(positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2),
@@ -145,6 +159,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     upstreamTimeoutMs: positiveNumber(env, 'WORKSPACE_UPSTREAM_TIMEOUT', DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_TIMER_SECONDS) * 1000,
     toolSearchThreshold: Math.floor(positiveNumber(env, 'WORKSPACE_TOOL_SEARCH_THRESHOLD', DEFAULT_TOOL_SEARCH_THRESHOLD, 100_000)),
     allowPrivateNetwork: env.WORKSPACE_ALLOW_PRIVATE_NETWORK === '1',
+    ...clientMetadataUrlFrom(flags.clientMetadataUrl, env.WORKSPACE_CLIENT_METADATA_URL),
     jwt: {
       secret: env.WORKSPACE_JWT_SECRET || undefined,
       publicKeyPem: publicKey(env.WORKSPACE_JWT_PUBLIC_KEY),
@@ -158,6 +173,22 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** WORKSPACE_PUBLIC_URL as an origin: https, a host and maybe a port, nothing else. */
+function publicUrl(value: string): string {
+  const fix = 'Set it to the https origin agents use, such as https://box.example.com (the MCP URL is then that origin with /mcp), or unset it.';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} is not a URL. ${fix}`);
+  }
+  if (url.protocol !== 'https:') throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} is not https: tokens would cross the network in the clear. ${fix}`);
+  if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '/mcp')) {
+    throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} has more than an origin (a path, query or credentials): the proxy must pass /mcp and /.well-known/ through unchanged. ${fix}`);
+  }
+  return url.origin;
 }
 
 function portFrom(value: string, name: string): number {
@@ -178,6 +209,28 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: keyof typeof ENVIRONMENT, 
     throw new ConfigError(`${name}=${raw} is not a number from above 0 to ${Math.floor(max)}. Unset it to use the default (${fallback}).`);
   }
   return value;
+}
+
+/**
+ * The client ID metadata document's URL: https with a path (the spec's rule for a URL client_id),
+ * since an authorization server fetches it from there to learn who this app is.
+ */
+function clientMetadataUrlFrom(flag: string | undefined, variable: string | undefined): { clientMetadataUrl?: string } {
+  const [value, source] = flag !== undefined ? [flag, '--client-metadata-url'] : [variable, 'WORKSPACE_CLIENT_METADATA_URL'];
+  if (!value) return {};
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'https:' || url.pathname === '/' || url.hash || url.username || url.password) {
+    throw new ConfigError(
+      `${source}=${value} is not the https URL of a client ID metadata document. Give the full https URL where the document is served, with its path ` +
+        '(for example https://example.com/oauth/client.json), or leave it unset to register with each server instead.',
+    );
+  }
+  return { clientMetadataUrl: url.href };
 }
 
 function publicKey(value: string | undefined): string | undefined {

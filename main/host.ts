@@ -9,6 +9,7 @@ import type { AuthorizationServer } from './auth/oauth-server/authorization-serv
 import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { agentEndpoint } from './http/agent-endpoint.js';
+import { signInsNeeded, type SignInNeeded } from './connections/sign-ins-needed.js';
 import { lazyListener } from './http/lazy-listener.js';
 import type { McpSessions } from './mcp/sessions.js';
 import { forgetRunningServer, recordRunningServer } from './running-server.js';
@@ -90,6 +91,12 @@ export class Host {
   async approvals(): Promise<Approvals> {
     await this.open();
     return (await this.opened!).services.approvals;
+  }
+
+  /** The connections using `person`'s login whose server asks for a sign-in (after open()): the tray's attention state. */
+  async signInsNeeded(person: string): Promise<SignInNeeded[]> {
+    await this.open();
+    return signInsNeeded(person, (await this.opened!).services);
   }
 
   /** A one-time link that signs a browser on this machine in to the page. */

@@ -19,6 +19,7 @@ import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
+import { SandboxPool } from './machine/sandbox/sandbox-pool.js';
 import { SkillsWatch } from './machine/skills-watch.js';
 import { Changes } from './mcp/resource-subscriptions.js';
 import { PlaceSessions } from './mcp/place-sessions.js';
@@ -51,6 +52,8 @@ export interface Services {
   placeSessions: PlaceSessions;
   audit: AuditLog;
   commands: CommandRunner;
+  /** The places' live command sandboxes (place and strict policies). */
+  sandboxes: SandboxPool;
   skills: SkillsWatch;
   skillsChanged: Changes;
   close(): Promise<void>;
@@ -93,6 +96,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     fetch: network.fetch,
     // The control plane listens once the services exist; sign-ins start only after that.
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
+    ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
   });
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;
@@ -142,6 +146,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds, maxSavedTotalBytes: config.bashOutputMaxBytes });
   // What earlier runs left (a crash, a kill) and what is past its day goes, now and every hour.
   commands.startSweeping(log);
+  const sandboxes = new SandboxPool();
   const tokens = agentTokenStore(config.stateDir, secrets);
   const signIns = authorizationServer(config.stateDir, tokens, network.fetch);
   const services: Services = {
@@ -162,6 +167,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     placeSessions,
     audit,
     commands,
+    sandboxes,
     skills,
     skillsChanged,
     oauth,
@@ -175,6 +181,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
       commands.stopSweeping();
       await commands.killAll();
       await commands.removeSavedOutputs();
+      await sandboxes.closeAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
       await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close(), network.close()]);
     },

@@ -37,7 +37,7 @@ describe('the settings file', () => {
 
   it('takes flag over environment over file over default', async () => {
     const path = join(dir, 'precedence.json');
-    await writeFile(path, JSON.stringify({ port: 9300, host: 'localhost', controlPort: 9301, shellMaxTimeout: 45, allowedHosts: ['a.example', 'b.example'], allowPrivateNetwork: true, noAuth: true }));
+    await writeFile(path, JSON.stringify({ port: 9300, host: 'localhost', controlPort: 9301, shellMaxTimeout: 45, allowedHosts: ['a.example', 'b.example'], allowPrivateNetwork: true, noAuth: true, clientMetadataUrl: 'https://apps.example/workspace.json' }));
     const file = readSettingsFile(path);
     assert.equal(file.found, true);
     const env = environmentWith(file.settings, { WORKSPACE_CONTROL_PORT: '9401' });
@@ -49,6 +49,7 @@ describe('the settings file', () => {
     assert.deepEqual(config.allowedHosts, ['a.example', 'b.example']);
     assert.equal(config.allowPrivateNetwork, true);
     assert.equal(config.auth, false);
+    assert.equal(config.clientMetadataUrl, 'https://apps.example/workspace.json', 'the file');
     assert.equal(config.sessionIdleTimeoutMs, 30 * 60_000, 'the default');
 
     const rows = Object.fromEntries(effectiveSettings({ port: '9500' }, file, { WORKSPACE_CONTROL_PORT: '9401', WORKSPACE_JWT_SECRET: 'hush-7731' }).map((r) => [r.name, r]));

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { APP_DIR_NAME, ConfigError } from './config.js';
+import { writeFileAtomic } from './state/atomic-write.js';
 
 export const SETTINGS_FILE_NAME = 'settings.json';
 
@@ -21,7 +23,7 @@ interface Setting {
 
 /**
  * Every setting, by its name in the settings file. A flag beats the environment, which beats the
- * file, which beats the default. `startServerAtLaunch` is the desktop app's own.
+ * file, which beats the default. `startServerAtLaunch` and `trayHintShown` are the desktop app's own.
  */
 export const SETTINGS = {
   port: { env: 'WORKSPACE_PORT', flag: '--port', kind: 'port', default: '9100' },
@@ -39,8 +41,10 @@ export const SETTINGS = {
   upstreamTimeout: { env: 'WORKSPACE_UPSTREAM_TIMEOUT', kind: 'seconds', default: '60' },
   toolSearchThreshold: { env: 'WORKSPACE_TOOL_SEARCH_THRESHOLD', kind: 'count', default: '40' },
   allowPrivateNetwork: { env: 'WORKSPACE_ALLOW_PRIVATE_NETWORK', kind: 'boolean', default: 'false' },
+  clientMetadataUrl: { env: 'WORKSPACE_CLIENT_METADATA_URL', flag: '--client-metadata-url', kind: 'text', default: 'none (registers with each server)' },
   allowedHosts: { env: 'WORKSPACE_ALLOWED_HOSTS', kind: 'list', default: 'from host' },
   allowedOrigins: { env: 'WORKSPACE_ALLOWED_ORIGINS', kind: 'list', default: 'none' },
+  publicUrl: { env: 'WORKSPACE_PUBLIC_URL', kind: 'text', default: 'none' },
   secretStore: { env: 'WORKSPACE_SECRET_STORE', kind: 'store', default: 'chosen on first use' },
   secretKey: { env: 'WORKSPACE_SECRET_KEY', kind: 'text', default: '<state dir>/secrets.key', secret: true },
   keychainService: { env: 'WORKSPACE_KEYCHAIN_SERVICE', kind: 'text', default: 'persona-mcp-workspace' },
@@ -50,6 +54,8 @@ export const SETTINGS = {
   jwtIssuer: { env: 'WORKSPACE_JWT_ISSUER', kind: 'text', default: 'none' },
   jwtAudience: { env: 'WORKSPACE_JWT_AUDIENCE', kind: 'text', default: 'none' },
   startServerAtLaunch: { kind: 'boolean', default: 'true' },
+  /** Set by the desktop app once it has said, at the first close of its window, that it keeps running in the tray. */
+  trayHintShown: { kind: 'boolean', default: 'false' },
 } satisfies Record<string, Setting>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -108,6 +114,26 @@ export function parseSettings(text: string, path: string): FileSettings {
     settings[name as SettingName] = field as string | number | boolean | string[];
   }
   return settings;
+}
+
+/**
+ * Sets one setting in a settings file that people also edit by hand: every other setting is kept
+ * (in its order), the file is replaced atomically with its mode kept, and a file that does not
+ * parse is left as it is (the ConfigError says why).
+ */
+export async function writeSetting(path: string, name: SettingName, value: string | number | boolean | string[]): Promise<void> {
+  const problem = checkValue(SETTINGS[name].kind, value);
+  if (problem) throw new ConfigError(`"${name}" ${problem}`);
+  let text: string | undefined;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`The settings file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? error}).`);
+  }
+  const settings = text === undefined ? {} : parseSettings(text, path);
+  const mode = text === undefined ? 0o600 : (await stat(path)).mode & 0o777;
+  await mkdir(dirname(path), { recursive: true });
+  await writeFileAtomic(path, `${JSON.stringify({ ...settings, [name]: value }, null, 2)}\n`, { mode });
 }
 
 function checkValue(kind: Kind, value: unknown): string | undefined {

@@ -109,6 +109,32 @@ describe('the page: signing in to connections', { skip }, () => {
     await agent.close();
   });
 
+  it('keeps a sign-in group one card when its sign-in is refused: each chip says so, and Connect counts what is not connected', async () => {
+    await available().getByRole('searchbox', { name: 'Search connectors' }).fill('acme');
+    const group = available().getByRole('group', { name: 'Acme', exact: true });
+    const chips = group.getByRole('group', { name: 'Acme services' });
+    provider.setConsent('deny');
+    try {
+      const popup = page.waitForEvent('popup');
+      await group.getByRole('button', { name: 'Connect 3 services' }).click();
+      const tab = await popup;
+      await tab.getByRole('heading', { name: 'Sign-in failed' }).waitFor();
+      await tab.close();
+    } finally {
+      provider.setConsent('approve');
+    }
+    for (const name of ['Acme Tracker', 'Acme Docs', 'Acme Builds']) {
+      await chips.getByRole('button', { name: `${name} · sign-in failed` }).waitFor();
+      await connected().getByRole('listitem').filter({ hasText: name }).getByText('Sign-in failed', { exact: true }).waitFor();
+    }
+    assert.equal(await available().getByRole('group', { name: 'Acme', exact: true }).count(), 1, 'one card');
+    await chips.getByRole('button', { name: 'Acme Builds · sign-in failed' }).click();
+    await group.getByRole('button', { name: 'Connect 2 services' }).waitFor();
+    await chips.getByRole('button', { name: 'Acme Builds · sign-in failed' }).click();
+    await group.getByRole('button', { name: 'Connect 3 services' }).waitFor();
+    await shot('group-refused');
+  });
+
   it('connects a sign-in group’s services with one sign-in', async () => {
     await available().getByRole('searchbox', { name: 'Search connectors' }).fill('acme');
     const group = available().getByRole('group', { name: 'Acme', exact: true });
@@ -127,7 +153,9 @@ describe('the page: signing in to connections', { skip }, () => {
       await connected().getByRole('listitem').filter({ hasText: name }).getByText('Connected', { exact: true }).waitFor();
     }
     assert.equal(provider.counters.logins - logins, 1, 'one sign-in for the three services');
-    await group.getByText('Acme Builds · added').waitFor();
+    // Still one card: each chip says its service is connected, and nothing is left to connect.
+    for (const name of ['Acme Tracker', 'Acme Docs', 'Acme Builds']) await group.getByText(`${name} · connected`).waitFor();
+    assert.equal(await group.getByRole('button', { name: /^Connect \d/ }).count(), 0);
     await tab.close();
     await shot('group-connected');
 
@@ -161,6 +189,43 @@ describe('the page: signing in to connections', { skip }, () => {
     await shot('keyboard-signed-in');
   });
 
+  it('shows a denied sign-in on its row within 2 seconds, with Retry, and never stays on "Signing in…"', async () => {
+    const denying = await startOAuthFixture();
+    try {
+      denying.setConsent('deny');
+      const popup = page.waitForEvent('popup');
+      await addServer(denying.mcpUrl, 'Stern');
+      const tab = await popup;
+      const row = connected().getByRole('listitem').filter({ hasText: 'Stern' });
+      await row.getByText('Signing in…').waitFor();
+      // The provider redirected with error=access_denied; the callback page says so.
+      await tab.getByRole('heading', { name: 'Sign-in failed' }).waitFor();
+      const deniedAt = Date.now();
+      await row.getByText('Sign-in failed', { exact: true }).waitFor({ timeout: 2_000 });
+      assert.ok(Date.now() - deniedAt <= 2_000, `the row showed the failure ${Date.now() - deniedAt} ms after the denial`);
+      await row.getByText(/The sign-in to Stern was declined/).waitFor();
+      assert.equal(await row.getByText('Signing in…').count(), 0);
+      await page.getByRole('status').filter({ hasText: 'The sign-in to Stern failed' }).waitFor();
+      await tab.close();
+      await shot('sign-in-denied');
+
+      // Retry signs in again; this time the person allows it.
+      denying.setConsent('approve');
+      const again = page.waitForEvent('popup');
+      await row.getByRole('button', { name: 'Retry the sign-in to Stern' }).click();
+      const second = await again;
+      await second.getByRole('heading', { name: 'Signed in' }).waitFor();
+      await row.getByText('Connected', { exact: true }).waitFor();
+      assert.equal(await row.getByText('Sign-in failed').count(), 0);
+      await second.close();
+      await row.getByRole('button', { name: 'Remove Stern' }).click();
+      await row.getByRole('button', { name: 'Yes, remove' }).click();
+      await row.waitFor({ state: 'detached' });
+    } finally {
+      await denying.close();
+    }
+  });
+
   it('opens the own-OAuth-app panel when the provider needs one, and signs in with it', async () => {
     await addServer(closed.mcpUrl, 'Closed');
     const row = connected().getByRole('listitem').filter({ hasText: 'Closed' });
@@ -182,5 +247,27 @@ describe('the page: signing in to connections', { skip }, () => {
     assert.equal(closed.counters.registrations, 0);
     await tab.close();
     await shot('own-app-signed-in');
+
+    // Fix in place: another own app, without removing the connection; the next sign-in uses it.
+    await closed.addClient({ clientId: 'second-page-app', clientSecret: 'second-page-secret-2b', redirectUris: [redirectUrl] });
+    await row.getByRole('button', { name: 'Show the details of Closed' }).click();
+    await row.getByRole('region', { name: 'Details of Closed' }).getByText('signs in with your own OAuth app my-own-app', { exact: false }).waitFor();
+    await row.getByRole('button', { name: 'Edit Closed' }).click();
+    const form = row.getByRole('form', { name: 'Fix Closed' });
+    assert.equal(await form.getByRole('textbox', { name: 'Client ID' }).inputValue(), 'my-own-app');
+    await form.getByRole('textbox', { name: 'Client ID' }).fill('second-page-app');
+    await form.getByLabel('Client secret (optional)').fill('second-page-secret-2b');
+    await form.getByRole('button', { name: 'Save and test' }).click();
+    await page.getByRole('status').filter({ hasText: 'Closed was changed. Sign in to it again to use it.' }).waitFor();
+    const again = page.waitForEvent('popup');
+    await row.getByRole('button', { name: 'Sign in to Closed' }).click();
+    const second = await again;
+    await second.getByRole('heading', { name: 'Signed in' }).waitFor();
+    assert.equal(new URL(second.url()).origin, new URL(redirectUrl).origin);
+    await row.getByText('Connected', { exact: true }).waitFor();
+    await row.getByText('signs in with your own OAuth app second-page-app', { exact: false }).waitFor();
+    assert.equal(closed.counters.registrations, 0);
+    await second.close();
+    await shot('own-app-edited');
   });
 });

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { enterWorkspace, freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { callApi } from '../../test/support/control-api.js';
+import type { SectionId } from '../../renderer/app/sections.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 import { launchChromium } from './page-support.js';
 
@@ -42,6 +43,8 @@ export interface Tour {
 /** A screen in one state: `show` brings the page there from anywhere and waits until it is drawn. */
 export interface TourStop {
   name: string;
+  /** The section of the page's navigation it is on; none for the pages outside it (signed out, a sign-in's end). */
+  section?: SectionId;
   show(page: Page, tour: Tour): Promise<void>;
 }
 
@@ -119,6 +122,7 @@ async function openSection(page: Page, tour: Tour, hash: string, title: string):
 export const SIGNED_IN_STOPS: TourStop[] = [
   {
     name: 'connections',
+    section: 'connections',
     show: async (page, tour) => {
       await openSection(page, tour, 'connections', 'Connections');
       await page.getByRole('region', { name: 'Connected' }).getByText('Issue tracker').waitFor();
@@ -127,6 +131,7 @@ export const SIGNED_IN_STOPS: TourStop[] = [
   },
   {
     name: 'connections-add-server',
+    section: 'connections',
     show: async (page, tour) => {
       await SIGNED_IN_STOPS[0]!.show(page, tour);
       await page.getByText('Add a server that is not listed').click();
@@ -135,6 +140,7 @@ export const SIGNED_IN_STOPS: TourStop[] = [
   },
   {
     name: 'skills',
+    section: 'skills',
     show: async (page, tour) => {
       await openSection(page, tour, 'skills', 'Skills');
       await page.getByRole('region', { name: 'Installed' }).getByText('deploy', { exact: true }).waitFor();
@@ -142,6 +148,7 @@ export const SIGNED_IN_STOPS: TourStop[] = [
   },
   {
     name: 'skill',
+    section: 'skills',
     show: async (page, tour) => {
       await SIGNED_IN_STOPS[2]!.show(page, tour);
       await page.getByRole('button', { name: 'View deploy' }).click();
@@ -150,6 +157,7 @@ export const SIGNED_IN_STOPS: TourStop[] = [
   },
   {
     name: 'skill-edit',
+    section: 'skills',
     show: async (page, tour) => {
       await SIGNED_IN_STOPS[3]!.show(page, tour);
       await page.getByRole('button', { name: 'Edit', exact: true }).click();
@@ -158,6 +166,7 @@ export const SIGNED_IN_STOPS: TourStop[] = [
   },
   {
     name: 'access',
+    section: 'access',
     show: async (page, tour) => {
       await openSection(page, tour, 'access', 'Agent access');
       await page.getByText('release agent').first().waitFor();
@@ -165,6 +174,7 @@ export const SIGNED_IN_STOPS: TourStop[] = [
   },
   {
     name: 'server',
+    section: 'server',
     show: async (page, tour) => {
       await openSection(page, tour, 'server', 'Server');
       await page.getByRole('region', { name: 'Recent activity' }).getByText('bash', { exact: true }).waitFor();

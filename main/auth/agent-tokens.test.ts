@@ -223,7 +223,7 @@ describe('AgentTokenStore', () => {
   });
 
   it('validates workspace paths', async () => {
-    for (const workspacePath of ['', 'a\u0000b', 'x'.repeat(4097)]) {
+    for (const workspacePath of ['', 'a\u0000b', 'Crew/al\u202Eb', 'Crew/a\u200Bb', 'x'.repeat(4097)]) {
       await assert.rejects(store.create({ name: 'x', workspacePath }), /workspace path must be/);
     }
   });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import { hasUnprintable } from '../places/user-id.js';
 import { FileSigningKeySource, keyIdOf, type SigningKeySource } from './signing-key.js';
 import { TokenFile, type TokenRecord } from './token-file.js';
 
@@ -75,8 +76,9 @@ function validName(name: string): string {
 }
 
 function validWorkspacePath(path: string): string {
-  if (path.length < 1 || path.length > 4096 || /\p{Cc}/u.test(path)) {
-    throw new TokenInputError('A token workspace path must be 1 to 4096 characters with no control characters.');
+  // Bidi and invisible characters too, as in place roots: the path must read as the place it names.
+  if (path.length < 1 || path.length > 4096 || hasUnprintable(path)) {
+    throw new TokenInputError('A token workspace path must be 1 to 4096 characters with no control, bidi or invisible characters.');
   }
   return path;
 }

@@ -13,6 +13,7 @@ import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { checkServerUrl, customId, customName } from './server-url.js';
 import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
+import { SignInOutcomes } from './sign-in-outcomes.js';
 
 /**
  * Whether a connection works for the place's agents now, and if not, why: measured by asking its
@@ -32,6 +33,8 @@ export interface ConnectionView {
   /** The adder's name in the access directory, else their id. */
   ownerName: string;
   auth: ConnectionAuth['kind'];
+  /** For OAuth connections that sign in with the person's own OAuth app: its client id (never its secret). */
+  ownApp?: { clientId: string };
   /** For API-key connections: the header and the place secret it is taken from. */
   header?: string;
   /** Sent before the key in the header (e.g. "Bearer "). */
@@ -48,6 +51,11 @@ export interface ConnectionView {
   checkedAt?: string;
   /** A failing server is checked again on its own at this time (ISO). */
   nextCheckAt?: string;
+  /**
+   * Its last sign-in started here, while it waits for one: still pending in the browser, or failed
+   * and why (then `reason` says so too). Absent when none was started or it succeeded.
+   */
+  signIn?: { state: 'pending'; since: string } | { state: 'failed'; reason: string; at: string };
   /** Whether it uses the login of the person asking (only they can sign in to it). */
   mine: boolean;
   /** Whether the person asking may remove it. */
@@ -64,6 +72,11 @@ export interface EditRequest {
   header?: { name: string; prefix?: string; secret: string } | null;
   /** Upstream tool names turned on (true) or off (false). */
   tools?: Record<string, boolean>;
+  /**
+   * An OAuth connection's own OAuth app (client id, and secret if it has one); null signs in by
+   * registration again. The login made with the old app ends: the next sign-in uses the new one.
+   */
+  ownApp?: OwnApp | null;
 }
 
 /** A connection with what its server last said: its tools (each on or off), and its last errors. */
@@ -126,6 +139,9 @@ export interface PlaceConnectionsDeps {
   allowPrivateNetwork: boolean;
 }
 
+/** How long a sign-in may take from its start to the browser's answer, as ConnectionOAuth allows by default. */
+const SIGN_IN_TTL_MS = 10 * 60_000;
+
 /** How long a list waits for the first check of connections never checked before it answers "checking". */
 const FIRST_CHECK_WAIT_MS = 1_500;
 
@@ -141,10 +157,14 @@ export class PlaceConnections {
   private readonly secretNamesCache = new Map<string, { names: string[]; at: number }>();
   // This process is the only one that signs in and refreshes, and it hears every change.
   private readonly signInStates = new Map<string, 'signed-in' | 'sign-in'>();
+  private readonly signInOutcomes: SignInOutcomes;
 
   constructor(private readonly deps: PlaceConnectionsDeps) {
+    this.signInOutcomes = new SignInOutcomes(SIGN_IN_TTL_MS);
     deps.oauth.onStateChange((change) => {
-      this.signInStates.set(`${change.storeId}/${change.serverName}`, change.state);
+      const key = `${change.storeId}/${change.serverName}`;
+      this.signInStates.set(key, change.state);
+      if (change.state === 'signed-in') this.signInOutcomes.forget(key);
       // A new login (or none any more): what the server answers with it is measured again.
       deps.health.recheck({ storeId: change.storeId, name: change.serverName });
     });
@@ -190,7 +210,7 @@ export class PlaceConnections {
     requireRead(dir, person, place);
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
-    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined;
+    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.ownApp !== undefined;
     if (changesLogin && connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
     }
@@ -211,6 +231,12 @@ export class PlaceConnections {
         ? { kind: 'header', header: request.header.name, ...(request.header.prefix && { prefix: request.header.prefix }), secretName: request.header.secret }
         : { kind: 'none' };
     }
+    if (request.ownApp !== undefined) {
+      if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no OAuth app. Use an API-key header instead.`);
+      const clientId = request.ownApp?.clientId.trim();
+      if (request.ownApp && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
+      patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
+    }
     if (request.tools) {
       const off = new Set(connection.disabledTools ?? []);
       for (const [tool, enabled] of Object.entries(request.tools)) {
@@ -220,8 +246,12 @@ export class PlaceConnections {
       patch.disabledTools = [...off].sort();
     }
     const movedLogin = connection.auth.kind === 'oauth' && patch.url !== undefined && patch.url !== connection.url;
+    // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
+    if (movedLogin && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
-    if (movedLogin) await this.deps.oauth.revokeAndForget(connection);
+    // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
+    if (movedLogin || request.ownApp !== undefined) await this.deps.oauth.revokeAndForget(connection);
+    if (request.ownApp?.clientSecret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.ownApp.clientSecret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
     return this.view(dir, person, place, edited, facts);
@@ -276,15 +306,29 @@ export class PlaceConnections {
     } catch (error) {
       // A server added as open that now asks for an OAuth login (401 with a Bearer challenge): from now on it is signed in to.
       if (!(error instanceof ConnectionCheckError && error.problem === 'sign-in' && connection.auth.kind === 'none')) throw error;
+      // Its health starts afresh with the new record: the challenge that asked for the sign-in is taken along.
+      const challenge = this.lastChallenge(connection);
       const switched = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, { auth: { kind: 'oauth' } });
-      return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options);
+      return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options, challenge);
     }
   }
 
-  private async signIn(connection: PlaceConnection, view: ConnectionView, options: { ownApp?: OwnApp; openBrowser?: boolean }): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
-    const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
+  private async signIn(
+    connection: PlaceConnection,
+    view: ConnectionView,
+    options: { ownApp?: OwnApp; openBrowser?: boolean },
+    challenge = this.lastChallenge(connection),
+  ): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
+    const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, challenge);
     if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
-    return { connection: view, authorizationUrl };
+    const ownApp = options.ownApp ? { ownApp: { clientId: options.ownApp.clientId } } : {};
+    return { connection: { ...view, ...ownApp, signIn: { state: 'pending', since: new Date().toISOString() } }, authorizationUrl };
+  }
+
+  /** The server's last 401 challenge to a request of the connection: the sign-in asks for what it names. */
+  private lastChallenge(connection: PlaceConnection): { challenge?: string } {
+    const last = this.deps.health.health(connection).last;
+    return last?.kind === 'failed' && last.challenge ? { challenge: last.challenge } : {};
   }
 
   /**
@@ -303,7 +347,7 @@ export class PlaceConnections {
     const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
       if (connection.auth.kind === 'oauth') {
-        const { authorizationUrl } = await this.deps.oauth.begin(connection, options.ownApp ? { ownApp: options.ownApp } : {});
+        const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection));
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
         await this.checkedToolNames(connection);
@@ -317,6 +361,28 @@ export class PlaceConnections {
       signIns: signIns.map(({ name, authorizationUrl }) => ({ name, authorizationUrl })),
       ...(authorizationUrl && { authorizationUrl }),
     };
+  }
+
+  /**
+   * Begins a connection's sign-in with the own OAuth app given (kept for the next sign-ins), else
+   * the one it keeps, else by registration.
+   */
+  private async beginSignIn(connection: PlaceConnection, given: OwnApp | undefined, challenge: { challenge?: string }): Promise<{ authorizationUrl: string }> {
+    const kept = connection.auth.kind === 'oauth' ? connection.auth.ownApp : undefined;
+    const ownApp = given ?? (kept && (await this.keptOwnApp(connection, kept.clientId)));
+    const begun = await this.deps.oauth.begin(connection, { ...(ownApp && { ownApp }), ...challenge });
+    if (given) {
+      const id = { root: connection.root, name: connection.name, owner: connection.owner };
+      await this.deps.store.update(id, { auth: { kind: 'oauth', ownApp: { clientId: given.clientId } } });
+      if (given.clientSecret) await this.deps.connectionSecrets.set(identityOf(connection), OWN_APP_SECRET, given.clientSecret);
+    }
+    this.signInOutcomes.begun(keyOf(connection), begun.authorizationUrl);
+    return begun;
+  }
+
+  private async keptOwnApp(connection: PlaceConnection, clientId: string): Promise<OwnApp> {
+    const clientSecret = await this.deps.connectionSecrets.get(identityOf(connection), OWN_APP_SECRET);
+    return { clientId, ...(clientSecret && { clientSecret }) };
   }
 
   /** The caller's own connections of these names, each ready to connect, or an error that says why not. */
@@ -356,6 +422,7 @@ export class PlaceConnections {
 
   /** After a sign-in ended, well or not: in a chain, where the browser goes next, or every outcome at its end. */
   continueSignIns(state: string | undefined, outcome: { ok: boolean; message?: string }): ChainStep | undefined {
+    this.signInOutcomes.ended(state, outcome);
     return this.deps.oauth.advanceChain(state, outcome);
   }
 
@@ -370,6 +437,7 @@ export class PlaceConnections {
     }
     const removed = await this.deps.store.remove({ root: place.root, name, owner: connection.owner });
     this.deps.health.forget(removed);
+    this.signInOutcomes.forget(keyOf(removed));
     await this.deps.gateway.drop(removed);
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
     const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
@@ -386,9 +454,18 @@ export class PlaceConnections {
     return names;
   }
 
-  async setSecret(person: string, place: Place, name: string, value: string): Promise<void> {
+  /**
+   * Saves a place secret. One the place already has is replaced only when `replace` says so: other
+   * connections may send it, and a new key under a name in use would silently change what they send.
+   */
+  async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
     requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
     this.secretNamesCache.delete(place.root);
+    if (!options.replace && (await this.deps.placeSecrets.names(place.root)).includes(name)) {
+      const users = (await this.deps.store.list(place.root)).filter((c) => c.auth.kind === 'header' && c.auth.secretName === name).map((c) => c.displayName);
+      const sending = users.length ? ` ${users.join(', ')} ${users.length === 1 ? 'sends' : 'send'} it.` : '';
+      throw new ConnectionRequestError(`${place.label} already has a secret named "${name}"; it was not changed.${sending} Replace its value only if you mean to (agree to replace it, or --replace), or choose another name.`, 409);
+    }
     await this.deps.placeSecrets.set(place.root, name, value);
     // The connections that send this secret are measured again with its new value.
     for (const c of await this.deps.store.list(place.root)) {
@@ -491,7 +568,7 @@ export class PlaceConnections {
   }
 
   private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {
-    const { state, reason, health } = this.state(dir, place, c, facts);
+    const { state, reason, health, signIn } = this.state(dir, place, c, facts);
     const last = health?.last;
     return {
       name: c.name,
@@ -502,6 +579,7 @@ export class PlaceConnections {
       owner: c.owner,
       ownerName: nameOf(dir, c.owner),
       auth: c.auth.kind,
+      ...(c.auth.kind === 'oauth' && c.auth.ownApp && { ownApp: { clientId: c.auth.ownApp.clientId } }),
       ...(c.auth.kind === 'header' && { header: c.auth.header, ...(c.auth.prefix && { prefix: c.auth.prefix }), secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
@@ -509,14 +587,26 @@ export class PlaceConnections {
       ...(c.disabledTools?.length && { disabledTools: c.disabledTools }),
       ...(last && { checkedAt: new Date(last.checkedAt).toISOString() }),
       ...(state !== 'checking' && last?.kind === 'failed' && { nextCheckAt: new Date(last.nextCheckAt).toISOString() }),
+      ...(signIn && { signIn }),
       mine: c.owner === person,
       canRemove: canRemoveConnection(dir, person, place, c.owner),
       addedAt: c.addedAt,
     };
   }
 
+  /** Its state and reason, with how its last sign-in went while it waits for one. */
+  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health; signIn?: ConnectionView['signIn'] } {
+    const known = this.knownState(dir, place, c, facts);
+    if (known.state !== 'sign-in') return known;
+    // How the last sign-in started here went, so no surface waits on one that has ended.
+    const outcome = this.signInOutcomes.of(keyOf(c));
+    if (outcome?.state === 'failed') return { ...known, reason: `The last sign-in failed: ${outcome.reason}`, signIn: { state: 'failed', reason: outcome.reason, at: new Date(outcome.at).toISOString() } };
+    if (outcome?.state === 'pending') return { ...known, signIn: { state: 'pending', since: new Date(outcome.since).toISOString() } };
+    return known;
+  }
+
   /** The state known without asking the server (paused, needs-secret, no login), or its measured health. */
-  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health } {
+  private knownState(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health } {
     const blocked = this.gate(dir, place, c, facts);
     if (blocked) return blocked;
     const health = this.deps.health.health(c);
@@ -538,8 +628,22 @@ export class PlaceConnections {
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
       return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
     }
+    // Its server wants wider access than the login has: the owner must approve it (or cannot).
+    const stepUp = c.auth.kind === 'oauth' ? this.deps.oauth.stepUp(c) : undefined;
+    if (stepUp) return { state: stepUp.problem, reason: stepUp.reason };
     return undefined;
   }
+}
+
+/** The keychain item of a connection that holds its own OAuth app's client secret. */
+const OWN_APP_SECRET = 'own-app-secret';
+
+function identityOf(c: PlaceConnection): { storeId: string; serverName: string } {
+  return { storeId: c.storeId, serverName: c.name };
+}
+
+function keyOf(c: PlaceConnection): string {
+  return `${c.storeId}/${c.name}`;
 }
 
 function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAuth {

@@ -8,11 +8,13 @@ import {
   ipcMain,
   Menu,
   nativeImage,
+  Notification,
   session,
   shell,
   Tray,
   type IpcMainInvokeEvent,
   type MenuItemConstructorOptions,
+  type NativeImage,
 } from 'electron';
 import type { IpcChannel, IpcChannels } from '../../common/ipc.js';
 import { applyWorkingDirectory, loadConfig } from '../config.js';
@@ -21,9 +23,12 @@ import { LOCAL_PERSON } from '../places/user-id.js';
 import { skillFolderPath } from '../machine/skill-folder.js';
 import { autostartPath, HIDDEN_ARG, LinuxAutostart } from './autostart.js';
 import { checkArgs, senderAllowed, type IpcSender } from './ipc-checks.js';
-import { loadSettings, userDataDirFromArgs } from './settings.js';
-import { TRAY_ICON_COLOR, TRAY_ICON_TEMPLATE } from './tray-icon.js';
-import { trayMenuModel, trayStatusLine, type TrayAction, type TrayItem } from './tray-menu.js';
+import { permissionAllowed } from './permissions.js';
+import { loadSettings, SETTINGS_FILE, userDataDirFromArgs } from './settings.js';
+import { TRAY_HINT, TrayHint } from './tray-hint.js';
+import { trayIconPng } from './tray-icon.js';
+import { trayMenuModel, type PendingSignIn, type TrayAction, type TrayItem } from './tray-menu.js';
+import { trayClickAction, trayIconName, trayState, trayTooltip, type TrayIconName } from './tray-state.js';
 import { answerOf, PromptedSignIns, signInDialog } from './sign-in-prompt.js';
 import { navigationDecision, originOf, SignInUrls, windowOptions } from './window.js';
 
@@ -38,6 +43,10 @@ let host: Host | undefined;
 let controlUrl: string | undefined;
 let window: BrowserWindow | undefined;
 let tray: Tray | undefined;
+let trayIcon: TrayIconName | undefined;
+let trayHint: TrayHint | undefined;
+// The connections waiting for the person at the machine to sign in: the tray's attention state.
+let signIns: PendingSignIn[] = [];
 let launchAtLogin = false;
 // A second launch or the tray may ask for the window before the host's page is up.
 let windowWanted = !process.argv.includes(HIDDEN_ARG);
@@ -101,11 +110,18 @@ if (!app.requestSingleInstanceLock()) {
 
 async function launch(): Promise<void> {
   if (process.platform === 'darwin' && app.getLoginItemSettings().wasOpenedAtLogin) windowWanted = false;
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  session.defaultSession.setPermissionCheckHandler(() => false);
+  // The page's Copy buttons (navigator.clipboard.writeText) and nothing else, for the app's own page only.
+  const pageOrigin = () => (controlUrl ? originOf(controlUrl) : undefined);
+  session.defaultSession.setPermissionRequestHandler((_contents, permission, callback, details) => {
+    callback(permissionAllowed({ permission, requesting: details.requestingUrl, isMainFrame: details.isMainFrame }, pageOrigin()));
+  });
+  session.defaultSession.setPermissionCheckHandler((_contents, permission, requestingOrigin, details) =>
+    permissionAllowed({ permission, requesting: requestingOrigin, isMainFrame: details.isMainFrame, ...(details.embeddingOrigin !== undefined && { embeddingOrigin: details.embeddingOrigin }) }, pageOrigin()),
+  );
   Menu.setApplicationMenu(Menu.buildFromTemplate(appMenu()));
 
   const loaded = loadSettings(app.getPath('userData'));
+  trayHint = new TrayHint(join(app.getPath('userData'), SETTINGS_FILE));
   const { settings, problem } = loaded;
   if (problem) log(`Persona Workspace: ${problem}`);
   const env = { ...loaded.env, WORKSPACE_STATE_DIR: loaded.env.WORKSPACE_STATE_DIR ?? app.getPath('userData') };
@@ -129,6 +145,7 @@ async function launch(): Promise<void> {
   controlUrl = await host.open();
   registerIpc(host, config.skillsDir);
   watchSignIns(host);
+  watchConnections(host);
   if (settings.startServerAtLaunch) startServer();
   if (windowWanted) showWindow();
 }
@@ -155,19 +172,36 @@ function watchSignIns(current: Host): void {
   setInterval(() => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the waiting sign-ins: ${(error as Error).message}`)), SIGN_IN_POLL_MS).unref();
 }
 
+/** How often the tray reads the connections' measured states for sign-ins that wait. */
+const CONNECTIONS_POLL_MS = 5_000;
+
+function watchConnections(current: Host): void {
+  const look = async () => {
+    const found = await current.signInsNeeded(LOCAL_PERSON);
+    if (JSON.stringify(found) === JSON.stringify(signIns)) return;
+    signIns = found;
+    updateTray();
+  };
+  void look().catch(() => {});
+  setInterval(() => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the connections' states: ${(error as Error).message}`)), CONNECTIONS_POLL_MS).unref();
+}
+
 function startServer(): void {
   // A failure is shown by the tray's status line (host.onStatus); nothing else to do here.
   host?.start().catch(() => {});
 }
 
-function showWindow(): void {
+/** Shows the window; `section` ("connections") opens that screen of the page. */
+function showWindow(section?: string): void {
   windowWanted = true;
   if (!controlUrl || quitting) return;
+  const url = section ? `${controlUrl}/#${section}` : controlUrl;
   if (!window || window.isDestroyed()) {
     // Shown once its page is painted (ready-to-show), not as an empty frame before.
-    window = createWindow(controlUrl);
+    window = createWindow(url);
     return;
   }
+  if (section) window.loadURL(url).catch((error: unknown) => log(`Persona Workspace: the window could not load ${url}: ${(error as Error).message}`));
   if (window.isMinimized()) window.restore();
   window.show();
   window.focus();
@@ -179,10 +213,22 @@ function createWindow(url: string): BrowserWindow {
     if (quitting) return;
     event.preventDefault();
     win.hide();
+    sayKeepsRunning();
   });
   win.once('ready-to-show', () => win.show());
   win.loadURL(url).catch((error: unknown) => log(`Persona Workspace: the window could not load ${url}: ${(error as Error).message}`));
   return win;
+}
+
+/** The first hide to the tray ever says that the app keeps running there (TrayHint remembers it). */
+function sayKeepsRunning(): void {
+  void trayHint?.onHide().then(({ show, problem }) => {
+    if (problem) log(`Persona Workspace: ${problem}`);
+    if (!show) return;
+    // Windows shows it as a balloon from the tray icon itself; elsewhere a desktop notification.
+    if (process.platform === 'win32' && tray) tray.displayBalloon({ ...TRAY_HINT, iconType: 'info' });
+    else if (Notification.isSupported()) new Notification({ title: TRAY_HINT.title, body: TRAY_HINT.content, silent: true }).show();
+  });
 }
 
 /** Applies navigationDecision; answers it, having opened a sign-in URL in the system browser. */
@@ -239,18 +285,33 @@ function senderOf(event: IpcMainInvokeEvent): IpcSender {
 }
 
 function createTray(): void {
-  const mac = process.platform === 'darwin';
-  const icon = nativeImage.createFromDataURL(mac ? TRAY_ICON_TEMPLATE : TRAY_ICON_COLOR);
-  if (mac) icon.setTemplateImage(true);
-  tray = new Tray(mac ? icon.resize({ width: 16, height: 16 }) : icon);
+  trayIcon = trayIconName(trayState(host!.status, signIns));
+  tray = new Tray(trayImage(trayIcon));
+  if (trayClickAction(process.platform) === 'open-window') tray.on('click', () => showWindow());
   updateTray();
 }
 
-/** Rebuilds the tray menu from the host's state: on every status change and launch-at-login change. */
+function trayImage(name: TrayIconName): NativeImage {
+  const mac = process.platform === 'darwin';
+  const icon = nativeImage.createFromBuffer(trayIconPng(name, mac ? 'template' : 'color'));
+  if (!mac) return icon;
+  // The menu bar takes 16 points; the 32-pixel drawing is its 2× version.
+  const small = icon.resize({ width: 16, height: 16 });
+  small.addRepresentation({ scaleFactor: 2, buffer: icon.toPNG() });
+  small.setTemplateImage(true);
+  return small;
+}
+
+/** Rebuilds the tray from the host's state and the sign-ins waiting: icon, tooltip and menu. */
 function updateTray(): void {
   if (!tray || !host) return;
-  tray.setToolTip(`Persona Workspace: ${trayStatusLine(host.status)}`);
-  tray.setContextMenu(Menu.buildFromTemplate(trayMenuModel(host.status, { launchAtLogin }).map(menuItem)));
+  const name = trayIconName(trayState(host.status, signIns));
+  if (name !== trayIcon) {
+    trayIcon = name;
+    tray.setImage(trayImage(name));
+  }
+  tray.setToolTip(trayTooltip(host.status, signIns));
+  tray.setContextMenu(Menu.buildFromTemplate(trayMenuModel(host.status, { launchAtLogin, signIns }).map(menuItem)));
 }
 
 function menuItem(item: TrayItem): MenuItemConstructorOptions {
@@ -276,6 +337,9 @@ function trayAction(id: TrayAction): void {
       break;
     case 'open-window':
       showWindow();
+      break;
+    case 'open-connections':
+      showWindow('connections');
       break;
     case 'copy-mcp-url':
       if (host?.status.state === 'running') clipboard.writeText(host.status.url);

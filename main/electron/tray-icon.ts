@@ -1,8 +1,79 @@
-// The tray icons, 32×32 PNGs (a ring with a dot), inline so that they need no asset copied next to
-// the build.
+import { encodePng } from './png.js';
+import type { TrayIconName } from './tray-state.js';
 
-/** Black on transparent: macOS takes it as a template image and recolours it for the menu bar. */
-export const TRAY_ICON_TEMPLATE = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAYAAABzenr0AAABEElEQVR42u2XvQ2DMBCFP4k6BTVjUFDTwkKImgXomIMJskR2oMgISKR5lqwoGEOI7Eg86Rp45zvuzwdc+DMUQAfcgQmYJZOedeKcjkoGFk+5S+cUDNbBT6AHaiADEkmmZ704hj98Yzh9++pWxraQiGtHIz3igDH+APID+rl0jROHwv5QeI8is5wY9hScCV9+Qg3l1nnVntC3J3ZR65uKwqr2rYIrgUZSehSm6Q7nnOhE6h2cGzB+6P1R79bQi9f5hL92cEbHABoderVPGiaRMkfYt6Zg6eiIRTZWMYu0lv/Gw4HGUQeLbMTrQPAUBC/C4G0YfBAFH8VRXEbBr+MoFpIoVrLgS2k0a3kUPyYXfoYXZtHVHcHcCm8AAAAASUVORK5CYII=';
+// The tray's icons, drawn in code at 32×32: a ring (the server), a dot in it while agents can
+// connect, and a badge at the top right when a connection needs its person to sign in. The shapes
+// alone tell the states apart, so macOS's one-colour template images show them too.
 
-/** Blue, readable on both light and dark panels (Linux and Windows show icons as they are). */
-export const TRAY_ICON_COLOR = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAYAAABzenr0AAABLUlEQVR42u1XOw6DMAxFYu7AnNknYGBmhWP4EqgzF8jGOTgBl+gdkNwjVKLLixRVYNJClQwMXsKz/fAvTkYsWUzJLgJfKlTE0hPLRCwzsbwgM856YE4n0MDBEigTdE4hMHiGn8RiiaUlFkMsOcTgzALj8MMRAsXHX9/hbI9wDqwfjeIXAs75g1jKHwqshK4j8RWBwXNuDlS58UgMoQQaL3zlCa1WevaaEAKTl/Oz+v2+lYq1PnfVvldwNbF0kDqgMF13VBqBHiCrGLsRy7jS+yO+belZ4HqNgAt/qxgalQE0KnrtWho+QTNARgn73hSslY5Y4GOTwAugrfx3AQQ6pQ4W+EiXQPQURC/C6G0YfRBFH8VJXEbRr+MkFpIkVrLoS2kya3kSD5Prbfg3eQOyAqF30GXeiQAAAABJRU5ErkJggg==';
+export const TRAY_ICON_SIZE = 32;
+
+/** `color` for Linux and Windows (shown as drawn); `template` is black on transparent, which macOS recolours for the menu bar. */
+export type TrayIconVariant = 'color' | 'template';
+
+type Rgb = readonly [number, number, number];
+
+const BLUE: Rgb = [0x25, 0x63, 0xeb];
+const GREY: Rgb = [0x6b, 0x72, 0x80];
+const AMBER: Rgb = [0xd9, 0x77, 0x06];
+const BLACK: Rgb = [0, 0, 0];
+
+const CENTER = 16;
+const RING_OUTER = 13;
+const RING_INNER = 9.5;
+const DOT = 5;
+const BADGE = { x: 25, y: 7, r: 6, gap: 2 };
+// Each pixel is sampled 4×4 times: smooth edges without an anti-aliasing library.
+const SAMPLES = 4;
+
+interface Shape {
+  color: Rgb;
+  covers(x: number, y: number): boolean;
+}
+
+function shapesOf(name: TrayIconName, variant: TrayIconVariant): Shape[] {
+  const tint = (rgb: Rgb): Rgb => (variant === 'template' ? BLACK : rgb);
+  const distance = (x: number, y: number, cx: number, cy: number) => Math.hypot(x - cx, y - cy);
+  const inBadgeGap = (x: number, y: number) => distance(x, y, BADGE.x, BADGE.y) < BADGE.r + BADGE.gap;
+  const withBadge = name === 'tray-attention';
+  const ringColor = tint(name === 'tray-stopped' ? GREY : BLUE);
+  const shapes: Shape[] = [
+    {
+      color: ringColor,
+      covers: (x, y) => {
+        const d = distance(x, y, CENTER, CENTER);
+        return d <= RING_OUTER && d >= RING_INNER && !(withBadge && inBadgeGap(x, y));
+      },
+    },
+  ];
+  if (name !== 'tray-stopped') shapes.push({ color: ringColor, covers: (x, y) => distance(x, y, CENTER, CENTER) <= DOT });
+  if (withBadge) shapes.push({ color: tint(AMBER), covers: (x, y) => distance(x, y, BADGE.x, BADGE.y) <= BADGE.r });
+  return shapes;
+}
+
+/** The PNG of a tray icon. */
+export function trayIconPng(name: TrayIconName, variant: TrayIconVariant): Buffer {
+  const size = TRAY_ICON_SIZE;
+  const shapes = shapesOf(name, variant);
+  const rgba = new Uint8Array(size * size * 4);
+  for (let py = 0; py < size; py++) {
+    for (let px = 0; px < size; px++) {
+      const hits = new Map<Shape, number>();
+      for (let sy = 0; sy < SAMPLES; sy++) {
+        for (let sx = 0; sx < SAMPLES; sx++) {
+          const x = px + (sx + 0.5) / SAMPLES;
+          const y = py + (sy + 0.5) / SAMPLES;
+          // The last shape drawn is on top.
+          const top = shapes.findLast((shape) => shape.covers(x, y));
+          if (top) hits.set(top, (hits.get(top) ?? 0) + 1);
+        }
+      }
+      const covered = [...hits.values()].reduce((a, b) => a + b, 0);
+      if (!covered) continue;
+      // The colour of the shape covering most of the pixel; its coverage is the alpha.
+      const [main] = [...hits.entries()].sort((a, b) => b[1] - a[1])[0]!;
+      const at = (py * size + px) * 4;
+      rgba.set([...main.color, Math.round((255 * covered) / (SAMPLES * SAMPLES))], at);
+    }
+  }
+  return encodePng(size, size, rgba);
+}

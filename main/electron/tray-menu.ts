@@ -1,15 +1,28 @@
 import type { HostStatus } from '../../common/host-status.js';
 
 // The tray menu as data, so that what it shows in every state is tested without Electron. Everything
-// lives in the menu (nothing behind a click on the icon) because Linux tray hosts ignore clicks.
+// lives in the menu, a click on the icon only being a shortcut to Open window: many Linux tray hosts
+// never send one.
 
-export type TrayAction = 'start' | 'stop' | 'open-window' | 'copy-mcp-url' | 'toggle-launch-at-login' | 'quit';
+export type TrayAction = 'start' | 'stop' | 'open-window' | 'open-connections' | 'copy-mcp-url' | 'toggle-launch-at-login' | 'quit';
 
 export type TrayItem =
   | { kind: 'status'; label: string }
   | { kind: 'action'; id: TrayAction; label: string; enabled: boolean }
   | { kind: 'checkbox'; id: TrayAction; label: string; checked: boolean }
   | { kind: 'separator' };
+
+/** A connection that waits for the person at the machine to sign in (from the measured connection states). */
+export interface PendingSignIn {
+  displayName: string;
+  place: string;
+}
+
+/** "Issue tracker (This machine) needs you to sign in", or "3 connections need you to sign in". */
+export function signInLine(signIns: readonly PendingSignIn[]): string {
+  if (signIns.length === 1) return `${signIns[0]!.displayName} (${signIns[0]!.place}) needs you to sign in`;
+  return `${signIns.length} connections need you to sign in`;
+}
 
 export function trayStatusLine(status: HostStatus): string {
   switch (status.state) {
@@ -26,14 +39,17 @@ export function trayStatusLine(status: HostStatus): string {
   }
 }
 
-export function trayMenuModel(status: HostStatus, options: { launchAtLogin: boolean }): TrayItem[] {
+export function trayMenuModel(status: HostStatus, options: { launchAtLogin: boolean; signIns: readonly PendingSignIn[] }): TrayItem[] {
   const running = status.state === 'running';
   // While starting or stopping neither button applies; the menu is rebuilt when that settles.
   const toggle: TrayItem = running || status.state === 'stopping'
     ? { kind: 'action', id: 'stop', label: 'Stop server', enabled: running }
     : { kind: 'action', id: 'start', label: 'Start server', enabled: status.state !== 'starting' };
+  // A sign-in waiting is what the person can act on first: it opens the Connections screen.
+  const signIn: TrayItem[] = options.signIns.length > 0 ? [{ kind: 'action', id: 'open-connections', label: `${signInLine(options.signIns)}…`, enabled: true }] : [];
   return [
     { kind: 'status', label: trayStatusLine(status) },
+    ...signIn,
     { kind: 'separator' },
     toggle,
     { kind: 'action', id: 'open-window', label: 'Open window', enabled: true },

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { raw, type RawResponse } from '../../test/support/raw-http.js';
@@ -38,6 +41,25 @@ describe('the agent endpoint\'s own answers', () => {
     const chunk = Buffer.alloc(2 ** 20, 0x20);
     const streamed = await raw(fx.url, { headers, body: [Buffer.from('{"pad":"'), ...Array.from({ length: 65 }, () => chunk), Buffer.from('"}')] });
     assert.equal(streamed.status, 413);
+    assert.match(rpcError(streamed).message, /larger than the 64 MiB this server accepts: send less at once/);
+  });
+
+  it('takes a large body whole, whether its length is announced or it comes in chunks', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pw-body-'));
+    try {
+      const content = 'x'.repeat(4 * 2 ** 20 - 1) + 'é';
+      for (const [name, chunked] of [['announced', false], ['chunked', true]] as const) {
+        const path = join(dir, name);
+        const text = JSON.stringify({ jsonrpc: '2.0', id: name, method: 'tools/call', params: { name: 'write', arguments: { path, content } } });
+        const bytes = Buffer.from(text);
+        const body = chunked ? Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) => bytes.subarray(i * 65_536, (i + 1) * 65_536)) : text;
+        const response = await raw(fx.url, { headers, body });
+        assert.equal(response.status, 200, response.body.slice(0, 300));
+        assert.equal(await readFile(path, 'utf8'), content, name);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a compressed body or one in another charset with 415, saying what to send', async () => {

@@ -20,7 +20,8 @@ import { bearerAuth, type Refusal } from './bearer-auth.js';
 import { allowedHostNames, forbidden, hostAndOriginCheck } from './guards.js';
 import { readJsonBody, RequestBodyError } from './json-body.js';
 import { lazyListener } from './lazy-listener.js';
-import { MCP_PATH, originOf, resourceMetadataUrl } from './mcp-urls.js';
+import { MCP_PATH, resourceMetadataUrl } from './mcp-urls.js';
+import { requestOrigin, type RequestOrigin } from './request-origin.js';
 import { sendJson } from './send-json.js';
 
 /** Whoever runs the app: the CLI, the desktop window, or any caller when auth is off. */
@@ -28,6 +29,9 @@ export const LOCAL_CALLER: Caller = { subject: LOCAL_PERSON, source: 'local' };
 
 /** Large enough for a base64 `write` of a sizeable file, small enough to bound one request. */
 const MAX_REQUEST_BYTES = 64 * 2 ** 20;
+
+/** Per token (or signed-in client, or external subject): more than enough for one agent's parallel work. */
+const MAX_SESSIONS_PER_CALLER = 64;
 
 /**
  * The person a caller acts as. App tokens were made by whoever runs the app, so they act as
@@ -49,6 +53,7 @@ export function agentEndpoint(
   const { config } = services;
   const sessions = new McpSessions<Caller>({
     idleTimeoutMs: config.sessionIdleTimeoutMs,
+    maxSessionsPerOwner: MAX_SESSIONS_PER_CALLER,
     ownerOf: (caller) => `${caller.source}:${caller.subject}`,
     createServer: async (caller, req) => {
       const person = personOf(caller);
@@ -57,7 +62,7 @@ export function agentEndpoint(
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
       const connections = await services.connections.usable(place);
-      const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env });
+      const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env, sandboxes: services.sandboxes });
       const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox() });
       const server = createWorkspaceServer({
         instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
@@ -79,10 +84,17 @@ export function agentEndpoint(
     },
   });
 
-  const guard = hostAndOriginCheck(allowedHostNames(config.host, config.allowedHosts), config.allowedOrigins);
+  // Behind a TLS-terminating proxy, the public host and origin are this server's own too.
+  const publicUrl = config.publicUrl === undefined ? undefined : new URL(config.publicUrl);
+  const guard = hostAndOriginCheck(
+    allowedHostNames(config.host, publicUrl ? [...config.allowedHosts, publicUrl.hostname] : config.allowedHosts),
+    publicUrl ? [...config.allowedOrigins, publicUrl.origin] : config.allowedOrigins,
+  );
+  const originOf = requestOrigin(config.publicUrl);
+  const refuse = refusal(originOf);
   const authenticate = verifier
-    ? bearerAuth((req) => verifier.verifyAuthorization(req.headers.authorization, `${originOf(req)}${MCP_PATH}`), refusal)
-    : bearerAuth(async () => LOCAL_CALLER, refusal);
+    ? bearerAuth((req) => verifier.verifyAuthorization(req.headers.authorization, `${originOf(req)}${MCP_PATH}`), refuse)
+    : bearerAuth(async () => LOCAL_CALLER, refuse);
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const caller = await authenticate(req, res);
     if (!caller) return;
@@ -91,7 +103,7 @@ export function agentEndpoint(
   };
   // With auth on, this endpoint is also its own OAuth authorization server (discovery, sign-in,
   // tokens), loaded on its first request.
-  const oauth = verifier && lazyListener(async () => (await import('./oauth-routes.js')).oauthRoutes(services.signIns), services.log);
+  const oauth = verifier && lazyListener(async () => (await import('./oauth-routes.js')).oauthRoutes(services.signIns, { originOf }), services.log);
   const listener: RequestListener = (req, res) => {
     const refused = guard(req.headers);
     if (refused) return sendJson(res, 403, forbidden(refused));
@@ -161,13 +173,15 @@ function workspacePathOf(req: IncomingMessage): string | undefined {
   return values[0];
 }
 
-function refusal(error: unknown, req: IncomingMessage): Refusal {
-  if (error instanceof AuthError) {
-    // The identity provider's keys could not be fetched: not the caller's fault.
-    const status = error.reason === 'key_unavailable' ? 503 : 401;
-    return { status, challenge: wwwAuthenticate(error, resourceMetadataUrl(req)), message: error.message };
-  }
-  return { status: 500, challenge: wwwAuthenticate(), message: 'Could not check the token. See the server log.' };
+function refusal(originOf: RequestOrigin): (error: unknown, req: IncomingMessage) => Refusal {
+  return (error, req) => {
+    if (error instanceof AuthError) {
+      // The identity provider's keys could not be fetched: not the caller's fault.
+      const status = error.reason === 'key_unavailable' ? 503 : 401;
+      return { status, challenge: wwwAuthenticate(error, resourceMetadataUrl(req, originOf)), message: error.message };
+    }
+    return { status: 500, challenge: wwwAuthenticate(), message: 'Could not check the token. See the server log.' };
+  };
 }
 
 /** Errors before a session exists (a bad place, no access, a broken body) as JSON-RPC errors. */

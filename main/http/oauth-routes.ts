@@ -11,12 +11,15 @@ import { OAuthServerError } from '../auth/oauth-server/errors.js';
 import type { AuthorizationServer } from '../auth/oauth-server/authorization-server.js';
 import type { RegisteredClient } from '../auth/oauth-server/oauth-state.js';
 import { PRODUCT_NAME } from '../version.js';
+import type { RequestOrigin } from './request-origin.js';
 import { endedPage, waitingPage } from './sign-in-page.js';
-import { MCP_PATH, originOf, PROTECTED_RESOURCE_PATH } from './mcp-urls.js';
+import { MCP_PATH, PROTECTED_RESOURCE_PATH } from './mcp-urls.js';
 
 export const WAIT_PATH = '/oauth/wait/';
 
 export interface OAuthRoutesOptions {
+  /** The origin each request reached this server at (the public one behind a reverse proxy). */
+  originOf: RequestOrigin;
   /** Registrations one address may make per hour (RFC 7591 is open to anyone: floods are cut off). */
   registrationsPerHour?: number;
 }
@@ -26,10 +29,11 @@ export interface OAuthRoutesOptions {
  * authorize, token, registration and revocation handlers on top of `AuthorizationServer`; plus the
  * page a client's browser waits on until the owner answers.
  */
-export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOptions = {}): Express {
+export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOptions): Express {
+  const { originOf } = options;
   const app = express();
   app.disable('x-powered-by');
-  const provider = sdkProvider(server);
+  const provider = sdkProvider(server, originOf);
 
   const protectedResource: RequestHandler = (req, res) => {
     const origin = originOf(req);
@@ -110,7 +114,7 @@ const keepStateOnRefusal: RequestHandler = (req, res, next) => {
 };
 
 /** `AuthorizationServer` in the shape the SDK's handlers call; its errors become OAuth error answers. */
-function sdkProvider(server: AuthorizationServer): OAuthServerProvider {
+function sdkProvider(server: AuthorizationServer, originOf: RequestOrigin): OAuthServerProvider {
   const clientsStore: OAuthRegisteredClientsStore = {
     getClient: (id) =>
       oauthErrors(async () => {

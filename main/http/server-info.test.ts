@@ -18,6 +18,11 @@ describe('serverInfo', () => {
     assert.equal(serverInfo({ ...base, host: '0.0.0.0' }, { state: 'stopped' }, 0).reachable, 'network');
   });
 
+  it('gives the public URL agents reach it at behind a reverse proxy, when one is set', () => {
+    assert.equal(serverInfo(base, { state: 'stopped' }, 0).publicUrl, undefined);
+    assert.equal(serverInfo({ ...base, publicUrl: 'https://box.example.com' }, { state: 'stopped' }, 0).publicUrl, 'https://box.example.com');
+  });
+
   it('keeps the state as the host reports it', () => {
     const failed = serverInfo(base, { state: 'failed', error: 'Port 9100 on 127.0.0.1 is already in use.' }, 0);
     assert.equal(failed.state, 'failed');

@@ -49,7 +49,7 @@ export interface RunOptions {
   /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
   onProgress?: (message: string) => void;
   /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
-  sandbox?: { command(command: string, tty: boolean): Launch };
+  sandbox?: { launch(command: string, tty: boolean): Promise<Launch> };
 }
 
 export interface BashResult {
@@ -183,14 +183,19 @@ export class CommandRunner {
     };
     const capture = (stream: 'stdout' | 'stderr' | 'output'): OutputCapture =>
       new OutputCapture({ ...limits, savePath: () => outputPath(stream) });
-    const launch = sandbox?.command(input.command, tty) ?? { file: 'bash', args: ['-c', input.command] };
+    const launch: Launch = sandbox ? await sandbox.launch(input.command, tty) : { file: 'bash', args: ['-c', input.command] };
     let child: Started;
-    if (tty) {
-      child = await startInTerminal(launch, capture('output'));
-    } else {
-      const files = await Promise.all([outputPath('stdout'), outputPath('stderr')].map(async (path) => OutputFile.create(await path))).catch(() => undefined);
-      // Without output files (the folder cannot be written), the output still comes back through pipes.
-      child = files ? await startWritingToFiles(launch, files, limits) : await startPiped(launch, capture('stdout'), capture('stderr'));
+    try {
+      if (tty) {
+        child = await startInTerminal(launch, capture('output'));
+      } else {
+        const files = await Promise.all([outputPath('stdout'), outputPath('stderr')].map(async (path) => OutputFile.create(await path))).catch(() => undefined);
+        // Without output files (the folder cannot be written), the output still comes back through pipes.
+        child = files ? await startWritingToFiles(launch, files, limits) : await startPiped(launch, capture('stdout'), capture('stderr'));
+      }
+    } catch (error) {
+      launch.release?.();
+      throw error;
     }
 
     let stopReason: 'timeout' | 'cancel' | 'shutdown' | 'output-limit' | undefined;
@@ -263,6 +268,7 @@ export class CommandRunner {
       signal?.removeEventListener('abort', onAbort);
       this.running.delete(entry);
       for (const path of paths) this.writing.delete(path);
+      launch.release?.();
     }
   }
 
@@ -302,6 +308,10 @@ export interface Launch {
   file: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
+  /** Open descriptors the process gets as its fds 3, 4, ... (not with a terminal). */
+  fds?: number[];
+  /** Called once the process has ended (or could not start): what it used may be let go. */
+  release?: () => void;
 }
 
 /** Starts bash with its stdout and stderr going straight into the two files, at the speed of a redirect. */
@@ -310,7 +320,7 @@ async function startWritingToFiles(launch: Launch, files: OutputFile[], limits: 
   let child: ChildProcess;
   let exit: Promise<Exit>;
   try {
-    ({ child, exit } = await spawnBash(launch, ['ignore', stdout.fd, stderr.fd]));
+    ({ child, exit } = await spawnBash(launch, ['ignore', stdout.fd, stderr.fd, ...(launch.fds ?? [])]));
   } catch (error) {
     await Promise.all(files.map((file) => file.discard()));
     throw error;
@@ -337,7 +347,7 @@ async function startWritingToFiles(launch: Launch, files: OutputFile[], limits: 
 
 /** Starts bash with its output read through pipes into the captures (when no output file could be made). */
 async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputCapture): Promise<Started> {
-  const { child, exit } = await spawnBash(launch, ['ignore', 'pipe', 'pipe']);
+  const { child, exit } = await spawnBash(launch, ['ignore', 'pipe', 'pipe', ...(launch.fds ?? [])]);
   const recent = new RecentOutput();
   const streams: Array<[Readable, OutputCapture]> = [
     [child.stdout!, stdout],

@@ -17,6 +17,8 @@ interface Session<C> {
   lastActivity: number;
   /** Requests still open (a GET stream counts), so a session in use is never expired as idle. */
   open: number;
+  /** POSTs still being answered: a session with a call in progress is never closed to make room. */
+  calls: number;
 }
 
 export interface McpSessionsOptions<C> {
@@ -25,18 +27,24 @@ export interface McpSessionsOptions<C> {
   /** Identifies a caller; a session answers only to the identity that created it. */
   ownerOf: (caller: C) => string;
   idleTimeoutMs: number;
+  /** Sessions one identity may hold at once; initializing one more closes its oldest idle one. */
+  maxSessionsPerOwner: number;
   now?: () => number;
 }
 
 /**
  * Streamable HTTP sessions: initialize creates one (an MCP server of its own), the Mcp-Session-Id
- * header routes later requests to it, DELETE ends it, and sessions left idle are closed. A
+ * header routes later requests to it, DELETE ends it, and sessions left idle are closed. One
+ * identity holds at most `maxSessionsPerOwner` sessions (each is an MCP server in memory), so a
+ * client that never ends its sessions loses its oldest idle ones rather than filling the host. A
  * session's tools/call requests are answered by DirectToolCalls, everything else by the SDK transport.
  */
 export class McpSessions<C> {
   private readonly sessions = new Map<string, Session<C>>();
   /** POST responses still being written; shutdown lets them finish so callers get their results. */
   private readonly inflight = new Set<Promise<void>>();
+  /** Initializes in progress per owner: they count against the limit before their session exists. */
+  private readonly starting = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly now: () => number;
 
@@ -70,20 +78,63 @@ export class McpSessions<C> {
       sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header. Send initialize first, then pass the Mcp-Session-Id it returns on every request.');
       return;
     }
-    await this.create(req, res, caller, body);
+    const owner = this.options.ownerOf(caller);
+    if (!this.makeRoom(owner)) {
+      const max = this.options.maxSessionsPerOwner;
+      sendError(res, 429, -32000, `Too many sessions: this credential already has ${max} open, each with a call in progress. End one you no longer use (DELETE /mcp with its Mcp-Session-Id) or wait for a call to finish, then initialize again.`);
+      return;
+    }
+    const started = this.reserve(owner);
+    try {
+      await this.create(req, res, caller, owner, body, started);
+    } finally {
+      started();
+    }
   }
 
-  private async create(req: IncomingMessage, res: ServerResponse, caller: C, body: unknown): Promise<void> {
+  /** Counts an initialize of `owner` as a session until the returned function is called (once or more). */
+  private reserve(owner: string): () => void {
+    this.starting.set(owner, (this.starting.get(owner) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = this.starting.get(owner)! - 1;
+      if (left === 0) this.starting.delete(owner);
+      else this.starting.set(owner, left);
+    };
+  }
+
+  /**
+   * Makes room for one more session of `owner` by closing its least recently used sessions that
+   * have no call in progress; false when every one of them is busy. Runs synchronously, so
+   * initializes arriving together cannot all see the same free slot.
+   */
+  private makeRoom(owner: string): boolean {
+    const mine = [...this.sessions].filter(([, s]) => s.owner === owner);
+    const excess = mine.length + (this.starting.get(owner) ?? 0) - this.options.maxSessionsPerOwner + 1;
+    if (excess <= 0) return true;
+    const idle = mine.filter(([, s]) => s.calls === 0).sort(([, a], [, b]) => a.lastActivity - b.lastActivity);
+    if (idle.length < excess) return false;
+    for (const [id, session] of idle.slice(0, excess)) {
+      // Out of the table at once, so its next request is told the session ended.
+      this.sessions.delete(id);
+      void session.transport.close();
+    }
+    return true;
+  }
+
+  private async create(req: IncomingMessage, res: ServerResponse, caller: C, owner: string, body: unknown, started: () => void): Promise<void> {
     const server = await this.options.createServer(caller, req);
-    const owner = this.options.ownerOf(caller);
     const call = toolCallOf(server);
     let direct: DirectToolCalls | undefined;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
         direct = call && new DirectToolCalls(id, server, call);
-        const session: Session<C> = { caller, transport, server, direct, owner, lastActivity: this.now(), open: 0 };
+        const session: Session<C> = { caller, transport, server, direct, owner, lastActivity: this.now(), open: 0, calls: 0 };
         this.sessions.set(id, session);
+        started();
         this.track(session, res);
       },
     });
@@ -99,17 +150,20 @@ export class McpSessions<C> {
   }
 
   private track(session: Session<C>, res: ServerResponse): void {
+    const post = res.req.method === 'POST';
     session.open += 1;
+    if (post) session.calls += 1;
     session.lastActivity = this.now();
     const done = new Promise<void>((resolve) =>
       res.once('close', () => {
         session.open -= 1;
+        if (post) session.calls -= 1;
         session.lastActivity = this.now();
         this.inflight.delete(done);
         resolve();
       }),
     );
-    if (res.req.method === 'POST') this.inflight.add(done);
+    if (post) this.inflight.add(done);
   }
 
   async closeIdle(): Promise<void> {

@@ -84,7 +84,9 @@ test('placeRootOf refuses paths outside the workspace root', () => {
 test('placeRootOf refuses NUL bytes, control characters, backslashes in names, over-long input and a relative workspace root', () => {
   const cases: [string, string, RegExp][] = [
     [WS, 'Crew/al\0pha', /must not contain a NUL character/],
-    [WS, 'Crew/al\npha/x', /the Crew id contains a control character/],
+    [WS, 'Crew/al\npha/x', /the Crew id contains a control, bidi or invisible character/],
+    // Read as "Crew/alpha.txt" would be something else entirely: a right-to-left override.
+    [WS, 'Crew/al\u202Etxt.ahp/x', /the Crew id contains a control, bidi or invisible character/],
     [WS, 'Crew/al\\pha', /the Crew id contains a backslash/],
     [WS, `Crew/${'x'.repeat(256)}`, /the Crew id is longer than 255 characters/],
     [WS, `Crew/${'x/'.repeat(2100)}`, /must be at most 4096 characters/],
@@ -120,7 +122,12 @@ test('placeFromRoot refuses anything that is not a normalized place root', () =>
     ['Crew\\alpha', /not in a place/],
     ['Crew/a\\b', /contains a backslash/],
     ['Crew/a\0b', /NUL/],
-    ['Workflow/\u0007', /control character/],
+    ['Workflow/\u0007', /the workflow name contains a control, bidi or invisible character/],
+    ['Crew/alpha\u200B', /the Crew id contains a control, bidi or invisible character/],
+    ['Crew/\u2066alpha\u2069', /the Crew id contains a control, bidi or invisible character/],
+    ['Workflow/a\u2028b', /the workflow name contains a control, bidi or invisible character/],
+    ['_users/ali\u202Dce/Chats/Work/projects/1', /the owner contains a control, bidi or invisible character/],
+    ['_users/alice/Chats/Code/projects/4\uD8002', /the project id contains a control, bidi or invisible character/],
     ['_users//Chats/Work/projects/1', /the owner is empty/],
     ['_users/../Chats/Work/projects/1', /the owner is "\.\."/],
     ['_users/alice/Chats/Code/projects/', /the project id is empty/],

@@ -14,8 +14,13 @@ export function placeConnectionsQuery(root: string, options: { polling: boolean 
     queryKey: ['place-connections', root],
     queryFn: () => api<PlaceConnections>('GET', `/mcp/place${query({ workspace_path: root })}`),
     refetchOnWindowFocus: 'always',
-    // While a sign-in is open in the browser, or a server is being asked, the list updates by itself when it finishes.
-    refetchInterval: (q) => (options.polling || q.state.data?.connections.some((c) => c.state === 'checking') ? 1500 : false),
+    // While a sign-in is open in the browser, the list follows it closely, so a denied or failed one shows
+    // within a second; while a server is being asked, it updates by itself when the check ends.
+    refetchInterval: (q) => {
+      const list = q.state.data?.connections ?? [];
+      if (options.polling || list.some((c) => c.signIn?.state === 'pending')) return 500;
+      return list.some((c) => c.state === 'checking') ? 1500 : false;
+    },
   });
 }
 
@@ -68,8 +73,9 @@ export const testConnection = (root: string, connection: Connection) =>
 export const removeConnection = (root: string, connection: Connection) =>
   api<{ removed: boolean }>('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`);
 
-export const putSecret = (root: string, name: string, value: string) =>
-  api<void>('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, { value });
+/** Saves a place secret; one the place already has is replaced only with `replace` (the person agreed). */
+export const putSecret = (root: string, name: string, value: string, replace = false) =>
+  api<void>('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, { value, ...(replace && { replace }) });
 
 export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) =>
   api<{ policy: PlacePolicy }>('PUT', '/places/policy', { workspace_path: root, policy, folders });

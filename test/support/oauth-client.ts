@@ -1,4 +1,5 @@
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 
 /**
@@ -47,23 +48,23 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
 }
 
 /** Starts the SDK's sign-in against `serverUrl`: registration, PKCE, and the authorization URL (not opened). */
-export async function startSignIn(provider: MemoryOAuthProvider, serverUrl: string): Promise<URL> {
-  const result = await auth(provider, { serverUrl });
+export async function startSignIn(provider: MemoryOAuthProvider, serverUrl: string, fetchFn: FetchLike = fetch): Promise<URL> {
+  const result = await auth(provider, { serverUrl, fetchFn });
   if (result !== 'REDIRECT' || !provider.authorizationUrl) throw new Error(`expected a redirect to authorize, got ${result}`);
   return provider.authorizationUrl;
 }
 
 /** Follows the authorization URL as a browser would, up to the page that waits for the owner; returns that page's URL. */
-export async function openAuthorization(url: URL): Promise<string> {
-  const res = await fetch(url, { redirect: 'manual' });
+export async function openAuthorization(url: URL, fetchFn: FetchLike = fetch): Promise<string> {
+  const res = await fetchFn(url, { redirect: 'manual' });
   const location = res.headers.get('location');
   if (res.status !== 303 || !location) throw new Error(`authorize answered ${res.status}: ${await res.text()}`);
   return new URL(location, url).href;
 }
 
 /** Asks the waiting page once: the client's redirect with its query when answered, else undefined. */
-export async function pollWait(waitUrl: string): Promise<URL | undefined> {
-  const res = await fetch(waitUrl, { redirect: 'manual' });
+export async function pollWait(waitUrl: string, fetchFn: FetchLike = fetch): Promise<URL | undefined> {
+  const res = await fetchFn(waitUrl, { redirect: 'manual' });
   if (res.status === 200) {
     await res.text();
     return undefined;
@@ -74,7 +75,7 @@ export async function pollWait(waitUrl: string): Promise<URL | undefined> {
 }
 
 /** Finishes the SDK's sign-in with the code the redirect carried. */
-export async function finishSignIn(provider: MemoryOAuthProvider, serverUrl: string, code: string): Promise<void> {
-  const result = await auth(provider, { serverUrl, authorizationCode: code });
+export async function finishSignIn(provider: MemoryOAuthProvider, serverUrl: string, code: string, fetchFn: FetchLike = fetch): Promise<void> {
+  const result = await auth(provider, { serverUrl, authorizationCode: code, fetchFn });
   if (result !== 'AUTHORIZED') throw new Error(`expected AUTHORIZED, got ${result}`);
 }

@@ -6,7 +6,7 @@ import type { UpstreamProblem } from './upstream-problem.js';
 /** The result of the last check of a connection's server: its tools, or why it does not work. */
 export type Measured =
   | { kind: 'ok'; tools: readonly UpstreamTool[]; checkedAt: number }
-  | { kind: 'failed'; problem: UpstreamProblem; reason: string; checkedAt: number; nextCheckAt: number };
+  | { kind: 'failed'; problem: UpstreamProblem; reason: string; checkedAt: number; nextCheckAt: number; challenge?: string };
 
 /** A connection's health as known now: the last check's result (none yet: never checked), and whether one runs. */
 export interface Health {
@@ -135,13 +135,13 @@ export class ConnectionHealth {
       try {
         const tools = await (fresh ? upstream.check() : upstream.tools());
         entry.failures = 0;
-        result = { kind: 'ok', tools, checkedAt: this.now() };
+        result = { kind: 'ok', tools: firstOfEachName(tools), checkedAt: this.now() };
       } catch (error) {
         if (!(error instanceof UpstreamUnavailableError)) throw error;
         entry.failures += 1;
         this.note(entry, error.message);
         const wait = Math.min(this.options.firstBackoffMs * 2 ** (entry.failures - 1), this.options.maxBackoffMs);
-        result = { kind: 'failed', problem: error.problem, reason: error.message, checkedAt: this.now(), nextCheckAt: this.now() + wait };
+        result = { kind: 'failed', problem: error.problem, reason: error.message, checkedAt: this.now(), nextCheckAt: this.now() + wait, ...(error.challenge && { challenge: error.challenge }) };
         this.scheduleRecheck(entry, wait);
       }
       entry.last = result;
@@ -172,6 +172,12 @@ export class ConnectionHealth {
     entry.errors.push({ at: this.now(), message });
     if (entry.errors.length > ERRORS_KEPT) entry.errors.shift();
   }
+}
+
+/** A server that lists one name twice has it passed on once (the first), as tool names must be unique. */
+function firstOfEachName(tools: readonly UpstreamTool[]): readonly UpstreamTool[] {
+  const seen = new Set<string>();
+  return tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
 }
 
 /** Whether agents see different tools after this check: a connection went away, came back, or changed its list. */

@@ -55,10 +55,14 @@ export class UpstreamUnavailableError extends Error {
     readonly connection: string,
     readonly problem: UpstreamProblem,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; challenge?: string },
   ) {
     super(message, options);
+    this.challenge = options?.challenge;
   }
+
+  /** The `WWW-Authenticate` header of the server's 401 that asked for a sign-in: what the sign-in asks for. */
+  readonly challenge: string | undefined;
 }
 
 interface Live {
@@ -214,7 +218,8 @@ export class UpstreamConnection {
     if (error instanceof UpstreamUnavailableError) return error;
     const refusal = error instanceof UpstreamStatusError ? { status: error.code ?? 0, challenge: error.challenge } : this.refusal;
     const { problem, text } = diagnose(error, this.options.credentials, this.options.timeoutMs, refusal);
-    return new UpstreamUnavailableError(this.target.name, problem, `${this.label()} is unavailable: ${text}`, { cause: error });
+    const challenge = problem === 'sign-in' && refusal?.status === 401 ? refusal.challenge : undefined;
+    return new UpstreamUnavailableError(this.target.name, problem, `${this.label()} is unavailable: ${text}`, { cause: error, ...(challenge && { challenge }) });
   }
 
   private label(): string {

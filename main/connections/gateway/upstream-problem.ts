@@ -1,7 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { NetworkPolicyError } from '../network/network-policy-error.js';
-import { SignInRequiredError, TokenRefreshError } from '../oauth/errors.js';
+import { SignInRequiredError, StepUpRequiredError, TokenRefreshError } from '../oauth/errors.js';
 import { UpstreamAnswerError } from './call-forwarder.js';
 
 /**
@@ -34,6 +34,7 @@ const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_C
 export function diagnose(error: unknown, credentials: CredentialKind, timeoutMs: number, refusal?: Refusal): Diagnosis {
   // The login's own words (sign in again, a refresh that failed) say best what to do.
   if (error instanceof SignInRequiredError || error instanceof TokenRefreshError) return { problem: 'sign-in', text: error.message };
+  if (error instanceof StepUpRequiredError) return { problem: error.problem, text: error.message };
   if (error instanceof NetworkPolicyError) return { problem: 'unreachable', text: error.message };
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
     return { problem: 'unreachable', text: `it did not answer within ${seconds(timeoutMs)} s (timeout). The server may be down or overloaded; it is checked again shortly.` };

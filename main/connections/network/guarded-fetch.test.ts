@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net, { isIP, type AddressInfo, type LookupFunction } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import tls from 'node:tls';
 import { request as undiciRequest } from 'undici';
+import { testCertificate } from '../../../test/support/test-certificate.js';
 import { createGuardedFetch, MAX_REDIRECTS } from './guarded-fetch.js';
 import { NetworkPolicyError, type NetworkPolicyErrorKind } from './network-policy-error.js';
 import type { ResolvedAddress } from './target-check.js';
@@ -268,26 +265,7 @@ describe('createGuardedFetch, default policy: hostile URLs are refused before an
 // Default policy over https: redirects (a loopback TLS server behind the stand-in public address)
 // ---------------------------------------------------------------------------------------------
 
-/** A throwaway self-signed certificate for the test names, or why there is none. */
-function testCertificate(): { key: string; cert: string } | string {
-  const dir = mkdtempSync(join(tmpdir(), 'guarded-fetch-'));
-  try {
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=guarded-fetch test']
-        .concat(['-addext', 'subjectAltName=DNS:hop.example,DNS:rebind.example,DNS:other.example'])
-        .concat(['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]),
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
-  } catch (error) {
-    return `openssl could not make a test certificate (${(error as Error).message}); install openssl to run these tests`;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const certificate = testCertificate();
+const certificate = testCertificate(['hop.example', 'rebind.example', 'other.example']);
 const tlsSkip = typeof certificate === 'string' ? certificate : false;
 
 describe('createGuardedFetch, default policy: redirects over https', { skip: tlsSkip }, () => {

@@ -25,6 +25,12 @@ export async function readChallenge(serverUrl: string, fetch: FetchLike): Promis
   return { ...(resourceMetadataUrl && { resourceMetadataUrl }), ...(scope && { scope }) };
 }
 
+/** What a `WWW-Authenticate` header the server sent on a request says about signing in. */
+export function parseChallenge(header: string): Challenge {
+  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(new Response(null, { status: 401, headers: { 'WWW-Authenticate': header } }));
+  return { ...(resourceMetadataUrl && { resourceMetadataUrl }), ...(scope && { scope }) };
+}
+
 /** Whether the MCP server wants a sign-in: it answers a first request without credentials with 401. */
 export async function asksForSignIn(serverUrl: string, fetch: FetchLike): Promise<boolean> {
   const response = await initializeWithoutCredentials(serverUrl, fetch);

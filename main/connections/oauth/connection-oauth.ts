@@ -1,10 +1,13 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { bearerFetch } from './bearer-fetch.js';
-import { OAuthStore } from './oauth-store.js';
+import { parseChallenge } from './challenge.js';
+import { StepUpRequiredError } from './errors.js';
+import { keyOf, OAuthStore } from './oauth-store.js';
 import { revokeTokens, type Revocation } from './revocation.js';
 import { type CallbackAnswer, type OAuthConnection, type OwnApp, SignInFlow } from './sign-in.js';
 import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
+import { type StepUpNeed, StepUps } from './step-ups.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
 // The types of this API, importable from here with it.
@@ -38,6 +41,7 @@ export class ConnectionOAuth {
   private readonly flow: SignInFlow;
   private readonly keeper: TokenKeeper;
   private readonly chains: SignInChains;
+  private readonly stepUps = new StepUps();
   private readonly listeners = new Set<(change: SignInChange) => void>();
 
   constructor(private readonly options: ConnectionOAuthOptions) {
@@ -52,7 +56,10 @@ export class ConnectionOAuth {
       clientMetadataUrl: options.clientMetadataUrl,
       ttlMs,
       now,
-      onSignedIn: (connection) => this.emit({ ...connection, state: 'signed-in' }),
+      onSignedIn: (connection) => {
+        this.stepUps.signedIn(keyOf(connection));
+        this.emit({ ...connection, state: 'signed-in' });
+      },
     });
     this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now, onSignedOut: (connection) => this.emit({ ...connection, state: 'sign-in' }) });
   }
@@ -60,10 +67,22 @@ export class ConnectionOAuth {
   /**
    * Starts a sign-in: returns the URL to open in the person's browser. `ownApp` is the person's
    * own OAuth app, for providers that let no app register itself (OwnAppRequiredError says so).
+   * `challenge` is the `WWW-Authenticate` header of the server's last refusal, if any. A sign-in
+   * while the server wants wider access (a step-up) asks for it.
    */
-  async begin(connection: OAuthConnection, options: { ownApp?: OwnApp } = {}): Promise<{ authorizationUrl: string }> {
-    const url = await this.flow.begin(connection, options.ownApp);
+  async begin(connection: OAuthConnection, options: { ownApp?: OwnApp; challenge?: string } = {}): Promise<{ authorizationUrl: string }> {
+    const scope = this.stepUps.beginning(keyOf(identityOf(connection)));
+    const url = await this.flow.begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
     return { authorizationUrl: url.href };
+  }
+
+  /**
+   * Why the connection's login is not enough now, if it is not: its server asked for wider access
+   * (the owner must sign in again to approve it), or refuses it even after the step-ups allowed.
+   */
+  stepUp(connection: OAuthConnection): { problem: 'sign-in' | 'key-refused'; reason: string } | undefined {
+    const need = this.stepUps.need(keyOf(identityOf(connection)));
+    return need && { problem: need.kind === 'step-up' ? 'sign-in' : 'key-refused', reason: stepUpMessage(connection.displayName, need) };
   }
 
   /** Finishes the sign-in the browser's answer (the query of /oauth/callback) belongs to; returns its connection. */
@@ -88,13 +107,21 @@ export class ConnectionOAuth {
 
   /** A fetch for the connection's MCP client transport: `base` with the connection's access token, kept fresh. */
   fetch(connection: OAuthConnection, base: FetchLike): FetchLike {
-    return bearerFetch(this.keeper, identityOf(connection), connection.displayName, base);
+    const id = identityOf(connection);
+    return bearerFetch(this.keeper, id, connection.displayName, base, async (token, challenge) => {
+      const granted = (await this.store.read(id)).tokens?.scope;
+      const { need, fresh } = this.stepUps.refused(keyOf(id), token, granted, parseChallenge(challenge).scope);
+      // The connection leaves its place's tools until its owner approves (or it is removed).
+      if (fresh) this.emit({ ...id, state: 'signed-in' });
+      return new StepUpRequiredError(id, need.kind === 'step-up' ? 'sign-in' : 'key-refused', stepUpMessage(connection.displayName, need));
+    });
   }
 
   /** Revokes the login at the provider where it can, then deletes every keychain item of the connection. */
   async revokeAndForget(connection: OAuthConnection): Promise<Revocation> {
     const id = identityOf(connection);
     this.flow.cancel(id);
+    this.stepUps.forget(keyOf(id));
     const { revocation, hadLogin } = await this.store.forget(id, async (record) => ({
       revocation: await revokeTokens(record, connection.displayName, this.options.fetch),
       hadLogin: record.tokens !== undefined,
@@ -121,6 +148,17 @@ export class ConnectionOAuth {
       }
     }
   }
+}
+
+function stepUpMessage(name: string, need: StepUpNeed): string {
+  if (need.kind === 'step-up') {
+    const what = need.added.length ? `more access (${need.added.join(', ')})` : `access it did not get at the last sign-in (${need.scope})`;
+    return `${name} asks for ${what} to do this. Its owner must approve the wider access: sign in to ${name} again (Connect on the Connections page).`;
+  }
+  return (
+    `${name} still refuses this login the access it asks for (${need.scope}) after ${need.signIns === 1 ? 'a sign-in' : `${need.signIns} sign-ins`} to approve it, ` +
+    `so signing in again does not help: ${name}'s sign-in server does not grant that access to its owner. Ask ${name}'s administrator for it, then sign in again.`
+  );
 }
 
 function identityOf(connection: OAuthConnection): ConnectionIdentity {

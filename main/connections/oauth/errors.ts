@@ -47,6 +47,22 @@ export class SignInRequiredError extends Error {
   }
 }
 
+/**
+ * The server refused the login for lack of scope (403 insufficient_scope): the owner must approve
+ * wider access by signing in again ('sign-in'), or, after the bounded step-ups, signing in no
+ * longer helps ('key-refused').
+ */
+export class StepUpRequiredError extends Error {
+  override readonly name = 'StepUpRequiredError';
+  constructor(
+    readonly connection: ConnectionIdentity,
+    readonly problem: 'sign-in' | 'key-refused',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A refresh failed for a passing reason (network, provider error): the login is kept and tried again at next use. */
 export class TokenRefreshError extends Error {
   override readonly name = 'TokenRefreshError';

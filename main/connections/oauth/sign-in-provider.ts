@@ -76,7 +76,8 @@ export class SignInProvider implements OAuthClientProvider {
         // A newer sign-in begun meanwhile keeps its verifier.
         ...(signIn && signIn.state !== this.options.state && { signIn }),
         server: { authorizationServerUrl: discovery.authorizationServerUrl, metadata: discovery.authorizationServerMetadata!, ...(this.resource && { resource: this.resource }) },
-        tokens: storedTokens(tokens, discovery.authorizationServerUrl, this.options.now()),
+        // Without a scope in the answer, the login has the scope asked for (RFC 6749 5.1), kept to widen it later.
+        tokens: storedTokens({ ...tokens, ...(tokens.scope === undefined && this.scope !== undefined && { scope: this.scope }) }, discovery.authorizationServerUrl, this.options.now()),
       },
       undefined,
     ]);
@@ -103,6 +104,11 @@ export class SignInProvider implements OAuthClientProvider {
   /** The URL the SDK built, once `auth()` returned REDIRECT. */
   get url(): URL | undefined {
     return this.authorizationUrl;
+  }
+
+  /** The scope the authorization request asked for. */
+  get scope(): string | undefined {
+    return this.authorizationUrl?.searchParams.get('scope') ?? undefined;
   }
 
   /** The resource the authorization request named: the token requests must name the same. */

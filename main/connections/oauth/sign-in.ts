@@ -4,7 +4,7 @@ import type { AuthorizationServerMetadata, OAuthClientMetadata } from '@modelcon
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
-import { readChallenge, type Challenge } from './challenge.js';
+import { parseChallenge, readChallenge, type Challenge } from './challenge.js';
 import { describeFailure, OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInStateError, SignInUnsupportedError } from './errors.js';
 import type { OAuthStore, ServerMetadata } from './oauth-store.js';
 import { PendingSignIns } from './pending-sign-ins.js';
@@ -65,11 +65,16 @@ export class SignInFlow {
     this.pending = new PendingSignIns(options.ttlMs, options.now);
   }
 
-  async begin(connection: OAuthConnection, ownApp?: OwnApp): Promise<URL> {
+  /**
+   * `hints.challenge`: the `WWW-Authenticate` header of the server's last refusal of a request (its
+   * scope and metadata URL win over those of a bare initialize); `hints.scope`: the wider access a
+   * step-up asks for, added to the scope chosen by the spec's rules.
+   */
+  async begin(connection: OAuthConnection, ownApp?: OwnApp, hints: { challenge?: string; scope?: string } = {}): Promise<URL> {
     const { fetch, store } = this.options;
     const name = connection.displayName;
     const id = identityOf(connection);
-    const challenge = await this.challenge(connection);
+    const challenge = { ...(await this.challenge(connection)), ...(hints.challenge && parseChallenge(hints.challenge)) };
     const discovery = await this.discover(connection, challenge);
     const metadata = discovery.authorizationServerMetadata!;
     const redirectUrl = this.options.redirectUrl();
@@ -101,7 +106,7 @@ export class SignInFlow {
       }),
     }));
     try {
-      await auth(provider, { serverUrl: connection.url, resourceMetadataUrl: challenge.resourceMetadataUrl, scope: scopeFor(challenge, discovery), fetchFn: fetch });
+      await auth(provider, { serverUrl: connection.url, resourceMetadataUrl: challenge.resourceMetadataUrl, scope: scopeFor(challenge, discovery, hints.scope), fetchFn: fetch });
     } catch (error) {
       this.pending.drop((p) => p.provider === provider);
       throw new SignInFailedError(`Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`);
@@ -203,12 +208,14 @@ function clientMetadata(redirectUrl: string): OAuthClientMetadata {
 }
 
 /**
- * The spec's scope selection: the challenge's scope, else the resource's scopes_supported; plus
+ * The spec's scope selection: the challenge's scope, else the resource's scopes_supported, with a
+ * step-up's scopes (those granted and those the server asked for); plus
  * offline_access when the authorization server offers it, since without it many servers issue no
  * refresh token and the connection would need a sign-in every hour.
  */
-function scopeFor(challenge: Challenge, discovery: OAuthServerInfo): string | undefined {
-  const scopes = (challenge.scope ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? '').split(' ').filter(Boolean);
+function scopeFor(challenge: Challenge, discovery: OAuthServerInfo, stepUp: string | undefined): string | undefined {
+  const chosen = challenge.scope ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? '';
+  const scopes = [...new Set(`${chosen} ${stepUp ?? ''}`.split(' ').filter(Boolean))];
   if (discovery.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scopes.includes('offline_access')) scopes.push('offline_access');
   return scopes.length > 0 ? scopes.join(' ') : undefined;
 }

@@ -96,7 +96,8 @@ export class TokenKeeper {
         );
       }
       // Stored (by update) before this resolves: no caller sees the new access token before the rotated refresh token is safe.
-      const renewed = storedTokens(fresh, tokens.issuer, this.options.now());
+      // RFC 6749 6: a refresh answer without a scope keeps the scope the login was granted.
+      const renewed = storedTokens({ ...fresh, ...(fresh.scope === undefined && tokens.scope !== undefined && { scope: tokens.scope }) }, tokens.issuer, this.options.now());
       return [{ ...record, tokens: renewed }, { tokens: renewed }];
     });
     if ('tokens' in outcome) return outcome.tokens;

@@ -38,3 +38,24 @@ function tryBubblewrap(env: NodeJS.ProcessEnv): Promise<string | undefined> {
     );
   });
 }
+
+const enterChecks = new Map<string, Promise<boolean>>();
+
+/**
+ * Whether commands can be entered into a running sandbox here (util-linux's nsenter and setpriv);
+ * without them each command gets a bubblewrap of its own, slower but as closed.
+ */
+export function canEnterSandboxes(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  const key = env.PATH ?? '';
+  let check = enterChecks.get(key);
+  if (!check) enterChecks.set(key, (check = Promise.all(['nsenter', 'setpriv'].map((program) => runs(program, ['--version'], env))).then((all) => all.every(Boolean))));
+  return check;
+}
+
+function runs(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(program, args, { env, stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('close', (code) => resolve(code === 0));
+  });
+}

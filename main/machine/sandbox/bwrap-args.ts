@@ -6,8 +6,6 @@ export interface BwrapInput {
   readonly kinds: ReadonlyMap<string, 'dir' | 'file'>;
   /** Where the command starts (inside the plan's readable paths). */
   readonly cwd: string;
-  /** The command's whole environment. */
-  readonly env: Readonly<Record<string, string>>;
   /**
    * A new terminal session keeps a command from typing into the caller's terminal (TIOCSTI). A
    * command given its own pseudo-terminal (tty) keeps it as its controlling terminal instead: it can
@@ -16,16 +14,26 @@ export interface BwrapInput {
   readonly newSession: boolean;
 }
 
+/** The device nodes a sandboxed command gets (when the machine has them), in a /dev of its own. */
+export const SANDBOX_DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty'];
+
 /**
- * bubblewrap's arguments (before `bash -c ...`) that mount the plan: the machine read-only (place)
+ * bubblewrap's arguments (before `-- program`) that mount the plan: the machine read-only (place)
  * or only the system folders (strict), the place's folder and extra folders read-write, other
  * places' folders and the app's own paths replaced by empty ones, a fresh /proc of the command's
  * own processes, no network (so the app's loopback ports are out of reach too), no capabilities.
+ * The environment is the one bubblewrap is started with (it passes it on).
  */
-export function bwrapArgs({ plan, kinds, cwd, env, newSession }: BwrapInput): string[] {
+export function bwrapArgs({ plan, kinds, cwd, newSession }: BwrapInput): string[] {
   const args: string[] = [];
   if (plan.fallback.access === 'ro') args.push('--ro-bind', '/', '/');
-  args.push('--dev', '/dev', '--proc', '/proc');
+  // A /dev of a few device nodes rather than bubblewrap's --dev: --dev mounts a devpts, which an
+  // unprivileged bubblewrap can only do from a second user namespace, and a command then cannot be
+  // entered into the sandbox later (live-sandbox.ts). The cost: no new pseudo-terminals inside.
+  args.push('--tmpfs', '/dev');
+  for (const device of SANDBOX_DEVICES) if (kinds.get(device) === 'file') args.push('--dev-bind', device, device);
+  for (const [name, fd] of [['fd', ''], ['stdin', '/0'], ['stdout', '/1'], ['stderr', '/2']] as const) args.push('--symlink', `/proc/self/fd${fd}`, `/dev/${name}`);
+  args.push('--tmpfs', '/dev/shm', '--proc', '/proc');
   // Outer paths first, so that a deeper rule (the place's folder inside another area) wins.
   const ordered = [...plan.rules].filter((rule) => rule.path !== '/proc' && rule.path !== '/dev').sort((a, b) => depth(a.path) - depth(b.path));
   const covering = [...ordered, ...plan.sealed];
@@ -47,9 +55,7 @@ export function bwrapArgs({ plan, kinds, cwd, env, newSession }: BwrapInput): st
     ...(newSession ? ['--new-session'] : []),
     '--chdir',
     cwd,
-    '--clearenv',
   );
-  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
   return args;
 }
 

@@ -68,7 +68,7 @@ export function pathPlan(input: PlanInput): PathPlan {
   } else {
     fallback = { path: '/', access: 'none', why: `the strict policy reaches only ${[placeFolder, ...policy.folders].join(', ')} and the system folders` };
     for (const dir of input.systemDirs) add(dir, 'ro', writes);
-    add(tempDir, 'scratch', "under the strict policy each command's temp folder is its own and the file tools do not reach it");
+    add(tempDir, 'scratch', "under the strict policy the place's sandbox has a temp folder of its own, which the file tools do not reach");
     // Out of reach anyway, but said outright: the workspace may be under the temp folder.
     add(input.workspaceRoot, 'none', fallback.why);
   }

@@ -29,7 +29,7 @@ describe('a place sandbox on a real file system', () => {
     await symlink(join(ws, 'Crew', 'beta'), join(ws, 'Crew', 'alpha', 'beta-dir'));
     await link(join(stateDir, 'secrets.key'), join(ws, 'Crew', 'alpha', 'hard-key'));
     await writeFile(join(ws, 'Crew', 'alpha', 'own.txt'), 'mine');
-    sandbox = await PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', {
+    sandbox = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', {
       workspaceRoot: ws,
       stateDir,
       skillsDir: join(ws, '.agents', 'skills'),
@@ -52,6 +52,17 @@ describe('a place sandbox on a real file system', () => {
     await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'hard-key'), 'read'), refused('read', /hard link to one of the app's own files/));
   });
 
+  it('runs no command while one of the app\'s files has a hard link, and runs again once it is gone', async () => {
+    const hard = join(ws, 'Crew', 'alpha', 'hard-key');
+    await assert.rejects(sandbox.launch('true', false), (error: unknown) =>
+      error instanceof MachineError && error.code === 'refused_by_policy' && /^Refused by the place policy of Crew alpha: no command runs while the app's file .*\/state\/secrets\.key has another name \(a hard link\)/.test(error.message));
+    await assert.rejects(sandbox.checkFile(hard, 'write'), refused('write', /hard link to one of the app's own files/));
+    await rm(hard);
+    const again = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', { workspaceRoot: ws, stateDir, skillsDir: join(ws, '.agents', 'skills'), env: { PATH: '/usr/bin' } });
+    assert.equal((await again.launch('true', false)).file, 'bwrap');
+    await link(join(stateDir, 'secrets.key'), hard);
+  });
+
   it('refuses another place\'s files, through a link too, and writes outside', async () => {
     await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'read'), refused('read', /another place's folder/));
     await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'beta-dir', 'notes.txt'), 'read'), refused('read', /another place's folder/));
@@ -60,8 +71,8 @@ describe('a place sandbox on a real file system', () => {
   });
 
   it('resolves paths that do not exist yet through their deepest existing folder', async () => {
-    assert.equal(await realPathOf(join(ws, 'Crew', 'alpha', 'beta-dir', 'x', 'y')), join(ws, 'Crew', 'beta', 'x', 'y'));
-    assert.equal(await realPathOf('/nonexistent-root-folder/a'), '/nonexistent-root-folder/a');
+    assert.equal(realPathOf(join(ws, 'Crew', 'alpha', 'beta-dir', 'x', 'y')), join(ws, 'Crew', 'beta', 'x', 'y'));
+    assert.equal(realPathOf('/nonexistent-root-folder/a'), '/nonexistent-root-folder/a');
   });
 });
 

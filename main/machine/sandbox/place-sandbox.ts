@@ -1,12 +1,14 @@
-import type { Stats } from 'node:fs';
-import { lstat, opendir, readlink, realpath, stat } from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
 import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
-import { bwrapArgs } from './bwrap-args.js';
+import { canEnterSandboxes } from './bubblewrap-check.js';
+import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
+import type { SandboxPool } from './sandbox-pool.js';
 
 /** What programs need to run under strict: mounted read-only when they exist. */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc', '/opt'];
@@ -14,8 +16,8 @@ export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64',
 /** Variables a sandboxed command never inherits: the app's secrets and the ways to the keychain. */
 const WITHHELD_ENV = /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|GPG_AGENT_INFO$|KRB5CCNAME$|XDG_RUNTIME_DIR$|PERSONA_)/;
 
-/** Most files of the app's paths compared with a hard-linked file before giving up (and refusing). */
-const HARD_LINK_SCAN_LIMIT = 20_000;
+/** Most entries of the app's folders looked at (on every call) for hard links before giving up (and refusing). */
+const HARD_LINK_SCAN_LIMIT = 5_000;
 /** As the kernel's limit on links followed in one path. */
 const MAX_LINK_HOPS = 40;
 
@@ -26,6 +28,8 @@ export interface SandboxHost {
   readonly skillsDir: string;
   /** The app's environment: where its config folder, keychain sockets and secrets are. */
   readonly env: NodeJS.ProcessEnv;
+  /** The places' live sandboxes, that commands without a terminal are entered into; without, each command gets a sandbox of its own. */
+  readonly sandboxes?: SandboxPool;
 }
 
 /** The app's config folder (the settings file lives there). */
@@ -71,28 +75,39 @@ export class PlaceSandbox {
     readonly plan: PathPlan,
     private readonly kinds: ReadonlyMap<string, 'dir' | 'file'>,
     private readonly env: Record<string, string>,
+    /** Which folders are bound in (inode numbers): a folder replaced since needs a new live sandbox. */
+    private readonly identity: string,
+    private readonly sandboxes: SandboxPool | undefined,
+    /** The app's own files that have other names (hard links), by device and inode; or why it cannot tell. */
+    private readonly linked: LinkedAppFiles,
   ) {}
 
-  static async open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeFolder: string, host: SandboxHost): Promise<PlaceSandbox> {
-    const workspaceRoot = await realPathOf(resolve(host.workspaceRoot));
+  /**
+   * Resolved on every call, with synchronous calls: some forty local look-ups take a fraction of a
+   * millisecond in one go, and several when each waits its turn in the thread pool (bench/sandbox.ts).
+   */
+  static open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeFolder: string, host: SandboxHost): PlaceSandbox {
+    const workspaceRoot = realPathOf(resolve(host.workspaceRoot));
     const plan = pathPlan({
-      policy: { kind: policy.kind, folders: await Promise.all(policy.folders.map(realPathOf)) },
+      policy: { kind: policy.kind, folders: policy.folders.map((folder) => realPathOf(folder)) },
       placeLabel,
       workspaceRoot,
-      placeFolder: await realPathOf(resolve(host.workspaceRoot, placeFolder)),
-      tempDir: await realPathOf(tmpdir()),
-      appPaths: await Promise.all(appPathsOf(host).map(realPathOf)),
+      placeFolder: realPathOf(resolve(host.workspaceRoot, placeFolder)),
+      tempDir: realPathOf(tmpdir()),
+      appPaths: appPathsOf(host).map((path) => realPathOf(path)),
       systemDirs: SYSTEM_DIRS,
-      skillsDir: await realPathOf(resolve(host.skillsDir)),
+      skillsDir: realPathOf(resolve(host.skillsDir)),
     });
     const kinds = new Map<string, 'dir' | 'file'>();
-    await Promise.all(
-      [...plan.rules, ...plan.sealed].map(async (rule) => {
-        const info = await lstat(rule.path).catch(() => undefined);
-        if (info) kinds.set(rule.path, info.isDirectory() ? 'dir' : 'file');
-      }),
-    );
-    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env));
+    const inodes = new Map<string, number>();
+    for (const path of [...[...plan.rules, ...plan.sealed].map((rule) => rule.path), ...SANDBOX_DEVICES]) {
+      const info = lstatSync(path, { throwIfNoEntry: false });
+      if (!info) continue;
+      kinds.set(path, info.isDirectory() ? 'dir' : 'file');
+      inodes.set(path, info.ino);
+    }
+    const identity = JSON.stringify(plan.rules.filter((rule) => rule.access !== 'none').map((rule) => [rule.path, inodes.get(rule.path)]));
+    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linkedAppFiles(plan.sealed.map((rule) => rule.path)));
   }
 
   /**
@@ -101,22 +116,37 @@ export class PlaceSandbox {
    * first, and a file hard-linked to one of the app's own files is refused too.
    */
   async checkFile(path: string, mode: 'read' | 'write'): Promise<string> {
-    const real = await realPathOf(resolve(path));
+    const real = realPathOf(resolve(path));
     const decision = decide(this.plan, real, mode);
     if (!decision.allowed) throw this.refusal(path, real, mode, decision.why);
     const info = await stat(real).catch(() => undefined);
-    if (info?.isFile() && info.nlink > 1 && (await this.isAppFile(info))) {
+    if (info && !info.isDirectory() && info.nlink > 1 && (this.linked.overLimit || this.linked.inodes.has(`${info.dev}:${info.ino}`))) {
       throw this.refusal(path, real, mode, "it is a hard link to one of the app's own files (state, settings or keychain)");
     }
     return real;
   }
 
   /**
-   * bubblewrap running `bash -c command` in the place's folder. bubblewrap itself gets the clean
-   * environment too: its own process is visible inside (as pid 1) and must hold nothing secret.
+   * `bash -c command` in the place's folder, in the sandbox: entered into the place's live sandbox
+   * (the pool's), or in a bubblewrap of its own with a terminal (a terminal cannot be given the
+   * sandbox's descriptors) or without a pool. bubblewrap itself gets the clean environment too:
+   * its own process is visible inside (as pid 1) and must hold nothing secret.
    */
-  command(command: string, tty: boolean): Launch {
-    const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, env: this.env, newSession: !tty });
+  async launch(command: string, tty: boolean): Promise<Launch> {
+    // Another name for one of the app's files may be anywhere on its file system, readable from
+    // inside (a mount cannot hide a file by inode): no command runs until it is gone.
+    if (this.linked.overLimit || this.linked.paths.length > 0) {
+      const what = this.linked.overLimit
+        ? `the app's folders hold more than ${HARD_LINK_SCAN_LIMIT} entries, too many to check for hard links to its files`
+        : `the app's file ${this.linked.paths[0]} has another name (a hard link) that a command could read; find it with "find / -xdev -samefile ${this.linked.paths[0]}" and remove it`;
+      throw new MachineError('refused_by_policy', `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`);
+    }
+    if (!tty && this.sandboxes && (await canEnterSandboxes(this.env))) {
+      const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true });
+      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.env, this.identity);
+      return live.launch(command, this.env);
+    }
+    const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty });
     return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env: this.env };
   }
 
@@ -133,30 +163,45 @@ export class PlaceSandbox {
     const shown = real === resolve(path) ? real : `${path} (really ${real})`;
     return new MachineError('refused_by_policy', refusalMessage(this.plan, shown, mode, why));
   }
+}
 
-  /** Whether `file` is one of the files under the app's own paths (same device and inode). */
-  private async isAppFile(file: Stats): Promise<boolean> {
-    let seen = 0;
-    const walk = async (dir: string): Promise<boolean> => {
-      const entries = await opendir(dir).catch(() => undefined);
-      if (!entries) return false;
-      for await (const entry of entries) {
-        if (++seen > HARD_LINK_SCAN_LIMIT) return true; // cannot tell: refuse rather than guess
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) {
-          if (await walk(path)) return true;
-        } else if (entry.isFile()) {
-          const info = await lstat(path).catch(() => undefined);
-          if (info && info.ino === file.ino && info.dev === file.dev) return true;
-        }
+interface LinkedAppFiles {
+  /** "dev:ino" of each. */
+  readonly inodes: ReadonlySet<string>;
+  readonly paths: readonly string[];
+  readonly overLimit: boolean;
+}
+
+/**
+ * The files under the app's own paths with more than one name: a hard link to one of them (made
+ * under the machine policy, or by the person) would let a place read it. Normally none (the app
+ * replaces its files by renaming), so this is a walk of a few dozen entries.
+ */
+function linkedAppFiles(roots: readonly string[]): LinkedAppFiles {
+  const inodes = new Set<string>();
+  const paths: string[] = [];
+  let seen = 0;
+  const visit = (path: string): boolean => {
+    if (++seen > HARD_LINK_SCAN_LIMIT) return false;
+    const info = lstatSync(path, { throwIfNoEntry: false });
+    if (!info) return true;
+    if (!info.isDirectory()) {
+      if (info.nlink > 1) {
+        inodes.add(`${info.dev}:${info.ino}`);
+        paths.push(path);
       }
-      return false;
-    };
-    for (const rule of this.plan.sealed) {
-      if (this.kinds.get(rule.path) === 'dir' && (await walk(rule.path))) return true;
+      return true;
     }
-    return false;
-  }
+    let names: string[];
+    try {
+      names = readdirSync(path);
+    } catch {
+      return true; // not ours to read: nor a command's
+    }
+    return names.every((name) => visit(join(path, name)));
+  };
+  const overLimit = !roots.every(visit);
+  return { inodes, paths, overLimit };
 }
 
 /**
@@ -164,17 +209,22 @@ export class PlaceSandbox {
  * real path (links resolved) with the rest appended. A dangling link is followed to where it
  * points, since writing through it would create its target.
  */
-export async function realPathOf(path: string, hops = 0): Promise<string> {
+export function realPathOf(path: string, hops = 0): string {
   const rest: string[] = [];
   let current = path;
   for (;;) {
     try {
-      const real = await realpath(current);
+      const real = realpathSync.native(current);
       return rest.length ? join(real, ...rest.reverse()) : real;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-      const link = await readlink(current).catch(() => undefined);
+      let link: string | undefined;
+      try {
+        link = readlinkSync(current);
+      } catch {
+        link = undefined;
+      }
       if (link !== undefined) {
         if (hops >= MAX_LINK_HOPS) throw new MachineError('not_found', `Too many symbolic links in ${path}.`);
         return realPathOf(join(resolve(dirname(current), link), ...rest.reverse()), hops + 1);

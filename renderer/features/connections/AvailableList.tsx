@@ -8,6 +8,7 @@ import { Initial } from '../../ui/Initial';
 import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
 import { AddServerForm } from './AddServerForm';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
+import { STATE_WORDS } from './ConnectedList';
 import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
 
 
@@ -29,7 +30,7 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
     onSettled: () => client.invalidateQueries({ queryKey: ['catalog'] }),
   });
 
-  const added = new Set(connections.filter((c) => c.mine).map((c) => c.catalogId));
+  const mine = new Map(connections.filter((c) => c.mine).map((c) => [c.catalogId, c]));
   const data = catalog.data;
   const found = useMemo(() => searchCatalog(data?.entries ?? [], search), [data, search]);
   const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: found.filter((e) => e.signInGroup === g.id) })).filter((g) => g.entries.length);
@@ -84,12 +85,12 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
             ) : (
               <>
                 {groups.map(({ group, entries }) => (
-                  <GroupCard key={group.id} root={root} group={group} entries={entries} added={added} flow={flow} />
+                  <GroupCard key={group.id} root={root} group={group} entries={entries} mine={mine} flow={flow} />
                 ))}
                 {singles.length > 0 && (
                   <ul className="rows" aria-label="Connectors">
                     {(showAll ? singles : singles.slice(0, FIRST_ROWS)).map((entry) => (
-                      <EntryRow key={entry.id} root={root} entry={entry} added={added.has(entry.id)} flow={flow} />
+                      <EntryRow key={entry.id} root={root} entry={entry} added={mine.has(entry.id)} flow={flow} />
                     ))}
                   </ul>
                 )}
@@ -147,7 +148,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
   }, [askKey, added]);
   const connect = useMutation({
     mutationFn: async () => {
-      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v) => putSecret(root, n, v), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
+      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
       const { connection } = await addFromCatalog(root, entry.id, secretName);
       await client.invalidateQueries({ queryKey: ['secrets', root] });
       await connectAdded(flow, connection, entry.auth === 'oauth');
@@ -212,21 +213,32 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
   );
 }
 
-/** Several services behind one provider login: chips to pick them, one button to connect them. */
-function GroupCard({ root, group, entries, added, flow }: { root: string; group: SignInGroup; entries: CatalogEntry[]; added: Set<string>; flow: ConnectFlow }) {
+/** How a group's service added here stands, on its chip. */
+function chipState(connection: Connection, signingIn: boolean): string {
+  if (signingIn) return 'signing in…';
+  if (connection.state === 'sign-in') return connection.signIn?.state === 'failed' ? 'sign-in failed' : 'not signed in';
+  return STATE_WORDS[connection.state].toLowerCase();
+}
+
+/**
+ * Several services behind one provider login, as one card whatever their states: a chip per
+ * service (its state once added), and one button that connects every picked service not connected yet.
+ */
+function GroupCard({ root, group, entries, mine, flow }: { root: string; group: SignInGroup; entries: CatalogEntry[]; mine: Map<string, Connection>; flow: ConnectFlow }) {
   const client = useQueryClient();
-  const open = entries.filter((e) => !added.has(e.id));
+  const open = entries.filter((e) => mine.get(e.id)?.state !== 'connected');
   const [unpicked, setUnpicked] = useState<Set<string>>(new Set());
   const picked = open.filter((e) => !unpicked.has(e.id));
   const connect = useMutation({
     mutationFn: async () => {
       const made: Connection[] = [];
-      for (const entry of picked) made.push((await addFromCatalog(root, entry.id)).connection);
+      // Services added before (their sign-in failed or was never finished) are connected as they are.
+      for (const entry of picked) made.push(mine.get(entry.id) ?? (await addFromCatalog(root, entry.id)).connection);
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
       try {
         await flow.connectMany(group.name, made);
       } catch (error) {
-        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'was' : 'were'} added to Connected, but connecting failed: ${messageOf(error)}`);
+        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`);
       }
     },
   });
@@ -253,17 +265,19 @@ function GroupCard({ root, group, entries, added, flow }: { root: string; group:
         </div>
       </div>
       <div className="chips" role="group" aria-label={`${group.name} services`}>
-        {entries.map((e) =>
-          added.has(e.id) ? (
-            <span key={e.id} className="chip chip-added">
-              {e.name} · added
+        {entries.map((e) => {
+          const connection = mine.get(e.id);
+          const label = connection ? `${e.name} · ${chipState(connection, flow.pending.some((p) => p.name === connection.name))}` : e.name;
+          return connection?.state === 'connected' ? (
+            <span key={e.id} className="chip chip-connected">
+              {label}
             </span>
           ) : (
             <button key={e.id} type="button" className="chip" aria-pressed={!unpicked.has(e.id)} onClick={() => toggle(e.id)} title={e.description}>
-              {e.name}
+              {label}
             </button>
-          ),
-        )}
+          );
+        })}
       </div>
       {open.length > 0 && (
         <div className="form-actions">

@@ -11,7 +11,7 @@ import { OwnAppPanel } from './OwnAppPanel';
 import type { ConnectFlow } from './useConnectFlow';
 
 
-const STATE_WORDS: Record<Connection['state'], string> = {
+export const STATE_WORDS: Record<Connection['state'], string> = {
   connected: 'Connected',
   checking: 'Checking…',
   'sign-in': 'Sign in',
@@ -70,9 +70,10 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
     },
   });
   const failed = FAILED.has(c.state);
+  // The last sign-in was denied or failed (the server heard it from the browser): say so, with Retry.
+  const signInFailed = !pending && c.state === 'sign-in' && c.signIn?.state === 'failed' ? c.signIn : undefined;
 
-
-  const stateText = pending ? 'Signing in…' : STATE_WORDS[c.state];
+  const stateText = pending ? 'Signing in…' : signInFailed ? 'Sign-in failed' : STATE_WORDS[c.state];
   const detail = [
     `Uses ${mine ? 'your' : `${c.ownerName}’s`} login`,
     c.secretName ? `key from secret ${c.secretName}` : undefined,
@@ -89,14 +90,15 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
         <div className="row-main">
           <div className="row-title">
             <span className="name">{c.displayName}</span>
-            <span className={`state state-${pending ? 'pending' : c.state}`}>{stateText}</span>
+            <span className={`state state-${pending ? 'pending' : signInFailed ? 'sign-in-failed' : c.state}`}>{stateText}</span>
           </div>
           <div className="row-detail">
             {detail}
-            {c.reason && c.state !== 'connected' && c.state !== 'checking' && !(mine && c.state === 'sign-in' && c.auth === 'oauth') && (
+            {c.reason && c.state !== 'connected' && c.state !== 'checking' && !(mine && c.state === 'sign-in' && c.auth === 'oauth') && !signInFailed && (
               <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>
             )}
-            {mine && c.state === 'sign-in' && c.auth === 'oauth' && !pending && <span className="reason"> — not signed in yet</span>}
+            {mine && c.state === 'sign-in' && c.auth === 'oauth' && !pending && !signInFailed && <span className="reason"> — not signed in yet</span>}
+            {signInFailed && <span className="reason"> — {signInFailed.reason}</span>}
           </div>
         </div>
         <div className="row-actions">
@@ -122,8 +124,14 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
                 </button>
               )}
               {mine && c.state === 'sign-in' && !pending && !ownApp && (
-                <button type="button" className="button primary" onClick={() => signIn.mutate()} disabled={signIn.isPending} aria-label={`Sign in to ${c.displayName}`}>
-                  {signIn.isPending ? 'Opening…' : 'Sign in'}
+                <button
+                  type="button"
+                  className="button primary"
+                  onClick={() => signIn.mutate()}
+                  disabled={signIn.isPending}
+                  aria-label={`${signInFailed ? 'Retry the sign-in to' : 'Sign in to'} ${c.displayName}`}
+                >
+                  {signIn.isPending ? 'Opening…' : signInFailed ? 'Retry' : 'Sign in'}
                 </button>
               )}
               {c.state === 'needs-secret' && c.secretName && c.canRemove && !settingSecret && (

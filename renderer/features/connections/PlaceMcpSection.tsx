@@ -20,20 +20,26 @@ export function PlaceMcpSection({ place }: { place: Place }) {
   const flow = useConnectFlow(place.root, announce);
   const connections = useQuery(placeConnectionsQuery(place.root, { polling: flow.pending.length > 0 }));
 
-  // A sign-in finished (or failed) in the browser: the connection is no longer waiting for one.
-  const { settle } = flow;
+  // A sign-in finished, was denied or failed in the browser: the connection is no longer waiting for one.
+  const { settle, pending } = flow;
   const list = connections.data?.connections;
-  const pendingNames = flow.pending.map((p) => p.name).join('\n');
+  const loadedAt = connections.dataUpdatedAt;
   const announced = useRef(announce);
   announced.current = announce;
   useEffect(() => {
-    if (!list || !pendingNames) return;
-    const done = list.filter((c) => pendingNames.split('\n').includes(c.name) && c.state !== 'sign-in');
-    if (!done.length) return;
-    settle(new Set(done.map((c) => c.name)));
-    const names = done.filter((c) => c.state === 'connected').map((c) => c.displayName);
-    if (names.length) announced.current(`${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} connected.`);
-  }, [list, pendingNames, settle]);
+    if (!list || !pending.length) return;
+    // Only a list loaded after the page started waiting knows how that sign-in went.
+    const ended = pending.filter((p) => p.startedAt < loadedAt).flatMap((p) => list.filter((c) => c.name === p.name && (c.state !== 'sign-in' || c.signIn?.state !== 'pending')));
+    if (!ended.length) return;
+    settle(new Set(ended.map((c) => c.name)));
+    const names = ended.filter((c) => c.state === 'connected').map((c) => c.displayName);
+    const failed = ended.filter((c) => c.signIn?.state === 'failed').map((c) => c.displayName);
+    const said = [
+      names.length ? `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} connected.` : '',
+      failed.length ? `The sign-in to ${failed.join(', ')} failed; see why in Connected.` : '',
+    ].join(' ').trim();
+    if (said) announced.current(said);
+  }, [list, loadedAt, pending, settle]);
 
   const canEdit = connections.data?.place.canEdit ?? place.canEdit;
 

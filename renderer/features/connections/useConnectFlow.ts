@@ -11,6 +11,8 @@ export interface PendingSignIn {
   url: string;
   /** Whether the page managed to open the sign-in page itself. */
   opened: boolean;
+  /** When the page started waiting (Date.now()): only a list loaded after it can say how it ended. */
+  startedAt: number;
 }
 
 export interface OwnAppRequest {
@@ -38,7 +40,7 @@ export function useConnectFlow(root: string, announce: (message: string) => void
         if ('authorizationUrl' in result) {
           const opened = showSignIn(popup, result.authorizationUrl);
           setOwnApp(null);
-          setPending((list) => [...list.filter((p) => p.name !== target.name), { name: target.name, displayName: target.displayName, url: result.authorizationUrl, opened }]);
+          setPending((list) => [...list.filter((p) => p.name !== target.name), { name: target.name, displayName: target.displayName, url: result.authorizationUrl, opened, startedAt: Date.now() }]);
           announce(`Finish signing in to ${target.displayName} in your browser. This page updates when you are done.`);
         } else {
           popup?.close();
@@ -71,7 +73,7 @@ export function useConnectFlow(root: string, announce: (message: string) => void
           // Each waits for its own sign-in, with its own link: opened alone, it goes on through the rest of the group.
           setPending((list) => [
             ...list.filter((p) => !links.has(p.name)),
-            ...waiting.map((t) => ({ name: t.name, displayName: t.displayName, url: links.get(t.name)!, opened })),
+            ...waiting.map((t) => ({ name: t.name, displayName: t.displayName, url: links.get(t.name)!, opened, startedAt: Date.now() })),
           ]);
           announce(`Finish signing in to ${group} in your browser: one sign-in connects ${waiting.length === 1 ? 'it' : `all ${waiting.length} services`}. This page updates when you are done.`);
         } else {

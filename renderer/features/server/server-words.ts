@@ -1,5 +1,5 @@
-import type { AuthMode, ServerInfo } from '../../api/server';
-import type { Place } from '../../api/types';
+import type { AuthMode, ServerInfo } from '../../../common/server-info.js';
+import type { Place } from '../../api/types.js';
 
 // How the Server and Agent access screens put the endpoint in words.
 
@@ -22,8 +22,12 @@ export function reachWords(info: ServerInfo): string {
     : 'Agents on your network can reach it: give them this machine’s address in place of 127.0.0.1.';
 }
 
-/** The MCP URL agents use: the live one while running, else the one the configured port will give (none for a free port picked at start). */
+/**
+ * The MCP URL agents use: the public one behind a reverse proxy, else the live one while running,
+ * else the one the configured port will give (none for a free port picked at start).
+ */
 export function mcpUrl(info: ServerInfo): string | undefined {
+  if (info.publicUrl) return `${info.publicUrl}/mcp`;
   if (info.state === 'running') return info.url;
   if (info.listen.port === 0) return undefined;
   const host = info.listen.host === '0.0.0.0' || info.listen.host === '::' ? '127.0.0.1' : info.listen.host;

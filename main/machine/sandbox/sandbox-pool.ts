@@ -1,0 +1,58 @@
+import { LiveSandbox, LiveSandboxError } from './live-sandbox.js';
+
+/** A sandbox with no command for this long is ended (and with it anything a command left behind). */
+export const SANDBOX_IDLE_MS = 60_000;
+
+/**
+ * The live sandboxes of the places, one per place. A call whose sandbox arguments differ from the
+ * running one's (the owner changed the policy, a folder appeared or was replaced) gets a new
+ * sandbox; the old one ends once its commands have.
+ */
+export class SandboxPool {
+  private readonly live = new Map<string, Promise<LiveSandbox>>();
+  private readonly all = new Set<LiveSandbox>();
+  private closed = false;
+
+  constructor(private readonly idleMs = SANDBOX_IDLE_MS) {}
+
+  /**
+   * The running sandbox of `place` made from exactly `args` and `env` over the same folders
+   * (`identity`), started if need be.
+   */
+  async acquire(place: string, args: readonly string[], env: NodeJS.ProcessEnv, identity = ''): Promise<LiveSandbox> {
+    if (this.closed) throw new LiveSandboxError('The server is stopping: no new command is started.');
+    const fingerprint = JSON.stringify([args, Object.entries(env), identity]);
+    const current = this.live.get(place);
+    if (current) {
+      const sandbox = await current.catch(() => undefined);
+      if (sandbox?.alive && sandbox.fingerprint === fingerprint) return sandbox;
+      if (this.live.get(place) === current) {
+        this.live.delete(place);
+        sandbox?.retire();
+      } else {
+        return this.acquire(place, args, env, identity); // another call replaced it meanwhile
+      }
+    }
+    const starting = LiveSandbox.start(args, env, fingerprint, this.idleMs);
+    this.live.set(place, starting);
+    try {
+      const sandbox = await starting;
+      this.all.add(sandbox);
+      void sandbox.whenEnded.then(() => {
+        this.all.delete(sandbox);
+        if (this.live.get(place) === starting) this.live.delete(place);
+      });
+      return sandbox;
+    } catch (error) {
+      if (this.live.get(place) === starting) this.live.delete(place);
+      throw error;
+    }
+  }
+
+  /** Ends every sandbox, and the commands still in them (server shutdown). */
+  async closeAll(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.live.values()].map((starting) => starting.catch(() => undefined)));
+    await Promise.all([...this.all].map((sandbox) => sandbox.stop()));
+  }
+}
