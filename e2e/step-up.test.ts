@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +18,8 @@ import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.
 // and what the agent gets along the way.
 
 const BROWSER = fileURLToPath(new URL('./fixtures/oauth-browser.sh', import.meta.url));
+// The built bin (npm test builds first): `connections list` runs in its own process on the host's state.
+const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 const PLACE = 'Crew/ops';
 
 interface View {
@@ -57,6 +62,22 @@ describe('step-up authorization, end to end', () => {
 
   const view = async (): Promise<View> => (await api('GET', `/mcp/place?workspace_path=${PLACE}`)).json.connections.find((c: View) => c.name === name);
   const call = async (tool: string, args: Record<string, unknown> = {}) => (await agent.callTool({ name: tool, arguments: args })) as CallToolResult;
+  /** `connections list` of the place, as the person running the app types it. */
+  const cliList = async () =>
+    (
+      await promisify(execFile)(process.execPath, [CLI, 'connections', 'list', '--workspace-path', PLACE], {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          WORKSPACE_STATE_DIR: fx.stateDir,
+          WORKSPACE_SECRET_STORE: 'file',
+          WORKSPACE_CWD: workspace.dir,
+          WORKSPACE_REGISTRY_URL: '',
+          WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
+          XDG_CONFIG_HOME: join(fx.stateDir, 'config'),
+        },
+      })
+    ).stdout;
   const scopesAsked = () => new Set(upstream.oauth!.authorizationRequests.at(-1)?.get('scope')?.split(' '));
 
   /** The owner's Connect: the host opens the sign-in in $BROWSER (a script that follows the redirects); resolves once connected. */
@@ -87,6 +108,7 @@ describe('step-up authorization, end to end', () => {
     assert.match(shown.reason ?? '', /asks for more access \(tools:write\) to do this\. Its owner must approve the wider access/);
     const manage = textOf(await call('manage_my_mcp_servers', { action: 'list' }));
     assert.match(manage, new RegExp(`${name}: Publisher, .*sign-in: .*asks for more access \\(tools:write\\)`));
+    assert.match(await cliList(), /Publisher .*sign-in \(Publisher asks for more access \(tools:write\)/);
     // Tools of the connection go from the place until the owner approves: the refusal is not retried.
     const requests = upstream.requests.length;
     assert.match(textOf(await call(`${name}__add`, { a: 1, b: 2 })), /asks for more access \(tools:write\)/);
@@ -122,6 +144,7 @@ describe('step-up authorization, end to end', () => {
       assert.equal(shown.state, 'key-refused');
       assert.match(shown.reason ?? '', /still refuses this login .* signing in again does not help/);
       assert.match(textOf(await call('manage_my_mcp_servers', { action: 'list' })), new RegExp(`${name}: Publisher, .*key-refused: .*still refuses this login`));
+      assert.match(await cliList(), /Publisher .*key-refused \(Publisher still refuses this login/);
       // Bounded: no sign-in starts by itself.
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(upstream.oauth!.counters.codeExchanges, codeExchanges);

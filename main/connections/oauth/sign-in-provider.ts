@@ -3,6 +3,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { SignInStateError } from './errors.js';
 import { type ClientSource, type OAuthStore, storedTokens } from './oauth-store.js';
+import { signedIn } from './step-ups.js';
 
 export interface SignInProviderOptions {
   connection: ConnectionIdentity;
@@ -79,12 +80,13 @@ export class SignInProvider implements OAuthClientProvider {
     return undefined;
   }
 
-  /** Stores the new login and, in the same write, drops the verifier and records the server it came from. */
+  /** Stores the new login and, in the same write, drops the verifier, records the server it came from, and meets a step-up's need. */
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const { discovery } = this.options;
-    await this.options.store.update(this.options.connection, ({ signIn, ...record }) => [
+    await this.options.store.update(this.options.connection, ({ signIn, stepUp, ...record }) => [
       {
         ...record,
+        ...(signedIn(stepUp) && { stepUp: signedIn(stepUp) }),
         // A newer sign-in begun meanwhile keeps its verifier.
         ...(signIn && signIn.state !== this.options.state && { signIn }),
         ...(this.renewed && { client: { source: 'registered' as const, information: this.renewed } }),
