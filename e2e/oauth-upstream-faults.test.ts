@@ -13,7 +13,8 @@ import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.
 
 // Step-up authorization through a real host, against the fault-injecting upstream in OAuth mode:
 // a real authorization server grants exactly the scopes asked for, and the upstream refuses one
-// tool (403 insufficient_scope) unless the token has a wider scope. The official conformance
+// tool (403 insufficient_scope) unless the token has a wider scope; later it refuses the login
+// altogether (401 once its tokens are revoked). The official conformance
 // suite checks the protocol (e2e/conformance-auth.test.ts); this checks what each surface says
 // and what the agent gets along the way.
 
@@ -29,7 +30,7 @@ interface View {
   reason?: string;
 }
 
-describe('step-up authorization, end to end', () => {
+describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end to end', () => {
   let fx: HostFixture;
   let upstream: UpstreamFixture;
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
@@ -96,6 +97,18 @@ describe('step-up authorization, end to end', () => {
     await connect();
     assert.ok(scopesAsked().has('tools:read') && !scopesAsked().has('tools:write'), [...scopesAsked()].join(' '));
     assert.deepEqual((await call(`${name}__echo`, { text: 'hi' })).content, [{ type: 'text', text: 'echo: hi' }]);
+  });
+
+  it('a server that starts refusing the login (401 later): sign-in needed with why; Connect signs in again and the calls work', async () => {
+    upstream.oauth!.revokeAllRefreshTokens();
+    upstream.oauth!.revokeAllAccessTokens();
+    const refused = await call(`${name}__echo`, { text: 'x' });
+    assert.equal(refused.isError, true);
+    await waitFor(async () => (await view()).state === 'sign-in', 10_000, 'the connection to need a sign-in');
+    assert.match((await view()).reason ?? '', /sign in/i);
+    assert.match(await cliList(), /Publisher .*sign-in \(/);
+    await connect();
+    assert.deepEqual((await call(`${name}__echo`, { text: 'back' })).content, [{ type: 'text', text: 'echo: back' }]);
   });
 
   it('a tool that needs wider access: the agent is told the owner must approve it, every surface says sign-in with that reason', async () => {
