@@ -262,13 +262,21 @@ async function runPlaceCommand(services: Services, command: Parameters<typeof pl
       out(`${details.displayName} (${details.name}), ${details.ownerName}'s login, ${details.url}`);
       out(`  state: ${stateLine(details)}`);
       if (details.header) out(`  header: ${details.header} from the secret ${details.secretName}`);
+      if (details.ownApp) out(`  signs in with your own OAuth app ${details.ownApp.clientId}`);
       for (const tool of details.toolList) out(`  ${tool.enabled ? 'on ' : 'off'}  ${tool.name}${tool.description ? `  ${tool.description.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`);
       for (const error of details.errors) out(`  error at ${error.at}: ${error.message}`);
       return 0;
     }
     case 'connections-edit': {
-      const edited = await connections.edit(LOCAL_PERSON, place, command.name, command.edit, command.owner);
+      const edit = command.edit;
+      if (command.clientSecretFromStdin && edit.ownApp) {
+        const clientSecret = (await readStdin()).replace(/\r?\n$/, '');
+        if (!clientSecret) throw new UsageError(`--client-secret-stdin reads the secret from stdin, which was empty. Example: printf %s "$SECRET" | ${PRODUCT_NAME} connections edit ${command.name} --client-id ID --client-secret-stdin`);
+        edit.ownApp = { ...edit.ownApp, clientSecret };
+      }
+      const edited = await connections.edit(LOCAL_PERSON, place, command.name, edit, command.owner);
       out(`Changed ${edited.displayName} (${edited.name}): ${stateLine(edited)}`);
+      if (edit.ownApp !== undefined) out(`Sign in to it again from the page to use ${edit.ownApp ? `your OAuth app ${edit.ownApp.clientId}` : 'it without your own OAuth app'}.`);
       return 0;
     }
     case 'connections-test': {
@@ -296,7 +304,7 @@ async function runPlaceCommand(services: Services, command: Parameters<typeof pl
       // From stdin, never the command line, where other users could read it in the process list.
       const value = (await readStdin()).replace(/\r?\n$/, '');
       if (!value) throw new UsageError(`secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`);
-      await connections.setSecret(LOCAL_PERSON, place, command.name, value);
+      await connections.setSecret(LOCAL_PERSON, place, command.name, value, { replace: command.replace });
       out(`Saved the secret ${command.name} of ${place.label}.`);
       return 0;
     }
