@@ -117,6 +117,30 @@ describe('connection health, end to end', () => {
     assert.equal((await view(bad.name)).state, 'connected');
   });
 
+  it('while one server is slow (but within the timeout): its calls still work, the other\'s keep their latency, it stays connected', async () => {
+    const DELAY_MS = 800;
+    flaky.setDelay(DELAY_MS);
+    flaky.setMode('slow');
+    try {
+      const [slowResult, slowMs] = await timed(async () => {
+        const slowCall = timed(() => call(`${bad.name}__echo`, { text: 'late' }));
+        // Meanwhile the healthy connection answers at once, and so does the place's tools/list.
+        const [fast, fastMs] = await timed(() => call(`${good.name}__echo`, { text: 'now' }));
+        assert.deepEqual(fast.content, [{ type: 'text', text: 'echo: now' }]);
+        assert.ok(fastMs < DELAY_MS / 2, `the healthy call took ${fastMs.toFixed(0)} ms while the other was slow`);
+        const [, listMs] = await timed(() => agent.listTools());
+        assert.ok(listMs < DELAY_MS / 2, `the place's tools/list took ${listMs.toFixed(0)} ms`);
+        return (await slowCall)[0];
+      });
+      assert.deepEqual(slowResult.content, [{ type: 'text', text: 'echo: late' }]);
+      assert.ok(slowMs >= DELAY_MS, `the slow server's call took ${slowMs.toFixed(0)} ms`);
+      const shown = await view(bad.name);
+      assert.equal(shown.state, 'connected', shown.reason);
+    } finally {
+      flaky.setMode('ok');
+    }
+  });
+
   it('tells sessions when a server adds or removes a tool', async () => {
     const before = changes;
     flaky.addTool('fresh_tool');

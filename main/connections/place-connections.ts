@@ -93,6 +93,8 @@ interface Facts {
   secrets: string[];
   /** storeId + name of the OAuth connections with a login. */
   signedIn: Set<string>;
+  /** By storeId + name: OAuth connections whose server wants wider access than their login has (or refuses it for good). */
+  stepUps: Map<string, { problem: 'sign-in' | 'key-refused'; reason: string }>;
 }
 
 /** The connection's server did not answer as it must with the connection's credentials; nothing was changed. */
@@ -442,7 +444,7 @@ export class PlaceConnections {
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
     const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
     if (!revocation) await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
-    const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set() });
+    const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set(), stepUps: new Map() });
     return revocation?.problems.length ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` } : view;
   }
 
@@ -549,14 +551,18 @@ export class PlaceConnections {
     // The keychain is asked only about what the connections use.
     const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.cachedSecretNames(place) : [];
     const signedIn = new Set<string>();
+    const stepUps: Facts['stepUps'] = new Map();
     for (const c of connections) {
       if (c.auth.kind !== 'oauth') continue;
       const key = `${c.storeId}/${c.name}`;
       let state = this.signInStates.get(key);
       if (!state) this.signInStates.set(key, (state = await this.deps.oauth.state(c)));
-      if (state === 'signed-in') signedIn.add(c.storeId + c.name);
+      if (state !== 'signed-in') continue;
+      signedIn.add(c.storeId + c.name);
+      const stepUp = await this.deps.oauth.stepUp(c);
+      if (stepUp) stepUps.set(c.storeId + c.name, stepUp);
     }
-    return { secrets, signedIn };
+    return { secrets, signedIn, stepUps };
   }
 
   private async cachedSecretNames(place: Place): Promise<string[]> {
@@ -629,7 +635,7 @@ export class PlaceConnections {
       return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
     }
     // Its server wants wider access than the login has: the owner must approve it (or cannot).
-    const stepUp = c.auth.kind === 'oauth' ? this.deps.oauth.stepUp(c) : undefined;
+    const stepUp = facts.stepUps.get(c.storeId + c.name);
     if (stepUp) return { state: stepUp.problem, reason: stepUp.reason };
     return undefined;
   }
