@@ -493,13 +493,13 @@ async function writeBigFile(path: string): Promise<void> {
 }
 
 /**
- * Deletes a saved output file. Its folder stays while the server runs: the server made it once and
- * keeps using it (deleting it makes later commands fail to save their output).
+ * Deletes a saved output file. Its folder (one per server) stays while the server runs and goes when
+ * it stops; the per-user folder above it is noted, to be removed once the server stopped.
  */
 async function removeSaved(path: string, folders: Set<string>): Promise<void> {
   await rm(path, { force: true });
-  const folder = dirname(path);
-  if (basename(folder).startsWith('persona-workspace-output-')) folders.add(folder);
+  const base = dirname(dirname(path));
+  if (basename(base).startsWith('persona-workspace-output-')) folders.add(base);
 }
 
 async function leftoverFiles(dir: string): Promise<string[]> {

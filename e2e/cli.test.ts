@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 import { startUpstream } from './fixtures/upstream-server.js';
 import { processAlive, textOf, waitFor } from '../test/support/host-fixture.js';
+import { filesUnder } from '../test/support/secrets.js';
 
 // The built bin, exactly as `npm start` and the package's bin run it (npm test builds first).
 const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
@@ -233,6 +234,11 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal((cwd.contents[0] as { text: string }).text, workDir);
     const pwd = await client.callTool({ name: 'bash', arguments: { command: 'pwd' } });
     assert.equal((pwd.structuredContent as { stdout: string }).stdout, `${workDir}\n`);
+    // A big output is saved to a file the agent is told about, with how long it is kept; it goes when the server stops.
+    const big = await client.callTool({ name: 'bash', arguments: { command: 'seq 1 100000' } });
+    const saved = (big.structuredContent as { stdoutFullOutputPath: string }).stdoutFullOutputPath;
+    assert.equal((await readFile(saved, 'utf8')).split('\n').length, 100_001);
+    assert.match(textOf(big), /the full stdout is in \S+ \(read it, or grep it with bash\), kept until \S+ at most: removed a day after it was saved, when this server stops/);
 
     // A command with a grandchild still running when the signal comes.
     const pidFile = join(workDir, 'grandchild.pid');
@@ -244,6 +250,7 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(await server.exited, 0);
     assert.match(textOf(await running), /shutting down/);
     await waitFor(() => !processAlive(pid), 10_000, 'the grandchild to die');
+    await assert.rejects(stat(dirname(saved)), /ENOENT/, "the server's saved outputs are gone");
     const port = Number(new URL(server.url).port);
     await new Promise<void>((resolve, reject) => {
       const probe = createServer().once('error', reject).listen(port, '127.0.0.1', () => probe.close(() => resolve()));
@@ -426,7 +433,12 @@ describe('the persona-mcp-workspace command', () => {
       assert.equal(refused.code, 1);
       assert.match(refused.stdout, /key-refused/);
 
-      assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha'], local, 'sk-right-5e1f\n')).code, 0);
+      // A secret the place has is not replaced without --replace.
+      const kept = await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha'], local, 'sk-right-5e1f\n');
+      assert.notEqual(kept.code, 0);
+      assert.match(kept.stderr, /Crew alpha already has a secret named "ISSUES_KEY"; it was not changed\. Issues sends it\. .*--replace/);
+      assert.match((await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local)).stdout, /key-refused/);
+      assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha', '--replace'], local, 'sk-right-5e1f\n')).code, 0);
       const fixed = await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local);
       assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);
       assert.match(fixed.stdout, /Issues \(u[0-9a-f]{8}__[a-z0-9-]+\): connected \(5 tools, checked /);
@@ -438,6 +450,39 @@ describe('the persona-mcp-workspace command', () => {
       assert.match(shown.stdout, /^Issue tracker \(u[0-9a-f]{8}__[a-z0-9-]+\), .*login, http/);
       assert.match(shown.stdout, /\n {2}off {2}echo {2}Echo the text back/);
       assert.match(shown.stdout, /\n {2}on {3}add /);
+      assert.equal((await run(['connections', 'remove', name, '--workspace-path', 'Crew/alpha'], local)).code, 0);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('sets and drops the own OAuth app of a connection with connections edit, its secret from stdin and never in a file', async () => {
+    const upstream = await startUpstream({ name: 'closed' });
+    upstream.setMode('sign-in'); // it asks for an OAuth sign-in, so it is added as an OAuth connection
+    const local = { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '3' };
+    try {
+      const added = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', upstream.url, '--name', 'Closed'], local);
+      assert.equal(added.code, 0, added.stderr);
+      const name = /as (u[0-9a-f]{8}__[a-z0-9-]+)/.exec(added.stdout)?.[1];
+      assert.ok(name, added.stdout);
+      const edited = await run(['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--client-id', 'my-cli-app', '--client-secret-stdin'], local, 'cli-own-secret-77\n');
+      assert.equal(edited.code, 0, edited.stderr);
+      assert.match(edited.stdout, /Changed Closed .*sign-in/);
+      assert.match(edited.stdout, /Sign in to it again from the page to use your OAuth app my-cli-app\./);
+      const shown = await run(['connections', 'show', name, '--workspace-path', 'Crew/alpha'], local);
+      assert.match(shown.stdout, /\n {2}signs in with your own OAuth app my-cli-app\n/);
+      const json = JSON.parse((await run(['connections', 'show', name, '--workspace-path', 'Crew/alpha', '--json'], local)).stdout);
+      assert.deepEqual(json.ownApp, { clientId: 'my-cli-app' });
+      const files = await Promise.all((await filesUnder(stateDir)).map((f) => readFile(f, 'latin1')));
+      assert.ok(!files.some((text) => text.includes('cli-own-secret-77')), 'the client secret is in the keychain only');
+      const empty = await run(['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--client-id', 'x', '--client-secret-stdin'], local);
+      assert.equal(empty.code, 2);
+      assert.match(empty.stderr, /reads the secret from stdin, which was empty/);
+
+      const dropped = await run(['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--no-own-app'], local);
+      assert.equal(dropped.code, 0, dropped.stderr);
+      assert.match(dropped.stdout, /to use it without your own OAuth app/);
+      assert.doesNotMatch((await run(['connections', 'show', name, '--workspace-path', 'Crew/alpha'], local)).stdout, /own OAuth app/);
       assert.equal((await run(['connections', 'remove', name, '--workspace-path', 'Crew/alpha'], local)).code, 0);
     } finally {
       await upstream.close();

@@ -117,6 +117,30 @@ describe('connection health, end to end', () => {
     assert.equal((await view(bad.name)).state, 'connected');
   });
 
+  it('while one server is slow (but within the timeout): its calls still work, the other\'s keep their latency, it stays connected', async () => {
+    const DELAY_MS = 800;
+    flaky.setDelay(DELAY_MS);
+    flaky.setMode('slow');
+    try {
+      const [slowResult, slowMs] = await timed(async () => {
+        const slowCall = timed(() => call(`${bad.name}__echo`, { text: 'late' }));
+        // Meanwhile the healthy connection answers at once, and so does the place's tools/list.
+        const [fast, fastMs] = await timed(() => call(`${good.name}__echo`, { text: 'now' }));
+        assert.deepEqual(fast.content, [{ type: 'text', text: 'echo: now' }]);
+        assert.ok(fastMs < DELAY_MS / 2, `the healthy call took ${fastMs.toFixed(0)} ms while the other was slow`);
+        const [, listMs] = await timed(() => agent.listTools());
+        assert.ok(listMs < DELAY_MS / 2, `the place's tools/list took ${listMs.toFixed(0)} ms`);
+        return (await slowCall)[0];
+      });
+      assert.deepEqual(slowResult.content, [{ type: 'text', text: 'echo: late' }]);
+      assert.ok(slowMs >= DELAY_MS, `the slow server's call took ${slowMs.toFixed(0)} ms`);
+      const shown = await view(bad.name);
+      assert.equal(shown.state, 'connected', shown.reason);
+    } finally {
+      flaky.setMode('ok');
+    }
+  });
+
   it('tells sessions when a server adds or removes a tool', async () => {
     const before = changes;
     flaky.addTool('fresh_tool');
@@ -200,6 +224,11 @@ describe('connection health, end to end', () => {
       const name = added.json.connection.name as string;
       assert.equal(added.json.connection.state, 'key-refused');
       assert.match(added.json.connection.reason, /refused the API key \(HTTP 401\)/);
+      // A secret of that name exists: it is not replaced unless the person agreed to.
+      const kept = await api('PUT', '/secrets/WRONG_KEY?workspace_path=', { value: 'sk-right-77' });
+      assert.equal(kept.status, 409);
+      assert.match(kept.json.error.message, /already has a secret named "WRONG_KEY"; it was not changed\. Keyed sends it\./);
+      assert.equal((await test(name)).state, 'key-refused', 'the value was not changed');
 
       const fixed = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { header: { name: 'X-Api-Key', secret: 'RIGHT_KEY' } });
       assert.equal(fixed.status, 200, JSON.stringify(fixed.json));
@@ -234,6 +263,28 @@ describe('connection health, end to end', () => {
       await api('DELETE', `/mcp/place/${name}?workspace_path=`);
     } finally {
       await keyed.close();
+    }
+  });
+
+  it('passes a tool name its server lists twice on once: to agents, in the count and in the details', async () => {
+    const twice = await startUpstream({ name: 'twice' });
+    twice.setMode('duplicate-tools');
+    try {
+      const added = await api('POST', '/mcp/place', { workspace_path: '', server: { url: twice.url, name: 'Twice' } });
+      assert.equal(added.status, 201, JSON.stringify(added.json));
+      const name = added.json.connection.name as string;
+      assert.equal(added.json.connection.state, 'connected');
+      assert.equal(added.json.connection.tools, 2, 'echo and add');
+      await waitFor(async () => (await toolNames()).includes(`${name}__add`), 5_000, 'its tools');
+      const listed = (await agent.listTools()).tools.filter((t) => t.name.startsWith(`${name}__`));
+      assert.deepEqual(listed.map((t) => t.name).sort(), [`${name}__add`, `${name}__echo`]);
+      assert.match(listed.find((t) => t.name === `${name}__echo`)?.description ?? '', /Echo the text back \(twice\)/, 'the first of the two is kept');
+      const details = (await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection;
+      assert.deepEqual(details.toolList.map((t: { name: string }) => t.name), ['echo', 'add']);
+      assert.deepEqual((await call(`${name}__echo`, { text: 'once' })).content, [{ type: 'text', text: 'echo: once' }]);
+      await api('DELETE', `/mcp/place/${name}?workspace_path=`);
+    } finally {
+      await twice.close();
     }
   });
 

@@ -90,9 +90,14 @@ describe('OAuth connections, end to end', () => {
 
     await new Promise((r) => setTimeout(r, 3_500)); // the access token expires
     const refreshesBefore = provider.counters.refreshes;
+    const started = Date.now();
     const results = (await Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: tool.name, arguments: {} })))) as CallToolResult[];
     for (const r of results) assert.notEqual(r.isError, true, JSON.stringify(r));
-    assert.equal(provider.counters.refreshes - refreshesBefore, 1, 'one refresh for all of them');
+    // A fresh token is refreshed again once half its 3 s life is gone: on a loaded machine the 20 calls
+    // may outlast that, and each such window allows one more refresh, never one per call.
+    const windows = Math.floor((Date.now() - started) / 1_500);
+    const refreshes = provider.counters.refreshes - refreshesBefore;
+    assert.ok(refreshes >= 1 && refreshes <= 1 + windows, `one refresh for all of them (${refreshes} in ${windows + 1} refresh windows)`);
     await client.close();
   });
 
@@ -211,7 +216,23 @@ describe('OAuth connections, end to end', () => {
       await closed.addClient({ clientId: 'my-own-app', clientSecret: 'own-app-secret-5d1e', redirectUris: [asked.json.error.redirect_url] });
       const connected = await api('POST', `/mcp/place/${closedName}/connect?workspace_path=Crew/ops`, { own_app: { client_id: 'my-own-app', client_secret: 'own-app-secret-5d1e' } });
       assert.equal(connected.status, 200, JSON.stringify(connected.json));
-      await waitFor(async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === closedName)?.state === 'connected', 20_000, 'the own-app sign-in');
+      const closedView = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === closedName);
+      await waitFor(async () => (await closedView())?.state === 'connected', 20_000, 'the own-app sign-in');
+      assert.equal(closed.counters.registrations, 0);
+      assert.deepEqual((await closedView()).ownApp, { clientId: 'my-own-app' });
+
+      // Fix in place: another own app, without removing the connection. The login made with the old one ends.
+      await closed.addClient({ clientId: 'second-app', clientSecret: 'second-secret-91c4', redirectUris: [asked.json.error.redirect_url] });
+      const edited = await api('PATCH', `/mcp/place/${closedName}?workspace_path=Crew/ops`, { own_app: { client_id: 'second-app', client_secret: 'second-secret-91c4' } });
+      assert.equal(edited.status, 200, JSON.stringify(edited.json));
+      assert.equal(edited.json.connection.name, closedName, 'the same connection');
+      assert.equal(edited.json.connection.state, 'sign-in');
+      assert.deepEqual(edited.json.connection.ownApp, { clientId: 'second-app' });
+      // The next sign-in uses the app it keeps, with no panel to fill in again.
+      const again = await api('POST', `/mcp/place/${closedName}/connect?workspace_path=Crew/ops`, {});
+      assert.equal(again.status, 200, JSON.stringify(again.json));
+      assert.equal(new URL(again.json.authorizationUrl).searchParams.get('client_id'), 'second-app');
+      await waitFor(async () => (await closedView())?.state === 'connected', 20_000, 'the sign-in with the second app');
       assert.equal(closed.counters.registrations, 0);
       assert.equal((await api('DELETE', `/mcp/place/${closedName}?workspace_path=Crew/ops`)).status, 200);
     } finally {
@@ -224,7 +245,7 @@ describe('OAuth connections, end to end', () => {
     const haystack = [...answers, fx.logs.join('\n'), ...(await Promise.all(files.map((f) => readFile(f, 'latin1'))))].join('\n');
     assert.ok(provider.acceptedAccessTokens.length > 0);
     for (const token of provider.acceptedAccessTokens) assert.ok(!haystack.includes(token), 'an access token leaked');
-    assert.ok(!haystack.includes('own-app-secret-5d1e'), 'the own app\'s client secret leaked');
+    for (const secret of ['own-app-secret-5d1e', 'second-secret-91c4']) assert.ok(!haystack.includes(secret), 'an own app\'s client secret leaked');
     for (const clientId of provider.registeredClientIds()) assert.ok(!haystack.includes(`"client_secret"`) || !haystack.includes(clientId), 'a client registration leaked');
   });
 });

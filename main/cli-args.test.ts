@@ -69,6 +69,31 @@ describe('parseCommand', () => {
     }
   });
 
+  it('parses an own OAuth app for connections edit, its secret from stdin', () => {
+    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--client-id', 'my-app', '--client-secret-stdin']), {
+      kind: 'connections-edit',
+      workspacePath: '',
+      name: 'u1__x',
+      edit: { ownApp: { clientId: 'my-app' } },
+      clientSecretFromStdin: true,
+    });
+    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--no-own-app']), {
+      kind: 'connections-edit',
+      workspacePath: '',
+      name: 'u1__x',
+      edit: { ownApp: null },
+      clientSecretFromStdin: false,
+    });
+    assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', '--client-id', 'a', '--no-own-app']), /does not go with --client-id/);
+    assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', '--client-secret-stdin']), /goes with --client-id/);
+  });
+
+  it('parses secrets set, replacing a secret the place has only with --replace', () => {
+    assert.deepEqual(parseCommand(['secrets', 'set', 'KEY']), { kind: 'secrets-set', workspacePath: '', name: 'KEY', replace: false });
+    assert.deepEqual(parseCommand(['secrets', 'set', 'KEY', '--replace', '--workspace-path', 'Crew/a']), { kind: 'secrets-set', workspacePath: 'Crew/a', name: 'KEY', replace: true });
+    assert.throws(() => parseCommand(['secrets', 'remove', 'KEY', '--replace']), /--replace/);
+  });
+
   it('parses the sign-in answers and the clients commands', () => {
     assert.deepEqual(parseCommand(['approve']), { kind: 'approve-list', json: false });
     assert.deepEqual(parseCommand(['approve', '--json']), { kind: 'approve-list', json: true });

@@ -32,10 +32,19 @@ export type Command =
       workspacePath: string;
       name: string;
       owner?: string;
-      edit: { name?: string; url?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } | null; tools?: Record<string, boolean> };
+      edit: {
+        name?: string;
+        url?: string;
+        transport?: 'streamable-http' | 'sse';
+        header?: { name: string; prefix?: string; secret: string } | null;
+        tools?: Record<string, boolean>;
+        ownApp?: { clientId: string; clientSecret?: string } | null;
+      };
+      /** The own OAuth app's client secret is read from stdin (never the command line, where the process list shows it). */
+      clientSecretFromStdin: boolean;
     }
   | { kind: 'secrets-list'; workspacePath: string }
-  | { kind: 'secrets-set'; workspacePath: string; name: string }
+  | { kind: 'secrets-set'; workspacePath: string; name: string; replace: boolean }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
   | { kind: 'places-policy'; place: string; policy?: string; folders: string[] }
   /** `hosts` absent: show; empty: off. */
@@ -65,8 +74,10 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} connections show NAME [--workspace-path PATH] [--owner ID] [--json]
   ${PRODUCT_NAME} connections edit NAME [--workspace-path PATH] [--owner ID] [--name NAME] [--url URL] [--transport sse]
       [--header NAME --secret SECRET [--prefix TEXT] | --no-header] [--tool-off TOOL]... [--tool-on TOOL]...
+      [--client-id ID [--client-secret-stdin] | --no-own-app]   (your own OAuth app; signs out, sign in again)
   ${PRODUCT_NAME} secrets list [--workspace-path PATH]
-  ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH]     (the value is read from stdin)
+  ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH] [--replace]   (the value is read from stdin;
+                                  --replace to change the value of a secret the place has)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
   ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
   ${PRODUCT_NAME} places network PLACE [off | HOST ...]
@@ -343,6 +354,9 @@ function parseConnections(argv: string[]): Command {
         prefix: { type: 'string' },
         secret: { type: 'string' },
         'no-header': { type: 'boolean' },
+        'client-id': { type: 'string' },
+        'client-secret-stdin': { type: 'boolean' },
+        'no-own-app': { type: 'boolean' },
         'tool-on': { type: 'string', multiple: true },
         'tool-off': { type: 'string', multiple: true },
       });
@@ -350,6 +364,8 @@ function parseConnections(argv: string[]): Command {
       if (values.transport && values.transport !== 'sse' && values.transport !== 'streamable-http') throw new UsageError('--transport is streamable-http or sse.');
       if (Boolean(values.header) !== Boolean(values.secret)) throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
       if (values.header && values['no-header']) throw new UsageError('--no-header removes the header; it does not go with --header.');
+      if (values['client-id'] !== undefined && values['no-own-app']) throw new UsageError('--no-own-app stops using your own OAuth app; it does not go with --client-id.');
+      if (values['client-secret-stdin'] && values['client-id'] === undefined) throw new UsageError('--client-secret-stdin goes with --client-id: the secret belongs to that OAuth app.');
       const tools: Record<string, boolean> = {};
       for (const tool of values['tool-on'] ?? []) tools[tool] = true;
       for (const tool of values['tool-off'] ?? []) tools[tool] = false;
@@ -359,10 +375,21 @@ function parseConnections(argv: string[]): Command {
         ...(values.transport && { transport: values.transport as 'sse' | 'streamable-http' }),
         ...(values.header && values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
         ...(values['no-header'] && { header: null }),
+        ...(values['client-id'] !== undefined && { ownApp: { clientId: values['client-id'] } }),
+        ...(values['no-own-app'] && { ownApp: null }),
         ...(Object.keys(tools).length && { tools }),
       };
-      if (Object.keys(edit).length === 0) throw new UsageError('connections edit needs something to change: --name, --url, --transport, --header with --secret, --no-header, --tool-on or --tool-off.');
-      return { kind: 'connections-edit', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, edit, ...(values.owner && { owner: values.owner }) };
+      if (Object.keys(edit).length === 0) {
+        throw new UsageError('connections edit needs something to change: --name, --url, --transport, --header with --secret, --no-header, --tool-on, --tool-off, --client-id or --no-own-app.');
+      }
+      return {
+        kind: 'connections-edit',
+        workspacePath: values['workspace-path'] ?? '',
+        name: positionals[0]!,
+        edit,
+        clientSecretFromStdin: values['client-secret-stdin'] ?? false,
+        ...(values.owner && { owner: values.owner }),
+      };
     }
     default:
       throw new UsageError(`"connections" needs one of: list, add, remove, test, show, edit${action ? ` (got "${action}")` : ''}.`);
@@ -371,7 +398,8 @@ function parseConnections(argv: string[]): Command {
 
 function parseSecrets(argv: string[]): Command {
   const [action, ...rest] = argv;
-  const { values, positionals } = parse(rest, PLACE);
+  // --replace is for set only; list and remove refuse it as an unknown option.
+  const { values, positionals } = parse(rest, action === 'set' ? { ...PLACE, replace: { type: 'boolean' as const } } : PLACE);
   const workspacePath = values['workspace-path'] ?? '';
   switch (action) {
     case 'list':
@@ -380,7 +408,8 @@ function parseSecrets(argv: string[]): Command {
     case 'set':
     case 'remove':
       if (positionals.length !== 1) throw new UsageError(`secrets ${action} needs exactly one secret name${action === 'set' ? '; the value is read from stdin' : ''}.`);
-      return { kind: action === 'set' ? 'secrets-set' : 'secrets-remove', workspacePath, name: positionals[0]! };
+      if (action === 'set') return { kind: 'secrets-set', workspacePath, name: positionals[0]!, replace: 'replace' in values && values.replace === true };
+      return { kind: 'secrets-remove', workspacePath, name: positionals[0]! };
     default:
       throw new UsageError(`"secrets" needs one of: list, set, remove${action ? ` (got "${action}")` : ''}.`);
   }

@@ -4,7 +4,7 @@ import { loadConfig } from './config.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
-import { agentTokenStore } from './services.js';
+import { agentTokenStore } from './auth/app-token-store.js';
 import { PRODUCT_NAME } from './version.js';
 
 type SignInCommand = Extract<Command, { kind: 'approve-list' | 'approve' | 'deny' | 'clients-list' | 'clients-revoke' }>;

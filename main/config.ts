@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { OFFICIAL_REGISTRY_URL } from './connections/catalog/registry-client.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
+import { DEFAULT_SAVED_OUTPUT_TOTAL_MB } from './machine/saved-outputs.js';
 
 /** Everything the host needs, resolved once from flags and the environment. */
 export interface Config {
@@ -24,6 +24,8 @@ export interface Config {
   publicUrl?: string;
   skillsDir: string;
   shellMaxTimeoutSeconds: number;
+  /** Most bytes of bash's saved full outputs kept at once; the oldest are removed first. */
+  bashOutputMaxBytes: number;
   stateDir: string;
   sessionIdleTimeoutMs: number;
   /** The MCP Registry merged into the catalog; empty turns it off. */
@@ -65,6 +67,8 @@ const DEFAULT_SESSION_IDLE_MINUTES = 30;
 const MAX_TIMER_SECONDS = 2_147_483;
 const DEFAULT_UPSTREAM_TIMEOUT_SECONDS = 60;
 export const APP_DIR_NAME = 'persona-mcp-workspace';
+/** The official MCP Registry (registry.modelcontextprotocol.io): a directory of servers, not a package registry. */
+export const OFFICIAL_REGISTRY_URL = 'https://registry.modelcontextprotocol.io';
 
 /** The environment variables the product reads, with what each is for (the README table mirrors this). */
 export const ENVIRONMENT = {
@@ -74,6 +78,7 @@ export const ENVIRONMENT = {
   WORKSPACE_CWD: 'Folder the process chdirs into before anything else; the default for relative paths and bash.',
   WORKSPACE_SKILLS_DIR: 'Skills root, relative to the working directory unless absolute (default .agents/skills).',
   WORKSPACE_SHELL_MAX_TIMEOUT: 'Upper bound in seconds for a bash command\'s timeout (default 600).',
+  WORKSPACE_BASH_OUTPUT_MAX_MB: `Most megabytes of bash's full outputs kept on disk at once, the oldest removed first (default ${DEFAULT_SAVED_OUTPUT_TOTAL_MB}); each is also removed after a day and when the server stops.`,
   WORKSPACE_STATE_DIR: 'Where server-owned state lives (default $XDG_STATE_HOME/persona-mcp-workspace).',
   WORKSPACE_SESSION_IDLE_TIMEOUT: 'Minutes after which an MCP session with no requests is closed (default 30).',
   WORKSPACE_CONTROL_PORT: 'Loopback port of the page, its API and sign-in callbacks (default 9101).',
@@ -146,6 +151,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     ...(env.WORKSPACE_PUBLIC_URL && { publicUrl: publicUrl(env.WORKSPACE_PUBLIC_URL) }),
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
+    bashOutputMaxBytes: Math.floor(positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2),
     stateDir: stateDirFrom(env),
     sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
     registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,

@@ -10,7 +10,7 @@ import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { agentEndpoint } from './http/agent-endpoint.js';
 import { signInsNeeded, type SignInNeeded } from './connections/sign-ins-needed.js';
-import { controlPlane } from './http/control-plane.js';
+import { lazyListener } from './http/lazy-listener.js';
 import type { McpSessions } from './mcp/sessions.js';
 import { forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
@@ -150,6 +150,8 @@ export class Host {
     agent.server.close();
     // Commands first, so that their callers get a "server is shutting down" result before the sessions close.
     await services.commands.killAll();
+    // No agent can read the saved outputs any more.
+    await services.commands.removeSavedOutputs();
     await agent.sessions.closeAll(SHUTDOWN_GRACE_MS);
     await agent.close();
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.
@@ -180,11 +182,15 @@ export class Host {
     });
     try {
       const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
-      const app = controlPlane(services, {
-        pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
-        host: { status: () => this.status, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
-      });
-      const control = app.listen(this.config.controlPort, '127.0.0.1');
+      // The page and its API are loaded on their first request: an agent's first request does not wait for them.
+      const app = lazyListener(async () => {
+        const { controlPlane } = await import('./http/control-plane.js');
+        return controlPlane(services, {
+          pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
+          host: { status: () => this.status, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
+        });
+      }, this.log);
+      const control = createServer(app).listen(this.config.controlPort, '127.0.0.1');
       try {
         await once(control, 'listening');
       } catch (error) {

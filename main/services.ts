@@ -3,7 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
-import { AgentTokenStore } from './auth/agent-tokens.js';
+import type { AgentTokenStore } from './auth/agent-tokens.js';
+import { agentTokenStore } from './auth/app-token-store.js';
 import { Approvals } from './auth/oauth-server/approvals.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
@@ -26,8 +27,6 @@ import { AccessDirectory } from './places/access-directory.js';
 import { ConnectionSecrets } from './secrets/connection-secrets.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
-import type { SecretStore } from './secrets/secret-store.js';
-import { SecretStoreSigningKeySource } from './secrets/signing-key-source.js';
 import { removeCrashTemps } from './state/atomic-write.js';
 
 /** Everything both listeners share, made once per run of the app. */
@@ -62,13 +61,8 @@ export interface Services {
   close(): Promise<void>;
 }
 
-/** The app's own agent tokens, signed with a key kept in the secret store (the CLI uses this too). */
-export function agentTokenStore(stateDir: string, secrets: SecretStore): AgentTokenStore {
-  return new AgentTokenStore({ stateDir, keySource: new SecretStoreSigningKeySource(secrets, stateDir) });
-}
-
-/** The OAuth authorization server, signing with the agent tokens' key (the CLI uses this too). */
-export function authorizationServer(stateDir: string, tokens: AgentTokenStore, fetch: GuardedFetch['fetch']): AuthorizationServer {
+/** The OAuth authorization server, signing with the agent tokens' key. */
+function authorizationServer(stateDir: string, tokens: AgentTokenStore, fetch: GuardedFetch['fetch']): AuthorizationServer {
   return new AuthorizationServer({ stateDir, signingKey: () => tokens.signingKey(), documents: new ClientMetadataDocuments(fetch) });
 }
 
@@ -151,7 +145,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
   await catalog.start();
 
   const audit = new AuditLog({ stateDir: config.stateDir });
-  const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds });
+  const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds, maxSavedTotalBytes: config.bashOutputMaxBytes });
+  // What earlier runs left (a crash, a kill) and what is past its day goes, now and every hour.
+  commands.startSweeping(log);
   const sandboxes = new SandboxPool();
   const tokens = agentTokenStore(config.stateDir, secrets);
   const signIns = authorizationServer(config.stateDir, tokens, network.fetch);
@@ -185,7 +181,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
       stopHealthWatch();
       health.close();
       stopSignInWatch();
+      commands.stopSweeping();
       await commands.killAll();
+      await commands.removeSavedOutputs();
       await sandboxes.closeAll();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
       await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close(), network.close()]);

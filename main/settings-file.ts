@@ -33,6 +33,7 @@ export const SETTINGS = {
   cwd: { env: 'WORKSPACE_CWD', kind: 'text', default: 'the launch folder' },
   skillsDir: { env: 'WORKSPACE_SKILLS_DIR', kind: 'text', default: '.agents/skills' },
   shellMaxTimeout: { env: 'WORKSPACE_SHELL_MAX_TIMEOUT', kind: 'seconds', default: '600' },
+  bashOutputMaxMb: { env: 'WORKSPACE_BASH_OUTPUT_MAX_MB', kind: 'count', default: '1024' },
   stateDir: { env: 'WORKSPACE_STATE_DIR', kind: 'text', default: '$XDG_STATE_HOME/persona-mcp-workspace' },
   sessionIdleTimeout: { env: 'WORKSPACE_SESSION_IDLE_TIMEOUT', kind: 'minutes', default: '30' },
   registryUrl: { env: 'WORKSPACE_REGISTRY_URL', kind: 'text', default: 'the official MCP Registry' },

@@ -1,7 +1,7 @@
 import { TokenInputError, UnknownTokenError } from './auth/agent-tokens.js';
 import { SigningKeyError } from './auth/signing-key.js';
 import { SignInRequestError, UnknownClientError } from './auth/oauth-server/errors.js';
-import { NotJsonError } from './http/sign-in-routes.js';
+import { NotJsonError } from './http/not-json-error.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
 import { ConnectionCheckError, ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';

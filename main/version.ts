@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// package.json sits two folders up from the built file (dist/main) and one up from the source (main).
+// package.json sits one folder up from the source (main), two from the built file (dist/main) and
+// three from a chunk of the bundled CLI (dist/main/chunks).
 function findPackage(): { root: string; version: string } {
-  for (const relative of ['../package.json', '../../package.json']) {
+  for (const relative of ['../package.json', '../../package.json', '../../../package.json']) {
     const url = new URL(relative, import.meta.url);
     try {
       const pkg = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version?: string };

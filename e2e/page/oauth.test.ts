@@ -247,5 +247,27 @@ describe('the page: signing in to connections', { skip }, () => {
     assert.equal(closed.counters.registrations, 0);
     await tab.close();
     await shot('own-app-signed-in');
+
+    // Fix in place: another own app, without removing the connection; the next sign-in uses it.
+    await closed.addClient({ clientId: 'second-page-app', clientSecret: 'second-page-secret-2b', redirectUris: [redirectUrl] });
+    await row.getByRole('button', { name: 'Show the details of Closed' }).click();
+    await row.getByRole('region', { name: 'Details of Closed' }).getByText('signs in with your own OAuth app my-own-app', { exact: false }).waitFor();
+    await row.getByRole('button', { name: 'Edit Closed' }).click();
+    const form = row.getByRole('form', { name: 'Fix Closed' });
+    assert.equal(await form.getByRole('textbox', { name: 'Client ID' }).inputValue(), 'my-own-app');
+    await form.getByRole('textbox', { name: 'Client ID' }).fill('second-page-app');
+    await form.getByLabel('Client secret (optional)').fill('second-page-secret-2b');
+    await form.getByRole('button', { name: 'Save and test' }).click();
+    await page.getByRole('status').filter({ hasText: 'Closed was changed. Sign in to it again to use it.' }).waitFor();
+    const again = page.waitForEvent('popup');
+    await row.getByRole('button', { name: 'Sign in to Closed' }).click();
+    const second = await again;
+    await second.getByRole('heading', { name: 'Signed in' }).waitFor();
+    assert.equal(new URL(second.url()).origin, new URL(redirectUrl).origin);
+    await row.getByText('Connected', { exact: true }).waitFor();
+    await row.getByText('signs in with your own OAuth app second-page-app', { exact: false }).waitFor();
+    assert.equal(closed.counters.registrations, 0);
+    await second.close();
+    await shot('own-app-edited');
   });
 });

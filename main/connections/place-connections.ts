@@ -33,6 +33,8 @@ export interface ConnectionView {
   /** The adder's name in the access directory, else their id. */
   ownerName: string;
   auth: ConnectionAuth['kind'];
+  /** For OAuth connections that sign in with the person's own OAuth app: its client id (never its secret). */
+  ownApp?: { clientId: string };
   /** For API-key connections: the header and the place secret it is taken from. */
   header?: string;
   /** Sent before the key in the header (e.g. "Bearer "). */
@@ -70,6 +72,11 @@ export interface EditRequest {
   header?: { name: string; prefix?: string; secret: string } | null;
   /** Upstream tool names turned on (true) or off (false). */
   tools?: Record<string, boolean>;
+  /**
+   * An OAuth connection's own OAuth app (client id, and secret if it has one); null signs in by
+   * registration again. The login made with the old app ends: the next sign-in uses the new one.
+   */
+  ownApp?: OwnApp | null;
 }
 
 /** A connection with what its server last said: its tools (each on or off), and its last errors. */
@@ -86,6 +93,8 @@ interface Facts {
   secrets: string[];
   /** storeId + name of the OAuth connections with a login. */
   signedIn: Set<string>;
+  /** By storeId + name: OAuth connections whose server wants wider access than their login has (or refuses it for good). */
+  stepUps: Map<string, { problem: 'sign-in' | 'key-refused'; reason: string }>;
 }
 
 /** The connection's server did not answer as it must with the connection's credentials; nothing was changed. */
@@ -203,7 +212,7 @@ export class PlaceConnections {
     requireRead(dir, person, place);
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
-    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined;
+    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.ownApp !== undefined;
     if (changesLogin && connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
     }
@@ -224,6 +233,12 @@ export class PlaceConnections {
         ? { kind: 'header', header: request.header.name, ...(request.header.prefix && { prefix: request.header.prefix }), secretName: request.header.secret }
         : { kind: 'none' };
     }
+    if (request.ownApp !== undefined) {
+      if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no OAuth app. Use an API-key header instead.`);
+      const clientId = request.ownApp?.clientId.trim();
+      if (request.ownApp && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
+      patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
+    }
     if (request.tools) {
       const off = new Set(connection.disabledTools ?? []);
       for (const [tool, enabled] of Object.entries(request.tools)) {
@@ -233,8 +248,12 @@ export class PlaceConnections {
       patch.disabledTools = [...off].sort();
     }
     const movedLogin = connection.auth.kind === 'oauth' && patch.url !== undefined && patch.url !== connection.url;
+    // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
+    if (movedLogin && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
-    if (movedLogin) await this.deps.oauth.revokeAndForget(connection);
+    // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
+    if (movedLogin || request.ownApp !== undefined) await this.deps.oauth.revokeAndForget(connection);
+    if (request.ownApp?.clientSecret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.ownApp.clientSecret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
     return this.view(dir, person, place, edited, facts);
@@ -302,10 +321,10 @@ export class PlaceConnections {
     options: { ownApp?: OwnApp; openBrowser?: boolean },
     challenge = this.lastChallenge(connection),
   ): Promise<{ connection: ConnectionView; authorizationUrl: string }> {
-    const { authorizationUrl } = await this.deps.oauth.begin(connection, { ...(options.ownApp && { ownApp: options.ownApp }), ...challenge });
-    this.signInOutcomes.begun(keyOf(connection), authorizationUrl);
+    const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, challenge);
     if (options.openBrowser ?? true) this.deps.openBrowser(authorizationUrl);
-    return { connection: { ...view, signIn: { state: 'pending', since: new Date().toISOString() } }, authorizationUrl };
+    const ownApp = options.ownApp ? { ownApp: { clientId: options.ownApp.clientId } } : {};
+    return { connection: { ...view, ...ownApp, signIn: { state: 'pending', since: new Date().toISOString() } }, authorizationUrl };
   }
 
   /** The server's last 401 challenge to a request of the connection: the sign-in asks for what it names. */
@@ -330,8 +349,7 @@ export class PlaceConnections {
     const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
       if (connection.auth.kind === 'oauth') {
-        const { authorizationUrl } = await this.deps.oauth.begin(connection, { ...(options.ownApp && { ownApp: options.ownApp }), ...this.lastChallenge(connection) });
-        this.signInOutcomes.begun(keyOf(connection), authorizationUrl);
+        const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection));
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
         await this.checkedToolNames(connection);
@@ -345,6 +363,28 @@ export class PlaceConnections {
       signIns: signIns.map(({ name, authorizationUrl }) => ({ name, authorizationUrl })),
       ...(authorizationUrl && { authorizationUrl }),
     };
+  }
+
+  /**
+   * Begins a connection's sign-in with the own OAuth app given (kept for the next sign-ins), else
+   * the one it keeps, else by registration.
+   */
+  private async beginSignIn(connection: PlaceConnection, given: OwnApp | undefined, challenge: { challenge?: string }): Promise<{ authorizationUrl: string }> {
+    const kept = connection.auth.kind === 'oauth' ? connection.auth.ownApp : undefined;
+    const ownApp = given ?? (kept && (await this.keptOwnApp(connection, kept.clientId)));
+    const begun = await this.deps.oauth.begin(connection, { ...(ownApp && { ownApp }), ...challenge });
+    if (given) {
+      const id = { root: connection.root, name: connection.name, owner: connection.owner };
+      await this.deps.store.update(id, { auth: { kind: 'oauth', ownApp: { clientId: given.clientId } } });
+      if (given.clientSecret) await this.deps.connectionSecrets.set(identityOf(connection), OWN_APP_SECRET, given.clientSecret);
+    }
+    this.signInOutcomes.begun(keyOf(connection), begun.authorizationUrl);
+    return begun;
+  }
+
+  private async keptOwnApp(connection: PlaceConnection, clientId: string): Promise<OwnApp> {
+    const clientSecret = await this.deps.connectionSecrets.get(identityOf(connection), OWN_APP_SECRET);
+    return { clientId, ...(clientSecret && { clientSecret }) };
   }
 
   /** The caller's own connections of these names, each ready to connect, or an error that says why not. */
@@ -404,7 +444,7 @@ export class PlaceConnections {
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
     const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
     if (!revocation) await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
-    const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set() });
+    const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set(), stepUps: new Map() });
     return revocation?.problems.length ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` } : view;
   }
 
@@ -416,9 +456,18 @@ export class PlaceConnections {
     return names;
   }
 
-  async setSecret(person: string, place: Place, name: string, value: string): Promise<void> {
+  /**
+   * Saves a place secret. One the place already has is replaced only when `replace` says so: other
+   * connections may send it, and a new key under a name in use would silently change what they send.
+   */
+  async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
     requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
     this.secretNamesCache.delete(place.root);
+    if (!options.replace && (await this.deps.placeSecrets.names(place.root)).includes(name)) {
+      const users = (await this.deps.store.list(place.root)).filter((c) => c.auth.kind === 'header' && c.auth.secretName === name).map((c) => c.displayName);
+      const sending = users.length ? ` ${users.join(', ')} ${users.length === 1 ? 'sends' : 'send'} it.` : '';
+      throw new ConnectionRequestError(`${place.label} already has a secret named "${name}"; it was not changed.${sending} Replace its value only if you mean to (agree to replace it, or --replace), or choose another name.`, 409);
+    }
     await this.deps.placeSecrets.set(place.root, name, value);
     // The connections that send this secret are measured again with its new value.
     for (const c of await this.deps.store.list(place.root)) {
@@ -502,14 +551,18 @@ export class PlaceConnections {
     // The keychain is asked only about what the connections use.
     const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.cachedSecretNames(place) : [];
     const signedIn = new Set<string>();
+    const stepUps: Facts['stepUps'] = new Map();
     for (const c of connections) {
       if (c.auth.kind !== 'oauth') continue;
       const key = `${c.storeId}/${c.name}`;
       let state = this.signInStates.get(key);
       if (!state) this.signInStates.set(key, (state = await this.deps.oauth.state(c)));
-      if (state === 'signed-in') signedIn.add(c.storeId + c.name);
+      if (state !== 'signed-in') continue;
+      signedIn.add(c.storeId + c.name);
+      const stepUp = await this.deps.oauth.stepUp(c);
+      if (stepUp) stepUps.set(c.storeId + c.name, stepUp);
     }
-    return { secrets, signedIn };
+    return { secrets, signedIn, stepUps };
   }
 
   private async cachedSecretNames(place: Place): Promise<string[]> {
@@ -532,6 +585,7 @@ export class PlaceConnections {
       owner: c.owner,
       ownerName: nameOf(dir, c.owner),
       auth: c.auth.kind,
+      ...(c.auth.kind === 'oauth' && c.auth.ownApp && { ownApp: { clientId: c.auth.ownApp.clientId } }),
       ...(c.auth.kind === 'header' && { header: c.auth.header, ...(c.auth.prefix && { prefix: c.auth.prefix }), secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
@@ -581,10 +635,17 @@ export class PlaceConnections {
       return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
     }
     // Its server wants wider access than the login has: the owner must approve it (or cannot).
-    const stepUp = c.auth.kind === 'oauth' ? this.deps.oauth.stepUp(c) : undefined;
+    const stepUp = facts.stepUps.get(c.storeId + c.name);
     if (stepUp) return { state: stepUp.problem, reason: stepUp.reason };
     return undefined;
   }
+}
+
+/** The keychain item of a connection that holds its own OAuth app's client secret. */
+const OWN_APP_SECRET = 'own-app-secret';
+
+function identityOf(c: PlaceConnection): { storeId: string; serverName: string } {
+  return { storeId: c.storeId, serverName: c.name };
 }
 
 function keyOf(c: PlaceConnection): string {

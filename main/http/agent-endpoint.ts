@@ -19,7 +19,8 @@ import { PlaceAccessError } from '../connections/place-connections.js';
 import { bearerAuth, type Refusal } from './bearer-auth.js';
 import { allowedHostNames, forbidden, hostAndOriginCheck } from './guards.js';
 import { readJsonBody, RequestBodyError } from './json-body.js';
-import { MCP_PATH, oauthRoutes, resourceMetadataUrl } from './oauth-routes.js';
+import { lazyListener } from './lazy-listener.js';
+import { MCP_PATH, resourceMetadataUrl } from './mcp-urls.js';
 import { requestOrigin, type RequestOrigin } from './request-origin.js';
 import { sendJson } from './send-json.js';
 
@@ -100,13 +101,14 @@ export function agentEndpoint(
     if (caller.client) services.signIns.touch(caller.client.grantId).catch((error: unknown) => services.log(`Could not note when ${caller.client!.name} was last used: ${(error as Error).message}`));
     await sessions.handle(req, res, caller, await readJsonBody(req, MAX_REQUEST_BYTES));
   };
-  // With auth on, this endpoint is also its own OAuth authorization server (discovery, sign-in, tokens).
-  const oauth = verifier && oauthRoutes(services.signIns, { originOf });
+  // With auth on, this endpoint is also its own OAuth authorization server (discovery, sign-in,
+  // tokens), loaded on its first request.
+  const oauth = verifier && lazyListener(async () => (await import('./oauth-routes.js')).oauthRoutes(services.signIns, { originOf }), services.log);
   const listener: RequestListener = (req, res) => {
     const refused = guard(req.headers);
     if (refused) return sendJson(res, 403, forbidden(refused));
     if (!isMcpPath(req.url ?? '')) {
-      if (oauth) return void oauth(req, res);
+      if (oauth) return oauth(req, res);
       return sendJson(res, 404, { error: 'Not found. The MCP endpoint is /mcp.' });
     }
     serve(req, res).catch((error: unknown) => answerError(req, res, error, services.log));

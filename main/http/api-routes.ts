@@ -41,20 +41,25 @@ const addBody = z.union([
     })
     .strict(),
 ]);
+/** The person's own OAuth app at the provider, for providers that let no app register itself. */
+const ownAppBody = z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000).optional() }).strict();
 const editBody = z
   .object({
     name: z.string().max(100).optional(),
+    /** null: sign in without an own app again. */
+    own_app: ownAppBody.nullable().optional(),
     url: z.string().min(1).optional(),
     transport: transport.optional(),
     header: headerBody.nullable().optional(),
     tools: z.record(z.string(), z.boolean()).optional(),
   })
   .strict();
-const secretBody = z.object({ value: z.string() }).strict();
+/** `replace`: the person agreed to change the value of a secret the place already has. */
+const secretBody = z.object({ value: z.string(), replace: z.boolean().optional() }).strict();
 /** The own-OAuth-app panel: the person's own client, for providers that let no app register itself. */
 const connectBody = z
   .object({
-    own_app: z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000).optional() }).strict().optional(),
+    own_app: ownAppBody.optional(),
     /** false when the caller opens the sign-in page itself (the page does), so it does not open twice. */
     open_browser: z.boolean().optional(),
   })
@@ -120,10 +125,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ connection: await connections.details(person(res), placeOf(req), String(req.params.name), ownerOf(req)) });
   });
 
-  // Fix in place: name, URL, transport, API-key header, and which tools are on.
+  // Fix in place: name, URL, transport, API-key header, own OAuth app, and which tools are on.
   router.patch('/mcp/place/:name', async (req, res) => {
-    const body = editBody.parse(req.body ?? {});
-    res.json({ connection: await connections.edit(person(res), placeOf(req), String(req.params.name), body, ownerOf(req)) });
+    const { own_app, ...body } = editBody.parse(req.body ?? {});
+    const edit = { ...body, ...(own_app !== undefined && { ownApp: own_app && ownAppOf(own_app) }) };
+    res.json({ connection: await connections.edit(person(res), placeOf(req), String(req.params.name), edit, ownerOf(req)) });
   });
 
   // Test: the server is asked now (initialize + tools/list with the connection's credentials).
@@ -152,7 +158,8 @@ export function apiRoutes(services: Services, host: HostControl): Router {
 
   router.put('/secrets/:name', async (req, res) => {
     const place = placeOf(req);
-    await connections.setSecret(person(res), place, String(req.params.name), secretBody.parse(req.body).value);
+    const body = secretBody.parse(req.body);
+    await connections.setSecret(person(res), place, String(req.params.name), body.value, { replace: body.replace ?? false });
     services.placeSessions.toolsChanged([place.root]);
     res.status(204).end();
   });
@@ -309,8 +316,11 @@ async function policyAnswer(policy: SandboxPolicy): Promise<SandboxPolicy & { pr
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {
-  const ownApp = body.own_app && { clientId: body.own_app.client_id, ...(body.own_app.client_secret && { clientSecret: body.own_app.client_secret }) };
-  return { ...(ownApp && { ownApp }), openBrowser: body.open_browser ?? true };
+  return { ...(body.own_app && { ownApp: ownAppOf(body.own_app) }), openBrowser: body.open_browser ?? true };
+}
+
+function ownAppOf(body: z.infer<typeof ownAppBody>): OwnApp {
+  return { clientId: body.client_id, ...(body.client_secret && { clientSecret: body.client_secret }) };
 }
 
 function kindWord(place: Place): string {

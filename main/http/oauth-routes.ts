@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import { CustomOAuthError, InvalidClientMetadataError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
@@ -14,9 +13,8 @@ import type { RegisteredClient } from '../auth/oauth-server/oauth-state.js';
 import { PRODUCT_NAME } from '../version.js';
 import type { RequestOrigin } from './request-origin.js';
 import { endedPage, waitingPage } from './sign-in-page.js';
+import { MCP_PATH, PROTECTED_RESOURCE_PATH } from './mcp-urls.js';
 
-export const MCP_PATH = '/mcp';
-export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 export const WAIT_PATH = '/oauth/wait/';
 
 export interface OAuthRoutesOptions {
@@ -24,14 +22,6 @@ export interface OAuthRoutesOptions {
   originOf: RequestOrigin;
   /** Registrations one address may make per hour (RFC 7591 is open to anyone: floods are cut off). */
   registrationsPerHour?: number;
-}
-
-/** The metadata URL a 401 points at: path-suffixed (RFC 9728 §3.1), keeping the place the client named. */
-export function resourceMetadataUrl(req: IncomingMessage, originOf: RequestOrigin): string {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const place = url.searchParams.get('workspace_path');
-  const query = place === null ? '' : `?${new URLSearchParams({ workspace_path: place })}`;
-  return `${originOf(req)}${PROTECTED_RESOURCE_PATH}${MCP_PATH}${query}`;
 }
 
 /**

@@ -1,14 +1,10 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Approvals } from '../auth/oauth-server/approvals.js';
+import { NotJsonError } from './not-json-error.js';
 
 const approveBody = z.object({ workspace_path: z.string().max(4096).optional() }).strict();
 const emptyBody = z.object({}).strict();
-
-/** A request the page's API refuses before doing anything: not JSON, so possibly a form posted by another site. */
-export class NotJsonError extends Error {
-  override readonly name = 'NotJsonError';
-}
 
 /**
  * Agent sign-ins on the page's API (under /api/agent-access): the requests waiting for the owner, their answers, and the

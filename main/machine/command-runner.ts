@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, mkdtemp } from 'node:fs/promises';
-import { constants as osConstants, tmpdir } from 'node:os';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -12,6 +11,7 @@ import { OutputFile, type OutputFileLimits } from './output-file.js';
 import { terminateProcessGroup } from './process-group.js';
 import { loadTerminal } from './terminal-module.js';
 import { RECENT_OUTPUT_BYTES, RecentOutput } from './recent-output.js';
+import { DEFAULT_SAVED_OUTPUT_TOTAL_MB, SavedOutputs } from './saved-outputs.js';
 
 export type { CapturedOutput } from './output-capture.js';
 
@@ -74,11 +74,21 @@ export interface BashResult {
 
 export interface CommandRunnerOptions {
   maxTimeoutSeconds: number;
-  /** Where full outputs too big to return are saved; default a private folder in the OS temp dir. */
+  /**
+   * Where full outputs too big to return are saved, each server in a folder of its own; default a
+   * private folder in the OS temp dir.
+   */
   outputDir?: string;
   /** Most bytes of one stream saved; default BASH_SAVED_OUTPUT_MAX_BYTES (tests lower it). */
   maxSavedOutputBytes?: number;
+  /** Most bytes of all saved outputs together, the oldest removed first (WORKSPACE_BASH_OUTPUT_MAX_MB). */
+  maxSavedTotalBytes?: number;
+  /** How long a saved output is kept at most; default a day (tests lower it). */
+  savedOutputMaxAgeMs?: number;
 }
+
+/** How often saved outputs older than their maximum age are looked for. */
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 interface Exit {
   exitCode: number | null;
@@ -105,7 +115,10 @@ interface Running {
 /** Runs bash commands, each in its own process group so that stopping one stops all it started. */
 export class CommandRunner {
   private readonly running = new Set<Running>();
-  private outputDir: Promise<string> | undefined;
+  /** The output files of the commands running now: never removed by a sweep or the size limit. */
+  private readonly writing = new Set<string>();
+  private readonly saved: SavedOutputs;
+  private sweeper: NodeJS.Timeout | undefined;
   /** The longest timeout a command may have, in seconds. */
   readonly maxTimeoutSeconds: number;
 
@@ -118,6 +131,31 @@ export class CommandRunner {
       );
     }
     this.maxTimeoutSeconds = options.maxTimeoutSeconds;
+    this.saved = new SavedOutputs({
+      ...(options.outputDir !== undefined && { base: options.outputDir }),
+      maxTotalBytes: options.maxSavedTotalBytes ?? DEFAULT_SAVED_OUTPUT_TOTAL_MB * 1024 ** 2,
+      ...(options.savedOutputMaxAgeMs !== undefined && { maxAgeMs: options.savedOutputMaxAgeMs }),
+    });
+  }
+
+  /**
+   * Removes saved outputs left by servers that stopped without cleaning up and those past their
+   * age, now and then every hour, until stopSweeping(). Failures are reported, never thrown.
+   */
+  startSweeping(report: (line: string) => void): void {
+    const sweep = () => void this.saved.sweep(this.writing).catch((error: unknown) => report(`Could not remove old bash outputs in ${this.saved.base}: ${(error as Error).message}`));
+    sweep();
+    this.sweeper ??= setInterval(sweep, SWEEP_INTERVAL_MS).unref();
+  }
+
+  stopSweeping(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  /** Removes this server's saved outputs (the agent endpoint stops: no agent can read them any more). */
+  async removeSavedOutputs(): Promise<void> {
+    await this.saved.removeOwn();
   }
 
   async run(input: BashInput, { signal, onProgress, sandbox }: RunOptions = {}): Promise<BashResult> {
@@ -136,7 +174,13 @@ export class CommandRunner {
       maxSavedBytes: this.options.maxSavedOutputBytes ?? BASH_SAVED_OUTPUT_MAX_BYTES,
     };
     // The one place where output files are named.
-    const outputPath = async (stream: 'stdout' | 'stderr' | 'output'): Promise<string> => join(await this.outputDirectory(), `${id}-${stream}.log`);
+    const paths: string[] = [];
+    const outputPath = async (stream: 'stdout' | 'stderr' | 'output'): Promise<string> => {
+      const path = join(await this.saved.dir(), `${id}-${stream}.log`);
+      paths.push(path);
+      this.writing.add(path);
+      return path;
+    };
     const capture = (stream: 'stdout' | 'stderr' | 'output'): OutputCapture =>
       new OutputCapture({ ...limits, savePath: () => outputPath(stream) });
     const launch: Launch = sandbox ? await sandbox.launch(input.command, tty) : { file: 'bash', args: ['-c', input.command] };
@@ -202,7 +246,7 @@ export class CommandRunner {
     try {
       const exit = await done;
       running = false;
-      const output = await child.output();
+      const output = await this.kept(await child.output());
       return {
         exitCode: exit.exitCode,
         signal: exit.signal,
@@ -223,8 +267,18 @@ export class CommandRunner {
       if (watcher) clearInterval(watcher);
       signal?.removeEventListener('abort', onAbort);
       this.running.delete(entry);
+      for (const path of paths) this.writing.delete(path);
       launch.release?.();
     }
+  }
+
+  /** Notes how long the files just saved are kept, and makes room for them under the total size limit. */
+  private async kept<T extends { stdout: CapturedOutput; stderr: CapturedOutput | null }>(output: T): Promise<T> {
+    const saved = [output.stdout, output.stderr].filter((o): o is CapturedOutput => o?.fullOutputPath !== undefined);
+    if (saved.length === 0) return output;
+    for (const o of saved) o.fullOutputKept = this.saved.retention();
+    await this.saved.trim(new Set([...this.writing, ...saved.map((o) => o.fullOutputPath!)])).catch(() => {});
+    return output;
   }
 
   /** How many commands run now: Stop on the page asks first when agents have some. */
@@ -246,22 +300,6 @@ export class CommandRunner {
       throw new MachineError('invalid_input', `timeout must be a positive number of seconds (got ${requested}); the maximum is ${max}.`);
     }
     return Math.min(requested, max);
-  }
-
-  private async outputDirectory(): Promise<string> {
-    const configured = this.options.outputDir;
-    this.outputDir ??= (
-      configured
-        ? mkdir(configured, { recursive: true, mode: 0o700 }).then(() => configured)
-        : mkdtemp(join(tmpdir(), 'persona-workspace-output-'))
-    ).catch((error: unknown) => {
-      this.outputDir = undefined; // try again for the next command
-      throw error;
-    });
-    const dir = await this.outputDir;
-    // A temp cleaner may have removed it since; only large outputs get here, so the check is cheap.
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    return dir;
   }
 }
 

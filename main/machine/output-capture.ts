@@ -22,6 +22,8 @@ export interface CapturedOutput {
   fullOutputPath?: string;
   /** Set when the saved file is incomplete (over its size limit, or a write failed). */
   fullOutputProblem?: string;
+  /** How long the saved file is kept, for the agent. */
+  fullOutputKept?: string;
 }
 
 /**

@@ -285,7 +285,7 @@ function section(label: string, output: CapturedOutput): string {
   if (output.elidedBytes > 0) {
     parts.push(
       output.fullOutputPath
-        ? `[${output.totalBytes} bytes in all; the full ${label.split(' ')[0]} is in ${output.fullOutputPath} (read it, or grep it with bash)]`
+        ? `[${output.totalBytes} bytes in all; the full ${label.split(' ')[0]} is in ${output.fullOutputPath} (read it, or grep it with bash)${output.fullOutputKept ? `, ${output.fullOutputKept}` : ''}]`
         : `[${output.totalBytes} bytes in all; the middle was not kept]`,
     );
   }

@@ -83,11 +83,10 @@ export class PlaceTools implements ToolSource {
     const made = this.made.get(key);
     if (made?.connection === connection && made.upstream === last.tools) return made.tools;
     const hint = searchHint(connection.displayName, this.deps.catalogDescription(connection.catalogId));
-    // A server that lists one name twice gets it passed on once (the first), as names must be unique.
-    // Tools turned off in this place are neither listed nor callable.
-    const seen = new Set<string>(connection.disabledTools);
+    // Tools turned off in this place are neither listed nor callable. (Names are unique: the health check keeps the first of each.)
+    const off = new Set<string>(connection.disabledTools);
     const tools = last.tools
-      .filter((tool) => !seen.has(tool.name) && seen.add(tool.name))
+      .filter((tool) => !off.has(tool.name))
       .map((tool) => ({
         definition: { ...tool, name: gatewayToolName(connection.name, tool.name), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
         search: { name: tool.name, service: hint },

@@ -73,8 +73,9 @@ export const testConnection = (root: string, connection: Connection) =>
 export const removeConnection = (root: string, connection: Connection) =>
   api<{ removed: boolean }>('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`);
 
-export const putSecret = (root: string, name: string, value: string) =>
-  api<void>('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, { value });
+/** Saves a place secret; one the place already has is replaced only with `replace` (the person agreed). */
+export const putSecret = (root: string, name: string, value: string, replace = false) =>
+  api<void>('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, { value, ...(replace && { replace }) });
 
 export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) =>
   api<{ policy: PlacePolicy }>('PUT', '/places/policy', { workspace_path: root, policy, folders });

@@ -25,6 +25,8 @@ export interface Connection {
   ownerName: string;
   /** `header`: an API key in a header, taken from the place secret `secretName`. */
   auth: 'oauth' | 'header' | 'none';
+  /** An OAuth connection that signs in with the person's own OAuth app: its client id. */
+  ownApp?: { clientId: string };
   header?: string;
   /** Sent before the key in the header (e.g. "Bearer "). */
   prefix?: string;
@@ -55,6 +57,8 @@ export interface ConnectionEdit {
   url?: string;
   header?: { name: string; prefix?: string; secret: string } | null;
   tools?: Record<string, boolean>;
+  /** null: sign in without an own OAuth app again. */
+  own_app?: OwnApp | null;
 }
 
 /** What a place's agents reach (machine, place or strict), and the owner's extra folders. */

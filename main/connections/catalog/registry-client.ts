@@ -1,9 +1,9 @@
+import { OFFICIAL_REGISTRY_URL } from '../../config.js';
 import type { CatalogEntry } from './catalog-schema.js';
 import { catalogEntriesFromRegistry, type RegistryMappingOptions } from './registry-mapping.js';
 import { parseRegistryPage, parseServerItem, type RegistryServerItem } from './registry-response.js';
 
-/** The official MCP Registry (registry.modelcontextprotocol.io): a directory of servers, not a package registry. */
-export const OFFICIAL_REGISTRY_URL = 'https://registry.modelcontextprotocol.io';
+export { OFFICIAL_REGISTRY_URL };
 
 /** `/v0.1` is the registry's stable API; `/v0` may still change. */
 const LIST_PATH = '/v0.1/servers';

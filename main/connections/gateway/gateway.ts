@@ -38,6 +38,9 @@ export class Gateway {
           for (const listener of this.listeners) listener(connection);
         },
         onFailure: (error) => {
+          // A client replaced by a changed record fails as it closes: that says nothing of the connection as it is now
+          // (and reporting it would have the old record checked, replacing the new client, back and forth).
+          if (this.pool.get(key)?.connection !== upstream) return;
           for (const listener of this.failureListeners) listener(connection, error);
         },
       },

@@ -199,7 +199,7 @@ export class UpstreamConnection {
     }
     // An OAuth connection's requests need its signed fetch; any other goes straight on the dispatcher
     // the guarded fetch checked this URL for while the session was opened.
-    const post = this.options.signedFetch ? postWithFetch(url, fetch) : postWithDispatcher(url, network.agent, postWithFetch(url, fetch));
+    const post = this.options.signedFetch ? postWithFetch(url, fetch) : postWithDispatcher(url, await network.dispatcher(), postWithFetch(url, fetch));
     const forwarder = streamable && new CallForwarder({ post, headers, transport: streamable, timeoutMs: this.options.timeoutMs });
     return { client, network, forwarder };
   }

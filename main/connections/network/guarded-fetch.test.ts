@@ -487,7 +487,7 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
 
   it('keeps its agent from connecting to a name the guarded fetch never checked', async () => {
     const guarded = local(fixedResolver({}).resolve);
-    await assert.rejects(undiciRequest(`http://unchecked.test:${server.port}/`, { dispatcher: guarded.agent }), (error: unknown) => {
+    await assert.rejects(undiciRequest(`http://unchecked.test:${server.port}/`, { dispatcher: await guarded.dispatcher() }), (error: unknown) => {
       assert.equal((error as NodeJS.ErrnoException).code, 'ENOTFOUND');
       return true;
     });

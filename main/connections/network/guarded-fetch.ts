@@ -1,4 +1,4 @@
-import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+import type { Agent, fetch as undiciFetch, RequestInit as UndiciRequestInit } from 'undici';
 import { NetworkPolicyError, originOf } from './network-policy-error.js';
 import { PinnedAddresses } from './pinned-lookup.js';
 import { checkTarget, resolveWithSystem, type Resolver, type TargetPolicy } from './target-check.js';
@@ -21,7 +21,7 @@ export interface GuardedFetch {
   /** A fetch for the MCP SDK's transports and auth code (its `FetchLike`). */
   fetch: (input: string | URL, init?: RequestInit) => Promise<Response>;
   /** The dispatcher every request goes through; its sockets connect only to checked addresses. */
-  agent: Agent;
+  dispatcher(): Promise<Agent>;
   /** Drops every socket, aborting requests still running: the connection they served is gone. */
   close(): Promise<void>;
 }
@@ -40,12 +40,18 @@ export interface GuardedFetch {
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
   const policy: TargetPolicy = { allowPrivateNetwork: options.allowPrivateNetwork, resolve: options.resolve ?? resolveWithSystem };
   const pins = new PinnedAddresses();
-  const agent = new Agent({ connect: { lookup: pins.lookup } });
+  // undici is loaded with the first request: a server that never calls out never loads it.
+  let loaded: Promise<{ agent: Agent; fetch: typeof undiciFetch }> | undefined;
+  let closed = false;
+  const undici = () =>
+    // Its default export: a bundle exposes this CommonJS package's exports only there.
+    (loaded ??= import('undici').then(({ default: { Agent, fetch } }) => ({ agent: new Agent({ connect: { lookup: pins.lookup } }), fetch })));
 
   // Origins already checked and pinned: a connection resolves its server's name once, not per call.
   const checked = new Set<string>();
 
   async function send(url: URL, init: RequestInit): Promise<Response> {
+    if (closed) throw new Error(`Not sent to ${originOf(url)}: this connection's network was closed (the connection was removed, changed or the app is stopping).`);
     // A URL with user info never matches (its key differs), so checkTarget refuses it every time.
     const key = url.username || url.password ? undefined : url.origin;
     if (!key || !checked.has(key)) {
@@ -54,7 +60,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
       if (addresses) pins.pin(url.hostname, addresses);
       if (key) checked.add(key);
     }
-    const response = await undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher: agent });
+    const { agent, fetch } = await undici();
+    const response = await fetch(url, { ...(init as UndiciRequestInit), dispatcher: agent });
     return asGlobalResponse(response);
   }
 
@@ -85,11 +92,12 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
 
   return {
     fetch: guardedFetch,
-    agent,
+    dispatcher: async () => (await undici()).agent,
     close: async () => {
+      closed = true;
       checked.clear();
       pins.clear();
-      await agent.destroy();
+      await (await loaded)?.agent.destroy();
     },
   };
 }

@@ -1,13 +1,14 @@
+import { createHash } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { bearerFetch } from './bearer-fetch.js';
 import { parseChallenge } from './challenge.js';
 import { StepUpRequiredError } from './errors.js';
-import { keyOf, OAuthStore } from './oauth-store.js';
+import { OAuthStore } from './oauth-store.js';
 import { revokeTokens, type Revocation } from './revocation.js';
 import { type CallbackAnswer, type OAuthConnection, type OwnApp, SignInFlow } from './sign-in.js';
 import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
-import { type StepUpNeed, StepUps } from './step-ups.js';
+import { beginning, refused, type StepUpNeed } from './step-ups.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
 // The types of this API, importable from here with it.
@@ -41,7 +42,6 @@ export class ConnectionOAuth {
   private readonly flow: SignInFlow;
   private readonly keeper: TokenKeeper;
   private readonly chains: SignInChains;
-  private readonly stepUps = new StepUps();
   private readonly listeners = new Set<(change: SignInChange) => void>();
 
   constructor(private readonly options: ConnectionOAuthOptions) {
@@ -56,10 +56,8 @@ export class ConnectionOAuth {
       clientMetadataUrl: options.clientMetadataUrl,
       ttlMs,
       now,
-      onSignedIn: (connection) => {
-        this.stepUps.signedIn(keyOf(connection));
-        this.emit({ ...connection, state: 'signed-in' });
-      },
+      // The login's write also met the step-up's need (SignInProvider.saveTokens).
+      onSignedIn: (connection) => this.emit({ ...connection, state: 'signed-in' }),
     });
     this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now, onSignedOut: (connection) => this.emit({ ...connection, state: 'sign-in' }) });
   }
@@ -71,7 +69,12 @@ export class ConnectionOAuth {
    * while the server wants wider access (a step-up) asks for it.
    */
   async begin(connection: OAuthConnection, options: { ownApp?: OwnApp; challenge?: string } = {}): Promise<{ authorizationUrl: string }> {
-    const scope = this.stepUps.beginning(keyOf(identityOf(connection)));
+    const scope = await this.store.update(identityOf(connection), (record) => {
+      const begun = beginning(record.stepUp);
+      if (begun.record === record.stepUp) return [record, begun.scope];
+      const { stepUp: _ended, ...rest } = record;
+      return [{ ...rest, ...(begun.record && { stepUp: begun.record }) }, begun.scope];
+    });
     const url = await this.flow.begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
     return { authorizationUrl: url.href };
   }
@@ -80,8 +83,8 @@ export class ConnectionOAuth {
    * Why the connection's login is not enough now, if it is not: its server asked for wider access
    * (the owner must sign in again to approve it), or refuses it even after the step-ups allowed.
    */
-  stepUp(connection: OAuthConnection): { problem: 'sign-in' | 'key-refused'; reason: string } | undefined {
-    const need = this.stepUps.need(keyOf(identityOf(connection)));
+  async stepUp(connection: OAuthConnection): Promise<{ problem: 'sign-in' | 'key-refused'; reason: string } | undefined> {
+    const need = (await this.store.read(identityOf(connection))).stepUp?.need;
     return need && { problem: need.kind === 'step-up' ? 'sign-in' : 'key-refused', reason: stepUpMessage(connection.displayName, need) };
   }
 
@@ -109,8 +112,12 @@ export class ConnectionOAuth {
   fetch(connection: OAuthConnection, base: FetchLike): FetchLike {
     const id = identityOf(connection);
     return bearerFetch(this.keeper, id, connection.displayName, base, async (token, challenge) => {
-      const granted = (await this.store.read(id)).tokens?.scope;
-      const { need, fresh } = this.stepUps.refused(keyOf(id), token, granted, parseChallenge(challenge).scope);
+      // A fingerprint, not the token: the record says which login was counted, and nothing more.
+      const login = createHash('sha256').update(token).digest('hex').slice(0, 16);
+      const { need, fresh } = await this.store.update(id, (record) => {
+        const result = refused(record.stepUp, login, record.tokens?.scope, parseChallenge(challenge).scope);
+        return [result.fresh ? { ...record, stepUp: result.record } : record, result];
+      });
       // The connection leaves its place's tools until its owner approves (or it is removed).
       if (fresh) this.emit({ ...id, state: 'signed-in' });
       return new StepUpRequiredError(id, need.kind === 'step-up' ? 'sign-in' : 'key-refused', stepUpMessage(connection.displayName, need));
@@ -121,7 +128,6 @@ export class ConnectionOAuth {
   async revokeAndForget(connection: OAuthConnection): Promise<Revocation> {
     const id = identityOf(connection);
     this.flow.cancel(id);
-    this.stepUps.forget(keyOf(id));
     const { revocation, hadLogin } = await this.store.forget(id, async (record) => ({
       revocation: await revokeTokens(record, connection.displayName, this.options.fetch),
       hadLogin: record.tokens !== undefined,

@@ -1,6 +1,7 @@
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { z } from 'zod';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
+import type { StepUpRecord } from './step-ups.js';
 
 /** How the app is known to the provider: the person's own OAuth app, a client ID metadata document, or a dynamic registration. */
 export type ClientSource = 'own-app' | 'metadata-document' | 'registered';
@@ -43,6 +44,8 @@ export interface OAuthRecord {
   tokens?: StoredTokens;
   /** The sign-in in progress: its state and PKCE verifier, until the answer comes back. */
   signIn?: { state: string; verifier: string };
+  /** Wider access the server asked for (403 insufficient_scope), and how many step-ups ran. */
+  stepUp?: StepUpRecord;
 }
 
 // One keychain item per connection, so that a change touching several parts (a rotated refresh
@@ -60,6 +63,19 @@ const recordSchema = z.object({
     .optional(),
   tokens: z.looseObject({ access_token: z.string(), token_type: z.string(), issuer: z.string(), refresh_token: z.string().optional(), expires_at: z.number().optional() }).optional(),
   signIn: z.object({ state: z.string(), verifier: z.string() }).optional(),
+  stepUp: z
+    .object({
+      need: z
+        .discriminatedUnion('kind', [
+          z.object({ kind: z.literal('step-up'), scope: z.string(), added: z.array(z.string()) }),
+          z.object({ kind: z.literal('exhausted'), scope: z.string(), signIns: z.number() }),
+        ])
+        .optional(),
+      stepUps: z.number(),
+      repeats: z.number(),
+      counted: z.string().optional(),
+    })
+    .optional(),
 });
 
 /**

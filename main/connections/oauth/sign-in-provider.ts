@@ -3,6 +3,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { SignInStateError } from './errors.js';
 import { type ClientSource, type OAuthStore, storedTokens } from './oauth-store.js';
+import { signedIn } from './step-ups.js';
 
 export interface SignInProviderOptions {
   connection: ConnectionIdentity;
@@ -15,6 +16,11 @@ export interface SignInProviderOptions {
   state: string;
   /** What discovery found (done before, to refuse a provider without PKCE S256 first). */
   discovery: OAuthDiscoveryState;
+  /**
+   * This sign-in registers the app anew (its stored registration is limited to fewer scopes than
+   * it asks for); the new registration replaces the stored one only with the login it gets.
+   */
+  renewRegistration: boolean;
   now: () => number;
 }
 
@@ -28,6 +34,8 @@ export interface SignInProviderOptions {
 export class SignInProvider implements OAuthClientProvider {
   readonly clientMetadataUrl: string | undefined;
   private authorizationUrl: URL | undefined;
+  /** The registration this sign-in made, while the stored one still serves the current login. */
+  private renewed: OAuthClientInformationMixed | undefined;
 
   constructor(private readonly options: SignInProviderOptions) {
     this.clientMetadataUrl = options.clientMetadataUrl;
@@ -50,12 +58,17 @@ export class SignInProvider implements OAuthClientProvider {
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    if (this.options.renewRegistration) return this.renewed;
     return (await this.options.store.read(this.options.connection)).client?.information;
   }
 
   async saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
     // Called by auth() for a client ID metadata document or a dynamic registration (an own app is stored by SignInFlow).
     const source: ClientSource = information.client_id === this.clientMetadataUrl ? 'metadata-document' : 'registered';
+    if (this.options.renewRegistration) {
+      this.renewed = information;
+      return;
+    }
     await this.options.store.update(this.options.connection, (record) => [{ ...record, client: { source, information } }, undefined]);
   }
 
@@ -67,14 +80,16 @@ export class SignInProvider implements OAuthClientProvider {
     return undefined;
   }
 
-  /** Stores the new login and, in the same write, drops the verifier and records the server it came from. */
+  /** Stores the new login and, in the same write, drops the verifier, records the server it came from, and meets a step-up's need. */
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const { discovery } = this.options;
-    await this.options.store.update(this.options.connection, ({ signIn, ...record }) => [
+    await this.options.store.update(this.options.connection, ({ signIn, stepUp, ...record }) => [
       {
         ...record,
+        ...(signedIn(stepUp) && { stepUp: signedIn(stepUp) }),
         // A newer sign-in begun meanwhile keeps its verifier.
         ...(signIn && signIn.state !== this.options.state && { signIn }),
+        ...(this.renewed && { client: { source: 'registered' as const, information: this.renewed } }),
         server: { authorizationServerUrl: discovery.authorizationServerUrl, metadata: discovery.authorizationServerMetadata!, ...(this.resource && { resource: this.resource }) },
         // Without a scope in the answer, the login has the scope asked for (RFC 6749 5.1), kept to widen it later.
         tokens: storedTokens({ ...tokens, ...(tokens.scope === undefined && this.scope !== undefined && { scope: this.scope }) }, discovery.authorizationServerUrl, this.options.now()),
@@ -99,6 +114,11 @@ export class SignInProvider implements OAuthClientProvider {
   redirectToAuthorization(authorizationUrl: URL): void {
     // The page opens it (system browser, $BROWSER, or printed): here it is only kept.
     this.authorizationUrl = authorizationUrl;
+  }
+
+  /** Whether this sign-in registered the app anew (stored with its login by saveTokens). */
+  get renewedRegistration(): boolean {
+    return this.renewed !== undefined;
   }
 
   /** The URL the SDK built, once `auth()` returned REDIRECT. */

@@ -1,6 +1,6 @@
 import { auth, discoverOAuthServerInfo, fetchToken, type OAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import { InvalidClientError, InvalidGrantError, UnauthorizedClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { AuthorizationServerMetadata, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
@@ -8,6 +8,7 @@ import { parseChallenge, readChallenge, type Challenge } from './challenge.js';
 import { describeFailure, OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInStateError, SignInUnsupportedError } from './errors.js';
 import type { OAuthStore, ServerMetadata } from './oauth-store.js';
 import { PendingSignIns } from './pending-sign-ins.js';
+import { revokeTokens } from './revocation.js';
 import { SignInProvider } from './sign-in-provider.js';
 
 /** A connection as sign-in needs it (a PlaceConnection fits). */
@@ -91,6 +92,8 @@ export class SignInFlow {
       );
     }
 
+    const scope = scopeFor(challenge, discovery, hints.scope);
+    const stored = ownApp ? undefined : (await store.read(id)).client;
     const { provider } = this.pending.open((state) => ({
       connection,
       state,
@@ -102,11 +105,12 @@ export class SignInFlow {
         clientMetadataUrl: this.options.clientMetadataUrl,
         state,
         discovery,
+        renewRegistration: stored?.source === 'registered' && !covers(stored.information, scope),
         now: this.options.now,
       }),
     }));
     try {
-      await auth(provider, { serverUrl: connection.url, resourceMetadataUrl: challenge.resourceMetadataUrl, scope: scopeFor(challenge, discovery, hints.scope), fetchFn: fetch });
+      await auth(provider, { serverUrl: connection.url, resourceMetadataUrl: challenge.resourceMetadataUrl, scope, fetchFn: fetch });
     } catch (error) {
       this.pending.drop((p) => p.provider === provider);
       throw new SignInFailedError(`Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`);
@@ -123,7 +127,8 @@ export class SignInFlow {
     const verifier = await provider.codeVerifier();
     const discovery = provider.discoveryState();
     const metadata: ServerMetadata = discovery.authorizationServerMetadata!;
-    const { client } = await this.options.store.read(id);
+    const previous = await this.options.store.read(id);
+    const { client } = previous;
     const secrets = [answer.code, verifier, client?.information.client_secret];
     try {
       // RFC 9207: an answer from another authorization server (a mix-up attack) is refused.
@@ -135,7 +140,8 @@ export class SignInFlow {
       const tokens = await fetchToken(provider, discovery.authorizationServerUrl, { metadata, resource: provider.resource, authorizationCode: answer.code, fetchFn: this.options.fetch });
       await provider.saveTokens(tokens);
     } catch (error) {
-      const rejectedClient = (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) && client?.source !== 'own-app';
+      // A refused new registration (of a step-up) says nothing of the stored one.
+      const rejectedClient = (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) && client?.source !== 'own-app' && !provider.renewedRegistration;
       await this.options.store.update(id, ({ signIn, client: stored, ...rest }) => [
         // The verifier is of no more use; a registration the provider no longer accepts is dropped, so the next sign-in registers again.
         { ...rest, ...(signIn && signIn.state !== state && { signIn }), ...(stored && !rejectedClient && { client: stored }) },
@@ -143,6 +149,8 @@ export class SignInFlow {
       ]);
       throw failure(error, name, client?.source, secrets);
     }
+    // The login of the registration this sign-in replaced ends at the provider too (failures only leave it to expire).
+    if (provider.renewedRegistration) await revokeTokens(previous, name, this.options.fetch);
     this.options.onSignedIn(id);
     return connection;
   }
@@ -218,6 +226,15 @@ function scopeFor(challenge: Challenge, discovery: OAuthServerInfo, stepUp: stri
   const scopes = [...new Set(`${chosen} ${stepUp ?? ''}`.split(' ').filter(Boolean))];
   if (discovery.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scopes.includes('offline_access')) scopes.push('offline_access');
   return scopes.length > 0 ? scopes.join(' ') : undefined;
+}
+
+/**
+ * Whether a dynamic registration allows `scope`: a registration the provider answered with a
+ * scope may be held to it (RFC 7591), so a step-up beyond it registers anew; one without is not.
+ */
+function covers(information: OAuthClientInformationMixed, scope: string | undefined): boolean {
+  const registered = 'scope' in information && typeof information.scope === 'string' ? information.scope.split(' ') : undefined;
+  return !registered || (scope ?? '').split(' ').filter(Boolean).every((s) => registered.includes(s));
 }
 
 function registeredAt(issuer: string | undefined, server: string): boolean {

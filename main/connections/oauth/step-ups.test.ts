@@ -1,42 +1,49 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_STEP_UPS, StepUps } from './step-ups.js';
+import { beginning, MAX_STEP_UPS, refused, signedIn, type StepUpRecord } from './step-ups.js';
 
-describe('StepUps', () => {
+describe('step-ups', () => {
   it('asks for the scopes the challenge names together with those granted, and is met by the next sign-in', () => {
-    const stepUps = new StepUps();
-    const { need, fresh } = stepUps.refused('c', 'token-1', 'mcp:basic', 'mcp:basic mcp:write');
-    assert.equal(fresh, true);
-    assert.deepEqual(need, { kind: 'step-up', scope: 'mcp:basic mcp:write', added: ['mcp:write'] });
-    assert.equal(stepUps.refused('c', 'token-1', 'mcp:basic', 'mcp:basic mcp:write').fresh, false, 'a login counts once');
-    assert.equal(stepUps.beginning('c'), 'mcp:basic mcp:write');
-    stepUps.signedIn('c');
-    assert.equal(stepUps.need('c'), undefined);
-    assert.equal(stepUps.beginning('c'), undefined);
+    const first = refused(undefined, 'login-1', 'mcp:basic', 'mcp:basic mcp:write');
+    assert.equal(first.fresh, true);
+    assert.deepEqual(first.need, { kind: 'step-up', scope: 'mcp:basic mcp:write', added: ['mcp:write'] });
+    const again = refused(first.record, 'login-1', 'mcp:basic', 'mcp:basic mcp:write');
+    assert.equal(again.fresh, false, 'a login counts once');
+    assert.equal(again.record, first.record);
+    const begun = beginning(first.record);
+    assert.equal(begun.scope, 'mcp:basic mcp:write');
+    const met = signedIn(begun.record);
+    assert.equal(met?.need, undefined);
+    assert.equal(beginning(met).scope, undefined);
   });
 
   it('allows one more sign-in when the server refuses scopes already granted, then stops', () => {
-    const stepUps = new StepUps();
-    assert.equal(stepUps.refused('c', 'token-1', 'mcp:admin', 'mcp:admin').need.kind, 'step-up');
-    stepUps.signedIn('c');
-    assert.deepEqual(stepUps.refused('c', 'token-2', 'mcp:admin', 'mcp:admin').need, { kind: 'exhausted', scope: 'mcp:admin', signIns: 1 });
-    assert.equal(stepUps.need('c')?.kind, 'exhausted');
+    const first = refused(undefined, 'login-1', 'mcp:admin', 'mcp:admin');
+    assert.equal(first.need.kind, 'step-up');
+    const second = refused(signedIn(first.record), 'login-2', 'mcp:admin', 'mcp:admin');
+    assert.deepEqual(second.need, { kind: 'exhausted', scope: 'mcp:admin', signIns: 1 });
     // The owner's own sign-in afterwards starts afresh, asking for that access.
-    assert.equal(stepUps.beginning('c'), 'mcp:admin');
-    assert.equal(stepUps.need('c'), undefined);
+    const begun = beginning(second.record);
+    assert.equal(begun.scope, 'mcp:admin');
+    assert.equal(begun.record, undefined);
   });
 
   it(`stops after ${MAX_STEP_UPS} step-ups even when each names a new scope`, () => {
-    const stepUps = new StepUps();
+    let record: StepUpRecord | undefined;
     let granted = 'a';
     for (let i = 1; i <= MAX_STEP_UPS; i += 1) {
-      const { need } = stepUps.refused('c', `token-${i}`, granted, `s${i}`);
-      assert.equal(need.kind, 'step-up');
-      granted = need.scope;
-      stepUps.signedIn('c');
+      const result = refused(record, `login-${i}`, granted, `s${i}`);
+      assert.equal(result.need.kind, 'step-up');
+      granted = result.need.scope;
+      record = signedIn(result.record);
     }
-    assert.equal(stepUps.refused('c', 'token-last', granted, 'another').need.kind, 'exhausted');
-    stepUps.forget('c');
-    assert.equal(stepUps.need('c'), undefined);
+    assert.equal(refused(record, 'login-last', granted, 'another').need.kind, 'exhausted');
+  });
+
+  it('survives a trip through JSON, as it is kept with the login', () => {
+    const { record } = refused(undefined, 'login-1', 'a', 'b');
+    const back = JSON.parse(JSON.stringify(record)) as StepUpRecord;
+    assert.equal(refused(back, 'login-1', 'a', 'b').fresh, false);
+    assert.equal(beginning(back).scope, 'a b');
   });
 });

@@ -21,7 +21,11 @@ const authSchema = z.discriminatedUnion('kind', [
     /** The name of a project secret of the place; the value lives in the keychain. */
     secretName: z.string().min(1),
   }),
-  z.object({ kind: z.literal('oauth') }),
+  z.object({
+    kind: z.literal('oauth'),
+    /** The person's own OAuth app at the provider, by its client id; its client secret, if any, lives in the keychain. */
+    ownApp: z.object({ clientId: z.string().min(1).max(500) }).optional(),
+  }),
 ]);
 
 /** One connection as stored. Unknown fields are dropped, so nothing secret can ride along. */

@@ -18,7 +18,7 @@ export function AddServerForm({ root, flow, announce }: { root: string; flow: Co
 
   const add = useMutation({
     mutationFn: async () => {
-      const secretName = useKey ? await resolveSecret(secret, (n, v) => putSecret(root, n, v), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
+      const secretName = useKey ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
       if (secretName) await client.invalidateQueries({ queryKey: ['secrets', root] });
       const { connection } = await addServer(root, {
         url: url.trim(),

@@ -148,7 +148,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
   }, [askKey, added]);
   const connect = useMutation({
     mutationFn: async () => {
-      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v) => putSecret(root, n, v), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
+      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
       const { connection } = await addFromCatalog(root, entry.id, secretName);
       await client.invalidateQueries({ queryKey: ['secrets', root] });
       await connectAdded(flow, connection, entry.auth === 'oauth');

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { connectionDetailsQuery, editConnection, putSecret, secretsQuery } from '../../api/connections';
-import type { Connection } from '../../api/types';
+import type { Connection, ConnectionEdit } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { emptySecretChoice, NEW_SECRET, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 
@@ -53,7 +53,10 @@ export function ConnectionDetails({
       {details.isError && <ErrorNote error={details.error} title="The details could not be loaded." onRetry={() => void details.refetch()} retrying={details.isFetching} />}
       {d && (
         <>
-          <p className="muted small">{d.checkedAt ? `Last checked ${new Date(d.checkedAt).toLocaleString()}` : 'Not checked yet'} · {d.url}</p>
+          <p className="muted small">
+            {d.checkedAt ? `Last checked ${new Date(d.checkedAt).toLocaleString()}` : 'Not checked yet'} · {d.url}
+            {d.ownApp && ` · signs in with your own OAuth app ${d.ownApp.clientId}`}
+          </p>
           <h3>Tools</h3>
           {d.toolList.length ? (
             <ul className="tool-list">
@@ -97,26 +100,37 @@ export function ConnectionDetails({
   );
 }
 
-/** Fix in place: the name, the server URL, and (for an API-key connection) the secret it sends. */
+/** Fix in place: the name, the server URL, and the secret it sends (API key) or the own OAuth app it signs in with. */
 function EditForm({ root, connection: c, onDone, announce }: { root: string; connection: Connection; onDone: () => Promise<unknown>; announce: (m: string) => void }) {
   const client = useQueryClient();
   const [name, setName] = useState(c.displayName);
   const [url, setUrl] = useState(c.url);
   const [secret, setSecret] = useState<SecretChoice>(() => ({ ...emptySecretChoice(), pick: c.secretName ?? '' }));
+  const [clientId, setClientId] = useState(c.ownApp?.clientId ?? '');
+  const [clientSecret, setClientSecret] = useState('');
   const save = useMutation({
     mutationFn: async () => {
-      const edit: { name?: string; url?: string; header?: { name: string; prefix?: string; secret: string } } = {};
+      const edit: ConnectionEdit = {};
       if (name.trim() !== c.displayName) edit.name = name.trim();
       if (url.trim() !== c.url) edit.url = url.trim();
       if (c.auth === 'header' && c.header) {
-        const secretName = await resolveSecret(secret, (n, v) => putSecret(root, n, v), client.getQueryData(secretsQuery(root).queryKey)?.names);
+        const secretName = await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names);
         // A new secret (also one replacing the value of the same name) is sent, so the server is asked again.
         if (secret.pick === NEW_SECRET || secretName !== c.secretName) edit.header = { name: c.header, ...(c.prefix && { prefix: c.prefix }), secret: secretName };
       }
+      // Another own OAuth app (a new client ID, or a new secret for it), or none: the next sign-in uses it.
+      const id = clientId.trim();
+      if (c.auth === 'oauth' && (id !== (c.ownApp?.clientId ?? '') || clientSecret)) edit.own_app = id ? { client_id: id, ...(clientSecret && { client_secret: clientSecret }) } : null;
       return (await editConnection(root, c, edit)).connection;
     },
     onSuccess: async (edited) => {
-      announce(edited.state === 'connected' ? `${edited.displayName} is fixed: connected, ${edited.tools ?? 0} tools.` : `${edited.displayName} was changed, but it does not work yet: ${edited.reason ?? edited.state}`);
+      announce(
+        edited.state === 'connected'
+          ? `${edited.displayName} is fixed: connected, ${edited.tools ?? 0} tools.`
+          : edited.auth === 'oauth' && edited.state === 'sign-in'
+            ? `${edited.displayName} was changed. Sign in to it again to use it.`
+            : `${edited.displayName} was changed, but it does not work yet: ${edited.reason ?? edited.state}`,
+      );
       await Promise.all([onDone(), client.invalidateQueries({ queryKey: ['secrets', root] })]);
     },
   });
@@ -140,6 +154,24 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
         </label>
       </div>
       {c.auth === 'header' && <SecretPicker root={root} value={secret} onChange={setSecret} />}
+      {c.auth === 'oauth' && (
+        <fieldset className="fieldset">
+          <legend>Your own OAuth app (optional)</legend>
+          <p className="muted small">For providers that let no app register itself. Changing it signs you out; then sign in again with it.</p>
+          <div className="field-row">
+            <label className="field">
+              <span className="field-label">Client ID</span>
+              <input value={clientId} onChange={(e) => setClientId(e.target.value)} maxLength={500} autoComplete="off" spellCheck={false} placeholder="Empty: the app registers itself" />
+            </label>
+            <label className="field">
+              <span className="field-label">
+                Client secret <span className="muted">(optional)</span>
+              </span>
+              <input type="password" value={clientSecret} onChange={(e) => setClientSecret(e.target.value)} maxLength={2000} autoComplete="off" disabled={!clientId.trim()} />
+            </label>
+          </div>
+        </fieldset>
+      )}
       <div className="form-actions">
         <button type="submit" className="button primary" disabled={save.isPending}>
           {save.isPending ? 'Saving and testing…' : 'Save and test'}

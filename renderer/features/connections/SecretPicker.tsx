@@ -76,13 +76,14 @@ export function SecretPicker({ root, value, onChange }: { root: string; value: S
 }
 
 /** The chosen secret's name, creating it first when it is new (replacing one of that name only when agreed). */
-export async function resolveSecret(choice: SecretChoice, save: (name: string, value: string) => Promise<void>, existing: readonly string[] = []): Promise<string> {
+export async function resolveSecret(choice: SecretChoice, save: (name: string, value: string, replace: boolean) => Promise<void>, existing: readonly string[] = []): Promise<string> {
   const pick = choice.pick;
   if (pick === NEW_SECRET) {
     const name = choice.newName.trim();
     if (!name || !choice.newValue) throw new Error('Give the new secret a name and a value.');
     if (existing.includes(name) && !choice.replace) throw new Error(`This place already has a secret named ${name}: agree to replace its value, or choose another name.`);
-    await save(name, choice.newValue);
+    // The server refuses to replace one without the agreement, also one this page did not know of yet.
+    await save(name, choice.newValue, existing.includes(name) && choice.replace);
     return name;
   }
   if (!pick) throw new Error('Choose the secret that holds the API key, or make a new one.');

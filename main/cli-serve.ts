@@ -1,0 +1,41 @@
+import { ConfigError, loadConfig, type Config, type ServeFlags } from './config.js';
+import { LOGIN_LINK_TTL_MS } from './auth/admin-access.js';
+import { Host } from './host.js';
+import { PRODUCT_NAME } from './version.js';
+
+export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig(flags, env);
+  const host = new Host(config, { env });
+  // A busy control port (or any other failure to listen) is the user's to fix: no stack trace.
+  await host.open().catch((error: unknown) => {
+    throw new ConfigError((error as Error).message);
+  });
+  const url = await host.start().catch(async (error: unknown) => {
+    const status = host.status;
+    await host.close();
+    throw new ConfigError(status.state === 'failed' ? status.error : String(error));
+  });
+  const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
+  process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
+  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.stderr.write(`${signal} received, stopping...\n`);
+      // A second signal means "now": skip the clean shutdown.
+      process.once(signal, () => process.exit(130));
+      host.close().then(resolve, (error: unknown) => {
+        process.stderr.write(`Stopping failed: ${(error as Error).message}\n`);
+        process.exit(1);
+      });
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}
+
+function externalKeys({ jwt }: Config): string {
+  const sources = [jwt.secret && 'HS256 secret', jwt.publicKeyPem && 'public key', jwt.jwksUrl && 'JWKS'].filter(Boolean);
+  return sources.length ? ` + ${sources.join(' + ')}` : '';
+}

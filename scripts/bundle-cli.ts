@@ -1,0 +1,53 @@
+/**
+ * Bundles the headless CLI (main/cli.ts) into dist/main/cli.js, with the modules it loads only on
+ * demand (`import()`: each command, the page, the sign-in routes, undici) split into
+ * dist/main/chunks/. Loading ~400 separate files cost more than half of the time from spawn to the
+ * first answered request; one file, and chunks loaded when needed, does not. The desktop app keeps
+ * tsc's separate files (dist/main/electron/main.js).
+ *
+ * The native modules stay outside the bundle: they are optional and loaded by name at runtime.
+ *
+ *   node --import tsx scripts/bundle-cli.ts [--metafile FILE]
+ */
+import { build, type BuildOptions } from 'esbuild';
+import { rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** How a Node program is bundled here (bench/startup.ts bundles its baseline the same way). */
+export const NODE_BUNDLE: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: ['keytar', 'node-pty', 'electron'],
+  // Bundled CommonJS packages (express, ...) call require() for Node's own modules, which an ES
+  // module does not have.
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  // Less to parse at every start; names are kept, so stack traces and error names read as in the source.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  logLevel: 'warning',
+};
+
+async function bundleCli(metafile: string | undefined): Promise<void> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const outdir = `${root}dist/main`;
+  // Chunk names carry a content hash: the previous build's would pile up.
+  await rm(`${outdir}/chunks`, { recursive: true, force: true });
+  const result = await build({
+    ...NODE_BUNDLE,
+    absWorkingDir: root,
+    entryPoints: ['main/cli.ts'],
+    outdir,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    metafile: metafile !== undefined,
+  });
+  if (metafile !== undefined) await writeFile(metafile, JSON.stringify(result.metafile));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const at = process.argv.indexOf('--metafile');
+  await bundleCli(at === -1 ? undefined : process.argv[at + 1]);
+}
