@@ -4,7 +4,8 @@ import { SignInRequestError, UnknownClientError } from './auth/oauth-server/erro
 import { NotJsonError } from './http/not-json-error.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
-import { ConnectionCheckError, ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
+import { ConnectionCheckError } from './connections/place-connections.js';
+import { ConnectionRequestError, PlaceAccessError } from './connections/place-rules.js';
 import { NetworkPolicyError } from './connections/network/network-policy-error.js';
 import {
   OwnAppRequiredError,
