@@ -5,7 +5,6 @@ import { CatalogService } from './connections/catalog/catalog-service.js';
 import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch, type GuardedFetch } from './connections/network/guarded-fetch.js';
-import { asksForSignIn } from './connections/oauth/challenge.js';
 import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
@@ -73,7 +72,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     oauth,
     openBrowser: options.openBrowser ?? ((url) => openInBrowser(url, log)),
     // A server that cannot be reached now is taken as open; connecting will say what is wrong.
-    asksForSignIn: (url) => asksForSignIn(url, network.fetch).catch(() => false),
+    asksForSignIn: async (url) => (await import('./connections/oauth/challenge.js')).asksForSignIn(url, network.fetch).catch(() => false),
     access,
     catalog,
     placeSecrets,
