@@ -37,6 +37,9 @@ const REACHING_A_SERVER = [
   'main/connections/oauth/sign-in.ts',
 ];
 
+/** Only issuing a token signs one. */
+const SIGNING = ['node_modules/jose/'];
+
 /** Commands that are not about connections load no connection code at all, not even the SDK's error classes. */
 const CONNECTIONS = ['node_modules/@modelcontextprotocol/sdk/', 'main/connections/place-connections.ts', 'main/connections/gateway/', 'main/connections/oauth/'];
 
@@ -95,8 +98,10 @@ describe('what each subcommand loads', () => {
     assert.deepEqual(loaded, [], `${command} loaded what it does not use`);
   }
 
-  it('token, approve, clients, places and config load none of the server, the MCP SDK or the connections', async () => {
-    assertOnlyItsOwn('token create', await sourcesLoadedBy(['token', 'create', '--name', 'loads']), 'main/cli-tokens.ts');
+  it('token, approve, clients, places and config load none of the server, the MCP SDK or the connections; only token create signs', async () => {
+    const created = await sourcesLoadedBy(['token', 'create', '--name', 'loads']);
+    assertOnlyItsOwn('token create', created, 'main/cli-tokens.ts');
+    assert.ok([...created].some((source) => source.startsWith('node_modules/jose/')), 'token create signed without the JWT library?');
     for (const [args, expected] of [
       [['token', 'list'], 'main/auth/token-file.ts'],
       [['approve'], 'main/auth/oauth-server/approvals.ts'],
@@ -104,13 +109,13 @@ describe('what each subcommand loads', () => {
       [['places', 'policy', '.'], 'main/places/access-directory.ts'],
       [['config'], 'main/cli-config.ts'],
     ] as const) {
-      assertOnlyItsOwn(args.join(' '), await sourcesLoadedBy([...args]), expected);
+      assertOnlyItsOwn(args.join(' '), await sourcesLoadedBy([...args]), expected, [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS, ...SIGNING]);
     }
   });
 
   it('secrets open the secret store and the state files only', async () => {
     assertOnlyItsOwn('secrets set', await sourcesLoadedBy(['secrets', 'set', 'KEY'], { stdin: 'value' }), 'main/connections/place-secrets-access.ts');
-    assertOnlyItsOwn('secrets list', await sourcesLoadedBy(['secrets', 'list']), 'main/secrets/place-secrets.ts');
+    assertOnlyItsOwn('secrets list', await sourcesLoadedBy(['secrets', 'list']), 'main/secrets/place-secrets.ts', [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS, ...SIGNING]);
   });
 
   it('connections load the MCP SDK only to reach a server', async () => {
