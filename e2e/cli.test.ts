@@ -353,7 +353,7 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(shown.stdout, 'The policy of Crew alpha is machine.\n');
     const set = await run(['places', 'policy', 'Crew/alpha/runs', 'place', '--folder', 'data', '--folder', '/srv/shared']);
     assert.equal(set.code, 0, set.stderr);
-    assert.equal(set.stdout, `The policy of Crew alpha is now place.\n  extra folder: ${join(workDir, 'data')}\n  extra folder: /srv/shared\n`);
+    assert.equal(set.stdout, `The policy of Crew alpha is now place.\n  extra folder: ${join(workDir, 'data')}\n  extra folder: /srv/shared\n  network: any public host\n`);
     const access = JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8'));
     assert.deepEqual(access.places['Crew/alpha'], { policy: { kind: 'place', folders: [join(workDir, 'data'), '/srv/shared'] } });
     const machine = await run(['places', 'policy', '.', 'strict']);
@@ -362,6 +362,24 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /"open" is not a policy: use machine, place or strict/);
     await run(['places', 'policy', '.', 'machine']);
+    await run(['places', 'policy', 'Crew/alpha', 'machine']);
+  });
+
+  it('shows and sets the hosts a place\'s sandboxed commands reach, beside its policy', async () => {
+    const refused = await run(['places', 'network', 'Crew/alpha', 'example.com']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /Crew alpha has the machine policy, whose commands reach every host already: choose the place or strict policy first/);
+    await run(['places', 'policy', 'Crew/alpha', 'strict']);
+    assert.equal((await run(['places', 'network', 'Crew/alpha'])).stdout, 'Sandboxed commands of Crew alpha (strict policy) reach: no network.\n');
+    const set = await run(['places', 'network', 'Crew/alpha', 'API.github.com', '*.npmjs.org']);
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, 'Sandboxed commands of Crew alpha (strict policy) now reach: only api.github.com, *.npmjs.org.\n');
+    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'], { policy: { kind: 'strict', network: ['api.github.com', '*.npmjs.org'] } });
+    assert.match((await run(['places', 'policy', 'Crew/alpha'])).stdout, /network: only api\.github\.com, \*\.npmjs\.org/);
+    const bad = await run(['places', 'network', 'Crew/alpha', 'https://example.com/']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /is not a host name: write a name/);
+    assert.match((await run(['places', 'network', 'Crew/alpha', 'off'])).stdout, /now reach: no network/);
     await run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
 

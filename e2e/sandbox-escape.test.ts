@@ -50,6 +50,9 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     const bus = /unix:path=([^,;]+)/.exec(process.env.DBUS_SESSION_BUS_ADDRESS ?? '')?.[1];
     assert.ok(bus, 'the tests run on a private D-Bus with a path socket (scripts/test.sh)');
     const host = process.pid;
+    // Reached: an HTTP answer from the app itself, not a refusal of the sandbox's proxy (which says so in Proxy-Status).
+    const reaches = (options: string, url: string) => `h=$(curl -s -m 5 -D - -o /dev/null ${options} ${url}) && echo "$h" | grep -q '^HTTP/' && ! echo "$h" | grep -qi '^proxy-status'`;
+    const agentPort = new URL(fx.url).port;
     attempts = [
       { name: 'read the secrets key', bash: `cat ${key}` },
       { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },
@@ -64,8 +67,10 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
       { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
       { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
       { name: 'a FIFO in the state dir', bash: `rm -f ${state}/fifo && mkfifo ${state}/fifo` },
-      { name: 'curl the control plane', bash: `curl -s -o /dev/null -m 5 ${controlUrl}/api/server` },
-      { name: 'curl the agent endpoint', bash: `curl -s -o /dev/null -m 5 ${fx.url}` },
+      { name: 'curl the control plane', bash: reaches('', `${controlUrl}/api/server`) },
+      { name: 'curl the agent endpoint', bash: reaches('', fx.url) },
+      { name: 'curl the control plane past the proxy', bash: reaches("--noproxy '*'", `${controlUrl}/api/server`) },
+      { name: 'curl the agent endpoint by name, through a CONNECT tunnel', bash: reaches('--proxytunnel', `http://localhost:${agentPort}/mcp`) },
       { name: 'the keychain over D-Bus', bash: `DBUS_SESSION_BUS_ADDRESS=unix:path=${bus} dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.DBus.Peer.Ping` },
       { name: "the keychain's address in the environment", bash: 'test -n "$DBUS_SESSION_BUS_ADDRESS"' },
       { name: 'ptrace the host', bash: `timeout 1 strace -p ${host} -e trace=none -o /dev/null; test $? -eq 124` },
@@ -98,9 +103,9 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     return { ok, text };
   }
 
-  for (const kind of ['place', 'strict'] as const) {
-    it(`refuses every attempt under ${kind}, each with a clear error`, async () => {
-      await setPolicy(kind);
+  for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
+    it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
+      await setPolicy(kind, network);
       assert.ok(attempts.length >= 20);
       for (const a of attempts) {
         const { ok, text } = await attempt(a);
@@ -172,7 +177,9 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
   });
 
   /** As the CLI does: the running server reads the access directory afresh on every call. */
-  async function setPolicy(kind: 'machine' | 'place' | 'strict'): Promise<void> {
-    await new AccessDirectory(fx.stateDir).setPlacePolicy('Crew/alpha', kind);
+  async function setPolicy(kind: 'machine' | 'place' | 'strict', network: readonly string[] = []): Promise<void> {
+    const access = new AccessDirectory(fx.stateDir);
+    await access.setPlacePolicy('Crew/alpha', kind);
+    if (kind !== 'machine') await access.setPlaceNetwork('Crew/alpha', network);
   }
 });

@@ -23,6 +23,12 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['token', 'revoke', 'abc']), { kind: 'token-revoke', id: 'abc' });
   });
 
+  it('parses places network: show, off, or the hosts', () => {
+    assert.deepEqual(parseCommand(['places', 'network', 'Crew/a']), { kind: 'places-network', place: 'Crew/a' });
+    assert.deepEqual(parseCommand(['places', 'network', 'Crew/a', 'off']), { kind: 'places-network', place: 'Crew/a', hosts: [] });
+    assert.deepEqual(parseCommand(['places', 'network', '.', 'api.github.com', '*.npmjs.org']), { kind: 'places-network', place: '.', hosts: ['api.github.com', '*.npmjs.org'] });
+  });
+
   it('parses places policy: show, or set with extra folders', () => {
     assert.deepEqual(parseCommand(['places', 'policy', 'Crew/a']), { kind: 'places-policy', place: 'Crew/a', folders: [] });
     assert.deepEqual(parseCommand(['places', 'policy', '.', 'strict', '--folder', '/srv/a', '--folder', 'b']), {
@@ -52,6 +58,8 @@ describe('parseCommand', () => {
       [['token', 'revoke'], /exactly one token ID/],
       [['token', 'list', 'extra'], /does not take "extra"/],
       [['places'], /"places" needs: policy/],
+      [['places', 'network'], /places network needs a PLACE/],
+      [['places', 'network', 'Crew/a', 'off', 'a.com'], /give off alone/],
       [['places', 'policy'], /needs a PLACE/],
       [['places', 'policy', 'Crew/a', 'place', 'extra'], /needs a PLACE/],
       [['places', 'policy', 'Crew/a', '--folder', '/srv'], /--folder goes with a policy/],

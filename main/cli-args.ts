@@ -47,6 +47,8 @@ export type Command =
   | { kind: 'secrets-set'; workspacePath: string; name: string; replace: boolean }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
   | { kind: 'places-policy'; place: string; policy?: string; folders: string[] }
+  /** `hosts` absent: show; empty: off. */
+  | { kind: 'places-network'; place: string; hosts?: string[] }
   | { kind: 'places-tool-search'; place: string; mode?: string };
 
 export const USAGE = `Usage:
@@ -78,6 +80,7 @@ export const USAGE = `Usage:
                                   --replace to change the value of a secret the place has)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
   ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
+  ${PRODUCT_NAME} places network PLACE [off | HOST ...]
   ${PRODUCT_NAME} places tool-search PLACE [on|off|auto]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
@@ -92,8 +95,15 @@ secrets commands act as the person who runs this app.
 
 "places policy" shows or sets what a place's agents reach: machine (everything, the
 default), place (read all but the app's state and other places; write the place, the
-temp folder and each --folder) or strict (only the place and each --folder, no network).
+temp folder and each --folder) or strict (only the place and each --folder).
 PLACE "." is This machine, whose policy applies to tokens that name no place.
+
+"places network" shows or sets the hosts a place's sandboxed commands may reach, through
+the app's filtering proxy: under strict only those (off, the default: no network at all),
+under place any public host and those. A HOST is a name (api.github.com), a wildcard for
+the names under a domain (*.npmjs.org), an IP address, or * for any public host. Loopback,
+private and this machine's addresses are reached only through a name listed exactly
+(localhost, db.internal); the app's own ports never.
 
 "tool-search" shows or sets whether agents get search_tools and call_tool in place of a
 place's connection tools: on, off, or auto (on above WORKSPACE_TOOL_SEARCH_THRESHOLD tools).
@@ -412,7 +422,14 @@ function parsePlaces(argv: string[]): Command {
     if (positionals.length < 1 || positionals.length > 2) throw new UsageError('places tool-search needs a PLACE (for example Crew/alpha, or . for This machine) and optionally on, off or auto.');
     return { kind: 'places-tool-search', place: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }) };
   }
-  if (action !== 'policy') throw new UsageError(`"places" needs: policy or tool-search${action ? ` (got "${action}")` : ''}.`);
+  if (action === 'network') {
+    const { positionals } = parse(rest, {});
+    const [place, ...hosts] = positionals;
+    if (place === undefined) throw new UsageError('places network needs a PLACE (for example Crew/alpha, or . for This machine) and optionally off or the hosts its commands may reach.');
+    if (hosts.includes('off') && hosts.length > 1) throw new UsageError('places network PLACE off turns the list off: give off alone, or only hosts.');
+    return { kind: 'places-network', place, ...(hosts.length > 0 && { hosts: hosts[0] === 'off' ? [] : hosts }) };
+  }
+  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network or tool-search${action ? ` (got "${action}")` : ''}.`);
   const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
   const [place, policy, extra] = positionals;
   if (place === undefined || extra !== undefined) {

@@ -8,6 +8,7 @@ import { parseToolSearchMode } from './connections/tool-search/tool-search-mode.
 import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf, type Place } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
+import { describeNetwork } from './places/sandbox-policy.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import { PRODUCT_NAME } from './version.js';
@@ -25,7 +26,23 @@ export async function policyCommand(command: Of<'places-policy'>, env: NodeJS.Pr
       : await access.setPlacePolicy(place.root, command.policy, command.folders.map((folder) => resolve(folder)));
   const policy = policyOf(snapshot, place);
   const verb = command.policy === undefined ? 'is' : 'is now';
-  process.stdout.write(`The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}\n`);
+  process.stdout.write(
+    `The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}` +
+      (policy.kind === 'machine' ? '' : `\n  network: ${describeNetwork(policy)}`) +
+      '\n',
+  );
+  return 0;
+}
+
+/** Shows or sets the hosts a place's sandboxed commands may reach, read by the running server on every call. */
+export async function networkCommand(command: Of<'places-network'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
+  const place = placeRootOf(config.workspaceRoot, command.place);
+  const access = new AccessDirectory(config.stateDir);
+  const snapshot = command.hosts === undefined ? await access.snapshot() : await access.setPlaceNetwork(place.root, command.hosts);
+  const policy = policyOf(snapshot, place);
+  const verb = command.hosts === undefined ? 'reach' : 'now reach';
+  process.stdout.write(`Sandboxed commands of ${place.label} (${policy.kind} policy) ${verb}: ${describeNetwork(policy)}.\n`);
   return 0;
 }
 

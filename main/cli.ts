@@ -42,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./cli-sign-ins.js')).signInCommand(command, env);
     case 'places-policy':
       return (await import('./cli-places.js')).policyCommand(command, env);
+    case 'places-network':
+      return (await import('./cli-places.js')).networkCommand(command, env);
     case 'places-tool-search':
       return (await import('./cli-places.js')).placeToolSearchCommand(command, env);
     default:

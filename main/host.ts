@@ -129,6 +129,7 @@ export class Host {
         throw error;
       }
       this.agent = { server, ...endpoint };
+      services.listeningPorts.add((server.address() as AddressInfo).port);
       const url = serverUrl(this.config.host, (server.address() as AddressInfo).port, '/mcp');
       this.setStatus({ state: 'running', url, auth: this.config.auth });
       return url;
@@ -196,6 +197,7 @@ export class Host {
         throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
       }
       services.controlUrl = serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '');
+      services.listeningPorts.add((control.address() as AddressInfo).port);
       // So that `persona-mcp-workspace open` finds this server.
       await recordRunningServer(this.config.stateDir, { pid: process.pid, controlUrl: services.controlUrl, adminToken: services.admin.adminToken });
       return { services, verifier, control, controlUrl: services.controlUrl };

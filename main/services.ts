@@ -51,6 +51,8 @@ export interface Services {
   commands: CommandRunner;
   /** The places' live command sandboxes (place and strict policies). */
   sandboxes: SandboxPool;
+  /** The ports the app listens on (set by the host as it opens them): sandboxed commands never reach them. */
+  listeningPorts: Set<number>;
   skills: SkillsWatch;
   skillsChanged: Changes;
   close(): Promise<void>;
@@ -130,6 +132,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     audit,
     commands,
     sandboxes,
+    listeningPorts: new Set([config.port, config.controlPort].filter((port) => port > 0)),
     skills,
     skillsChanged,
     oauth,

@@ -197,7 +197,7 @@ describe('the page: signing in to connections', { skip }, () => {
       await addServer(denying.mcpUrl, 'Stern');
       const tab = await popup;
       const row = connected().getByRole('listitem').filter({ hasText: 'Stern' });
-      await row.getByText('Signing in…').waitFor();
+      await row.waitFor();
       // The provider redirected with error=access_denied; the callback page says so.
       await tab.getByRole('heading', { name: 'Sign-in failed' }).waitFor();
       const deniedAt = Date.now();

@@ -3,6 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { AccessDirectory } from '../../main/places/access-directory.js';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { launchChromium, OUT, skipReason } from './page-support.js';
 
@@ -56,5 +57,14 @@ describe('the page: a place\'s agent policy', { skip }, () => {
     await form().getByRole('alert').filter({ hasText: 'The policy was not changed.' }).filter({ hasText: 'must be an absolute path' }).waitFor();
     const access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
     assert.deepEqual(access.places['Crew/alpha'].policy, { kind: 'strict', folders: ['/srv/shared'] });
+  });
+
+  it('shows the network its commands reach, and how to change the list', async () => {
+    await form().getByText('Network of their commands: none.').waitFor();
+    await new AccessDirectory(fx.stateDir).setPlaceNetwork('Crew/alpha', ['api.github.com', 'localhost']);
+    await page.reload();
+    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+    await form().getByText('Network of their commands: only api.github.com, localhost.').waitFor();
+    await form().getByText('persona-mcp-workspace places network Crew/alpha off|HOST…').waitFor();
   });
 });

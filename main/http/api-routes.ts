@@ -5,6 +5,7 @@ import { PlaceAccessError } from '../connections/place-rules.js';
 import { sandboxProblem } from '../machine/sandbox/bubblewrap-check.js';
 import { policyOf } from '../places/access-directory.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
+import { MAX_ALLOWED_HOSTS } from '../places/network-allow-list.js';
 import { canEdit } from '../places/access-rules.js';
 import { listPlaces } from '../places/place-list.js';
 import { placeRootOf, type Place } from '../places/place-root.js';
@@ -71,6 +72,7 @@ const placeToolSearchBody = toolSearchBody.extend({ workspace_path: z.string() }
 const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
+const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
 
 /** The page's REST API: thin adapters over the places, connections, catalog and secrets. */
 export function apiRoutes(services: Services, host: HostControl): Router {
@@ -220,6 +222,15 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placePolicyBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
+  });
+
+  /** The hosts a place's sandboxed commands may reach through the app's proxy (empty: none beyond the policy's). */
+  router.put('/places/network', async (req, res) => {
+    localOnly(res);
+    const body = placeNetworkBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    const snapshot = await services.access.setPlaceNetwork(place.root, body.hosts);
     res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
   });
 

@@ -44,6 +44,24 @@ describe('the page API: a place\'s sandbox policy', () => {
     assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/beta')).json.policy, { kind: 'place', folders: [] });
   });
 
+  it('keeps a network allow-list beside the policy, normalized; refuses a bad host or the machine policy', async () => {
+    await api('PUT', '/places/policy', { workspace_path: 'Crew/gamma', policy: 'strict' });
+    const set = await api('PUT', '/places/network', { workspace_path: 'Crew/gamma', hosts: ['API.example.com.', '*.npmjs.org', 'localhost'] });
+    assert.equal(set.status, 200, set.text);
+    assert.deepEqual(set.json.policy, { kind: 'strict', folders: [], network: ['api.example.com', '*.npmjs.org', 'localhost'] });
+    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/gamma')).json.policy.network, ['api.example.com', '*.npmjs.org', 'localhost']);
+    for (const [body, message] of [
+      [{ workspace_path: 'Crew/gamma', hosts: ['https://example.com'] }, /is not a host name: write a name/],
+      [{ workspace_path: 'Crew/gamma', hosts: 'example.com' }, /hosts/],
+      [{ workspace_path: 'Crew/delta', hosts: ['example.com'] }, /machine policy, whose commands reach every host already/],
+    ] as const) {
+      const answer = await api('PUT', '/places/network', body);
+      assert.equal(answer.status, 400, answer.text);
+      assert.match(answer.json.error.message, message);
+    }
+    assert.deepEqual((await api('PUT', '/places/network', { workspace_path: 'Crew/gamma', hosts: [] })).json.policy, { kind: 'strict', folders: [] }, 'an empty list: no network');
+  });
+
   it('lets only the person who runs the app change a policy', async () => {
     const alice = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setExpirationTime('5m').sign(new TextEncoder().encode('policy-test-secret'));
     await api('PUT', '/access/places', { workspace_path: 'Crew/beta', editors: ['alice'] });
@@ -51,6 +69,8 @@ describe('the page API: a place\'s sandbox policy', () => {
     const answer = await api('PUT', '/places/policy', { workspace_path: 'Crew/beta', policy: 'machine' }, alice);
     assert.equal(answer.status, 401);
     assert.match(answer.json.error.message, /agent tokens and JWTs work on the MCP endpoint only/);
+    const network = await api('PUT', '/places/network', { workspace_path: 'Crew/beta', hosts: ['example.com'] }, alice);
+    assert.equal(network.status, 401);
     assert.equal((await api('GET', '/mcp/place?workspace_path=Crew/beta')).json.policy.kind, 'place');
   });
 });

@@ -254,6 +254,33 @@ test('setPlacePolicy refuses a bad policy, folder or place and changes nothing',
   assert.equal(await readFile(path, 'utf8'), before);
 });
 
+test('setPlaceNetwork keeps a normalized allow-list in the policy; the policy keeps it; machine drops it', async () => {
+  const dir = new AccessDirectory(stateDir);
+  const alpha = placeFromRoot('Crew/alpha');
+  await assert.rejects(dir.setPlaceNetwork('Crew/alpha', ['example.com']), (e: unknown) => e instanceof AccessInputError && /has the machine policy.*choose the place or strict policy first/.test(e.message));
+  await dir.setPlacePolicy('Crew/alpha', 'strict', ['/srv/data']);
+  await dir.setPlaceNetwork('Crew/alpha', ['API.Example.com.', '*.NPMjs.org', 'bücher.de', 'api.example.com', 'localhost']);
+  const listed = ['api.example.com', '*.npmjs.org', 'xn--bcher-kva.de', 'localhost'];
+  assert.deepEqual((await onDisk() as { places: unknown }).places, { 'Crew/alpha': { policy: { kind: 'strict', folders: ['/srv/data'], network: listed } } });
+  assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'strict', folders: ['/srv/data'], network: listed });
+
+  // Changing the policy (or its folders) keeps the list; machine reaches every host and drops it.
+  await dir.setPlacePolicy('Crew/alpha', 'place');
+  assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'place', folders: [], network: listed });
+  await dir.setPlaceNetwork('Crew/alpha', []);
+  assert.deepEqual((await onDisk() as { places: unknown }).places, { 'Crew/alpha': { policy: { kind: 'place' } } }, 'an empty list is no list');
+  await dir.setPlaceNetwork('Crew/alpha', ['example.com']);
+  await dir.setPlacePolicy('Crew/alpha', 'machine');
+  await dir.setPlacePolicy('Crew/alpha', 'strict');
+  assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'strict', folders: [] });
+
+  const before = await readFile(path, 'utf8');
+  for (const bad of ['https://example.com', 'example.com:443', 'example.com/path', '*.', 'a..b', '*.10.0.0.1', 'exa mple.com', 'user@example.com', 'ex%61mple.com']) {
+    await assert.rejects(dir.setPlaceNetwork('Crew/alpha', [bad]), (e: unknown) => e instanceof AccessInputError && /is not a host name: write a name/.test(e.message), bad);
+  }
+  assert.equal(await readFile(path, 'utf8'), before, 'a refused list changes nothing');
+});
+
 test('setPlaceToolSearch keeps the place\'s lists, and the lists\' changes keep it; auto removes it', async () => {
   const dir = new AccessDirectory(stateDir);
   await dir.setPerson('bob', { name: 'Bob' });

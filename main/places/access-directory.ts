@@ -27,6 +27,8 @@ export interface PlaceAccess {
 export interface StoredPolicy {
   readonly kind: 'place' | 'strict';
   readonly folders?: readonly string[];
+  /** The hosts its sandboxed commands may reach (network-allow-list.ts); absent: none listed. */
+  readonly network?: readonly string[];
 }
 
 /** The whole directory: people by user id, and access by place root. It holds no secrets. */
@@ -74,10 +76,10 @@ const directorySchema = z
         editors: z.array(userId).optional(),
         readers: z.array(userId).optional(),
         policy: z
-          .strictObject({ kind: z.enum(['place', 'strict']), folders: z.array(z.string()).optional() })
+          .strictObject({ kind: z.enum(['place', 'strict']), folders: z.array(z.string()).optional(), network: z.array(z.string()).optional() })
           .superRefine((policy, ctx) => {
             try {
-              checkPolicy(policy.kind, policy.folders);
+              checkPolicy(policy.kind, policy.folders, policy.network);
             } catch (error) {
               if (!(error instanceof PolicyInputError)) throw error;
               ctx.addIssue({ code: 'custom', message: error.message });
@@ -182,20 +184,29 @@ export class AccessDirectory {
 
   /**
    * Sets the sandbox policy of a place's agents (for This machine, `""`: of tokens that name no
-   * place). `machine` is kept as no policy at all; the folders are checked and normalized.
+   * place). `machine` is kept as no policy at all; the folders are checked and normalized. The
+   * network allow-list stays, unless the policy becomes `machine` (which reaches every host).
    */
   async setPlacePolicy(root: string, kind: string, folders: readonly string[] = []): Promise<AccessDirectorySnapshot> {
     placeOfRoot(root);
-    let policy: SandboxPolicy;
-    try {
-      policy = checkPolicy(kind, folders);
-    } catch (error) {
-      if (error instanceof PolicyInputError) throw new AccessInputError(error.message);
-      throw error;
-    }
-    const stored: StoredPolicy | undefined =
-      policy.kind === 'machine' ? undefined : { kind: policy.kind, ...(policy.folders.length && { folders: policy.folders }) };
-    return this.updatePlace(root, (entry) => ({ ...entry, policy: stored }));
+    return this.updatePlace(root, (entry) => {
+      const network = kind === 'machine' ? [] : (entry.policy?.network ?? []);
+      return { ...entry, policy: storedPolicy(checkedPolicy(kind, folders, network)) };
+    });
+  }
+
+  /**
+   * Sets the hosts a place's sandboxed commands may reach (an empty list: none beyond what its
+   * policy gives). Only with the place or strict policy: machine reaches every host already.
+   */
+  async setPlaceNetwork(root: string, hosts: readonly string[]): Promise<AccessDirectorySnapshot> {
+    const place = placeOfRoot(root);
+    return this.updatePlace(root, (entry) => {
+      if (!entry.policy) {
+        throw new AccessInputError(`${place.label} has the machine policy, whose commands reach every host already: choose the place or strict policy first.`);
+      }
+      return { ...entry, policy: storedPolicy(checkedPolicy(entry.policy.kind, entry.policy.folders ?? [], hosts)) };
+    });
   }
 
   /** Sets whether the place's agents get tool search; `auto` (the default) removes the setting. */
@@ -217,7 +228,22 @@ export class AccessDirectory {
 /** The sandbox policy of a place's agents in this snapshot (`machine` when none is set). */
 export function policyOf(dir: AccessDirectorySnapshot, place: Place): SandboxPolicy {
   const stored = Object.hasOwn(dir.places, place.root) ? dir.places[place.root]?.policy : undefined;
-  return stored ? { kind: stored.kind, folders: stored.folders ?? [] } : MACHINE_POLICY;
+  return stored ? { kind: stored.kind, folders: stored.folders ?? [], ...(stored.network?.length && { network: stored.network }) } : MACHINE_POLICY;
+}
+
+function checkedPolicy(kind: string, folders: readonly string[], network: readonly string[]): SandboxPolicy {
+  try {
+    return checkPolicy(kind, folders, network);
+  } catch (error) {
+    if (error instanceof PolicyInputError) throw new AccessInputError(error.message);
+    throw error;
+  }
+}
+
+/** As the file keeps it: machine as nothing, empty lists left out. */
+function storedPolicy(policy: SandboxPolicy): StoredPolicy | undefined {
+  if (policy.kind === 'machine') return undefined;
+  return { kind: policy.kind, ...(policy.folders.length && { folders: policy.folders }), ...(policy.network?.length && { network: policy.network }) };
 }
 
 function placeOfRoot(root: string): Place {

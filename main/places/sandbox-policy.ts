@@ -1,4 +1,5 @@
 import nodePath from 'node:path';
+import { AllowListError, checkAllowList } from './network-allow-list.js';
 
 /**
  * What a place's agents may reach (issue 16):
@@ -6,7 +7,10 @@ import nodePath from 'node:path';
  * - `place`: read anywhere the account can except the protected paths; write only in the place's
  *   folder, the system temp folder and the owner's extra folders;
  * - `strict`: read and write only the place's folder and the owner's extra folders, plus the system
- *   folders programs need (read-only); no network.
+ *   folders programs need (read-only).
+ * Sandboxed commands reach the network only through the app's filtering proxy: under `place` any
+ * public host, under `strict` only the hosts on the place's allow-list (none: no network at all).
+ * A loopback, private or local address is reached only through a name listed exactly.
  */
 export const POLICY_KINDS = ['machine', 'place', 'strict'] as const;
 export type PolicyKind = (typeof POLICY_KINDS)[number];
@@ -16,6 +20,8 @@ export interface SandboxPolicy {
   readonly kind: PolicyKind;
   /** Absolute, normalized folders the owner added: readable and writable under `place` and `strict`. */
   readonly folders: readonly string[];
+  /** The network allow-list (network-allow-list.ts), normalized; absent when empty. */
+  readonly network?: readonly string[];
 }
 
 export const MACHINE_POLICY: SandboxPolicy = Object.freeze({ kind: 'machine', folders: Object.freeze([]) });
@@ -34,8 +40,16 @@ export function isPolicyKind(value: string): value is PolicyKind {
   return (POLICY_KINDS as readonly string[]).includes(value);
 }
 
-/** Checks and normalizes a policy given by a person: a known kind, absolute folders, no duplicates. */
-export function checkPolicy(kind: string, folders: readonly string[] = []): SandboxPolicy {
+/** The command that changes a place's network allow-list, for refusals. */
+export function networkCommandLine(placeRoot: string): string {
+  return `persona-mcp-workspace places network ${placeRoot === '' ? '.' : placeRoot} off|HOST...`;
+}
+
+/**
+ * Checks and normalizes a policy given by a person: a known kind, absolute folders, no duplicates,
+ * host names on the network allow-list.
+ */
+export function checkPolicy(kind: string, folders: readonly string[] = [], network: readonly string[] = []): SandboxPolicy {
   if (!isPolicyKind(kind)) throw new PolicyInputError(`"${kind}" is not a policy: use machine, place or strict.`);
   if (kind === 'machine' && folders.length > 0) {
     throw new PolicyInputError('Extra folders go with the place or strict policy; machine already reaches every folder.');
@@ -48,11 +62,34 @@ export function checkPolicy(kind: string, folders: readonly string[] = []): Sand
     if (clean === nodePath.parse(clean).root) throw new PolicyInputError('The root folder cannot be an extra folder: choose the machine policy instead.');
     return clean;
   });
-  return { kind, folders: [...new Set(normalized)] };
+  if (kind === 'machine' && network.length > 0) {
+    throw new PolicyInputError('A network allow-list goes with the place or strict policy; machine already reaches every host.');
+  }
+  let hosts: string[];
+  try {
+    hosts = checkAllowList(network);
+  } catch (error) {
+    if (error instanceof AllowListError) throw new PolicyInputError(error.message);
+    throw error;
+  }
+  return { kind, folders: [...new Set(normalized)], ...(hosts.length > 0 && { network: hosts }) };
 }
 
 /** One line for people: "strict (+ 2 folders)". */
 export function describePolicy(policy: SandboxPolicy): string {
   const extra = policy.folders.length ? ` (+ ${policy.folders.length} folder${policy.folders.length === 1 ? '' : 's'})` : '';
   return `${policy.kind}${extra}`;
+}
+
+/** What the policy's sandboxed commands reach on the network, in words. */
+export function describeNetwork(policy: SandboxPolicy): string {
+  const listed = policy.network ?? [];
+  switch (policy.kind) {
+    case 'machine':
+      return 'the whole network, as this app';
+    case 'place':
+      return listed.length ? `any public host, and ${listed.join(', ')}` : 'any public host';
+    case 'strict':
+      return listed.length ? `only ${listed.join(', ')}` : 'no network';
+  }
 }

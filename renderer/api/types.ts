@@ -65,6 +65,8 @@ export interface ConnectionEdit {
 export interface PlacePolicy {
   kind: 'machine' | 'place' | 'strict';
   folders: string[];
+  /** The hosts its sandboxed commands may reach (beyond public hosts under place); absent: none. */
+  network?: string[];
   /** Why this machine cannot sandbox the place's agents (they are refused meanwhile). */
   problem?: string;
 }

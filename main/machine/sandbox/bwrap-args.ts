@@ -12,6 +12,11 @@ export interface BwrapInput {
    * only type into itself.
    */
   readonly newSession: boolean;
+  /**
+   * With network: the folder of the app's runtime, which the bridge to the proxy runs with
+   * (network-bridge.ts); bound read-only where the plan does not show it already (strict).
+   */
+  readonly runtimeDir?: string;
 }
 
 /** The device nodes a sandboxed command gets (when the machine has them), in a /dev of its own. */
@@ -21,10 +26,11 @@ export const SANDBOX_DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/ran
  * bubblewrap's arguments (before `-- program`) that mount the plan: the machine read-only (place)
  * or only the system folders (strict), the place's folder and extra folders read-write, other
  * places' folders and the app's own paths replaced by empty ones, a fresh /proc of the command's
- * own processes, no network (so the app's loopback ports are out of reach too), no capabilities.
+ * own processes, a network namespace of its own (only a loopback: the app's loopback ports are out
+ * of reach; what network it gets comes through the proxy, network-bridge.ts), no capabilities.
  * The environment is the one bubblewrap is started with (it passes it on).
  */
-export function bwrapArgs({ plan, kinds, cwd, newSession }: BwrapInput): string[] {
+export function bwrapArgs({ plan, kinds, cwd, newSession, runtimeDir }: BwrapInput): string[] {
   const args: string[] = [];
   if (plan.fallback.access === 'ro') args.push('--ro-bind', '/', '/');
   // A /dev of a few device nodes rather than bubblewrap's --dev: --dev mounts a devpts, which an
@@ -38,6 +44,8 @@ export function bwrapArgs({ plan, kinds, cwd, newSession }: BwrapInput): string[
   const ordered = [...plan.rules].filter((rule) => rule.path !== '/proc' && rule.path !== '/dev').sort((a, b) => depth(a.path) - depth(b.path));
   const covering = [...ordered, ...plan.sealed];
   for (const rule of covering) args.push(...mount(rule, kinds.get(rule.path)));
+  // Before the root is made read-only: its parent folders may have to be made in the empty root.
+  if (runtimeDir !== undefined && plan.fallback.access === 'none') args.push('--ro-bind', runtimeDir, runtimeDir);
   // The empty folders covering what is out of reach are read-only, so that writing there fails
   // instead of vanishing; after every mount, since the place's folder may be mounted inside one.
   // bubblewrap's remount is not recursive: what is mounted inside keeps its own mode.

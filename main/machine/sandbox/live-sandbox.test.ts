@@ -97,7 +97,7 @@ describe('a live sandbox per place', () => {
     assert.equal((await run('place', 'true')).exitCode, 0, 'and the next call starts another');
   });
 
-  it('no network under place or strict: only a loopback of its own, the host\'s loopback servers out of reach', async () => {
+  it('a network namespace of its own under place or strict: only a loopback, the host\'s loopback servers out of reach directly', async () => {
     const server = createServer((_req, res) => res.end('host'));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -23,6 +23,18 @@ const POLL_MS = 5;
  */
 const DROP_PRIVILEGES = ['setpriv', '--no-new-privs', '--inh-caps=-all', '--ambient-caps=-all', '--bounding-set=-all', '--'];
 
+/** The program a live sandbox runs: it must stay up; the sandbox ends with it. */
+export interface SandboxProgram {
+  readonly argv: readonly string[];
+  /** Its name in /proc/PID/comm once started (before exec the forked process is still bubblewrap). */
+  readonly comm: string;
+  /** Whether it writes a line "ready" on its stdout once it serves (the network bridge). */
+  readonly saysReady: boolean;
+}
+
+/** A program that only keeps the sandbox up. */
+export const SLEEP: SandboxProgram = { argv: ['sleep', 'infinity'], comm: 'sleep', saysReady: false };
+
 export class LiveSandboxError extends Error {
   override readonly name = 'LiveSandboxError';
 }
@@ -69,11 +81,11 @@ export class LiveSandbox {
   }
 
   /**
-   * Starts bubblewrap with `args` (bwrap-args.ts, without `--` and a program) and `env`, and opens
-   * its namespaces. Ended after `idleMs` without a command, or by stop().
+   * Starts bubblewrap with `args` (bwrap-args.ts, without `--` and a program) and `env`, running
+   * `program`, and opens its namespaces. Ended after `idleMs` without a command, or by stop().
    */
-  static async start(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, idleMs: number): Promise<LiveSandbox> {
-    const child = spawn('bwrap', [...args, '--info-fd', '3', '--', 'sleep', 'infinity'], { env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  static async start(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, idleMs: number, program: SandboxProgram = SLEEP): Promise<LiveSandbox> {
+    const child = spawn('bwrap', [...args, '--info-fd', '3', '--', ...program.argv], { env, stdio: ['ignore', program.saysReady ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
     const handles: FileHandle[] = [];
@@ -86,9 +98,10 @@ export class LiveSandbox {
       ]);
       const info = await readInfo(child, () => stderr);
       const expected = info as unknown as Record<string, unknown>;
+      if (program.saysReady) await readReady(child, () => stderr);
       // The sleeping program, not bubblewrap's own first process: as an unprivileged user that one
       // cannot be inspected (it is not dumpable), while a program it has started can be.
-      const pid = await firstChildOf(info, child);
+      const pid = await firstChildOf(info, child, program.comm);
       const enterArgs: string[] = [];
       for (const [file, option] of NAMESPACES) {
         const [mine, theirs] = await Promise.all([stat(`/proc/self/ns/${file}`), stat(`/proc/${pid}/ns/${file}`)]);
@@ -204,7 +217,23 @@ async function readInfo(child: ChildProcess, stderr: () => string): Promise<{ 'c
   }
 }
 
-async function firstChildOf(info: { 'child-pid': number }, child: ChildProcess): Promise<number> {
+/** Waits for the program's "ready" line (then lets the rest of its output go). */
+async function readReady(child: ChildProcess, stderr: () => string): Promise<void> {
+  const stream = child.stdout!;
+  stream.setEncoding('utf8');
+  let text = '';
+  const timer = sleep(START_TIMEOUT_MS).then(() => {
+    throw new LiveSandboxError('The sandbox\'s program did not say within 10 s that it was ready.');
+  });
+  while (!text.includes('ready\n')) {
+    const chunk = (await Promise.race([once(stream, 'data').then(([data]) => data as string), once(stream, 'end').then(() => undefined), timer])) as string | undefined;
+    if (chunk === undefined) throw new LiveSandboxError(`The sandbox's program ended before it was ready: ${stderr().trim() || 'no message'}`);
+    text += chunk;
+  }
+  stream.resume();
+}
+
+async function firstChildOf(info: { 'child-pid': number }, child: ChildProcess, comm: string): Promise<number> {
   const pid = info['child-pid'];
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
@@ -213,7 +242,7 @@ async function firstChildOf(info: { 'child-pid': number }, child: ChildProcess):
     if (Number.isInteger(first) && first > 0) {
       // Started, and no longer bubblewrap itself (before exec the forked process is still bwrap).
       const exe = await readFile(`/proc/${first}/comm`, 'utf8').catch(() => '');
-      if (exe.trim() === 'sleep') return first;
+      if (exe.trim() === comm) return first;
     }
     await sleep(POLL_MS);
   }

@@ -123,4 +123,13 @@ describe('bubblewrap arguments from the plan', () => {
     for (const pair of ['--ro-bind /usr', '--ro-bind /etc', '--tmpfs /tmp', '--bind /ws/Crew/alpha', '--remount-ro /', '--chdir /ws/Crew/alpha']) assert.ok(seen.includes(pair), pair);
     assert.ok(!args.includes('--new-session'), 'a tty command keeps its terminal');
   });
+
+  it('with network: the runtime the bridge runs with, read-only under strict before the root is made read-only; place shows it already', () => {
+    const strictArgs = bwrapArgs({ plan: strict, kinds, cwd: '/ws/Crew/alpha', newSession: true, runtimeDir: '/opt/node/bin' });
+    const seen = pairs(strictArgs);
+    assert.ok(seen.indexOf('--ro-bind /opt/node/bin') >= 0 && seen.indexOf('--ro-bind /opt/node/bin') < seen.indexOf('--remount-ro /'), `${seen}`);
+    const placeArgs = bwrapArgs({ plan: place, kinds, cwd: '/ws/Crew/alpha', newSession: true, runtimeDir: '/opt/node/bin' });
+    assert.ok(!pairs(placeArgs).includes('--ro-bind /opt/node/bin'));
+    assert.ok(strictArgs.includes('--unshare-net') && placeArgs.includes('--unshare-net'), 'the network comes through the proxy only');
+  });
 });

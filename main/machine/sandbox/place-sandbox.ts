@@ -2,11 +2,12 @@ import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
+import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
 import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
 import { canEnterSandboxes } from './bubblewrap-check.js';
 import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
+import { bridgeEnv, proxyEnv, runtimeDir, SandboxNetwork, systemNetworkMachine, type SandboxNetworkSetup } from './network-bridge.js';
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
 import type { SandboxPool } from './sandbox-pool.js';
 
@@ -30,6 +31,8 @@ export interface SandboxHost {
   readonly env: NodeJS.ProcessEnv;
   /** The places' live sandboxes, that commands without a terminal are entered into; without, each command gets a sandbox of its own. */
   readonly sandboxes?: SandboxPool;
+  /** The ports the app listens on (agent endpoint, control plane): the network proxy never connects to them on this machine. */
+  readonly appPorts?: () => readonly number[];
 }
 
 /** The app's config folder (the settings file lives there). */
@@ -80,6 +83,10 @@ export class PlaceSandbox {
     private readonly sandboxes: SandboxPool | undefined,
     /** The app's own files that have other names (hard links), by device and inode; or why it cannot tell. */
     private readonly linked: LinkedAppFiles,
+    /** The proxy's rules and where its socket goes; none: no network at all. */
+    private readonly network: SandboxNetworkSetup | undefined,
+    /** What the network reaches, in words, for explanations. */
+    private readonly networkWords: string,
   ) {}
 
   /**
@@ -98,16 +105,26 @@ export class PlaceSandbox {
       systemDirs: SYSTEM_DIRS,
       skillsDir: realPathOf(resolve(host.skillsDir)),
     });
+    // Place reaches any public host through the proxy; strict only the hosts listed (none: no network).
+    const network: SandboxNetworkSetup | undefined =
+      policy.kind === 'place' || policy.network?.length
+        ? {
+            rules: { kind: policy.kind, placeLabel, placeRoot: placeFolder, allow: policy.network ?? [] },
+            machine: systemNetworkMachine(host.appPorts ?? (() => [])),
+            socketRoot: join(host.stateDir, 'sandbox-network'),
+          }
+        : undefined;
     const kinds = new Map<string, 'dir' | 'file'>();
     const inodes = new Map<string, number>();
-    for (const path of [...[...plan.rules, ...plan.sealed].map((rule) => rule.path), ...SANDBOX_DEVICES]) {
+    for (const path of [...[...plan.rules, ...plan.sealed].map((rule) => rule.path), ...SANDBOX_DEVICES, ...(network ? [runtimeDir()] : [])]) {
       const info = lstatSync(path, { throwIfNoEntry: false });
       if (!info) continue;
       kinds.set(path, info.isDirectory() ? 'dir' : 'file');
       inodes.set(path, info.ino);
     }
     const identity = JSON.stringify(plan.rules.filter((rule) => rule.access !== 'none').map((rule) => [rule.path, inodes.get(rule.path)]));
-    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linkedAppFiles(plan.sealed.map((rule) => rule.path)));
+    const env = network ? { ...sandboxEnv(host.env), ...proxyEnv() } : sandboxEnv(host.env);
+    return new PlaceSandbox(plan, kinds, env, identity, host.sandboxes, linkedAppFiles(plan.sealed.map((rule) => rule.path)), network, describeNetwork(policy));
   }
 
   /**
@@ -141,13 +158,22 @@ export class PlaceSandbox {
         : `the app's file ${this.linked.paths[0]} has another name (a hard link) that a command could read; find it with "find / -xdev -samefile ${this.linked.paths[0]}" and remove it`;
       throw new MachineError('refused_by_policy', `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`);
     }
+    const runtime = this.network ? { runtimeDir: runtimeDir() } : {};
     if (!tty && this.sandboxes && (await canEnterSandboxes(this.env))) {
-      const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true });
-      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.env, this.identity);
+      const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
+      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.network ? bridgeEnv(this.env) : this.env, this.identity, this.network);
       return live.launch(command, this.env);
     }
-    const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty });
-    return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env: this.env };
+    const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
+    if (!this.network) return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env: this.env };
+    // A sandbox of its own, with a proxy of its own: the bridge runs the command once it listens.
+    const network = await SandboxNetwork.open(this.network);
+    return {
+      file: 'bwrap',
+      args: [...args, ...network.mountArgs, '--', ...network.bridge(['bash', '-c', command])],
+      env: bridgeEnv(this.env),
+      release: () => void network.close(),
+    };
   }
 
   /** One line for an agent whose sandboxed command failed: what the sandbox keeps out, and who can change it. */
@@ -155,7 +181,8 @@ export class PlaceSandbox {
     const writable = this.plan.rules.filter((rule) => rule.access === 'rw').map((rule) => rule.path);
     return (
       `This command ran in the sandbox of the ${this.plan.kind} policy of ${this.plan.placeLabel}: it writes only in ${writable.join(', ')}; ` +
-      `the app's state, settings and keychain, other places' folders, the host's processes and the network are out of its reach. ${POLICY_OWNER_HINT}`
+      `the app's state, settings and keychain, other places' folders, the host's processes and the app's ports are out of its reach; ` +
+      `its network: ${this.networkWords} (through a proxy, set in HTTP_PROXY and HTTPS_PROXY). ${POLICY_OWNER_HINT}`
     );
   }
 

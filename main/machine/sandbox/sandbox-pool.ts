@@ -1,4 +1,5 @@
 import { LiveSandbox, LiveSandboxError } from './live-sandbox.js';
+import { SandboxNetwork, type SandboxNetworkSetup } from './network-bridge.js';
 
 /** A sandbox with no command for this long is ended (and with it anything a command left behind). */
 export const SANDBOX_IDLE_MS = 60_000;
@@ -11,17 +12,20 @@ export const SANDBOX_IDLE_MS = 60_000;
 export class SandboxPool {
   private readonly live = new Map<string, Promise<LiveSandbox>>();
   private readonly all = new Set<LiveSandbox>();
+  /** The proxies of sandboxes that ended, being closed. */
+  private readonly closing = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly idleMs = SANDBOX_IDLE_MS) {}
 
   /**
    * The running sandbox of `place` made from exactly `args` and `env` over the same folders
-   * (`identity`), started if need be.
+   * (`identity`) and with the same network rules, started if need be. With `network`, the sandbox
+   * gets a proxy of its own (ended with it) and runs the bridge to it as its program.
    */
-  async acquire(place: string, args: readonly string[], env: NodeJS.ProcessEnv, identity = ''): Promise<LiveSandbox> {
+  async acquire(place: string, args: readonly string[], env: NodeJS.ProcessEnv, identity = '', network?: SandboxNetworkSetup): Promise<LiveSandbox> {
     if (this.closed) throw new LiveSandboxError('The server is stopping: no new command is started.');
-    const fingerprint = JSON.stringify([args, Object.entries(env), identity]);
+    const fingerprint = JSON.stringify([args, Object.entries(env), identity, network?.rules ?? null]);
     const current = this.live.get(place);
     if (current) {
       const sandbox = await current.catch(() => undefined);
@@ -30,10 +34,10 @@ export class SandboxPool {
         this.live.delete(place);
         sandbox?.retire();
       } else {
-        return this.acquire(place, args, env, identity); // another call replaced it meanwhile
+        return this.acquire(place, args, env, identity, network); // another call replaced it meanwhile
       }
     }
-    const starting = LiveSandbox.start(args, env, fingerprint, this.idleMs);
+    const starting = network ? this.startWithNetwork(args, env, fingerprint, network) : LiveSandbox.start(args, env, fingerprint, this.idleMs);
     this.live.set(place, starting);
     try {
       const sandbox = await starting;
@@ -54,5 +58,22 @@ export class SandboxPool {
     this.closed = true;
     await Promise.all([...this.live.values()].map((starting) => starting.catch(() => undefined)));
     await Promise.all([...this.all].map((sandbox) => sandbox.stop()));
+    await Promise.all([...this.closing]);
+  }
+
+  /** A live sandbox whose program is the bridge to a proxy of its own, closed when the sandbox ends. */
+  private async startWithNetwork(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, setup: SandboxNetworkSetup): Promise<LiveSandbox> {
+    const network = await SandboxNetwork.open(setup);
+    try {
+      const sandbox = await LiveSandbox.start([...args, ...network.mountArgs], env, fingerprint, this.idleMs, { argv: network.bridge(), comm: SandboxNetwork.bridgeComm, saysReady: true });
+      const closed = sandbox.whenEnded.then(() => network.close());
+      this.closing.add(closed);
+      void closed.then(() => this.closing.delete(closed));
+      return sandbox;
+    } catch (error) {
+      await network.close();
+      throw error;
+    }
   }
 }
+

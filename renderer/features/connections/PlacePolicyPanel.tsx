@@ -8,13 +8,20 @@ const WORDS: Record<PlacePolicy['kind'], { name: string; detail: string }> = {
   machine: { name: 'Whole machine', detail: 'Agents read, write and run anything this app’s account can.' },
   place: {
     name: 'Place',
-    detail: 'Agents read the machine except the app’s secrets and other places; they write only in this place’s folder, the temp folder and the folders below. Commands run sandboxed, without network.',
+    detail: 'Agents read the machine except the app’s secrets and other places; they write only in this place’s folder, the temp folder and the folders below. Commands run sandboxed; their network reaches public hosts through the app’s proxy.',
   },
   strict: {
     name: 'Strict',
-    detail: 'Agents reach only this place’s folder and the folders below (system folders read-only). Commands run sandboxed, without network.',
+    detail: 'Agents reach only this place’s folder and the folders below (system folders read-only). Commands run sandboxed; their network reaches only the hosts the owner lists (none: no network).',
   },
 };
+
+/** What the saved policy's sandboxed commands reach on the network. */
+function networkWords(policy: PlacePolicy): string {
+  const listed = policy.network ?? [];
+  if (policy.kind === 'place') return listed.length ? `any public host, and ${listed.join(', ')}` : 'any public host';
+  return listed.length ? `only ${listed.join(', ')}` : 'none';
+}
 
 /**
  * The place header's sandbox policy: what the place's agents reach, changed by the person who runs
@@ -64,6 +71,12 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
           <span className="field-label">Extra folders the agents may read and write (absolute paths, one per line)</span>
           <textarea rows={2} value={folders} onChange={(e) => setFolders(e.target.value)} spellCheck={false} />
         </label>
+      )}
+      {policy.kind !== 'machine' && kind === policy.kind && (
+        <p className="muted">
+          Network of their commands: {networkWords(policy)}. Change the list with{' '}
+          <code>persona-mcp-workspace places network {place.root || '.'} off|HOST…</code>
+        </p>
       )}
       {policy.problem && <p className="note note-error" role="alert">{policy.problem}</p>}
       {save.isError && <ErrorNote error={save.error} title="The policy was not changed." />}
