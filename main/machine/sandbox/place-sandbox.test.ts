@@ -59,7 +59,10 @@ describe('a place sandbox on a real file system', () => {
     await assert.rejects(sandbox.checkFile(hard, 'write'), refused('write', /hard link to one of the app's own files/));
     await rm(hard);
     const again = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', { workspaceRoot: ws, stateDir, skillsDir: join(ws, '.agents', 'skills'), env: { PATH: '/usr/bin' } });
-    assert.equal((await again.launch('true', false)).file, 'bwrap');
+    const launch = await again.launch('true', false);
+    assert.equal(launch.file, 'bwrap');
+    launch.release?.(); // not run: what it holds (under place, a proxy of its own) is let go
+
     await link(join(stateDir, 'secrets.key'), hard);
   });
 
