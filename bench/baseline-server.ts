@@ -99,7 +99,7 @@ async function proxyHandler(kind: 'proxy' | 'proxy-sdk' | 'proxy-raw'): Promise<
   const services = await openServices(loadConfig({ port: 0, controlPort: 0 }), (line) => process.stderr.write(`${line}\n`));
   const [connection] = await services.connections.usable(placeFromRoot(BENCH_PLACE));
   if (!connection) throw new Error(`no usable connection in ${BENCH_PLACE}`);
-  const pooled = services.gateway.upstream(connection);
+  const pooled = await services.gateway.upstream(connection);
   await pooled.tools(); // connect now, as our gateway has by the time an agent calls (it listed the tools)
   return async ({ text }) => (await pooled.call('echo', { text })) as CallToolResult;
 }

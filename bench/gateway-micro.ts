@@ -31,7 +31,7 @@ await sdkClient.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl), 
 try {
   const [connection, ...others] = await services.connections.usable(place);
   if (!connection || others.length > 0) throw new Error(`expected the one bench connection to be usable; log: ${logged.join(' | ')}`);
-  const upstream = services.gateway.upstream(connection);
+  const upstream = await services.gateway.upstream(connection);
   const results = [
     await time('PlaceConnections.usable(place) (once per call, in the tool lookup)', () => services.connections.usable(place)),
     await time('  of which AccessDirectory.snapshot() (access.json)', () => services.access.snapshot()),

@@ -1,13 +1,16 @@
 import { resolve } from 'node:path';
 import { UsageError, type Command } from './cli-args.js';
 import { loadConfig } from './config.js';
-import type { ConnectionView } from './connections/place-connections.js';
+import type { ConnectionView, PlaceConnections } from './connections/place-connections.js';
+import { PlaceSecretsAccess } from './connections/place-secrets-access.js';
+import { ConnectionStore } from './connections/store/connection-store.js';
 import { parseToolSearchMode } from './connections/tool-search/tool-search-mode.js';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
-import { placeRootOf } from './places/place-root.js';
+import { placeRootOf, type Place } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { describeNetwork } from './places/sandbox-policy.js';
-import type { Services } from './services.js';
+import { openSecretStore } from './secrets/open-secret-store.js';
+import { PlaceSecrets } from './secrets/place-secrets.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
@@ -55,27 +58,69 @@ export async function placeToolSearchCommand(command: Of<'places-tool-search'>, 
   return 0;
 }
 
-/** connections and secrets: the same rules as the page, acting as the person who runs the app. */
-export async function placeCommand(command: Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'connections-show' | 'connections-edit' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>, env: NodeJS.ProcessEnv): Promise<number> {
+type PlaceCommand = Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'connections-show' | 'connections-edit' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>;
+type SecretsCommand = Of<'secrets-list' | 'secrets-set' | 'secrets-remove'>;
+type ConnectionsCommand = Exclude<PlaceCommand, SecretsCommand>;
+
+/**
+ * connections and secrets: the same rules as the page, acting as the person who runs the app. Each
+ * opens only what it uses: the secrets commands the secret store and the state files; the
+ * connections commands the connection services too, none of the server's other parts.
+ */
+export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.workspacePath);
-  // Only these commands need the services (and all they load); the policy commands above do not.
-  const { openServices } = await import('./services.js');
-  const services = await openServices({ ...config, registryUrl: '' }, (line) => process.stderr.write(`${line}\n`), { env });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
+  if (isSecretsCommand(command)) {
+    const access = new PlaceSecretsAccess({ access: new AccessDirectory(config.stateDir), placeSecrets: new PlaceSecrets(secrets), store: new ConnectionStore({ stateDir: config.stateDir }) });
+    return runSecretsCommand(access, command, place);
+  }
+  const { openConnectionServices } = await import('./connection-services.js');
+  // No sign-in starts here (that is the page's Connect), so there is no callback to come back to.
+  const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback' });
   try {
-    return await runPlaceCommand(services, command, place);
+    return await runConnectionsCommand(services.connections, config.upstreamTimeoutMs, command, place);
   } finally {
     await services.close();
   }
 }
 
-async function runPlaceCommand(services: Services, command: Parameters<typeof placeCommand>[0], place: ReturnType<typeof placeRootOf>): Promise<number> {
-  const { connections } = services;
+function isSecretsCommand(command: PlaceCommand): command is SecretsCommand {
+  return command.kind.startsWith('secrets-');
+}
+
+async function runSecretsCommand(secrets: PlaceSecretsAccess, command: SecretsCommand, place: Place): Promise<number> {
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  switch (command.kind) {
+    case 'secrets-list': {
+      const names = await secrets.names(LOCAL_PERSON, place);
+      out(names.length ? names.join('\n') : `${place.label} has no secrets. Set one with: ${PRODUCT_NAME} secrets set NAME < value-file`);
+      return 0;
+    }
+    case 'secrets-set': {
+      // From stdin, never the command line, where other users could read it in the process list.
+      const value = (await readStdin()).replace(/\r?\n$/, '');
+      if (!value) throw new UsageError(`secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`);
+      // A running server reads a secret at each request, so the connections that send it use the new value from now on.
+      await secrets.set(LOCAL_PERSON, place, command.name, value, { replace: command.replace });
+      out(`Saved the secret ${command.name} of ${place.label}.`);
+      return 0;
+    }
+    case 'secrets-remove': {
+      await secrets.remove(LOCAL_PERSON, place, command.name);
+      out(`Removed the secret ${command.name} of ${place.label}.`);
+      return 0;
+    }
+  }
+}
+
+async function runConnectionsCommand(connections: PlaceConnections, upstreamTimeoutMs: number, command: ConnectionsCommand, place: Place): Promise<number> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   switch (command.kind) {
     case 'connections-list': {
       // Each server is asked now (initialize + tools/list with the connection's credentials): a check takes two requests at most.
-      const list = await connections.list(LOCAL_PERSON, place, { waitMs: 2 * services.config.upstreamTimeoutMs + 1_000 });
+      const list = await connections.list(LOCAL_PERSON, place, { waitMs: 2 * upstreamTimeoutMs + 1_000 });
       if (command.json) out(JSON.stringify(list, null, 2));
       else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
       else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url}`);
@@ -121,24 +166,6 @@ async function runPlaceCommand(services: Services, command: Parameters<typeof pl
     case 'connections-remove': {
       const removed = await connections.remove(LOCAL_PERSON, place, command.name, command.owner);
       out(`Removed ${removed.displayName} (${removed.name}) from ${place.label}; its login was deleted.`);
-      return 0;
-    }
-    case 'secrets-list': {
-      const names = await connections.secretNames(LOCAL_PERSON, place);
-      out(names.length ? names.join('\n') : `${place.label} has no secrets. Set one with: ${PRODUCT_NAME} secrets set NAME < value-file`);
-      return 0;
-    }
-    case 'secrets-set': {
-      // From stdin, never the command line, where other users could read it in the process list.
-      const value = (await readStdin()).replace(/\r?\n$/, '');
-      if (!value) throw new UsageError(`secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`);
-      await connections.setSecret(LOCAL_PERSON, place, command.name, value, { replace: command.replace });
-      out(`Saved the secret ${command.name} of ${place.label}.`);
-      return 0;
-    }
-    case 'secrets-remove': {
-      await connections.removeSecret(LOCAL_PERSON, place, command.name);
-      out(`Removed the secret ${command.name} of ${place.label}.`);
       return 0;
     }
   }

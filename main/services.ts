@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
@@ -8,25 +7,23 @@ import { agentTokenStore } from './auth/app-token-store.js';
 import { Approvals } from './auth/oauth-server/approvals.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
-import { loadCatalog } from './connections/catalog/catalog-schema.js';
-import { CatalogService } from './connections/catalog/catalog-service.js';
-import { ConnectionHealth } from './connections/gateway/connection-health.js';
-import { Gateway } from './connections/gateway/gateway.js';
-import { createGuardedFetch, type GuardedFetch } from './connections/network/guarded-fetch.js';
+import { openConnectionServices } from './connection-services.js';
+import type { CatalogService } from './connections/catalog/catalog-service.js';
+import type { GuardedFetch } from './connections/network/guarded-fetch.js';
+import type { ConnectionHealth } from './connections/gateway/connection-health.js';
+import type { Gateway } from './connections/gateway/gateway.js';
+import type { AccessDirectory } from './places/access-directory.js';
+import type { PlaceSecrets } from './secrets/place-secrets.js';
 import { ClientMetadataDocuments } from './auth/oauth-server/client-metadata-documents.js';
-import { asksForSignIn } from './connections/oauth/challenge.js';
-import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
-import { PlaceConnections } from './connections/place-connections.js';
-import { ConnectionStore } from './connections/store/connection-store.js';
+import type { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
+import type { PlaceConnections } from './connections/place-connections.js';
+import type { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
 import { SandboxPool } from './machine/sandbox/sandbox-pool.js';
 import { SkillsWatch } from './machine/skills-watch.js';
 import { Changes } from './mcp/resource-subscriptions.js';
 import { PlaceSessions } from './mcp/place-sessions.js';
-import { AccessDirectory } from './places/access-directory.js';
-import { ConnectionSecrets } from './secrets/connection-secrets.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
-import { PlaceSecrets } from './secrets/place-secrets.js';
 import { removeCrashTemps } from './state/atomic-write.js';
 
 /** Everything both listeners share, made once per run of the app. */
@@ -80,50 +77,15 @@ export async function openServices(config: Config, log: (line: string) => void, 
     for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
   }
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
-  const placeSecrets = new PlaceSecrets(secrets);
-  const connectionSecrets = new ConnectionSecrets(secrets);
-  const access = new AccessDirectory(config.stateDir);
-  const store = new ConnectionStore({ stateDir: config.stateDir });
-  const catalog = new CatalogService({
-    stateDir: config.stateDir,
-    registryUrl: config.registryUrl,
-    builtin: loadCatalog(config.catalogFile ? { path: config.catalogFile, allowHttp: config.allowPrivateNetwork } : undefined),
-    report: log,
-  });
-  const placeSessions = new PlaceSessions();
-
-  const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork });
-  const oauth = new ConnectionOAuth({
-    secrets: connectionSecrets,
-    fetch: network.fetch,
+  const connectionServices = openConnectionServices(config, {
+    secrets,
+    log,
     // The control plane listens once the services exist; sign-ins start only after that.
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
-    ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
+    ...(options.openBrowser && { openBrowser: options.openBrowser }),
   });
-  // The gateway reads credentials through the connections service, which owns the rules.
-  let connections: PlaceConnections | undefined;
-  const gateway = new Gateway({
-    timeoutMs: config.upstreamTimeoutMs,
-    allowPrivateNetwork: config.allowPrivateNetwork,
-    credentials: (c) => connections!.credentials(c),
-    signedFetch: (c, base) => oauth.fetch(c, base),
-  });
-  // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
-  const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
-  connections = new PlaceConnections({
-    store,
-    oauth,
-    openBrowser: options.openBrowser ?? ((url) => openInBrowser(url, log)),
-    // A server that cannot be reached now is taken as open; connecting will say what is wrong.
-    asksForSignIn: (url) => asksForSignIn(url, network.fetch).catch(() => false),
-    access,
-    catalog,
-    placeSecrets,
-    connectionSecrets,
-    gateway,
-    health,
-    allowPrivateNetwork: config.allowPrivateNetwork,
-  });
+  const { access, placeSecrets, store, catalog, network, oauth, gateway, health, connections } = connectionServices;
+  const placeSessions = new PlaceSessions();
 
   const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
   await store.watch();
@@ -179,30 +141,13 @@ export async function openServices(config: Config, log: (line: string) => void, 
       stopGatewayWatch();
       stopFailureWatch();
       stopHealthWatch();
-      health.close();
       stopSignInWatch();
       commands.stopSweeping();
       await commands.killAll();
       await commands.removeSavedOutputs();
       await sandboxes.closeAll();
-      // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
-      await Promise.all([gateway.closeAll(), skills.stop(), audit.close(), store.close(), network.close()]);
+      await Promise.all([connectionServices.close(), skills.stop(), audit.close()]);
     },
   };
   return services;
-}
-
-/**
- * Headless: the sign-in page opens with $BROWSER when it is set; otherwise the link is printed for
- * the person to open on this machine (the answer comes back to this machine's loopback).
- */
-function openInBrowser(url: string, log: (line: string) => void): void {
-  const browser = process.env.BROWSER;
-  if (!browser) {
-    log(`Open this link in a browser on this machine to sign in: ${url}`);
-    return;
-  }
-  const child = spawn(browser, [url], { detached: true, stdio: 'ignore' });
-  child.on('error', (error) => log(`Could not start $BROWSER (${browser}): ${error.message}. Open this link to sign in: ${url}`));
-  child.unref();
 }

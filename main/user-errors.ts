@@ -3,8 +3,9 @@ import { SigningKeyError } from './auth/signing-key.js';
 import { SignInRequestError, UnknownClientError } from './auth/oauth-server/errors.js';
 import { NotJsonError } from './http/not-json-error.js';
 import { TokenStoreError } from './auth/token-file.js';
-import { UpstreamUnavailableError } from './connections/gateway/upstream-connection.js';
-import { ConnectionCheckError, ConnectionRequestError, PlaceAccessError } from './connections/place-connections.js';
+import { UpstreamUnavailableError } from './connections/gateway/upstream-unavailable-error.js';
+import { ConnectionCheckError } from './connections/place-connections.js';
+import { ConnectionRequestError, PlaceAccessError } from './connections/place-rules.js';
 import { NetworkPolicyError } from './connections/network/network-policy-error.js';
 import {
   OwnAppRequiredError,

@@ -30,20 +30,18 @@ export const NODE_BUNDLE: BuildOptions = {
   logLevel: 'warning',
 };
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The CLI's bundle into `outdir` (cli.js and chunks/); e2e/cli-loads.test.ts builds it elsewhere to see what each command loads. */
+export function cliBundle(outdir: string): BuildOptions {
+  return { ...NODE_BUNDLE, absWorkingDir: ROOT, entryPoints: ['main/cli.ts'], outdir, splitting: true, chunkNames: 'chunks/[name]-[hash]' };
+}
+
 async function bundleCli(metafile: string | undefined): Promise<void> {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const outdir = `${root}dist/main`;
+  const outdir = `${ROOT}dist/main`;
   // Chunk names carry a content hash: the previous build's would pile up.
   await rm(`${outdir}/chunks`, { recursive: true, force: true });
-  const result = await build({
-    ...NODE_BUNDLE,
-    absWorkingDir: root,
-    entryPoints: ['main/cli.ts'],
-    outdir,
-    splitting: true,
-    chunkNames: 'chunks/[name]-[hash]',
-    metafile: metafile !== undefined,
-  });
+  const result = await build({ ...cliBundle(outdir), metafile: metafile !== undefined });
   if (metafile !== undefined) await writeFile(metafile, JSON.stringify(result.metafile));
 }
 

@@ -1,6 +1,6 @@
 import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const auditRecordSchema = z.object({
   time: z.string(),

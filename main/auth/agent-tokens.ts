@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { SignJWT } from 'jose';
 import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { hasUnprintable } from '../places/user-id.js';
 import { FileSigningKeySource, keyIdOf, type SigningKeySource } from './signing-key.js';
@@ -124,6 +123,8 @@ export class AgentTokenStore {
     const lifetime = parseTokenLifetime(input.expiresIn ?? DEFAULT_TOKEN_LIFETIME);
     const workspacePath = input.workspacePath === undefined ? undefined : validWorkspacePath(input.workspacePath);
     const { key, keyId } = await this.signingKey();
+    // Only creating signs: listing and revoking (most token commands) never load the JWT library.
+    const { SignJWT } = await import('jose');
 
     return this.exclusive(async (records, write) => {
       let id: string;

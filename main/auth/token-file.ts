@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeFileAtomic } from '../state/atomic-write.js';
 import { withFileLock } from '../state/file-lock.js';
 import { fileStamp, isNotFound } from '../state/file-stamp.js';

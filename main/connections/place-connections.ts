@@ -1,5 +1,5 @@
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
-import { canEdit, canRead, canRemoveConnection, editBlocker } from '../places/access-rules.js';
+import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
 import type { ConnectionSecrets } from '../secrets/connection-secrets.js';
 import type { PlaceSecrets } from '../secrets/place-secrets.js';
@@ -10,6 +10,8 @@ import type { Gateway } from './gateway/gateway.js';
 import type { CallbackAnswer, ChainStep, ConnectionOAuth, OwnApp } from './oauth/connection-oauth.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
+import { ConnectionRequestError, nameOf, PlaceAccessError, requireEdit, requireRead } from './place-rules.js';
+import { PlaceSecretsAccess } from './place-secrets-access.js';
 import { checkServerUrl, customId, customName } from './server-url.js';
 import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
@@ -109,22 +111,6 @@ export class ConnectionCheckError extends Error {
   }
 }
 
-/** The person may not do this in this place. */
-export class PlaceAccessError extends Error {
-  override readonly name = 'PlaceAccessError';
-}
-
-/** The request names something that does not exist or does not fit; nothing was changed. */
-export class ConnectionRequestError extends Error {
-  override readonly name = 'ConnectionRequestError';
-  constructor(
-    message: string,
-    readonly status: 400 | 404 | 409 = 400,
-  ) {
-    super(message);
-  }
-}
-
 export interface PlaceConnectionsDeps {
   store: ConnectionStore;
   oauth: ConnectionOAuth;
@@ -160,9 +146,11 @@ export class PlaceConnections {
   // This process is the only one that signs in and refreshes, and it hears every change.
   private readonly signInStates = new Map<string, 'signed-in' | 'sign-in'>();
   private readonly signInOutcomes: SignInOutcomes;
+  private readonly secrets: PlaceSecretsAccess;
 
   constructor(private readonly deps: PlaceConnectionsDeps) {
     this.signInOutcomes = new SignInOutcomes(SIGN_IN_TTL_MS);
+    this.secrets = new PlaceSecretsAccess(deps);
     deps.oauth.onStateChange((change) => {
       const key = `${change.storeId}/${change.serverName}`;
       this.signInStates.set(key, change.state);
@@ -450,35 +438,20 @@ export class PlaceConnections {
 
   /** The names of the place's secrets (never their values), for anyone who can see the place. */
   async secretNames(person: string, place: Place): Promise<string[]> {
-    requireRead(await this.deps.access.snapshot(), person, place);
-    const names = await this.deps.placeSecrets.names(place.root);
+    const names = await this.secrets.names(person, place);
     this.secretNamesCache.set(place.root, { names, at: Date.now() });
     return names;
   }
 
-  /**
-   * Saves a place secret. One the place already has is replaced only when `replace` says so: other
-   * connections may send it, and a new key under a name in use would silently change what they send.
-   */
+  /** Saves a place secret (see PlaceSecretsAccess.set); the connections that send it are measured again with its new value. */
   async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
-    requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
     this.secretNamesCache.delete(place.root);
-    if (!options.replace && (await this.deps.placeSecrets.names(place.root)).includes(name)) {
-      const users = (await this.deps.store.list(place.root)).filter((c) => c.auth.kind === 'header' && c.auth.secretName === name).map((c) => c.displayName);
-      const sending = users.length ? ` ${users.join(', ')} ${users.length === 1 ? 'sends' : 'send'} it.` : '';
-      throw new ConnectionRequestError(`${place.label} already has a secret named "${name}"; it was not changed.${sending} Replace its value only if you mean to (agree to replace it, or --replace), or choose another name.`, 409);
-    }
-    await this.deps.placeSecrets.set(place.root, name, value);
-    // The connections that send this secret are measured again with its new value.
-    for (const c of await this.deps.store.list(place.root)) {
-      if (c.auth.kind === 'header' && c.auth.secretName === name) void this.deps.health.check(c);
-    }
+    for (const c of await this.secrets.set(person, place, name, value, options)) void this.deps.health.check(c);
   }
 
   async removeSecret(person: string, place: Place, name: string): Promise<void> {
-    requireEdit(await this.deps.access.snapshot(), person, place, 'remove secrets of');
     this.secretNamesCache.delete(place.root);
-    await this.deps.placeSecrets.remove(place.root, name);
+    await this.secrets.remove(person, place, name);
   }
 
   /**
@@ -663,21 +636,7 @@ function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAut
   return { kind: 'none' };
 }
 
-function requireRead(dir: AccessDirectorySnapshot, person: string, place: Place): void {
-  if (!canRead(dir, person, place)) throw new PlaceAccessError(`${nameOf(dir, person)} cannot see ${place.label}. Ask one of its editors for access.`);
-}
-
-function requireEdit(dir: AccessDirectorySnapshot, person: string, place: Place, what: string): void {
-  if (!canEdit(dir, person, place)) {
-    throw new PlaceAccessError(`${nameOf(dir, person)} cannot ${what} ${place.label}: only people who can edit it can. Ask an editor to add you.`);
-  }
-}
-
 function notFound(place: Place, name: string): ConnectionRequestError {
   return new ConnectionRequestError(`${place.label} has no connection named "${name}". List the place's connections to see their names.`, 404);
-}
-
-function nameOf(dir: AccessDirectorySnapshot, person: string): string {
-  return dir.people[person]?.name ?? person;
 }
 

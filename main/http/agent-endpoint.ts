@@ -15,7 +15,7 @@ import { PlacePathError, placeRootOf, type Place } from '../places/place-root.js
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { userError } from '../user-errors.js';
-import { PlaceAccessError } from '../connections/place-connections.js';
+import { PlaceAccessError } from '../connections/place-rules.js';
 import { bearerAuth, type Refusal } from './bearer-auth.js';
 import { allowedHostNames, forbidden, hostAndOriginCheck } from './guards.js';
 import { readJsonBody, RequestBodyError } from './json-body.js';

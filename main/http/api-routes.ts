@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
-import { PlaceAccessError } from '../connections/place-connections.js';
+import { PlaceAccessError } from '../connections/place-rules.js';
 import { sandboxProblem } from '../machine/sandbox/bubblewrap-check.js';
 import { policyOf } from '../places/access-directory.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Approvals } from '../auth/oauth-server/approvals.js';
 import { NotJsonError } from './not-json-error.js';
 

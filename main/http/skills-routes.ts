@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SkillDetail, SkillListing } from '../../common/skills-api.js';
 import { createSkill, deleteSkill, readSkillDetail, saveSkillFile } from '../machine/skill-editing.js';
 import { listSkills } from '../machine/skills.js';

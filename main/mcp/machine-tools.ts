@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_SAVED_OUTPUT_MAX_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
 import { DIFF_MAX_LINES } from '../machine/diff.js';
 import { EDIT_MAX_FILE_BYTES, editFile } from '../machine/edit.js';

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ConnectionView, PlaceConnections } from '../connections/place-connections.js';
 import type { Place } from '../places/place-root.js';
 import { userError } from '../user-errors.js';

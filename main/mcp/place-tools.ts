@@ -1,7 +1,8 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Gateway } from '../connections/gateway/gateway.js';
 import type { ConnectionHealth } from '../connections/gateway/connection-health.js';
-import { UpstreamUnavailableError, type UpstreamProgress, type UpstreamTool } from '../connections/gateway/upstream-connection.js';
+import type { UpstreamProgress, UpstreamTool } from '../connections/gateway/upstream-connection.js';
+import { UpstreamUnavailableError } from '../connections/gateway/upstream-unavailable-error.js';
 import type { PlaceConnections } from '../connections/place-connections.js';
 import { gatewayToolName, isPersonalShapedName } from '../connections/store/naming.js';
 import type { PlaceConnection } from '../connections/store/connection-store.js';
@@ -101,7 +102,7 @@ export class PlaceTools implements ToolSource {
   private async call(connection: PlaceConnection, tool: string, args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult> {
     const onProgress = progressRelay(extra);
     try {
-      const result = await this.deps.gateway.upstream(connection).call(tool, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
+      const result = await (await this.deps.gateway.upstream(connection)).call(tool, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
       return result as CallToolResult;
     } catch (error) {
       if (error instanceof UpstreamUnavailableError) return toolError(error.message);

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ToolRanking } from '../connections/tool-search/tool-ranking.js';
 import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-tool.js';
 

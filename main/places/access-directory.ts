@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { VersionedJsonFile } from '../state/versioned-json-file.js';
 import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { placeFromRoot, PlacePathError, type Place } from './place-root.js';

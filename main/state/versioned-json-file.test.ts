@@ -5,7 +5,7 @@ import fsp, { mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } 
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { StateFileError, VersionedJsonFile } from './versioned-json-file.js';
 
 const schema = z.strictObject({ version: z.literal(1), items: z.array(z.string().min(1)) });

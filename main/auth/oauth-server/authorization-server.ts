@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { APP_TOKEN_ISSUER } from '../agent-tokens.js';
 import { ClientMetadataDocuments } from './client-metadata-documents.js';
 import { OAuthServerError, SignInRequestError, UnknownClientError } from './errors.js';
@@ -401,6 +400,8 @@ export class AuthorizationServer {
 
   private async tokens(grant: Grant, refreshSecret: string): Promise<TokenSet> {
     const { key, keyId } = await this.options.signingKey();
+    // Only issuing tokens signs: the owner's answers and revocations (the approve and clients commands) never load the JWT library.
+    const { SignJWT } = await import('jose');
     const nowSeconds = Math.floor(this.now() / 1000);
     const access = await new SignJWT({ client_id: grant.clientId, workspace_path: grant.place === '' ? '.' : grant.place })
       .setProtectedHeader({ alg: 'HS256', kid: keyId, typ: 'at+jwt' })

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { OAuthServerError } from './errors.js';
 import type { RegisteredClient } from './oauth-state.js';
 import { checkRedirectUri } from './redirect-uri.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { VersionedJsonFile } from '../../state/versioned-json-file.js';
 
 export const OAUTH_STATE_FILE = 'agent-sign-ins.json';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import builtinCatalogJson from './builtin-catalog.json' with { type: 'json' };
 import { excludedProviderReason } from './excluded-providers.js';
 

@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeFileAtomic } from '../../state/atomic-write.js';
 import { catalogEntrySchema, type CatalogEntry } from './catalog-schema.js';
 

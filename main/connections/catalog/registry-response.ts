@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The parts of the MCP Registry's list response (`GET /v0.1/servers`, OpenAPI 2025-12-01) that the

@@ -87,7 +87,7 @@ describe('ConnectionHealth', () => {
     await health.check(connection);
     upstream.setMode('http-500');
     const start = initializes();
-    await Promise.all(Array.from({ length: 5 }, () => gateway.upstream(connection).call('echo', { text: 'x' }).catch(() => {})));
+    await Promise.all(Array.from({ length: 5 }, async () => (await gateway.upstream(connection)).call('echo', { text: 'x' }).catch(() => {})));
     const deadline = Date.now() + 3_000;
     while (health.health(connection).last?.kind !== 'failed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(health.health(connection).last?.kind, 'failed');

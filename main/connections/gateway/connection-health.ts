@@ -1,6 +1,7 @@
 import type { PlaceConnection } from '../store/connection-store.js';
 import { fingerprintOf, type Gateway } from './gateway.js';
-import { UpstreamUnavailableError, type UpstreamTool } from './upstream-connection.js';
+import type { UpstreamTool } from './upstream-connection.js';
+import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 import type { UpstreamProblem } from './upstream-problem.js';
 
 /** The result of the last check of a connection's server: its tools, or why it does not work. */
@@ -128,8 +129,8 @@ export class ConnectionHealth {
     if (entry.running) return entry.running;
     clearTimeout(entry.timer);
     entry.timer = undefined;
-    const upstream = this.options.gateway.upstream(entry.connection);
     const run = (async (): Promise<Measured> => {
+      const upstream = await this.options.gateway.upstream(entry.connection);
       const before = entry.last;
       let result: Measured;
       try {

@@ -1,6 +1,7 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { PlaceConnection } from '../store/connection-store.js';
-import { UpstreamConnection, type UpstreamUnavailableError } from './upstream-connection.js';
+import type { UpstreamConnection } from './upstream-connection.js';
+import type { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 
 export interface GatewayOptions {
   timeoutMs: number;
@@ -20,7 +21,13 @@ export class Gateway {
 
   constructor(private readonly options: GatewayOptions) {}
 
-  upstream(connection: PlaceConnection): UpstreamConnection {
+  // The MCP SDK's client is loaded with the first upstream: a command that reaches no server never needs it.
+  private clientModule?: Promise<typeof import('./upstream-connection.js')>;
+
+  /** The connection's pooled client: the same one while its server and credentials stay the same. */
+  async upstream(connection: PlaceConnection): Promise<UpstreamConnection> {
+    const { UpstreamConnection } = await (this.clientModule ??= import('./upstream-connection.js'));
+    // From here on nothing waits, so two callers never make two clients for one connection.
     const key = keyOf(connection);
     const fingerprint = fingerprintOf(connection);
     const pooled = this.pool.get(key);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startUpstream, type UpstreamFixture, type UpstreamMode } from '../../../e2e/fixtures/upstream-server.js';
-import { UpstreamConnection, UpstreamUnavailableError, type UpstreamProgress } from './upstream-connection.js';
+import { UpstreamConnection, type UpstreamProgress } from './upstream-connection.js';
+import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 
 const KEY = { header: 'X-Api-Key', value: 'k-123' };
 

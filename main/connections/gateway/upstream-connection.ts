@@ -5,7 +5,8 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CallForwarder, UpstreamStatusError, type CallOptions, type UpstreamResult } from './call-forwarder.js';
 import { postWithDispatcher, postWithFetch } from './upstream-post.js';
-import { diagnose, type CredentialKind, type Refusal, type UpstreamProblem } from './upstream-problem.js';
+import { diagnose, type CredentialKind, type Refusal } from './upstream-problem.js';
+import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 
@@ -46,23 +47,6 @@ export interface UpstreamConnectionOptions {
   allowPrivateNetwork: boolean;
   /** Adds a login to every request (OAuth: the access token, kept fresh). */
   signedFetch?: (base: FetchLike) => FetchLike;
-}
-
-/** The upstream could not be reached or answered nonsense; only this connection's tools are affected. */
-export class UpstreamUnavailableError extends Error {
-  override readonly name = 'UpstreamUnavailableError';
-  constructor(
-    readonly connection: string,
-    readonly problem: UpstreamProblem,
-    message: string,
-    options?: { cause?: unknown; challenge?: string },
-  ) {
-    super(message, options);
-    this.challenge = options?.challenge;
-  }
-
-  /** The `WWW-Authenticate` header of the server's 401 that asked for a sign-in: what the sign-in asks for. */
-  readonly challenge: string | undefined;
 }
 
 interface Live {

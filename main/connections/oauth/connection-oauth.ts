@@ -2,11 +2,10 @@ import { createHash } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { bearerFetch } from './bearer-fetch.js';
-import { parseChallenge } from './challenge.js';
 import { StepUpRequiredError } from './errors.js';
 import { OAuthStore } from './oauth-store.js';
-import { revokeTokens, type Revocation } from './revocation.js';
-import { type CallbackAnswer, type OAuthConnection, type OwnApp, SignInFlow } from './sign-in.js';
+import type { Revocation } from './revocation.js';
+import type { CallbackAnswer, OAuthConnection, OwnApp, SignInFlow } from './sign-in.js';
 import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
 import { beginning, refused, type StepUpNeed } from './step-ups.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
@@ -39,27 +38,38 @@ export interface SignInChange extends ConnectionIdentity {
  */
 export class ConnectionOAuth {
   private readonly store: OAuthStore;
-  private readonly flow: SignInFlow;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+  // Made at the first sign-in: it loads the SDK's OAuth client, which reading a login never needs.
+  private flowLoading?: Promise<SignInFlow>;
+  private flowMade?: SignInFlow;
   private readonly keeper: TokenKeeper;
   private readonly chains: SignInChains;
   private readonly listeners = new Set<(change: SignInChange) => void>();
 
   constructor(private readonly options: ConnectionOAuthOptions) {
-    const now = options.now ?? Date.now;
-    const ttlMs = options.signInTtlMs ?? 10 * 60_000;
-    this.chains = new SignInChains(ttlMs, now);
+    this.now = options.now ?? Date.now;
+    this.ttlMs = options.signInTtlMs ?? 10 * 60_000;
+    this.chains = new SignInChains(this.ttlMs, this.now);
     this.store = new OAuthStore(options.secrets);
-    this.flow = new SignInFlow({
-      store: this.store,
-      fetch: options.fetch,
-      redirectUrl: options.redirectUrl,
-      clientMetadataUrl: options.clientMetadataUrl,
-      ttlMs,
-      now,
-      // The login's write also met the step-up's need (SignInProvider.saveTokens).
-      onSignedIn: (connection) => this.emit({ ...connection, state: 'signed-in' }),
+    this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now: this.now, onSignedOut: (connection) => this.emit({ ...connection, state: 'sign-in' }) });
+  }
+
+  private flow(): Promise<SignInFlow> {
+    this.flowLoading ??= import('./sign-in.js').then(({ SignInFlow }) => {
+      this.flowMade = new SignInFlow({
+        store: this.store,
+        fetch: this.options.fetch,
+        redirectUrl: this.options.redirectUrl,
+        clientMetadataUrl: this.options.clientMetadataUrl,
+        ttlMs: this.ttlMs,
+        now: this.now,
+        // The login's write also met the step-up's need (SignInProvider.saveTokens).
+        onSignedIn: (connection) => this.emit({ ...connection, state: 'signed-in' }),
+      });
+      return this.flowMade;
     });
-    this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now, onSignedOut: (connection) => this.emit({ ...connection, state: 'sign-in' }) });
+    return this.flowLoading;
   }
 
   /**
@@ -75,7 +85,7 @@ export class ConnectionOAuth {
       const { stepUp: _ended, ...rest } = record;
       return [{ ...rest, ...(begun.record && { stepUp: begun.record }) }, begun.scope];
     });
-    const url = await this.flow.begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
+    const url = await (await this.flow()).begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
     return { authorizationUrl: url.href };
   }
 
@@ -90,7 +100,7 @@ export class ConnectionOAuth {
 
   /** Finishes the sign-in the browser's answer (the query of /oauth/callback) belongs to; returns its connection. */
   async finish(answer: CallbackAnswer): Promise<ConnectionIdentity & { displayName: string }> {
-    const connection = await this.flow.finish(answer);
+    const connection = await (await this.flow()).finish(answer);
     return { storeId: connection.storeId, serverName: connection.name, displayName: connection.displayName };
   }
 
@@ -114,8 +124,9 @@ export class ConnectionOAuth {
     return bearerFetch(this.keeper, id, connection.displayName, base, async (token, challenge) => {
       // A fingerprint, not the token: the record says which login was counted, and nothing more.
       const login = createHash('sha256').update(token).digest('hex').slice(0, 16);
+      const challenged = (await import('./challenge.js')).parseChallenge(challenge).scope;
       const { need, fresh } = await this.store.update(id, (record) => {
-        const result = refused(record.stepUp, login, record.tokens?.scope, parseChallenge(challenge).scope);
+        const result = refused(record.stepUp, login, record.tokens?.scope, challenged);
         return [result.fresh ? { ...record, stepUp: result.record } : record, result];
       });
       // The connection leaves its place's tools until its owner approves (or it is removed).
@@ -127,9 +138,10 @@ export class ConnectionOAuth {
   /** Revokes the login at the provider where it can, then deletes every keychain item of the connection. */
   async revokeAndForget(connection: OAuthConnection): Promise<Revocation> {
     const id = identityOf(connection);
-    this.flow.cancel(id);
+    // No flow yet: no sign-in was begun here, so there is none to cancel.
+    this.flowMade?.cancel(id);
     const { revocation, hadLogin } = await this.store.forget(id, async (record) => ({
-      revocation: await revokeTokens(record, connection.displayName, this.options.fetch),
+      revocation: await (await import('./revocation.js')).revokeTokens(record, connection.displayName, this.options.fetch),
       hadLogin: record.tokens !== undefined,
     }));
     if (hadLogin) this.emit({ ...id, state: 'sign-in' });

@@ -1,5 +1,5 @@
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import type { StepUpRecord } from './step-ups.js';
 

@@ -1,4 +1,3 @@
-import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { InvalidClientError, InvalidGrantError, UnauthorizedClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
@@ -74,6 +73,8 @@ export class TokenKeeper {
       if (!tokens.refresh_token || !server || !client) return [withoutTokens(record), { lost: 'no-refresh-token' }];
       let fresh;
       try {
+        // Loaded at the first refresh: the SDK's OAuth client (and its schemas) costs every command that only reads logins.
+        const { refreshAuthorization } = await import('@modelcontextprotocol/sdk/client/auth.js');
         fresh = await refreshAuthorization(server.authorizationServerUrl, {
           metadata: server.metadata,
           clientInformation: client.information,

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeFileAtomic } from '../../state/atomic-write.js';
 import { currentStamp } from '../../state/file-stamp.js';
 import { moveAside, parseStateJson, readAside, readStateFile } from '../../state/state-file-read.js';

@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { build, type Metafile } from 'esbuild';
+import { cliBundle } from '../scripts/bundle-cli.js';
+
+// Each subcommand opens only what it uses (issue 12: they answer fast). The CLI is bundled as the
+// build does, with esbuild's map of which source files went into which chunk; each command then runs
+// with a module hook that records every file Node loads, and the sources behind those files are
+// checked: no MCP SDK, no server parts, unless the command reaches an MCP server.
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+/** The server's parts: no subcommand but the server itself loads them. */
+const SERVER_PARTS = [
+  'node_modules/express/',
+  'node_modules/yaml/',
+  'main/services.ts',
+  'main/host.ts',
+  'main/machine/skills-watch.ts',
+  'main/machine/command-runner.ts',
+  'main/machine/sandbox/sandbox-pool.ts',
+  'main/audit/audit-log.ts',
+];
+
+/** What reaching an MCP server or signing in to one takes: the SDK's clients and the protocol's schemas. */
+const REACHING_A_SERVER = [
+  'node_modules/@modelcontextprotocol/sdk/dist/esm/client/',
+  'node_modules/@modelcontextprotocol/sdk/dist/esm/types.js',
+  'node_modules/ajv/',
+  'node_modules/undici/',
+  'main/connections/gateway/upstream-connection.ts',
+  'main/connections/oauth/sign-in.ts',
+];
+
+/** Only issuing a token signs one. */
+const SIGNING = ['node_modules/jose/'];
+
+/** Commands that are not about connections load no connection code at all, not even the SDK's error classes. */
+const CONNECTIONS = ['node_modules/@modelcontextprotocol/sdk/', 'main/connections/place-connections.ts', 'main/connections/gateway/', 'main/connections/oauth/'];
+
+describe('what each subcommand loads', () => {
+  let dir: string;
+  let outdir: string;
+  let metafile: Metafile;
+  let register: string;
+  let stateDir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pw-cli-loads-'));
+    // Where the build puts it, under a package.json: the program finds its version there.
+    outdir = join(dir, 'app', 'dist', 'main');
+    metafile = (await build({ ...cliBundle(outdir), metafile: true })).metafile;
+    await writeFile(join(dir, 'app', 'package.json'), JSON.stringify({ name: 'persona-mcp-workspace', version: '0.0.0', type: 'module' }));
+    // Hooks run on their own thread: each loaded file goes to the file named by LOADS_FILE.
+    await writeFile(
+      join(dir, 'hooks.mjs'),
+      "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  if (url.startsWith('file:')) appendFileSync(process.env.LOADS_FILE, url + '\\n');\n  return next(url, context);\n}\n",
+    );
+    register = join(dir, 'register.mjs');
+    await writeFile(register, "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
+    stateDir = join(dir, 'state');
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  /** Runs the bundled CLI; answers the source files (repo-relative) behind every bundle file it loaded. */
+  async function sourcesLoadedBy(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Set<string>> {
+    const loads = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
+    await writeFile(loads, '');
+    const child = spawn(process.execPath, ['--import', register, join(outdir, 'cli.js'), ...args], {
+      env: { PATH: process.env.PATH, HOME: dir, WORKSPACE_STATE_DIR: stateDir, WORKSPACE_CWD: dir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '', LOADS_FILE: loads, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stdin.end(options.stdin ?? '');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0, `${args.join(' ')}: ${output}`);
+    const sources = new Set<string>();
+    for (const url of (await readFile(loads, 'utf8')).split('\n').filter(Boolean)) {
+      const file = relative(REPO, fileURLToPath(url));
+      const inputs = metafile.outputs[file]?.inputs;
+      if (!inputs) continue; // the hook and register files themselves
+      for (const input of Object.keys(inputs)) sources.add(input);
+    }
+    return sources;
+  }
+
+  function assertOnlyItsOwn(command: string, sources: Set<string>, expected: string, unused = [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS]): void {
+    // The positive side, so that a hook that saw nothing could not pass.
+    assert.ok(sources.has(expected), `${command} did not load ${expected}; it loaded ${[...sources].join(', ')}`);
+    const loaded = [...sources].filter((source) => unused.some((prefix) => source.startsWith(prefix)));
+    assert.deepEqual(loaded, [], `${command} loaded what it does not use`);
+  }
+
+  it('token, approve, clients, places and config load none of the server, the MCP SDK or the connections; only token create signs', async () => {
+    const created = await sourcesLoadedBy(['token', 'create', '--name', 'loads']);
+    assertOnlyItsOwn('token create', created, 'main/cli-tokens.ts');
+    assert.ok([...created].some((source) => source.startsWith('node_modules/jose/')), 'token create signed without the JWT library?');
+    for (const [args, expected] of [
+      [['token', 'list'], 'main/auth/token-file.ts'],
+      [['approve'], 'main/auth/oauth-server/approvals.ts'],
+      [['clients', 'list'], 'main/auth/oauth-server/approvals.ts'],
+      [['places', 'policy', '.'], 'main/places/access-directory.ts'],
+      [['config'], 'main/cli-config.ts'],
+    ] as const) {
+      assertOnlyItsOwn(args.join(' '), await sourcesLoadedBy([...args]), expected, [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS, ...SIGNING]);
+    }
+  });
+
+  it('secrets open the secret store and the state files only', async () => {
+    assertOnlyItsOwn('secrets set', await sourcesLoadedBy(['secrets', 'set', 'KEY'], { stdin: 'value' }), 'main/connections/place-secrets-access.ts');
+    assertOnlyItsOwn('secrets list', await sourcesLoadedBy(['secrets', 'list']), 'main/secrets/place-secrets.ts', [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS, ...SIGNING]);
+  });
+
+  it('connections load the MCP SDK only to reach a server', async () => {
+    assertOnlyItsOwn('connections list', await sourcesLoadedBy(['connections', 'list']), 'main/connections/place-connections.ts', [...SERVER_PARTS, ...REACHING_A_SERVER]);
+    // Adding one checks its server at once (nothing listens on port 1: unreachable), so the client is loaded then.
+    const added = await sourcesLoadedBy(['connections', 'add', '--url', 'http://127.0.0.1:1/mcp', '--name', 'Nowhere'], { env: { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' } });
+    assert.ok(added.has('main/connections/gateway/upstream-connection.ts'), 'connections add did not load the upstream client');
+    assert.ok([...added].some((source) => source.startsWith('node_modules/@modelcontextprotocol/sdk/dist/esm/client/')), 'connections add did not load the SDK client');
+  });
+});

@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import type { Config } from './config.js';
+import { loadCatalog } from './connections/catalog/catalog-schema.js';
+import { CatalogService } from './connections/catalog/catalog-service.js';
+import { ConnectionHealth } from './connections/gateway/connection-health.js';
+import { Gateway } from './connections/gateway/gateway.js';
+import { createGuardedFetch, type GuardedFetch } from './connections/network/guarded-fetch.js';
+import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
+import { PlaceConnections } from './connections/place-connections.js';
+import { ConnectionStore } from './connections/store/connection-store.js';
+import { AccessDirectory } from './places/access-directory.js';
+import { ConnectionSecrets } from './secrets/connection-secrets.js';
+import type { SecretStore } from './secrets/secret-store.js';
+import { PlaceSecrets } from './secrets/place-secrets.js';
+
+/** The places' MCP connections and what they stand on: the server's, and the `connections` commands'. */
+export interface ConnectionServices {
+  access: AccessDirectory;
+  placeSecrets: PlaceSecrets;
+  store: ConnectionStore;
+  catalog: CatalogService;
+  network: GuardedFetch;
+  oauth: ConnectionOAuth;
+  gateway: Gateway;
+  health: ConnectionHealth;
+  connections: PlaceConnections;
+  /** Stops the health checks and closes the upstream connections and the network. */
+  close(): Promise<void>;
+}
+
+export interface ConnectionServicesOptions {
+  secrets: SecretStore;
+  log: (line: string) => void;
+  /** Where the provider sends the browser back after a sign-in (the control plane's callback). */
+  redirectUrl: () => string;
+  /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
+  openBrowser?: (url: string) => void;
+}
+
+/** Makes the connection services; nothing listens or polls until the caller starts it. */
+export function openConnectionServices(config: Config, options: ConnectionServicesOptions): ConnectionServices {
+  const { log } = options;
+  const placeSecrets = new PlaceSecrets(options.secrets);
+  const connectionSecrets = new ConnectionSecrets(options.secrets);
+  const access = new AccessDirectory(config.stateDir);
+  const store = new ConnectionStore({ stateDir: config.stateDir });
+  const catalog = new CatalogService({
+    stateDir: config.stateDir,
+    registryUrl: config.registryUrl,
+    builtin: loadCatalog(config.catalogFile ? { path: config.catalogFile, allowHttp: config.allowPrivateNetwork } : undefined),
+    report: log,
+  });
+  const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork });
+  const oauth = new ConnectionOAuth({
+    secrets: connectionSecrets,
+    fetch: network.fetch,
+    redirectUrl: options.redirectUrl,
+    ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
+  });
+  // The gateway reads credentials through the connections service, which owns the rules.
+  let connections: PlaceConnections | undefined;
+  const gateway = new Gateway({
+    timeoutMs: config.upstreamTimeoutMs,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    credentials: (c) => connections!.credentials(c),
+    signedFetch: (c, base) => oauth.fetch(c, base),
+  });
+  // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
+  const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
+  connections = new PlaceConnections({
+    store,
+    oauth,
+    openBrowser: options.openBrowser ?? ((url) => openInBrowser(url, log)),
+    // A server that cannot be reached now is taken as open; connecting will say what is wrong.
+    asksForSignIn: async (url) => (await import('./connections/oauth/challenge.js')).asksForSignIn(url, network.fetch).catch(() => false),
+    access,
+    catalog,
+    placeSecrets,
+    connectionSecrets,
+    gateway,
+    health,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+  });
+  return {
+    access,
+    placeSecrets,
+    store,
+    catalog,
+    network,
+    oauth,
+    gateway,
+    health,
+    connections,
+    close: async () => {
+      health.close();
+      // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
+      await Promise.all([gateway.closeAll(), store.close(), network.close()]);
+    },
+  };
+}
+
+/**
+ * Headless: the sign-in page opens with $BROWSER when it is set; otherwise the link is printed for
+ * the person to open on this machine (the answer comes back to this machine's loopback).
+ */
+function openInBrowser(url: string, log: (line: string) => void): void {
+  const browser = process.env.BROWSER;
+  if (!browser) {
+    log(`Open this link in a browser on this machine to sign in: ${url}`);
+    return;
+  }
+  const child = spawn(browser, [url], { detached: true, stdio: 'ignore' });
+  child.on('error', (error) => log(`Could not start $BROWSER (${browser}): ${error.message}. Open this link to sign in: ${url}`));
+  child.unref();
+}
