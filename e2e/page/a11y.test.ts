@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { skipReason } from './page-support.js';
+import { pageUntil, skipReason } from './page-support.js';
 import { SIGNED_IN_STOPS, signedOutPage, SIGNED_OUT_STOPS, startTour, type Tour, type TourStop } from './tour.js';
 
 // axe-core on every screen and state of the page, light and dark, wide and narrow: no violation of
@@ -96,7 +96,7 @@ describe('the page: keyboard', { skip: skipReason }, () => {
     assert.equal(await page.evaluate(`document.activeElement.closest('form')?.getAttribute('aria-label')`), 'API key for Context7');
     await page.keyboard.press('Escape');
     await form.waitFor({ state: 'detached' });
-    await page.waitForFunction(`document.activeElement?.getAttribute('aria-label') === 'Connect Context7'`);
+    await pageUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Connect Context7'`);
   });
 
   it('closes “Add a server that is not listed” with Escape, focus on its summary', async () => {
@@ -118,7 +118,7 @@ describe('the page: keyboard', { skip: skipReason }, () => {
     assert.equal(await focused(page), 'No');
     await page.keyboard.press('Escape');
     await confirm.waitFor({ state: 'detached' });
-    await page.waitForFunction(`/^Remove/.test(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || '')`);
+    await pageUntil(page, `/^Remove/.test(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || '')`);
     await row.getByText('Connected', { exact: true }).waitFor();
   });
 

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, skipReason } from './page-support.js';
+import { launchChromium, pageUntil, skipReason } from './page-support.js';
 
 // A page served from another port of 127.0.0.1 is another site, though the browser sends the
 // SameSite=Strict session cookie to every port of the host: in Chromium, its requests to the
@@ -61,7 +61,7 @@ describe('the control plane and a page of another local port', { skip: skipReaso
       if (response.url().startsWith(`${controlUrl}/api/`)) answers.push({ url: response.url(), status: response.status() });
     });
     await page.goto(attackerUrl);
-    await page.waitForFunction("document.title === 'sent'");
+    await pageUntil(page, "document.title === 'sent'");
     const deadline = Date.now() + 5_000;
     while (answers.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.equal(answers.length, 4, JSON.stringify(answers));

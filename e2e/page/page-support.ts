@@ -82,6 +82,16 @@ export async function tabUntil(page: Page, check: string, max: number, backwards
   throw new Error(`Tab never reached: ${check}`);
 }
 
+/**
+ * Waits until a page expression is true. It asks from here, not with page.waitForFunction, whose
+ * polling evaluates strings inside the page, which the page's CSP (no 'unsafe-eval') refuses.
+ */
+export async function pageUntil(page: Page, expression: string, timeoutMs = 5_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !(await page.evaluate(expression)); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > deadline) throw new Error(`The page never had: ${expression}`);
+  }
+}
+
 /** What the page's clipboard holds now. */
 export function clipboardText(page: Page): Promise<string> {
   return page.evaluate(`navigator.clipboard.readText()`) as Promise<string>;

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, OUT, skipReason as skip, tabUntil } from './page-support.js';
+import { launchChromium, OUT, pageUntil, skipReason as skip, tabUntil } from './page-support.js';
 
 // The Skills screen in Debian's Chromium against a real headless host and a real skills folder:
 // what the page does is checked on disk and through an MCP client of the same host.
@@ -362,7 +362,7 @@ describe('the page: skills', { skip }, () => {
 /** Waits (briefly) until the page expression about the focused element gives `expected`: focus moves in an effect after a render. */
 async function focusIs(page: Page, expression: string, expected: string, message = `focus: ${expression} is ${expected}`): Promise<void> {
   try {
-    await page.waitForFunction(`${expression} === ${JSON.stringify(expected)}`, undefined, { timeout: 5_000 });
+    await pageUntil(page, `${expression} === ${JSON.stringify(expected)}`);
   } catch {
     assert.fail(`${message} (it is ${JSON.stringify(await page.evaluate(expression))})`);
   }
