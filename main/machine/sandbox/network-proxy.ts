@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ResolvedAddress } from '../../connections/network/target-check.js';
@@ -158,9 +158,8 @@ function answer(res: ServerResponse, status: number, error: string, message: str
 /** An answer written on a socket the HTTP server has let go of (CONNECT, upgrade), then the end. */
 function rawAnswer(socket: Duplex, status: number, error: string, message: string): void {
   const body = `${message}\n`;
-  const reason = status === 403 ? 'Forbidden' : status === 400 ? 'Bad Request' : status === 501 ? 'Not Implemented' : 'Bad Gateway';
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `proxy-status: ${proxyStatus(error, message)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
