@@ -1,28 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { callApi } from '../test/support/control-api.js';
 import { startHost, type HostFixture } from '../test/support/host-fixture.js';
+import { CLI, repeatUntil, runNode } from './race-support.js';
 
 // The server creates tokens (POST /api/tokens) while another process revokes them in the same state
 // dir: each change is made under the lock both take, on a fresh read, so no revocation is lost.
 
-const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 const REVOKER = fileURLToPath(new URL('./fixtures/revoke-tokens.ts', import.meta.url));
 const ROUNDS = 300;
-
-function runNode(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env });
-    child.stdin.end(stdin);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject).on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('revocations from another process while the server creates tokens', () => {
   let fx: HostFixture;
@@ -41,17 +28,12 @@ describe('revocations from another process while the server creates tokens', () 
 
   /** Creates tokens through the API, two at a time, until `done` settles; returns their ids. */
   async function createUntil(done: Promise<unknown>): Promise<string[]> {
-    let finished = false;
-    void done.finally(() => (finished = true));
     const ids: string[] = [];
-    const worker = async () => {
-      while (!finished) {
-        const created = await api('POST', '/tokens', { name: 'racing' });
-        assert.equal(created.status, 201, created.text);
-        ids.push(created.json.token.id);
-      }
-    };
-    await Promise.all([worker(), worker()]);
+    await repeatUntil(done, async () => {
+      const created = await api('POST', '/tokens', { name: 'racing' });
+      assert.equal(created.status, 201, created.text);
+      ids.push(created.json.token.id);
+    });
     return ids;
   }
 
