@@ -75,8 +75,8 @@ export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 /**
  * A place's `place` or `strict` policy on this machine now: the file tools ask it about each real
  * path, and bash runs inside the sandbox it describes (bubblewrap on Linux, Seatbelt on macOS:
- * enforcerFor). Paths are resolved once, when the
- * sandbox is made (per call), so a folder created since is taken into account.
+ * enforcerFor). Paths are resolved once, when the sandbox is made (per call), so a folder created
+ * since is taken into account.
  */
 export class PlaceSandbox {
   private constructor(
@@ -159,7 +159,8 @@ export class PlaceSandbox {
   }
 
   /**
-   * `bash -c command` in the place's folder, in the sandbox: entered into the place's live sandbox
+   * `bash -c command` in the place's folder, in the sandbox. On macOS under Seatbelt
+   * (launchSeatbelt); on Linux entered into the place's live sandbox
    * (the pool's), or in a bubblewrap of its own with a terminal (a terminal cannot be given the
    * sandbox's descriptors) or without a pool. bubblewrap itself gets the clean environment too:
    * its own process is visible inside (as pid 1) and must hold nothing secret.
