@@ -12,7 +12,7 @@ import { bridgeEnv, proxyEnv, runtimeDir, SandboxNetwork, systemNetworkMachine, 
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
 import { enforcerFor, type Enforcer } from './sandbox-check.js';
 import type { SandboxPool } from './sandbox-pool.js';
-import { PRIVATE_TEMP_FOLDER, privateTempOf, seatbeltLaunch } from './seatbelt-launch.js';
+import { PRIVATE_TEMP_FOLDER, privateTempOf, sandboxBash, seatbeltLaunch } from './seatbelt-launch.js';
 import { LoopbackProxy } from './seatbelt-network.js';
 import { MACOS_SYSTEM_DIRS } from './seatbelt-profile.js';
 
@@ -201,7 +201,7 @@ export class PlaceSandbox {
    */
   private async launchSeatbelt(command: string): Promise<Launch> {
     if (this.privateTemp !== undefined) await mkdir(this.privateTemp, { recursive: true, mode: 0o700 });
-    const input = { plan: this.plan, command, env: this.env, ...(this.privateTemp !== undefined && { privateTemp: this.privateTemp }) };
+    const input = { plan: this.plan, command, bash: sandboxBash(this.plan, this.env.PATH), env: this.env, ...(this.privateTemp !== undefined && { privateTemp: this.privateTemp }) };
     if (!this.network) return seatbeltLaunch(input);
     const proxy = await LoopbackProxy.open(this.network.rules, this.network.machine);
     return { ...seatbeltLaunch({ ...input, proxyPort: proxy.port }), release: () => void proxy.close() };

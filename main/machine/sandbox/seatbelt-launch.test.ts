@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { PlaceSandbox } from './place-sandbox.js';
 import { enforcerFor, sandboxProblem } from './sandbox-check.js';
 import { seatbeltCheckProfile, seatbeltProblem } from './seatbelt-check.js';
-import { privateTempOf } from './seatbelt-launch.js';
+import { pathPlan } from './path-plan.js';
+import { privateTempOf, sandboxBash } from './seatbelt-launch.js';
+import { MACOS_SYSTEM_DIRS } from './seatbelt-profile.js';
 
 /*
  * The macOS side of PlaceSandbox as far as any platform can check it: which sandbox the platform
@@ -63,7 +65,8 @@ describe('the Seatbelt path of a place sandbox (platform darwin, run on any)', (
     const launch = await open('strict').launch('echo hi', false);
     const temp = privateTempOf(state, alpha);
     assert.equal(launch.file, '/usr/bin/sandbox-exec');
-    assert.deepEqual([launch.args[0], ...launch.args.slice(2)], ['-p', 'bash', '-c', 'echo hi']);
+    assert.deepEqual([launch.args[0], ...launch.args.slice(3)], ['-p', '-c', 'echo hi']);
+    assert.match(launch.args[2]!, /^\/(usr\/)?bin\/bash$/, 'bash from PATH (/usr/bin:/bin), by absolute path');
     const profile = launch.args[1]!;
     assert.match(profile, /\(allow file-read\* \(subpath "\/System"\)\)/);
     assert.ok(profile.includes(`(deny file-read* file-write* (subpath "${join(homedir(), 'Library', 'Keychains')}"))`), 'the keychain files sealed');
@@ -97,6 +100,20 @@ describe('the Seatbelt path of a place sandbox (platform darwin, run on any)', (
     first.release?.();
     second.release?.();
     await assert.rejects(waitClosed(port), /ECONNREFUSED/);
+  });
+
+  it('bash by absolute path: the first on PATH in a folder the plan reads, else the system\'s', async () => {
+    const plan = pathPlan({ policy: { kind: 'strict', folders: [] }, placeLabel: 'Crew alpha', workspaceRoot: ws, placeFolder: alpha, tempDirs: [top], appPaths: [state], systemDirs: MACOS_SYSTEM_DIRS, skillsDir: join(ws, '.agents', 'skills') });
+    const hidden = join(ws, 'Crew', 'beta', 'bin');
+    const own = join(alpha, 'bin');
+    for (const dir of [hidden, own]) {
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'bash'), '#!/bin/sh\n');
+      await chmod(join(dir, 'bash'), 0o755);
+    }
+    assert.equal(sandboxBash(plan, `relative/bin:${hidden}:${own}:/usr/bin`), join(own, 'bash'));
+    assert.equal(sandboxBash(plan, `${hidden}:${join(top, 'nothing')}`), '/bin/bash');
+    assert.equal(sandboxBash(plan, undefined), '/bin/bash');
   });
 
   it('place: the user\'s temp folder and /private/tmp writable, TMPDIR left as it is', async () => {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import type { Launch } from '../command-runner.js';
 import { proxyEnv } from './network-bridge.js';
-import type { PathPlan } from './path-plan.js';
+import { decide, type PathPlan } from './path-plan.js';
 import { seatbeltProfile } from './seatbelt-profile.js';
 
 /** Absolute: the sandbox is never looked up on PATH, which the environment could change. */
@@ -21,9 +22,34 @@ export function privateTempOf(stateDir: string, placeFolder: string): string {
   return join(stateDir, PRIVATE_TEMP_FOLDER, createHash('sha256').update(placeFolder).digest('hex').slice(0, 16));
 }
 
+/** Every Mac has it, in a system folder. */
+const SYSTEM_BASH = '/bin/bash';
+
+/**
+ * The bash a sandboxed command runs with, by absolute path: the first on `PATH` (as the runner's
+ * own, unsandboxed, would be) whose real path the plan lets a command read, else the system's.
+ * Given to sandbox-exec as a bare name, its PATH search would stop with an error at the first
+ * folder Seatbelt denies (a version manager's folder in the home folder, under strict).
+ */
+export function sandboxBash(plan: PathPlan, path: string | undefined): string {
+  for (const dir of (path ?? '').split(':')) {
+    if (!isAbsolute(dir)) continue;
+    const candidate = join(dir, 'bash');
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (decide(plan, realpathSync(candidate), 'read').allowed) return candidate;
+    } catch {
+      // Not there, or not a program: the next folder.
+    }
+  }
+  return SYSTEM_BASH;
+}
+
 export interface SeatbeltLaunchInput {
   readonly plan: PathPlan;
   readonly command: string;
+  /** Absolute (sandboxBash). */
+  readonly bash: string;
   /** The clean environment (sandboxEnv): no secrets, no keychain addresses. */
   readonly env: Readonly<Record<string, string>>;
   /** With network: the loopback port of the command's proxy. */
@@ -37,11 +63,11 @@ export interface SeatbeltLaunchInput {
  * environment points programs at the proxy and (strict) at the private temp folder: /tmp itself
  * is the machine's, out of reach under strict.
  */
-export function seatbeltLaunch({ plan, command, env, proxyPort, privateTemp }: SeatbeltLaunchInput): Launch {
+export function seatbeltLaunch({ plan, command, bash, env, proxyPort, privateTemp }: SeatbeltLaunchInput): Launch {
   const profile = seatbeltProfile({ plan, ...(proxyPort !== undefined && { proxyPort }), ...(privateTemp !== undefined && { privateTemp }) });
   return {
     file: SANDBOX_EXEC,
-    args: ['-p', profile, 'bash', '-c', command],
+    args: ['-p', profile, bash, '-c', command],
     env: {
       ...env,
       ...(proxyPort !== undefined && proxyEnv(proxyPort)),

@@ -103,9 +103,9 @@ describe('a command under sandbox-exec (macOS; its argv and environment, on ever
   const plan = pathPlan({ ...base, policy: { kind: 'strict', folders: [] } });
 
   it('bash -c under the profile, in the place\'s folder, temp and proxy variables set', () => {
-    const launch = seatbeltLaunch({ plan, command: 'echo hi', env: { PATH: '/usr/bin:/bin', TMPDIR: '/private/var/folders/ab/xyz/T/' }, proxyPort: 40001, privateTemp });
+    const launch = seatbeltLaunch({ plan, command: 'echo hi', bash: '/bin/bash', env: { PATH: '/usr/bin:/bin', TMPDIR: '/private/var/folders/ab/xyz/T/' }, proxyPort: 40001, privateTemp });
     assert.equal(launch.file, '/usr/bin/sandbox-exec');
-    assert.deepEqual(launch.args, ['-p', seatbeltProfile({ plan, proxyPort: 40001, privateTemp }), 'bash', '-c', 'echo hi']);
+    assert.deepEqual(launch.args, ['-p', seatbeltProfile({ plan, proxyPort: 40001, privateTemp }), '/bin/bash', '-c', 'echo hi']);
     assert.equal(launch.cwd, '/ws/Crew/alpha');
     assert.equal(launch.env?.TMPDIR, privateTemp);
     assert.equal(launch.env?.TMP, privateTemp);
@@ -115,7 +115,7 @@ describe('a command under sandbox-exec (macOS; its argv and environment, on ever
   });
 
   it('without network nor private temp folder: no proxy variables, TMPDIR as given', () => {
-    const launch = seatbeltLaunch({ plan, command: 'true', env: { TMPDIR: '/private/var/folders/ab/xyz/T/' } });
+    const launch = seatbeltLaunch({ plan, command: 'true', bash: '/bin/bash', env: { TMPDIR: '/private/var/folders/ab/xyz/T/' } });
     assert.equal(launch.env?.TMPDIR, '/private/var/folders/ab/xyz/T/');
     assert.equal(launch.env?.HTTP_PROXY, undefined);
     assert.ok(!launch.args[1]!.includes('network-outbound'));
