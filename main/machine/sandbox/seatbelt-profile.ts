@@ -127,7 +127,7 @@ export function seatbeltProfile({ plan, proxyPort, privateTemp }: SeatbeltInput)
     '(allow file-read* file-write-data (subpath "/dev/fd") (literal "/dev/stdin") (literal "/dev/stdout") (literal "/dev/stderr"))',
     // dyld reads the root; every program's path goes through it.
     '(allow file-read-metadata file-read-data (literal "/"))',
-    `(allow file-read-metadata ${ROOT_LINKS.map((link) => `(literal ${quote(link)})`).join(' ')})`,
+    `(allow file-read* ${ROOT_LINKS.map((link) => `(literal ${quote(link)})`).join(' ')})`,
   );
   for (const r of plan.sealed) lines.push(...rule(r));
   const reachable = [...plan.rules.filter((r) => r.access === 'ro' || r.access === 'rw').map((r) => r.path), ...(privateTemp === undefined ? [] : [privateTemp])];
