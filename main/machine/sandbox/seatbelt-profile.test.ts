@@ -78,6 +78,13 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
     assert.doesNotMatch(sysctl!, /procargs|kern\.proc/);
   });
 
+  it('no hard links nor clones anywhere: one of a sealed file, in a writable folder, would be a path the rules allow', () => {
+    for (const profile of [strict, seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 1 })]) {
+      assert.doesNotMatch(profile, /file-link|file-clone/);
+      assert.doesNotMatch(profile, /\(allow default\)|\(allow file\*/, 'no wildcard that would take them in');
+    }
+  });
+
   it('strict without a list: no network at all', () => {
     assert.equal(lines.filter(Boolean).at(-1), '(deny network*)');
     assert.ok(!strict.includes('network-outbound'));

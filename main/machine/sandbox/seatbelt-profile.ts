@@ -95,7 +95,10 @@ export interface SeatbeltInput {
  * The macOS Seatbelt profile (SBPL, for `sandbox-exec -p`) of a plan: the same model as the
  * bubblewrap arguments (bwrap-args.ts). Seatbelt lets the last matching rule win, so rules are
  * written outer paths first, the app's sealed paths after them, then the few exceptions that must
- * win over everything. Pure, so that its text is unit-tested on every platform; it runs only on
+ * win over everything. It never grants `file-link` nor `file-clone` (so `(deny default)` refuses
+ * both everywhere): a hard link or a clone of a sealed file into a writable folder would be a path
+ * the rules allow, reaching the file's contents, which bubblewrap's mounts never let a command
+ * name in the first place. Pure, so that its text is unit-tested on every platform; it runs only on
  * macOS (e2e/sandbox-escape-macos.test.ts).
  */
 export function seatbeltProfile({ plan, proxyPort, privateTemp }: SeatbeltInput): string {
@@ -150,8 +153,8 @@ export function seatbeltProfile({ plan, proxyPort, privateTemp }: SeatbeltInput)
 function rule(r: PathRule): string[] {
   const path = `(subpath ${quote(r.path)})`;
   switch (r.access) {
-    // Strict's temp folder: the system's is out of reach, the command has a private one instead.
     case 'none':
+    // Strict's temp folder: the system's is out of reach, the command has a private one instead.
     case 'scratch':
       return [`(deny file-read* file-write* ${path})`];
     case 'ro':
