@@ -62,6 +62,22 @@ describe('the agent endpoint\'s own answers', () => {
     }
   });
 
+  it('refuses a body of many small values with 413 before parsing it all, whether announced or chunked', async () => {
+    // 300,000 empty objects: 900 KB that would parse into some 30 MB; a body this size may hold 145,000 tokens.
+    const text = `{"jsonrpc":"2.0","id":"many","method":"tools/list","params":{"_meta":{"items":[${'{},'.repeat(299_999)}{}]}}}`;
+    const bytes = Buffer.from(text);
+    for (const body of [text, Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) => bytes.subarray(i * 65_536, (i + 1) * 65_536))]) {
+      const response = await raw(fx.url, { headers, body });
+      assert.equal(response.status, 413, response.body.slice(0, 300));
+      assert.match(rpcError(response).message, /too many JSON values for its size .*send large data as one string/);
+    }
+    // The same kind of body with the values a request may carry (30,000 numbers) is served.
+    const items = Array.from({ length: 30_000 }, (_, i) => i);
+    const fine = await raw(fx.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'fine', method: 'tools/list', params: { _meta: { items } } }) });
+    assert.equal(fine.status, 200, fine.body.slice(0, 300));
+    assert.match(fine.body, /"name":"bash"/);
+  });
+
   it('refuses a compressed body or one in another charset with 415, saying what to send', async () => {
     const gzip = await raw(fx.url, { headers: { ...headers, 'Content-Encoding': 'gzip' }, body: initialize });
     assert.equal(gzip.status, 415);

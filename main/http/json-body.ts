@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { JsonStream, JsonStreamError } from './json-stream.js';
 import { mediaType } from './media-type.js';
 
 /** A request body this endpoint cannot take; `status` and `code` (JSON-RPC) say how to answer. */
@@ -16,13 +17,20 @@ export class RequestBodyError extends Error {
 /**
  * The parsed JSON body of a POST whose Content-Type is application/json, or undefined for any other
  * request: those go on unread, to be answered by whoever knows what to say about them.
+ *
+ * A body costs at most about twice its size while it is read: it is parsed as it arrives (no whole
+ * copy of its bytes or text), and a body of many small values, which would cost many times its size
+ * (`[{},{},...]` some 30 times, and seconds of CPU), is refused at `maxJsonTokens`.
  */
 export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
   if (req.method !== 'POST' || mediaType(req.headers['content-type']) !== 'application/json') return Promise.resolve(undefined);
   const refusal = unsupported(req, limitBytes);
   if (refusal) return Promise.reject(refusal);
+  // While reading, the announced size (or, unannounced, the largest body) sets the cap; at the end,
+  // the real size, so a body gets the same answer however it is framed.
+  const announced = Number(req.headers['content-length'] ?? limitBytes);
+  const json = new JsonStream(maxJsonTokens(Math.min(announced, limitBytes)));
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
     let size = 0;
     const fail = (error: Error) => {
       req.off('data', onData).off('end', onEnd).off('error', fail);
@@ -30,19 +38,44 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limitBytes) fail(tooLarge(limitBytes));
-      else chunks.push(chunk);
+      if (size > limitBytes) return fail(tooLarge(limitBytes));
+      try {
+        json.write(chunk);
+      } catch (error) {
+        fail(unparsable(error as JsonStreamError));
+      }
     };
     const onEnd = () => {
-      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       try {
-        resolve(JSON.parse(text));
+        const value = json.end();
+        if (json.tokens > maxJsonTokens(size)) throw new JsonStreamError(`more than ${maxJsonTokens(size)} tokens`, true);
+        resolve(value);
       } catch (error) {
-        reject(new RequestBodyError(400, -32700, `Parse error: the request body is not valid JSON (${(error as Error).message}).`));
+        reject(unparsable(error as JsonStreamError));
       }
     };
     req.on('data', onData).on('end', onEnd).on('error', fail);
   });
+}
+
+/**
+ * The most JSON tokens (strings, numbers, literals and punctuation) a body of `bytes` may hold:
+ * enough for any request made of fields and text (131,072, plus one per 64 bytes), while what they
+ * parse into costs at most about half the body's size again (a token costs up to some 30 bytes).
+ */
+export function maxJsonTokens(bytes: number): number {
+  return 131_072 + Math.floor(bytes / 64);
+}
+
+function unparsable(error: JsonStreamError): RequestBodyError {
+  if (error.tooManyTokens) {
+    return new RequestBodyError(
+      413,
+      -32000,
+      `The request holds too many JSON values for its size (${error.message}). Parsing that many small values would cost this server many times the request's size: send large data as one string (text, or base64) instead.`,
+    );
+  }
+  return new RequestBodyError(400, -32700, `Parse error: the request body is not valid JSON (${error.message}).`);
 }
 
 /** What is wrong with the body before reading it: its encoding, its charset or its announced size. */
