@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import * as z from 'zod';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
-import { sandboxProblem } from '../machine/sandbox/bubblewrap-check.js';
+import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import { policyOf } from '../places/access-directory.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { MAX_ALLOWED_HOSTS } from '../places/network-allow-list.js';

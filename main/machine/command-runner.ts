@@ -308,6 +308,8 @@ export interface Launch {
   file: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
+  /** Where it starts; the app's own folder when absent (bubblewrap changes folder itself). */
+  cwd?: string;
   /** Open descriptors the process gets as its fds 3, 4, ... (not with a terminal). */
   fds?: number[];
   /** Called once the process has ended (or could not start): what it used may be let go. */
@@ -384,7 +386,7 @@ async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputC
 async function spawnBash(launch: Launch, stdio: StdioOptions): Promise<{ child: ChildProcess; exit: Promise<Exit> }> {
   // detached: the child leads a new process group, which is what gets signalled when it is stopped.
   // A sandboxed command dies with bubblewrap (--die-with-parent), so stopping the group stops it too.
-  const child = spawn(launch.file, launch.args, { env: launch.env ?? process.env, detached: process.platform !== 'win32', stdio, windowsHide: true });
+  const child = spawn(launch.file, launch.args, { env: launch.env ?? process.env, ...(launch.cwd !== undefined && { cwd: launch.cwd }), detached: process.platform !== 'win32', stdio, windowsHide: true });
   const exit = new Promise<Exit>((resolve) => child.once('exit', (exitCode, signal) => resolve({ exitCode, signal })));
   try {
     await once(child, 'spawn');
@@ -402,7 +404,7 @@ async function startInTerminal(launch: Launch, output: OutputCapture): Promise<S
       name: 'xterm-256color',
       cols: TERMINAL_COLUMNS,
       rows: TERMINAL_ROWS,
-      cwd: process.cwd(),
+      cwd: launch.cwd ?? process.cwd(),
       env: launch.env ?? process.env,
     });
   } catch (error) {
@@ -449,7 +451,8 @@ function signalName(signal: number): string {
 
 function bashUnavailable(file: string, error: unknown): MachineError {
   if (file !== 'bash') {
-    return new MachineError('sandbox_unavailable', `Could not start the sandbox (${file}): ${(error as Error).message}. Install bubblewrap, or ask the person who runs this app to change the place's policy.`, { cause: error });
+    const install = file === 'bwrap' ? 'Install bubblewrap, or ask' : 'Ask';
+    return new MachineError('sandbox_unavailable', `Could not start the sandbox (${file}): ${(error as Error).message}. ${install} the person who runs this app to change the place's policy.`, { cause: error });
   }
   return new MachineError(
     'bash_unavailable',

@@ -1,7 +1,7 @@
 import { policyOf, type AccessDirectory } from '../places/access-directory.js';
 import type { Place } from '../places/place-root.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
-import { sandboxProblem } from '../machine/sandbox/bubblewrap-check.js';
+import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import { PlaceSandbox, sandboxMissing, type SandboxHost } from '../machine/sandbox/place-sandbox.js';
 
 /** The sandbox policy of one session's place, read afresh on every call (the owner may change it). */

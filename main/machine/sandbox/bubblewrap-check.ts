@@ -4,13 +4,10 @@ import { spawn } from 'node:child_process';
 const checks = new Map<string, Promise<string | undefined>>();
 
 /**
- * Why this machine cannot run the bash sandbox, or nothing when it can: Linux with a bubblewrap
- * that starts a namespaced command. Windows and macOS have no sandbox here yet.
+ * Why this Linux machine cannot run the bash sandbox, or nothing when it can: a bubblewrap that
+ * starts a namespaced command.
  */
-export function sandboxProblem(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<string | undefined> {
-  if (platform !== 'linux') {
-    return Promise.resolve(`This machine (${platform}) has no command sandbox in this app yet: only Linux with bubblewrap is supported.`);
-  }
+export function bubblewrapProblem(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   const key = env.PATH ?? '';
   let check = checks.get(key);
   if (!check) checks.set(key, (check = tryBubblewrap(env)));

@@ -62,9 +62,12 @@ export function systemNetworkMachine(appPorts: () => readonly number[]): Network
   };
 }
 
-/** The environment a sandboxed command gets to use the proxy (curl, pip, npm, git, Node's fetch with it). */
-export function proxyEnv(): Record<string, string> {
-  const url = `http://127.0.0.1:${BRIDGE_PORT}`;
+/**
+ * The environment a sandboxed command gets to use the proxy (curl, pip, npm, git, Node's fetch with
+ * it), at `port` on the loopback it sees: the bridge's in a namespace, the proxy's own on macOS.
+ */
+export function proxyEnv(port: number = BRIDGE_PORT): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`;
   return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url, NO_PROXY: '', no_proxy: '' };
 }
 

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type LookupFunction, type Socket } from 'node:net';
+import { connect, type AddressInfo, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ResolvedAddress } from '../../connections/network/target-check.js';
 import { decideConnection, type ConnectDecision, type NetworkMachine, type NetworkRules } from './network-decision.js';
@@ -9,8 +9,9 @@ import { decideConnection, type ConnectDecision, type NetworkMachine, type Netwo
 const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 /**
- * The HTTP proxy a place's sandboxed commands reach the network through, on a Unix socket bound
- * into their sandbox (network-bridge.ts). It takes CONNECT (HTTPS and any TCP) and plain-HTTP
+ * The HTTP proxy a place's sandboxed commands reach the network through: on Linux on a Unix socket
+ * bound into their sandbox (network-bridge.ts), on macOS on a loopback port that only their
+ * Seatbelt profile lets them reach (seatbelt-network.ts). It takes CONNECT (HTTPS and any TCP) and plain-HTTP
  * requests in absolute form, decides each target (network-decision.ts), and connects only to the
  * addresses it checked: a second DNS answer cannot swap in another one. A refusal answers 403 with
  * the reason as the body and in a Proxy-Status header (RFC 9209).
@@ -20,7 +21,8 @@ export class NetworkProxy {
 
   private constructor(private readonly server: Server) {}
 
-  static async start(socketPath: string, rules: NetworkRules, machine: NetworkMachine): Promise<NetworkProxy> {
+  /** Listening on the Unix socket `at`, or with `{ loopbackPort }` on 127.0.0.1 (0: a free port). */
+  static async start(at: string | { loopbackPort: number }, rules: NetworkRules, machine: NetworkMachine): Promise<NetworkProxy> {
     const server = createServer();
     const proxy = new NetworkProxy(server);
     server.on('connection', (socket: Socket) => proxy.track(socket));
@@ -29,9 +31,15 @@ export class NetworkProxy {
     server.on('upgrade', (_req: IncomingMessage, client: Duplex) => {
       rawAnswer(client, 501, 'http_request_error', 'The sandbox\'s network proxy does not pass on protocol upgrades in plain HTTP; use an https or wss URL (a CONNECT tunnel).');
     });
-    server.listen(socketPath);
+    if (typeof at === 'string') server.listen(at);
+    else server.listen(at.loopbackPort, '127.0.0.1');
     await once(server, 'listening');
     return proxy;
+  }
+
+  /** The TCP port it listens on (started with a loopback port). */
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
   }
 
   /** Stops listening and cuts every connection still open. */

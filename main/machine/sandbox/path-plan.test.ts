@@ -7,7 +7,7 @@ const base = {
   placeLabel: 'Crew alpha',
   workspaceRoot: '/ws',
   placeFolder: '/ws/Crew/alpha',
-  tempDir: '/tmp',
+  tempDirs: ['/tmp'],
   appPaths: ['/home/u/.local/state/persona-mcp-workspace', '/home/u/.config/persona-mcp-workspace', '/run/user/1000', '/tmp/dbus-abc'],
   systemDirs: ['/usr', '/etc'],
   skillsDir: '/ws/.agents/skills',

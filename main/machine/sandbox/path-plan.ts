@@ -36,7 +36,8 @@ export interface PlanInput {
   /** All paths absolute and real. */
   readonly workspaceRoot: string;
   readonly placeFolder: string;
-  readonly tempDir: string;
+  /** The system's temp folders (Linux: /tmp; macOS: the user's temp folder and /private/tmp). */
+  readonly tempDirs: readonly string[];
   /** The app's state dir, config dir, keychain sockets: never reached under place or strict. */
   readonly appPaths: readonly string[];
   /** What programs need to run, read-only under strict (/usr, /etc, ...). */
@@ -53,8 +54,8 @@ const OTHER_PLACE = "it is another place's folder";
 const KERNEL = "it is the host's processes or devices";
 
 export function pathPlan(input: PlanInput): PathPlan {
-  const { policy, placeFolder, tempDir } = input;
-  const writable = [placeFolder, ...(policy.kind === 'place' ? [tempDir] : []), ...policy.folders];
+  const { policy, placeFolder, tempDirs } = input;
+  const writable = [placeFolder, ...(policy.kind === 'place' ? tempDirs : []), ...policy.folders];
   const writes = `the ${policy.kind} policy writes only in ${writable.join(', ')}`;
   const rules = new Map<string, PathRule>();
   const add = (path: string, access: PathAccess, why: string): void => void rules.set(path, { path, access, why });
@@ -62,13 +63,13 @@ export function pathPlan(input: PlanInput): PathPlan {
   let fallback: PathRule;
   if (policy.kind === 'place') {
     fallback = { path: '/', access: 'ro', why: writes };
-    add(tempDir, 'rw', writes);
+    for (const dir of tempDirs) add(dir, 'rw', writes);
     // The workspace may be under the temp folder (tests, scratch checkouts): it stays read-only.
     add(input.workspaceRoot, 'ro', writes);
   } else {
     fallback = { path: '/', access: 'none', why: `the strict policy reaches only ${[placeFolder, ...policy.folders].join(', ')} and the system folders` };
     for (const dir of input.systemDirs) add(dir, 'ro', writes);
-    add(tempDir, 'scratch', "under the strict policy the place's sandbox has a temp folder of its own, which the file tools do not reach");
+    for (const dir of tempDirs) add(dir, 'scratch', "under the strict policy the place's sandbox has a temp folder of its own, which the file tools do not reach");
     // Out of reach anyway, but said outright: the workspace may be under the temp folder.
     add(input.workspaceRoot, 'none', fallback.why);
   }

@@ -1,17 +1,22 @@
 import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
+import { configDir } from '../../settings-file.js';
 import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
 import { canEnterSandboxes } from './bubblewrap-check.js';
 import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
 import { bridgeEnv, proxyEnv, runtimeDir, SandboxNetwork, systemNetworkMachine, type SandboxNetworkSetup } from './network-bridge.js';
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
+import { enforcerFor, type Enforcer } from './sandbox-check.js';
 import type { SandboxPool } from './sandbox-pool.js';
+import { PRIVATE_TEMP_FOLDER, privateTempOf, sandboxBash, seatbeltLaunch } from './seatbelt-launch.js';
+import { LoopbackProxy } from './seatbelt-network.js';
+import { MACOS_SYSTEM_DIRS } from './seatbelt-profile.js';
 
-/** What programs need to run under strict: mounted read-only when they exist. */
+/** What programs need to run under strict on Linux: mounted read-only when they exist. */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc', '/opt'];
 
 /** Variables a sandboxed command never inherits: the app's secrets and the ways to the keychain. */
@@ -33,22 +38,21 @@ export interface SandboxHost {
   readonly sandboxes?: SandboxPool;
   /** The ports the app listens on (agent endpoint, control plane): the network proxy never connects to them on this machine. */
   readonly appPorts?: () => readonly number[];
-}
-
-/** The app's config folder (the settings file lives there). */
-export function appConfigDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
-  return join(base, 'persona-mcp-workspace');
+  /** The platform whose sandbox is used (enforcerFor); the running one unless a test says otherwise. */
+  readonly platform?: NodeJS.Platform;
 }
 
 /**
  * The app's own paths, never reachable under place or strict: its state dir (secrets file and key,
- * tokens, access, audit), its config folder, and the keychain's ways in (the session bus socket,
- * the user's runtime folder, the system bus, the keyring's and SSH agent's sockets).
+ * tokens, access, audit), its config folder (settings-file.ts), and the keychain's ways in (the
+ * session bus socket, the user's runtime folder, the system bus, the keyring's and SSH agent's
+ * sockets; on macOS the keychain files, whose daemon the Seatbelt profile keeps out of reach too).
  */
 export function appPathsOf(host: SandboxHost): string[] {
   const { env } = host;
-  const paths = [host.stateDir, appConfigDir(env), '/run/dbus'];
+  const platform = host.platform ?? process.platform;
+  const paths = [host.stateDir, configDir(env, platform), '/run/dbus'];
+  if (platform === 'darwin') paths.push(join(homedir(), 'Library', 'Keychains'));
   const uid = process.getuid?.();
   paths.push(env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? env.XDG_RUNTIME_DIR : `/run/user/${uid ?? 0}`);
   for (const part of (env.DBUS_SESSION_BUS_ADDRESS ?? '').split(';')) {
@@ -70,8 +74,9 @@ export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 
 /**
  * A place's `place` or `strict` policy on this machine now: the file tools ask it about each real
- * path, and bash runs inside the bubblewrap sandbox it describes. Paths are resolved once, when the
- * sandbox is made (per call), so a folder created since is taken into account.
+ * path, and bash runs inside the sandbox it describes (bubblewrap on Linux, Seatbelt on macOS:
+ * enforcerFor). Paths are resolved once, when the sandbox is made (per call), so a folder created
+ * since is taken into account.
  */
 export class PlaceSandbox {
   private constructor(
@@ -87,6 +92,9 @@ export class PlaceSandbox {
     private readonly network: SandboxNetworkSetup | undefined,
     /** What the network reaches, in words, for explanations. */
     private readonly networkWords: string,
+    private readonly enforcer: Enforcer | undefined,
+    /** Strict's temp folder of its own under Seatbelt (privateTempOf); none elsewhere. */
+    private readonly privateTemp: string | undefined,
   ) {}
 
   /**
@@ -95,14 +103,18 @@ export class PlaceSandbox {
    */
   static open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeFolder: string, host: SandboxHost): PlaceSandbox {
     const workspaceRoot = realPathOf(resolve(host.workspaceRoot));
+    const enforcer = enforcerFor(host.platform ?? process.platform);
+    const seatbelt = enforcer === 'seatbelt';
+    const temp = realPathOf(tmpdir());
     const plan = pathPlan({
       policy: { kind: policy.kind, folders: policy.folders.map((folder) => realPathOf(folder)) },
       placeLabel,
       workspaceRoot,
       placeFolder: realPathOf(resolve(host.workspaceRoot, placeFolder)),
-      tempDir: realPathOf(tmpdir()),
+      // On macOS the user's temp folder (TMPDIR) and the shared /tmp are both the system's.
+      tempDirs: seatbelt && temp !== '/private/tmp' ? [temp, '/private/tmp'] : [temp],
       appPaths: appPathsOf(host).map((path) => realPathOf(path)),
-      systemDirs: SYSTEM_DIRS,
+      systemDirs: seatbelt ? MACOS_SYSTEM_DIRS : SYSTEM_DIRS,
       skillsDir: realPathOf(resolve(host.skillsDir)),
     });
     // Place reaches any public host through the proxy; strict only the hosts listed (none: no network).
@@ -123,8 +135,11 @@ export class PlaceSandbox {
       inodes.set(path, info.ino);
     }
     const identity = JSON.stringify(plan.rules.filter((rule) => rule.access !== 'none').map((rule) => [rule.path, inodes.get(rule.path)]));
-    const env = network ? { ...sandboxEnv(host.env), ...proxyEnv() } : sandboxEnv(host.env);
-    return new PlaceSandbox(plan, kinds, env, identity, host.sandboxes, linkedAppFiles(plan.sealed.map((rule) => rule.path)), network, describeNetwork(policy));
+    const stateDir = realPathOf(resolve(host.stateDir));
+    const privateTemp = seatbelt && plan.kind === 'strict' ? privateTempOf(stateDir, plan.placeFolder) : undefined;
+    // The private temp folders are the places' files, not the app's: not walked for hard links.
+    const linked = linkedAppFiles(plan.sealed.map((rule) => rule.path), join(stateDir, PRIVATE_TEMP_FOLDER));
+    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linked, network, describeNetwork(policy), enforcer, privateTemp);
   }
 
   /**
@@ -144,7 +159,8 @@ export class PlaceSandbox {
   }
 
   /**
-   * `bash -c command` in the place's folder, in the sandbox: entered into the place's live sandbox
+   * `bash -c command` in the place's folder, in the sandbox. On macOS under Seatbelt
+   * (launchSeatbelt); on Linux entered into the place's live sandbox
    * (the pool's), or in a bubblewrap of its own with a terminal (a terminal cannot be given the
    * sandbox's descriptors) or without a pool. bubblewrap itself gets the clean environment too:
    * its own process is visible inside (as pid 1) and must hold nothing secret.
@@ -158,22 +174,37 @@ export class PlaceSandbox {
         : `the app's file ${this.linked.paths[0]} has another name (a hard link) that a command could read; find it with "find / -xdev -samefile ${this.linked.paths[0]}" and remove it`;
       throw new MachineError('refused_by_policy', `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`);
     }
+    if (this.enforcer === 'seatbelt') return this.launchSeatbelt(command);
     const runtime = this.network ? { runtimeDir: runtimeDir() } : {};
-    if (!tty && this.sandboxes && (await canEnterSandboxes(this.env))) {
+    const env = this.network ? { ...this.env, ...proxyEnv() } : this.env;
+    if (!tty && this.sandboxes && (await canEnterSandboxes(env))) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
-      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.network ? bridgeEnv(this.env) : this.env, this.identity, this.network);
-      return live.launch(command, this.env);
+      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.network ? bridgeEnv(env) : env, this.identity, this.network);
+      return live.launch(command, env);
     }
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
-    if (!this.network) return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env: this.env };
+    if (!this.network) return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env };
     // A sandbox of its own, with a proxy of its own: the bridge runs the command once it listens.
     const network = await SandboxNetwork.open(this.network);
     return {
       file: 'bwrap',
       args: [...args, ...network.mountArgs, '--', ...network.bridge(['bash', '-c', command])],
-      env: bridgeEnv(this.env),
+      env: bridgeEnv(env),
       release: () => void network.close(),
     };
+  }
+
+  /**
+   * macOS: `sandbox-exec` per call (no namespaces to build: it costs one exec and the profile's
+   * compilation), with the proxy on a loopback port of its own for the call, closed when it ends.
+   * With or without a terminal alike: the runner starts it in a session of its own either way.
+   */
+  private async launchSeatbelt(command: string): Promise<Launch> {
+    if (this.privateTemp !== undefined) await mkdir(this.privateTemp, { recursive: true, mode: 0o700 });
+    const input = { plan: this.plan, command, bash: sandboxBash(this.plan, this.env.PATH), env: this.env, ...(this.privateTemp !== undefined && { privateTemp: this.privateTemp }) };
+    if (!this.network) return seatbeltLaunch(input);
+    const proxy = await LoopbackProxy.open(this.network.rules, this.network.machine);
+    return { ...seatbeltLaunch({ ...input, proxyPort: proxy.port }), release: () => void proxy.close() };
   }
 
   /** One line for an agent whose sandboxed command failed: what the sandbox keeps out, and who can change it. */
@@ -204,11 +235,12 @@ interface LinkedAppFiles {
  * under the machine policy, or by the person) would let a place read it. Normally none (the app
  * replaces its files by renaming), so this is a walk of a few dozen entries.
  */
-function linkedAppFiles(roots: readonly string[]): LinkedAppFiles {
+function linkedAppFiles(roots: readonly string[], skipped: string): LinkedAppFiles {
   const inodes = new Set<string>();
   const paths: string[] = [];
   let seen = 0;
   const visit = (path: string): boolean => {
+    if (path === skipped) return true;
     if (++seen > HARD_LINK_SCAN_LIMIT) return false;
     const info = lstatSync(path, { throwIfNoEntry: false });
     if (!info) return true;

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { AccessDirectory } from '../main/places/access-directory.js';
+import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
+
+/*
+ * The escape battery of issue 16 on macOS, with real Seatbelt (sandbox-exec): the attempts of
+ * e2e/sandbox-escape.test.ts that mean something on a Mac (no /proc, no D-Bus, no nsenter), plus
+ * the Mac's own ways out: the keychain's files and daemon, another process's environment through
+ * sysctl, moving the state dir out from under its rule. Under `place` and `strict` each fails;
+ * under `machine` each works, which proves it reaches its target when nothing stops it.
+ * Elsewhere the whole suite is skipped, saying why.
+ */
+const skip = process.platform === 'darwin' ? false : `Seatbelt needs macOS; this machine is ${process.platform}`;
+if (skip) process.stderr.write(`e2e/sandbox-escape-macos.test.ts skipped: ${skip}\n`);
+
+interface Attempt {
+  name: string;
+  bash?: string;
+  tool?: { name: 'read' | 'write' | 'edit'; arguments: Record<string, unknown> };
+}
+
+describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/alpha', { skip }, () => {
+  let fx: HostFixture;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
+  let client: Client;
+  let attempts: Attempt[];
+  let ws: string;
+  let alpha: string;
+  let service: Server;
+  let servicePort: number;
+
+  before(async () => {
+    if (skip) return;
+    workspace = await enterWorkspace('pw-escape-mac-', ['Crew/alpha', 'Crew/beta']);
+    ws = workspace.dir;
+    alpha = join(ws, 'Crew', 'alpha');
+    fx = await startHost();
+    const controlUrl = await fx.host.open();
+    const tokens = await fx.host.tokens();
+    const { token } = await tokens.create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
+    ({ client } = await fx.connect(token));
+    service = createServer((_req, res) => res.end('service'));
+    service.listen(0, '127.0.0.1');
+    await once(service, 'listening');
+    servicePort = (service.address() as AddressInfo).port;
+
+    const state = fx.stateDir;
+    const key = join(state, 'secrets.key');
+    await stat(key);
+    await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
+    await symlink(key, join(alpha, 'key-link'));
+    await mkdir(join(ws, 'Crew', 'beta', 'sub'));
+    const host = process.pid;
+    const reaches = (options: string, url: string) => `h=$(curl -s -m 5 -D - -o /dev/null ${options} ${url}) && echo "$h" | grep -q '^HTTP/' && ! echo "$h" | grep -qi '^proxy-status'`;
+    const agentPort = new URL(fx.url).port;
+    attempts = [
+      { name: 'read the secrets key', bash: `cat ${key}` },
+      { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },
+      { name: 'list the state dir', bash: `ls ${state} | grep -q secrets` },
+      { name: "read another place's file", bash: `cat ${ws}/Crew/beta/notes.txt` },
+      { name: "read another place's file through ..", bash: `cat ${alpha}/../beta/notes.txt` },
+      { name: 'a symlink in the place pointing at the key', bash: `ln -sf ${key} ${alpha}/new-link && cat ${alpha}/new-link` },
+      { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard; s=$?; rm -f ${alpha}/new-hard; exit $s` },
+      // Moved back at once under machine, where it works.
+      { name: 'move the state dir out from under its rule', bash: `mv ${state} ${state}-moved && cat ${state}-moved/secrets.key; s=$?; mv ${state}-moved ${state} 2>/dev/null; exit $s` },
+      { name: 'write outside the place', bash: `echo planted > ${ws}/planted.txt` },
+      { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
+      { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
+      { name: 'a FIFO in the state dir', bash: `rm -f ${state}/fifo && mkfifo ${state}/fifo` },
+      { name: 'curl the control plane', bash: reaches('', `${controlUrl}/api/server`) },
+      { name: 'curl the agent endpoint', bash: reaches('', fx.url) },
+      { name: 'curl the control plane past the proxy', bash: reaches("--noproxy '*'", `${controlUrl}/api/server`) },
+      { name: 'curl the agent endpoint by name, through a CONNECT tunnel', bash: reaches('--proxytunnel', `http://localhost:${agentPort}/mcp`) },
+      { name: "the keychain's files", bash: `ls ${join(homedir(), 'Library', 'Keychains')} | grep -q .` },
+      { name: "the keychain's daemon", bash: 'security list-keychains -d user | grep -q keychain' },
+      { name: "the host's environment (sysctl kern.procargs2)", bash: `ps -wwE -p ${host} | grep -q PATH=` },
+      { name: 'signal the host', bash: `kill -0 ${host}` },
+      { name: 'bash -c inside bash', bash: `bash -c 'bash -c "cat ${key}"'` },
+      { name: 'read tool: the key', tool: { name: 'read', arguments: { path: key } } },
+      { name: 'read tool: a symlink in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'key-link') } } },
+      { name: "read tool: another place's file through ..", tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } } },
+      { name: "write tool: another place's folder", tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } } },
+      { name: 'write tool: the state dir', tool: { name: 'write', arguments: { path: join(state, 'planted-too'), content: 'x' } } },
+    ];
+  });
+
+  after(async () => {
+    if (skip) return;
+    service?.close();
+    await fx?.close();
+    await workspace?.leave();
+  });
+
+  async function attempt(a: Attempt): Promise<{ ok: boolean; text: string }> {
+    const result = (await client.callTool(a.bash ? { name: 'bash', arguments: { command: a.bash, timeout: 20 } } : a.tool!)) as {
+      isError?: boolean;
+      content: Array<{ type: string; text?: string }>;
+      structuredContent?: { exitCode: number | null };
+    };
+    const text = result.content.map((c) => c.text ?? '').join('\n');
+    return { ok: a.bash ? result.structuredContent?.exitCode === 0 : !result.isError, text };
+  }
+
+  const bash = async (command: string) =>
+    (await client.callTool({ name: 'bash', arguments: { command, timeout: 20 } })) as unknown as { structuredContent: { exitCode: number; stdout: string; stderr: string } };
+
+  for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
+    it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
+      await setPolicy(kind, network);
+      assert.ok(attempts.length >= 20);
+      for (const a of attempts) {
+        const { ok, text } = await attempt(a);
+        assert.equal(ok, false, `${kind}: "${a.name}" should be refused, got: ${text}`);
+        const why = a.bash ? `This command ran in the sandbox of the ${kind} policy of Crew alpha` : `Refused by the ${kind} policy of Crew alpha`;
+        assert.ok(text.includes(why), `${kind}: "${a.name}" says why: ${text}`);
+      }
+      assert.equal(await readFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'utf8'), 'beta notes\n', 'nothing changed outside');
+      await assert.rejects(stat(join(ws, 'planted.txt')));
+      await stat(join(fx.stateDir, 'secrets.key'));
+    });
+  }
+
+  it('lets the same attempts through under machine', async () => {
+    await setPolicy('machine');
+    for (const a of attempts) {
+      const { ok, text } = await attempt(a);
+      assert.equal(ok, true, `machine: "${a.name}" should work, got: ${text}`);
+    }
+  });
+
+  it('works inside the place under place and strict: files, commands, temp files, a terminal', async () => {
+    for (const kind of ['place', 'strict'] as const) {
+      await setPolicy(kind);
+      const wrote = await client.callTool({ name: 'write', arguments: { path: join(alpha, `${kind}.txt`), content: `${kind}\n` } });
+      assert.ok(!wrote.isError, JSON.stringify(wrote));
+      const run = await bash(`pwd; cat ${kind}.txt; echo t > "$TMPDIR/pw-mac-$$" && rm "$TMPDIR/pw-mac-$$" && echo tmp-ok; id -un >/dev/null && echo id-ok`);
+      assert.equal(run.structuredContent.exitCode, 0, JSON.stringify(run));
+      assert.equal(run.structuredContent.stdout, `${alpha}\n${kind}\ntmp-ok\nid-ok\n`);
+      const tty = (await client.callTool({ name: 'bash', arguments: { command: `test -t 1 && cat ${alpha}/${kind}.txt; cat ${ws}/Crew/beta/notes.txt`, tty: true } })) as unknown as { structuredContent: { exitCode: number; stdout: string } };
+      assert.notEqual(tty.structuredContent.exitCode, 0);
+      assert.match(tty.structuredContent.stdout, new RegExp(`^${kind}\\r?\\n.*Operation not permitted`, 's'));
+    }
+    // Strict's temp folder is its own: /tmp is the machine's, out of reach.
+    const tmp = await bash('echo t > /tmp/pw-mac-strict-$$');
+    assert.notEqual(tmp.structuredContent.exitCode, 0);
+  });
+
+  it('reaches the network only through the proxy, by the place\'s list', async () => {
+    await setPolicy('strict');
+    const off = await bash(`curl -s -m 5 http://127.0.0.1:${servicePort}/`);
+    assert.notEqual(off.structuredContent.exitCode, 0, 'strict without a list: no network');
+    await setPolicy('strict', ['localhost']);
+    const listed = await bash(`curl -s -m 5 http://localhost:${servicePort}/`);
+    assert.equal(listed.structuredContent.stdout, 'service', JSON.stringify(listed));
+    const direct = await bash(`curl -s -m 5 --noproxy '*' http://127.0.0.1:${servicePort}/`);
+    assert.notEqual(direct.structuredContent.exitCode, 0, 'nothing past the proxy');
+  });
+
+  async function setPolicy(kind: 'machine' | 'place' | 'strict', network: readonly string[] = []): Promise<void> {
+    const access = new AccessDirectory(fx.stateDir);
+    await access.setPlacePolicy('Crew/alpha', kind);
+    if (kind !== 'machine') await access.setPlaceNetwork('Crew/alpha', network);
+  }
+});
