@@ -142,6 +142,33 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
     assert.equal((await view()).state, 'connected');
   });
 
+  it('a login the provider ends after the step-up: Connect asks for the wider scope again, and the call that needs it works without another step-up', async () => {
+    upstream.oauth!.revokeAllRefreshTokens();
+    upstream.oauth!.revokeAllAccessTokens();
+    const refused = await call(`${name}__echo`, { text: 'x' });
+    assert.equal(refused.isError, true);
+    await waitFor(async () => (await view()).state === 'sign-in', 10_000, 'the connection to need a sign-in');
+    assert.match((await view()).reason ?? '', /sign in/i);
+    // Connect's own 401 challenge names tools:read only; the wider scope comes from the ended login.
+    await connect();
+    assert.deepEqual([...scopesAsked()].sort(), ['offline_access', 'tools:read', 'tools:write']);
+    const added = await call(`${name}__add`, { a: 2, b: 3 });
+    assert.notEqual(added.isError, true, JSON.stringify(added));
+    assert.deepEqual(added.structuredContent, { sum: 5 });
+    assert.equal((await view()).state, 'connected');
+  });
+
+  it('Connect while signed in asks for the scope the current login has, not only the challenge\'s', async () => {
+    const login = upstream.requests.at(-1)?.authorization;
+    await connect();
+    assert.deepEqual([...scopesAsked()].sort(), ['offline_access', 'tools:read', 'tools:write']);
+    // The connection stays connected throughout: the new login is known by its token reaching the server.
+    await waitFor(async () => (await call(`${name}__echo`, { text: 'new' })).isError !== true && upstream.requests.at(-1)?.authorization !== login, 10_000, 'the new login to be used');
+    const added = await call(`${name}__add`, { a: 3, b: 4 });
+    assert.notEqual(added.isError, true, JSON.stringify(added));
+    assert.deepEqual(added.structuredContent, { sum: 7 });
+  });
+
   it('a server that keeps refusing a scope the login has: one more sign-in, then key refused with the reason', async () => {
     upstream.setScope('tools:write');
     upstream.setMode('insufficient-scope');

@@ -269,6 +269,8 @@ describe('the life of a login', () => {
   });
 
   it('a login revoked at the provider ends at the next refresh: one token request, then "sign in" and no retry', async () => {
+    const granted = (await stored(connection)).tokens!.scope;
+    assert.ok(granted);
     assert.ok(h.fixture.revokeAllRefreshTokens() > 0);
     await sleep(UNTIL_REFRESH_MS);
     const { tokenRequests } = h.fixture.counters;
@@ -286,6 +288,7 @@ describe('the life of a login', () => {
     const record = await stored(connection);
     assert.equal(record.tokens, undefined);
     assert.ok(record.client, 'the registration is kept for the next sign-in');
+    assert.equal(record.grantedScope, granted, 'and the scope the login had, for the next sign-in to ask for again');
     await refused(client.callTool({ name: 'echo', arguments: { text: 'again' } }), SignInRequiredError, /Fixture Tracker is not signed in/);
     assert.equal(h.fixture.counters.tokenRequests, tokenRequests + 1, 'nothing is retried');
   });
@@ -294,6 +297,7 @@ describe('the life of a login', () => {
     await client.close();
     await signIn(h, connection);
     assert.equal(h.fixture.counters.registrations, 1);
+    assert.equal((await stored(connection)).grantedScope, undefined, "the new login's scope replaces the ended one's");
     client = await mcpClient(h, connection);
     assert.equal((await whoami(client)).sub, TEST_USER);
     const { tokens } = await stored(connection);
@@ -580,6 +584,7 @@ describe('registration', () => {
       const record = await stored(connection);
       assert.equal(record.client, undefined);
       assert.equal(record.tokens, undefined);
+      assert.ok(record.grantedScope, 'the scope of the ended login is kept for the next sign-in');
       assert.equal(await h.oauth.state(connection), 'sign-in');
       await client.close();
 
@@ -602,6 +607,19 @@ describe('discovery', () => {
     try {
       const { authorizationUrl } = await h.oauth.begin(connectionTo(h.fixture));
       assert.equal(new URL(authorizationUrl).searchParams.get('scope'), 'mcp:tools offline_access');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a sign-in again asks for the scope the connection's last login was granted too, however the challenge is narrower", async () => {
+    const h = await harness({ challengeScope: 'mcp:tools' });
+    try {
+      const connection = connectionTo(h.fixture);
+      // As a login widened by a step-up leaves it when the provider ends it (TokenKeeper).
+      await secrets.set(identity(connection), 'oauth', JSON.stringify({ grantedScope: 'mcp:tools mcp:admin offline_access' } satisfies OAuthRecord));
+      const { authorizationUrl } = await h.oauth.begin(connection);
+      assert.equal(new URL(authorizationUrl).searchParams.get('scope'), 'mcp:tools mcp:admin offline_access');
     } finally {
       await h.close();
     }

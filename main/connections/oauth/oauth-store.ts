@@ -42,6 +42,12 @@ export interface OAuthRecord {
   client?: StoredClient;
   server?: StoredServer;
   tokens?: StoredTokens;
+  /**
+   * The scope of the login the provider ended (a refused refresh or registration), kept while no
+   * login replaces it so the next sign-in asks for it again (with a step-up's, it may be wider than
+   * a first sign-in's). Forgetting the connection (revokeAndForget) forgets it too.
+   */
+  grantedScope?: string;
   /** The sign-in in progress: its state and PKCE verifier, until the answer comes back. */
   signIn?: { state: string; verifier: string };
   /** Wider access the server asked for (403 insufficient_scope), and how many step-ups ran. */
@@ -62,6 +68,7 @@ const recordSchema = z.object({
     })
     .optional(),
   tokens: z.looseObject({ access_token: z.string(), token_type: z.string(), issuer: z.string(), refresh_token: z.string().optional(), expires_at: z.number().optional() }).optional(),
+  grantedScope: z.string().optional(),
   signIn: z.object({ state: z.string(), verifier: z.string() }).optional(),
   stepUp: z
     .object({
@@ -151,6 +158,11 @@ export class OAuthStore {
     });
     return run;
   }
+}
+
+/** The scope the connection's last login was granted: the current login's, else the one of the login the provider ended. */
+export function lastGrantedScope(record: OAuthRecord): string | undefined {
+  return record.tokens ? record.tokens.scope : record.grantedScope;
 }
 
 /** Tokens as stored: stamped with their issuer and the time the access token stops working. */

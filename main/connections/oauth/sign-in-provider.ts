@@ -83,7 +83,8 @@ export class SignInProvider implements OAuthClientProvider {
   /** Stores the new login and, in the same write, drops the verifier, records the server it came from, and meets a step-up's need. */
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const { discovery } = this.options;
-    await this.options.store.update(this.options.connection, ({ signIn, stepUp, ...record }) => [
+    // The new login's scope replaces that of a login the provider ended (grantedScope).
+    await this.options.store.update(this.options.connection, ({ signIn, stepUp, grantedScope: _replaced, ...record }) => [
       {
         ...record,
         ...(signedIn(stepUp) && { stepUp: signedIn(stepUp) }),

@@ -6,9 +6,10 @@ import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 import { parseChallenge, readChallenge, type Challenge } from './challenge.js';
 import { describeFailure, OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInStateError, SignInUnsupportedError } from './errors.js';
-import type { OAuthStore, ServerMetadata } from './oauth-store.js';
+import { lastGrantedScope, type OAuthStore, type ServerMetadata } from './oauth-store.js';
 import { PendingSignIns } from './pending-sign-ins.js';
 import { revokeTokens } from './revocation.js';
+import { scopeFor } from './scope-choice.js';
 import { SignInProvider } from './sign-in-provider.js';
 
 /** A connection as sign-in needs it (a PlaceConnection fits). */
@@ -69,7 +70,8 @@ export class SignInFlow {
   /**
    * `hints.challenge`: the `WWW-Authenticate` header of the server's last refusal of a request (its
    * scope and metadata URL win over those of a bare initialize); `hints.scope`: the wider access a
-   * step-up asks for, added to the scope chosen by the spec's rules.
+   * step-up asks for, added to the scope chosen by the spec's rules, as is the scope of the
+   * connection's last login (a sign-in again keeps the access its owner approved before).
    */
   async begin(connection: OAuthConnection, ownApp?: OwnApp, hints: { challenge?: string; scope?: string } = {}): Promise<URL> {
     const { fetch, store } = this.options;
@@ -92,8 +94,9 @@ export class SignInFlow {
       );
     }
 
-    const scope = scopeFor(challenge, discovery, hints.scope);
-    const stored = ownApp ? undefined : (await store.read(id)).client;
+    const record = await store.read(id);
+    const scope = scopeFor(challenge, discovery, { stepUp: hints.scope, granted: lastGrantedScope(record) });
+    const stored = ownApp ? undefined : record.client;
     const { provider } = this.pending.open((state) => ({
       connection,
       state,
@@ -213,19 +216,6 @@ function clientMetadata(redirectUrl: string): OAuthClientMetadata {
     software_id: PRODUCT_NAME,
     software_version: VERSION,
   };
-}
-
-/**
- * The spec's scope selection: the challenge's scope, else the resource's scopes_supported, with a
- * step-up's scopes (those granted and those the server asked for); plus
- * offline_access when the authorization server offers it, since without it many servers issue no
- * refresh token and the connection would need a sign-in every hour.
- */
-function scopeFor(challenge: Challenge, discovery: OAuthServerInfo, stepUp: string | undefined): string | undefined {
-  const chosen = challenge.scope ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? '';
-  const scopes = [...new Set(`${chosen} ${stepUp ?? ''}`.split(' ').filter(Boolean))];
-  if (discovery.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scopes.includes('offline_access')) scopes.push('offline_access');
-  return scopes.length > 0 ? scopes.join(' ') : undefined;
 }
 
 /**

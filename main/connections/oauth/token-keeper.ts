@@ -117,8 +117,9 @@ export class TokenKeeper {
   }
 }
 
-function withoutTokens({ tokens: _gone, ...record }: OAuthRecord): OAuthRecord {
-  return record;
+/** The record without its login, which keeps the scope the login was granted for the next sign-in to ask for again. */
+function withoutTokens({ tokens, ...record }: OAuthRecord): OAuthRecord {
+  return { ...record, ...(tokens?.scope && { grantedScope: tokens.scope }) };
 }
 
 function notSignedIn(connection: ConnectionIdentity, name: string): SignInRequiredError {
