@@ -58,7 +58,7 @@ describe('place secrets changed by the CLI while the server sets others', () => 
 
     // Read back as a third process would: names from the API, values straight from the file.
     const names = async (place: string): Promise<string[]> => (await api('GET', `/secrets?workspace_path=${place}`)).json.names;
-    const file = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir: fx.stateDir }));
+    const file = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir: fx.stateDir }), fx.stateDir);
     const wrong = async (place: string, expected: Record<string, string>): Promise<string[]> => {
       const listed = await names(place);
       const found = await Promise.all(Object.entries(expected).map(async ([name, value]) => (listed.includes(name) && (await file.value(place, name)) === value ? [] : [name])));

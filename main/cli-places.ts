@@ -73,7 +73,7 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   if (isSecretsCommand(command)) {
-    const access = new PlaceSecretsAccess({ access: new AccessDirectory(config.stateDir), placeSecrets: new PlaceSecrets(secrets), store: new ConnectionStore({ stateDir: config.stateDir }) });
+    const access = new PlaceSecretsAccess({ access: new AccessDirectory(config.stateDir), placeSecrets: new PlaceSecrets(secrets, config.stateDir), store: new ConnectionStore({ stateDir: config.stateDir }) });
     return runSecretsCommand(access, command, place);
   }
   const { openConnectionServices } = await import('./connection-services.js');

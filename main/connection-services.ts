@@ -40,7 +40,7 @@ export interface ConnectionServicesOptions {
 /** Makes the connection services; nothing listens or polls until the caller starts it. */
 export function openConnectionServices(config: Config, options: ConnectionServicesOptions): ConnectionServices {
   const { log } = options;
-  const placeSecrets = new PlaceSecrets(options.secrets);
+  const placeSecrets = new PlaceSecrets(options.secrets, config.stateDir);
   const connectionSecrets = new ConnectionSecrets(options.secrets);
   const access = new AccessDirectory(config.stateDir);
   const store = new ConnectionStore({ stateDir: config.stateDir });

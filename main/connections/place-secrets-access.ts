@@ -1,6 +1,6 @@
 import type { AccessDirectory } from '../places/access-directory.js';
 import type { Place } from '../places/place-root.js';
-import type { PlaceSecrets } from '../secrets/place-secrets.js';
+import { PlaceSecretExistsError, type PlaceSecrets } from '../secrets/place-secrets.js';
 import { ConnectionRequestError, requireEdit, requireRead } from './place-rules.js';
 import type { ConnectionStore, PlaceConnection } from './store/connection-store.js';
 
@@ -30,12 +30,14 @@ export class PlaceSecretsAccess {
    */
   async set(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<PlaceConnection[]> {
     requireEdit(await this.deps.access.snapshot(), person, place, 'set secrets of');
-    if (!options.replace && (await this.deps.placeSecrets.names(place.root)).includes(name)) {
+    try {
+      await this.deps.placeSecrets.set(place.root, name, value, options);
+    } catch (error) {
+      if (!(error instanceof PlaceSecretExistsError)) throw error;
       const users = (await this.senders(place, name)).map((c) => c.displayName);
       const sending = users.length ? ` ${users.join(', ')} ${users.length === 1 ? 'sends' : 'send'} it.` : '';
       throw new ConnectionRequestError(`${place.label} already has a secret named "${name}"; it was not changed.${sending} Replace its value only if you mean to (agree to replace it, or --replace), or choose another name.`, 409);
     }
-    await this.deps.placeSecrets.set(place.root, name, value);
     return this.senders(place, name);
   }
 

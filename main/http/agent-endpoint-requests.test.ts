@@ -78,6 +78,14 @@ describe('the agent endpoint\'s own answers', () => {
     assert.match(fine.body, /"name":"bash"/);
   });
 
+  it('serves a body nested 60,000 levels deep (the parser keeps its own stack, not the call stack)', async () => {
+    const depth = 60_000;
+    const body = `{"jsonrpc":"2.0","id":"deep","method":"tools/list","params":{"_meta":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}}`;
+    const response = await raw(fx.url, { headers, body });
+    assert.equal(response.status, 200, response.body.slice(0, 300));
+    assert.match(response.body, /"name":"bash"/);
+  });
+
   it('refuses a compressed body or one in another charset with 415, saying what to send', async () => {
     const gzip = await raw(fx.url, { headers: { ...headers, 'Content-Encoding': 'gzip' }, body: initialize });
     assert.equal(gzip.status, 415);

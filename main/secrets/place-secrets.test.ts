@@ -1,23 +1,33 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { EncryptedFileSecretStore } from './encrypted-file-store.js';
-import { InvalidPlaceSecretError, PlaceSecrets, UnknownPlaceSecretError } from './place-secrets.js';
-import { assertNotInFiles, secretBackends } from '../../test/support/secrets.js';
+import { InvalidPlaceSecretError, PlaceSecretExistsError, PlaceSecrets, UnknownPlaceSecretError } from './place-secrets.js';
+import { assertNotInFiles, moduleUrl, outcomeOf, runChild, secretBackends, testKeychain } from '../../test/support/secrets.js';
 
 const { keychain, backends } = secretBackends('place-secrets-');
+// Where the PlaceSecrets of these tests keep their lock (a state dir of their own).
+const lockDir = mkdtempSync(join(tmpdir(), 'place-secrets-lock-'));
+after(() => rm(lockDir, { recursive: true, force: true }));
 
 for (const [label, storeOf] of backends) {
   describe(`PlaceSecrets in ${label}`, () => {
-    const secrets = (): PlaceSecrets => new PlaceSecrets(storeOf());
+    const secrets = (): PlaceSecrets => new PlaceSecrets(storeOf(), lockDir);
 
     it('sets, lists (names only, sorted), reads and removes the secrets of a place', async () => {
       const place = secrets();
-      await place.set('Crew/alpha', 'SENTRY_TOKEN', 'sentry-value-3390');
-      await place.set('Crew/alpha', 'API.key-2', 'api-value-3390');
-      await place.set('Crew/alpha', 'API.key-2', 'api-value-replaced-3390');
+      await place.set('Crew/alpha', 'SENTRY_TOKEN', 'sentry-value-3390', { replace: false });
+      await place.set('Crew/alpha', 'API.key-2', 'api-value-3390', { replace: false });
+      await assert.rejects(place.set('Crew/alpha', 'API.key-2', 'api-value-kept-out-3390', { replace: false }), (error: Error) => {
+        assert.ok(error instanceof PlaceSecretExistsError);
+        assert.equal(error.message, 'The place Crew/alpha already has a secret named API.key-2; it was not changed.');
+        return true;
+      });
+      assert.equal(await place.value('Crew/alpha', 'API.key-2'), 'api-value-3390');
+      await place.set('Crew/alpha', 'API.key-2', 'api-value-replaced-3390', { replace: true });
       const names = await place.names('Crew/alpha');
       assert.deepEqual(names, ['API.key-2', 'SENTRY_TOKEN']);
       assert.ok(!JSON.stringify(names).includes('3390'));
@@ -30,8 +40,8 @@ for (const [label, storeOf] of backends) {
       const place = secrets();
       // Roots that are prefixes of each other, contain the separator or look encoded.
       const roots = ['', 'Crew', 'Crew/a', 'Crew/a:b', 'Crew/a%3Ab', 'Crew/a:', 'Crew/ab', '_users/o/Chats/Code/projects/x', 'Crew/ä'];
-      for (const [i, root] of roots.entries()) await place.set(root, 'TOKEN', `token-of-place-${i}`);
-      await place.set('Crew/a', 'ONLY_A', 'only-a');
+      for (const [i, root] of roots.entries()) await place.set(root, 'TOKEN', `token-of-place-${i}`, { replace: false });
+      await place.set('Crew/a', 'ONLY_A', 'only-a', { replace: false });
       for (const [i, root] of roots.entries()) {
         assert.equal(await place.value(root, 'TOKEN'), `token-of-place-${i}`, `root ${JSON.stringify(root)}`);
         assert.deepEqual(await place.names(root), root === 'Crew/a' ? ['ONLY_A', 'TOKEN'] : ['TOKEN'], `root ${JSON.stringify(root)}`);
@@ -56,13 +66,13 @@ for (const [label, storeOf] of backends) {
 }
 
 describe('PlaceSecrets input checks', () => {
-  const place = new PlaceSecrets(keychain);
+  const place = new PlaceSecrets(keychain, lockDir);
 
   it('accepts names of 1 to 64 letters, digits, _ . - and refuses others without repeating them', async () => {
-    await place.set('Crew/names', 'a', 'v');
-    await place.set('Crew/names', 'A'.repeat(64), 'v');
+    await place.set('Crew/names', 'a', 'v', { replace: false });
+    await place.set('Crew/names', 'A'.repeat(64), 'v', { replace: false });
     for (const name of ['', 'A'.repeat(65), 'has space', 'colon:name', 'slash/name', 'sk-live-7781 pasted']) {
-      await assert.rejects(place.set('Crew/names', name, 'v'), (error: Error) => {
+      await assert.rejects(place.set('Crew/names', name, 'v', { replace: false }), (error: Error) => {
         assert.ok(error instanceof InvalidPlaceSecretError);
         assert.equal(error.message, "A secret name must be 1 to 64 letters, digits, '_', '.' or '-' (no spaces).");
         return true;
@@ -73,10 +83,10 @@ describe('PlaceSecrets input checks', () => {
   });
 
   it('accepts values of 1 byte to 16 KiB and refuses others without repeating them', async () => {
-    await place.set('Crew/values', 'MAX', 'x'.repeat(16 * 1024));
+    await place.set('Crew/values', 'MAX', 'x'.repeat(16 * 1024), { replace: false });
     assert.equal((await place.value('Crew/values', 'MAX')).length, 16 * 1024);
     for (const value of ['', 'y'.repeat(16 * 1024 + 1), 'é'.repeat(8 * 1024 + 1), 'lone\uD800-6612']) {
-      await assert.rejects(place.set('Crew/values', 'BAD', value), (error: Error) => {
+      await assert.rejects(place.set('Crew/values', 'BAD', value, { replace: false }), (error: Error) => {
         assert.ok(error instanceof InvalidPlaceSecretError);
         assert.equal(error.message, 'The secret was not saved: a secret value must be 1 byte to 16 KiB of text.');
         return true;
@@ -93,7 +103,7 @@ describe('PlaceSecrets input checks', () => {
       ['sk-nul-6612\0', /a NUL character/],
     ];
     for (const [value, reason] of cases) {
-      await assert.rejects(place.set('Crew/crlf', 'BAD', value), (error: Error) => {
+      await assert.rejects(place.set('Crew/crlf', 'BAD', value, { replace: false }), (error: Error) => {
         assert.ok(error instanceof InvalidPlaceSecretError);
         assert.match(error.message, /^The secret was not saved: /);
         assert.match(error.message, reason);
@@ -115,7 +125,7 @@ describe('PlaceSecrets input checks', () => {
 
   it('refuses place paths with control characters or too long to name an item', async () => {
     await assert.rejects(place.names('Crew/\nx'), InvalidPlaceSecretError);
-    await assert.rejects(place.set('Crew/' + 'x'.repeat(480), 'NAME', 'v'), /too long to keep secrets for/);
+    await assert.rejects(place.set('Crew/' + 'x'.repeat(480), 'NAME', 'v', { replace: false }), /too long to keep secrets for/);
   });
 });
 
@@ -123,14 +133,50 @@ describe('PlaceSecrets in the encrypted file', () => {
   it('writes no value in plaintext to any file', async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'place-secrets-plain-'));
     try {
-      const place = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir }));
+      const place = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir }), stateDir);
       const values = ['ghp_plaintextCheck0001', 'sk-live-plaintextCheck0002', 'Bearer plaintextCheck0003'];
-      for (const [i, value] of values.entries()) await place.set('Crew/plain', `S${i}`, value);
+      for (const [i, value] of values.entries()) await place.set('Crew/plain', `S${i}`, value, { replace: false });
       await place.remove('Crew/plain', 'S0');
       const searched = await assertNotInFiles(stateDir, values);
       assert.ok(searched.some((file) => file.endsWith('secrets.enc.json')));
     } finally {
       await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('PlaceSecrets between processes', () => {
+  const raceKeychain = testKeychain();
+  after(() => raceKeychain.clear());
+
+  it('lets exactly one of the processes creating the same new secret have it, and refuses the others', async () => {
+    // Three processes (the server, the CLI, another CLI) create the same 12 names in the same
+    // keychain at the same moment, none asking to replace: each name ends with one value, that of
+    // the one process told it was saved; the others are told the place has it.
+    const startAt = Date.now() + 2000;
+    const script = (tag: string): string =>
+      `import { KeychainSecretStore } from ${moduleUrl('keychain-store.ts')};
+       import { PlaceSecrets, PlaceSecretExistsError } from ${moduleUrl('place-secrets.ts')};
+       const place = new PlaceSecrets(new KeychainSecretStore({ service: ${JSON.stringify(raceKeychain.service)} }), ${JSON.stringify(lockDir)});
+       await new Promise((resolve) => setTimeout(resolve, ${startAt} - Date.now()));
+       const won = [];
+       for (let i = 0; i < 12; i++) {
+         try {
+           await place.set('Crew/race', 'NAME_' + i, '${tag}-value-' + i, { replace: false });
+           won.push(i);
+         } catch (error) {
+           if (!(error instanceof PlaceSecretExistsError)) throw error;
+         }
+       }
+       console.log(JSON.stringify(won));`;
+    const tags = ['p1', 'p2', 'p3'];
+    const results = await Promise.all(tags.map((tag) => runChild(script(tag))));
+    const won = results.map((result) => outcomeOf(result) as number[]);
+    const place = new PlaceSecrets(raceKeychain, lockDir);
+    for (let i = 0; i < 12; i++) {
+      const winners = tags.filter((_, t) => won[t]!.includes(i));
+      assert.equal(winners.length, 1, `NAME_${i} was saved by ${winners.join(', ') || 'nobody'}`);
+      assert.equal(await place.value('Crew/race', `NAME_${i}`), `${winners[0]}-value-${i}`);
     }
   });
 });

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { withFileLock } from '../state/file-lock.js';
 import { isWellFormed, MAX_ACCOUNT_LENGTH, type SecretStore } from './secret-store.js';
 
 export const MAX_SECRET_NAME_LENGTH = 64;
@@ -7,6 +9,18 @@ const ACCOUNT_PREFIX = 'place-secret:';
 /** A secret name, value or place that cannot be used; the message never contains a value. */
 export class InvalidPlaceSecretError extends Error {
   override readonly name = 'InvalidPlaceSecretError';
+}
+
+/** The place has a secret of that name already, and replacing it was not asked for. */
+export class PlaceSecretExistsError extends Error {
+  override readonly name = 'PlaceSecretExistsError';
+
+  constructor(
+    readonly root: string,
+    readonly secretName: string,
+  ) {
+    super(`${describePlace(root)} already has a secret named ${secretName}; it was not changed.`);
+  }
 }
 
 /** The place has no secret of that name. */
@@ -27,12 +41,28 @@ export class UnknownPlaceSecretError extends Error {
  * none either, so the prefix of one place never matches an item of another, whatever its root.
  */
 export class PlaceSecrets {
-  constructor(private readonly store: SecretStore) {}
+  private readonly lockPath: string;
 
-  async set(root: string, name: string, value: string): Promise<void> {
+  /**
+   * `stateDir`: where the lock lives that every process (the server, the CLI) takes to save a
+   * secret, so that "only if the place has none of that name" holds between processes (a keychain
+   * cannot create an item only if it is absent).
+   */
+  constructor(
+    private readonly store: SecretStore,
+    stateDir: string,
+  ) {
+    this.lockPath = join(stateDir, 'place-secrets.lock');
+  }
+
+  /** Saves the value; one the place has already is replaced only with `replace` (PlaceSecretExistsError). */
+  async set(root: string, name: string, value: string, { replace }: { replace: boolean }): Promise<void> {
     const account = accountOf(root, name);
     checkValue(value);
-    await this.store.set(account, value);
+    await withFileLock(this.lockPath, async () => {
+      if (!replace && (await this.store.get(account)) !== undefined) throw new PlaceSecretExistsError(root, name);
+      await this.store.set(account, value);
+    });
   }
 
   /** The names, sorted; never the values. */
