@@ -76,7 +76,8 @@ export class ConnectionOAuth {
    * Starts a sign-in: returns the URL to open in the person's browser. `ownApp` is the person's
    * own OAuth app, for providers that let no app register itself (OwnAppRequiredError says so).
    * `challenge` is the `WWW-Authenticate` header of the server's last refusal, if any. A sign-in
-   * while the server wants wider access (a step-up) asks for it.
+   * while the server wants wider access (a step-up) asks for it; a sign-in again asks for the
+   * scope of the connection's last login too (SignInFlow.begin).
    */
   async begin(connection: OAuthConnection, options: { ownApp?: OwnApp; challenge?: string } = {}): Promise<{ authorizationUrl: string }> {
     const scope = await this.store.update(identityOf(connection), (record) => {
