@@ -148,7 +148,8 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
     const refused = await call(`${name}__echo`, { text: 'x' });
     assert.equal(refused.isError, true);
     await waitFor(async () => (await view()).state === 'sign-in', 10_000, 'the connection to need a sign-in');
-    assert.match((await view()).reason ?? '', /sign in/i);
+    // The row says what happened, not "not signed in yet".
+    assert.equal((await view()).reason, 'The login ended at the provider (revoked there, or expired): sign in again.');
     // Connect's own 401 challenge names tools:read only; the wider scope comes from the ended login.
     await connect();
     assert.deepEqual([...scopesAsked()].sort(), ['offline_access', 'tools:read', 'tools:write']);

@@ -109,6 +109,29 @@ describe('the page: signing in to connections', { skip }, () => {
     await agent.close();
   });
 
+  it('says on its row that the provider ended the login (not "not signed in yet"), and signs in again from there', async () => {
+    assert.ok(provider.revokeAllRefreshTokens() > 0);
+    provider.revokeAllAccessTokens();
+    // The agent's next call meets the 401, the refresh is refused: the login has ended.
+    const agent = await placeAgent();
+    const echo = (await agent.listTools()).tools.map((t) => t.name).find((t) => t.endsWith('__echo'));
+    const result = echo ? ((await agent.callTool({ name: echo, arguments: { text: 'after the revocation' } })) as CallToolResult) : undefined;
+    await agent.close();
+    if (result) assert.equal(result.isError, true, JSON.stringify(result));
+    // The page learns it by itself: an open page's list is at most 10 s old.
+    const row = connected().getByRole('listitem').filter({ hasText: 'Tracker' });
+    await row.getByText('The login ended at the provider (revoked there, or expired): sign in again.').waitFor({ timeout: 25_000 });
+    await row.getByText('Sign in', { exact: true }).first().waitFor();
+    await shot('login-ended');
+
+    const popup = page.waitForEvent('popup');
+    await row.getByRole('button', { name: 'Sign in to Tracker' }).click();
+    const tab = await popup;
+    await tab.getByRole('heading', { name: 'Signed in' }).waitFor();
+    await tab.close();
+    await row.getByText('Connected', { exact: true }).waitFor();
+  });
+
   it('keeps a sign-in group one card when its sign-in is refused: each chip says so, and Connect counts what is not connected', async () => {
     await available().getByRole('searchbox', { name: 'Search connectors' }).fill('acme');
     const group = available().getByRole('group', { name: 'Acme', exact: true });

@@ -7,7 +7,8 @@ import type { CatalogEntry } from './catalog/catalog-schema.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
-import type { CallbackAnswer, ChainStep, ConnectionOAuth, OwnApp } from './oauth/connection-oauth.js';
+import type { CallbackAnswer, ChainStep, ConnectionOAuth, LoginEnd, OwnApp } from './oauth/connection-oauth.js';
+import { signInReason } from './sign-in-reason.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { ConnectionRequestError, nameOf, PlaceAccessError, requireEdit, requireRead } from './place-rules.js';
@@ -95,6 +96,8 @@ interface Facts {
   secrets: string[];
   /** storeId + name of the OAuth connections with a login. */
   signedIn: Set<string>;
+  /** By storeId + name: OAuth connections without a login because the provider ended it, and how. */
+  ended: Map<string, LoginEnd>;
   /** By storeId + name: OAuth connections whose server wants wider access than their login has (or refuses it for good). */
   stepUps: Map<string, { problem: 'sign-in' | 'key-refused'; reason: string }>;
 }
@@ -144,7 +147,7 @@ export class PlaceConnections {
   // Asked on every agent call (usable()), so kept here: the keychain is a D-Bus round trip.
   private readonly secretNamesCache = new Map<string, { names: string[]; at: number }>();
   // This process is the only one that signs in and refreshes, and it hears every change.
-  private readonly signInStates = new Map<string, 'signed-in' | 'sign-in'>();
+  private readonly signInStates = new Map<string, { state: 'signed-in' | 'sign-in'; ended?: LoginEnd | undefined }>();
   private readonly signInOutcomes: SignInOutcomes;
   private readonly secrets: PlaceSecretsAccess;
 
@@ -153,7 +156,7 @@ export class PlaceConnections {
     this.secrets = new PlaceSecretsAccess(deps);
     deps.oauth.onStateChange((change) => {
       const key = `${change.storeId}/${change.serverName}`;
-      this.signInStates.set(key, change.state);
+      this.signInStates.set(key, { state: change.state, ended: change.ended });
       if (change.state === 'signed-in') this.signInOutcomes.forget(key);
       // A new login (or none any more): what the server answers with it is measured again.
       deps.health.recheck({ storeId: change.storeId, name: change.serverName });
@@ -432,7 +435,7 @@ export class PlaceConnections {
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
     const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
     if (!revocation) await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
-    const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set(), stepUps: new Map() });
+    const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set(), ended: new Map(), stepUps: new Map() });
     return revocation?.problems.length ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` } : view;
   }
 
@@ -524,18 +527,25 @@ export class PlaceConnections {
     // The keychain is asked only about what the connections use.
     const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.cachedSecretNames(place) : [];
     const signedIn = new Set<string>();
+    const ended: Facts['ended'] = new Map();
     const stepUps: Facts['stepUps'] = new Map();
     for (const c of connections) {
       if (c.auth.kind !== 'oauth') continue;
       const key = `${c.storeId}/${c.name}`;
-      let state = this.signInStates.get(key);
-      if (!state) this.signInStates.set(key, (state = await this.deps.oauth.state(c)));
-      if (state !== 'signed-in') continue;
+      let known = this.signInStates.get(key);
+      if (!known) {
+        const state = await this.deps.oauth.state(c);
+        this.signInStates.set(key, (known = { state, ended: state === 'sign-in' ? await this.deps.oauth.loginEnded(c) : undefined }));
+      }
+      if (known.state !== 'signed-in') {
+        if (known.ended) ended.set(c.storeId + c.name, known.ended);
+        continue;
+      }
       signedIn.add(c.storeId + c.name);
       const stepUp = await this.deps.oauth.stepUp(c);
       if (stepUp) stepUps.set(c.storeId + c.name, stepUp);
     }
-    return { secrets, signedIn, stepUps };
+    return { secrets, signedIn, ended, stepUps };
   }
 
   private async cachedSecretNames(place: Place): Promise<string[]> {
@@ -547,7 +557,10 @@ export class PlaceConnections {
   }
 
   private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {
-    const { state, reason, health, signIn } = this.state(dir, place, c, facts);
+    const { state, health, signIn, ...said } = this.state(dir, place, c, facts);
+    // Without a login (and no failed sign-in to tell of), its owner is told what to do rather than who can do it.
+    const ownerToSignIn = state === 'sign-in' && c.owner === person && c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name) && signIn?.state !== 'failed';
+    const reason = ownerToSignIn ? signInReason(facts.ended.get(c.storeId + c.name), undefined) : said.reason;
     const last = health?.last;
     return {
       name: c.name,
@@ -605,7 +618,7 @@ export class PlaceConnections {
       return { state: 'needs-secret', reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.` };
     }
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
-      return { state: 'sign-in', reason: `Not signed in yet; only ${nameOf(dir, c.owner)}, who added it, can sign in.` };
+      return { state: 'sign-in', reason: signInReason(facts.ended.get(c.storeId + c.name), nameOf(dir, c.owner)) };
     }
     // Its server wants wider access than the login has: the owner must approve it (or cannot).
     const stepUp = facts.stepUps.get(c.storeId + c.name);

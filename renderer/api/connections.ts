@@ -15,11 +15,12 @@ export function placeConnectionsQuery(root: string, options: { polling: boolean 
     queryFn: () => api<PlaceConnections>('GET', `/mcp/place${query({ workspace_path: root })}`),
     refetchOnWindowFocus: 'always',
     // While a sign-in is open in the browser, the list follows it closely, so a denied or failed one shows
-    // within a second; while a server is being asked, it updates by itself when the check ends.
+    // within a second; while a server is being asked, it updates by itself when the check ends; and
+    // otherwise what it shows is at most 10 s old (a login the provider ended, a server gone down).
     refetchInterval: (q) => {
       const list = q.state.data?.connections ?? [];
       if (options.polling || list.some((c) => c.signIn?.state === 'pending')) return 500;
-      return list.some((c) => c.state === 'checking') ? 1500 : false;
+      return list.some((c) => c.state === 'checking') ? 1500 : 10_000;
     },
   });
 }

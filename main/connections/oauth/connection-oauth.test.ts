@@ -284,7 +284,8 @@ describe('the life of a login', () => {
     }
     assert.equal(h.fixture.counters.tokenRequests, tokenRequests + 1, 'one refresh for all 20 calls');
     assert.equal(await h.oauth.state(connection), 'sign-in');
-    assert.deepEqual(h.changes.slice(1), [{ ...identity(connection), state: 'sign-in' }], 'the page is told once');
+    assert.deepEqual(h.changes.slice(1), [{ ...identity(connection), state: 'sign-in', ended: 'grant' }], 'the page is told once, and why');
+    assert.equal(await h.oauth.loginEnded(connection), 'grant');
     const record = await stored(connection);
     assert.equal(record.tokens, undefined);
     assert.ok(record.client, 'the registration is kept for the next sign-in');
@@ -298,6 +299,7 @@ describe('the life of a login', () => {
     await signIn(h, connection);
     assert.equal(h.fixture.counters.registrations, 1);
     assert.equal((await stored(connection)).grantedScope, undefined, "the new login's scope replaces the ended one's");
+    assert.equal(await h.oauth.loginEnded(connection), undefined, 'the new login replaces the ended one');
     client = await mcpClient(h, connection);
     assert.equal((await whoami(client)).sub, TEST_USER);
     const { tokens } = await stored(connection);
@@ -585,6 +587,7 @@ describe('registration', () => {
       assert.equal(record.client, undefined);
       assert.equal(record.tokens, undefined);
       assert.ok(record.grantedScope, 'the scope of the ended login is kept for the next sign-in');
+      assert.equal(await h.oauth.loginEnded(connection), 'client');
       assert.equal(await h.oauth.state(connection), 'sign-in');
       await client.close();
 

@@ -3,7 +3,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { bearerFetch } from './bearer-fetch.js';
 import { StepUpRequiredError } from './errors.js';
-import { OAuthStore } from './oauth-store.js';
+import { type LoginEnd, OAuthStore } from './oauth-store.js';
 import type { Revocation } from './revocation.js';
 import type { CallbackAnswer, OAuthConnection, OwnApp, SignInFlow } from './sign-in.js';
 import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
@@ -11,7 +11,7 @@ import { beginning, refused, type StepUpNeed } from './step-ups.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
 // The types of this API, importable from here with it.
-export type { CallbackAnswer, ChainOutcome, ChainStep, OAuthConnection, OwnApp, Revocation, SignInState };
+export type { CallbackAnswer, ChainOutcome, ChainStep, LoginEnd, OAuthConnection, OwnApp, Revocation, SignInState };
 
 export interface ConnectionOAuthOptions {
   /** Where logins live: each connection's keychain items. */
@@ -30,6 +30,8 @@ export interface ConnectionOAuthOptions {
 /** A connection's sign-in state changed: a sign-in finished, or the login ended or was deleted. */
 export interface SignInChange extends ConnectionIdentity {
   state: SignInState;
+  /** Signed out because the provider ended the login, and how. */
+  ended?: LoginEnd;
 }
 
 /**
@@ -52,7 +54,7 @@ export class ConnectionOAuth {
     this.ttlMs = options.signInTtlMs ?? 10 * 60_000;
     this.chains = new SignInChains(this.ttlMs, this.now);
     this.store = new OAuthStore(options.secrets);
-    this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now: this.now, onSignedOut: (connection) => this.emit({ ...connection, state: 'sign-in' }) });
+    this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now: this.now, onSignedOut: (connection, ended) => this.emit({ ...connection, state: 'sign-in', ended }) });
   }
 
   private flow(): Promise<SignInFlow> {
@@ -117,6 +119,11 @@ export class ConnectionOAuth {
 
   state(connection: OAuthConnection): Promise<SignInState> {
     return this.keeper.state(identityOf(connection));
+  }
+
+  /** How the provider ended the connection's last login, while no login replaces it. */
+  loginEnded(connection: OAuthConnection): Promise<LoginEnd | undefined> {
+    return this.keeper.loginEnded(identityOf(connection));
   }
 
   /** A fetch for the connection's MCP client transport: `base` with the connection's access token, kept fresh. */

@@ -37,6 +37,12 @@ export type StoredTokens = OAuthTokens & {
   expires_at?: number;
 };
 
+/**
+ * How the provider ended a login: its grant refused at refresh (revoked or expired there), this
+ * app's registration or the owner's own OAuth app refused, or an expired login it gave no way to renew.
+ */
+export type LoginEnd = 'grant' | 'client' | 'own-app' | 'no-refresh-token';
+
 /** Everything OAuth of one connection. */
 export interface OAuthRecord {
   client?: StoredClient;
@@ -48,6 +54,8 @@ export interface OAuthRecord {
    * a first sign-in's). Forgetting the connection (revokeAndForget) forgets it too.
    */
   grantedScope?: string;
+  /** Why the provider ended the last login (LoginEnd), kept while no login replaces it, so the connection says so. */
+  ended?: LoginEnd;
   /** The sign-in in progress: its state and PKCE verifier, until the answer comes back. */
   signIn?: { state: string; verifier: string };
   /** Wider access the server asked for (403 insufficient_scope), and how many step-ups ran. */
@@ -69,6 +77,7 @@ const recordSchema = z.object({
     .optional(),
   tokens: z.looseObject({ access_token: z.string(), token_type: z.string(), issuer: z.string(), refresh_token: z.string().optional(), expires_at: z.number().optional() }).optional(),
   grantedScope: z.string().optional(),
+  ended: z.enum(['grant', 'client', 'own-app', 'no-refresh-token']).optional(),
   signIn: z.object({ state: z.string(), verifier: z.string() }).optional(),
   stepUp: z
     .object({

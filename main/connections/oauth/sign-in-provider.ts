@@ -84,7 +84,7 @@ export class SignInProvider implements OAuthClientProvider {
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const { discovery } = this.options;
     // The new login's scope replaces that of a login the provider ended (grantedScope).
-    await this.options.store.update(this.options.connection, ({ signIn, stepUp, grantedScope: _replaced, ...record }) => [
+    await this.options.store.update(this.options.connection, ({ signIn, stepUp, grantedScope: _replaced, ended: _over, ...record }) => [
       {
         ...record,
         ...(signedIn(stepUp) && { stepUp: signedIn(stepUp) }),

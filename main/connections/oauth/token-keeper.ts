@@ -2,7 +2,7 @@ import { InvalidClientError, InvalidGrantError, UnauthorizedClientError } from '
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { describeFailure, SignInRequiredError, TokenRefreshError } from './errors.js';
-import { keyOf, type OAuthRecord, type OAuthStore, storedTokens, type StoredTokens } from './oauth-store.js';
+import { keyOf, type LoginEnd, type OAuthRecord, type OAuthStore, storedTokens, type StoredTokens } from './oauth-store.js';
 
 /** Whether a connection has a login its calls can use. */
 export type SignInState = 'signed-in' | 'sign-in';
@@ -15,7 +15,7 @@ export interface TokenKeeperOptions {
   fetch: FetchLike;
   now: () => number;
   /** The provider ended the login (the connection now needs a sign-in). */
-  onSignedOut: (connection: ConnectionIdentity) => void;
+  onSignedOut: (connection: ConnectionIdentity, ended: LoginEnd) => void;
 }
 
 type Refreshed = { tokens: StoredTokens } | { lost: 'signed-out' | 'grant' | 'client' | 'own-app' | 'no-refresh-token' };
@@ -34,6 +34,12 @@ export class TokenKeeper {
   async state(connection: ConnectionIdentity): Promise<SignInState> {
     const { tokens } = await this.options.store.read(connection);
     return tokens && (tokens.refresh_token || !this.expired(tokens)) ? 'signed-in' : 'sign-in';
+  }
+
+  /** How the provider ended the connection's last login, while no login replaces it. */
+  async loginEnded(connection: ConnectionIdentity): Promise<LoginEnd | undefined> {
+    const { tokens, ended } = await this.options.store.read(connection);
+    return tokens ? undefined : ended;
   }
 
   /** An access token for a request now, refreshed first when it is about to expire. */
@@ -70,7 +76,7 @@ export class TokenKeeper {
       // Read afresh: a refresh that just ended, or one in another process, may have renewed it already.
       if (tokens && tokens.access_token !== stale && !this.expiresSoon(tokens)) return [record, { tokens }];
       if (!tokens) return [record, { lost: 'signed-out' }];
-      if (!tokens.refresh_token || !server || !client) return [withoutTokens(record), { lost: 'no-refresh-token' }];
+      if (!tokens.refresh_token || !server || !client) return [withoutTokens(record, 'no-refresh-token'), { lost: 'no-refresh-token' }];
       let fresh;
       try {
         // Loaded at the first refresh: the SDK's OAuth client (and its schemas) costs every command that only reads logins.
@@ -83,11 +89,11 @@ export class TokenKeeper {
           fetchFn: this.options.fetch,
         });
       } catch (error) {
-        if (error instanceof InvalidGrantError) return [withoutTokens(record), { lost: 'grant' }];
+        if (error instanceof InvalidGrantError) return [withoutTokens(record, 'grant'), { lost: 'grant' }];
         if (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) {
-          if (client.source === 'own-app') return [withoutTokens(record), { lost: 'own-app' }];
+          if (client.source === 'own-app') return [withoutTokens(record, 'own-app'), { lost: 'own-app' }];
           // The registration is dropped with the tokens it issued, so the next sign-in registers once more.
-          const { client: _rejected, ...rest } = withoutTokens(record);
+          const { client: _rejected, ...rest } = withoutTokens(record, 'client');
           return [rest, { lost: 'client' }];
         }
         throw new TokenRefreshError(
@@ -102,7 +108,7 @@ export class TokenKeeper {
       return [{ ...record, tokens: renewed }, { tokens: renewed }];
     });
     if ('tokens' in outcome) return outcome.tokens;
-    if (outcome.lost !== 'signed-out') this.options.onSignedOut(connection);
+    if (outcome.lost !== 'signed-out') this.options.onSignedOut(connection, outcome.lost);
     throw new SignInRequiredError(connection, lostMessage(name, outcome.lost));
   }
 
@@ -117,9 +123,12 @@ export class TokenKeeper {
   }
 }
 
-/** The record without its login, which keeps the scope the login was granted for the next sign-in to ask for again. */
-function withoutTokens({ tokens, ...record }: OAuthRecord): OAuthRecord {
-  return { ...record, ...(tokens?.scope && { grantedScope: tokens.scope }) };
+/**
+ * The record without its login, which keeps how it ended (for the connection to say) and the
+ * scope it was granted (for the next sign-in to ask for again).
+ */
+function withoutTokens({ tokens, ...record }: OAuthRecord, ended: LoginEnd): OAuthRecord {
+  return { ...record, ended, ...(tokens?.scope && { grantedScope: tokens.scope }) };
 }
 
 function notSignedIn(connection: ConnectionIdentity, name: string): SignInRequiredError {

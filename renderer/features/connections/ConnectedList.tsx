@@ -94,10 +94,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           </div>
           <div className="row-detail">
             {detail}
-            {c.reason && c.state !== 'connected' && c.state !== 'checking' && !(mine && c.state === 'sign-in' && c.auth === 'oauth') && !signInFailed && (
-              <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>
-            )}
-            {mine && c.state === 'sign-in' && c.auth === 'oauth' && !pending && !signInFailed && <span className="reason"> — not signed in yet</span>}
+            {c.reason && c.state !== 'connected' && c.state !== 'checking' && !pending && !signInFailed && <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>}
             {signInFailed && <span className="reason"> — {signInFailed.reason}</span>}
           </div>
         </div>
