@@ -60,6 +60,17 @@ describe('JsonStream', () => {
     assert.equal((parse(bytes, cuts) as { content: string }).content, content);
   });
 
+  it('decodes long text of 1- to 4-byte characters and escapes, whatever byte the chunks end on', () => {
+    // Longer than the 64 KiB string buffer, so its flushes fall inside characters too.
+    const alphabet = ['a', 'é', '€', '😀', '\\', '"', '\n', 'z'];
+    const content = Array.from({ length: 120_000 }, (_, i) => alphabet[(i * 7) % alphabet.length]).join('');
+    const bytes = Buffer.from(JSON.stringify({ content }));
+    for (const step of [997, 4096, 65_537]) {
+      const cuts = Array.from({ length: Math.floor((bytes.length - 1) / step) }, (_, i) => (i + 1) * step);
+      assert.equal((parse(bytes, cuts) as { content: string }).content, content, `chunks of ${step} bytes`);
+    }
+  });
+
   it('refuses what is not one JSON value, with the reason', () => {
     const bad: Array<[string, RegExp]> = [
       ['', /no JSON value/],
