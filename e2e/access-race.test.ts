@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { callApi } from '../test/support/control-api.js';
-import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
-import { repeatUntil, runCliAll, sharedStateEnv, type CliRun } from './race-support.js';
+import { repeatUntil, runCliAll, startRaceHost, type CliRun, type RaceHost } from './race-support.js';
 
 // The server changes places' access entries through its API while the CLI (`places policy`,
 // `places network`, `places tool-search`) changes other places' entries in the same access.json:
@@ -15,21 +13,13 @@ const CLI_RUNS = 36;
 type PlaceAccess = { editors?: string[]; readers?: string[]; policy?: { kind: string; network?: string[] }; toolSearch?: string };
 
 describe('access entries changed by the CLI while the server changes others', () => {
-  let fx: HostFixture;
-  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
-  let api: (method: string, path: string, body?: unknown) => ReturnType<typeof callApi>;
+  let race: RaceHost;
+  const api: RaceHost['api'] = (method, path, body) => race.api(method, path, body);
 
   before(async () => {
-    workspace = await enterWorkspace('pw-access-race-');
-    fx = await startHost();
-    const controlUrl = await fx.host.open();
-    const adminToken = await fx.host.adminToken();
-    api = (method, path, body) => callApi(controlUrl, adminToken, method, path, body);
+    race = await startRaceHost('pw-access-race-');
   });
-  after(async () => {
-    await fx.close();
-    await workspace.leave();
-  });
+  after(() => race.close());
 
   /** `following`: the request relies on the change made just before (refused: that change was lost). */
   async function put(path: string, body: unknown, following = false): Promise<void> {
@@ -100,7 +90,7 @@ describe('access entries changed by the CLI while the server changes others', ()
     // A network allow-list needs the place or strict policy: set before the race.
     for (let i = 1; i < CLI_RUNS; i += 3) await put('/places/policy', { workspace_path: `Crew/c${i}`, policy: 'place' });
 
-    const cli = runCliAll(runs, sharedStateEnv(fx.stateDir, workspace.dir));
+    const cli = runCliAll(runs, race.env);
     const apiChanges = await repeatUntil(cli, apiChange);
     await cli;
     assert.ok(apiChanges > 50, `the API made only ${apiChanges} changes during the race`);

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { callApi } from '../test/support/control-api.js';
-import { enterWorkspace, freePort, startHost, type HostFixture } from '../test/support/host-fixture.js';
-import { repeatUntil, runCliAll, sharedStateEnv, type CliRun } from './race-support.js';
+import { freePort } from '../test/support/host-fixture.js';
+import { repeatUntil, runCliAll, startRaceHost, type CliRun, type RaceHost } from './race-support.js';
 
 // The server adds connections through its API while the CLI adds, removes and edits others in the
 // same attachments.json: each change is made under the lock both take, on a fresh read, so neither
@@ -14,24 +13,16 @@ const PER_KIND = 8;
 type Listed = { name: string; displayName: string };
 
 describe('connections changed by the CLI while the server adds others', () => {
-  let fx: HostFixture;
-  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
-  let api: (method: string, path: string, body?: unknown) => ReturnType<typeof callApi>;
+  let race: RaceHost;
+  const api: RaceHost['api'] = (method, path, body) => race.api(method, path, body);
   /** A loopback port nothing listens on: every connection is added, and found unreachable, at once. */
   let port: number;
 
   before(async () => {
-    workspace = await enterWorkspace('pw-connections-race-');
-    fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
-    const controlUrl = await fx.host.open();
-    const adminToken = await fx.host.adminToken();
-    api = (method, path, body) => callApi(controlUrl, adminToken, method, path, body);
+    race = await startRaceHost('pw-connections-race-', { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
     port = await freePort();
   });
-  after(async () => {
-    await fx.close();
-    await workspace.leave();
-  });
+  after(() => race.close());
 
   async function add(place: string, id: string): Promise<string> {
     const answer = await api('POST', `/mcp/place?workspace_path=${place}`, { server: { url: `http://127.0.0.1:${port}/${id}/mcp`, name: id } });
@@ -57,7 +48,7 @@ describe('connections changed by the CLI while the server adds others', () => {
       { args: ['connections', 'edit', renamed[i]!, '--workspace-path', 'Crew/renamed', '--name', `renamed r${i}`] },
     ]);
 
-    const cli = runCliAll(runs, sharedStateEnv(fx.stateDir, workspace.dir));
+    const cli = runCliAll(runs, race.env);
     // The API adds one connection, and every other time removes it again (a removal lost to an older read would bring it back).
     const added = await repeatUntil(
       cli,

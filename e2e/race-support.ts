@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { callApi, type ApiAnswer } from '../test/support/control-api.js';
+import { enterWorkspace, startHost } from '../test/support/host-fixture.js';
 
 // What the cross-process race tests share: a second process on the running host's state dir (the
 // built CLI, or a fixture), and the host's API kept busy until that process is done.
@@ -33,7 +35,7 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Pro
  * secret store the host fixture uses, no registry, and a config folder of its own, so the settings
  * file of whoever runs the tests never applies.
  */
-export function sharedStateEnv(stateDir: string, workspaceDir: string): NodeJS.ProcessEnv {
+function sharedStateEnv(stateDir: string, workspaceDir: string): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -43,6 +45,33 @@ export function sharedStateEnv(stateDir: string, workspaceDir: string): NodeJS.P
     WORKSPACE_SECRET_STORE: 'file',
     WORKSPACE_REGISTRY_URL: '',
     WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
+  };
+}
+
+/** A real host in a workspace of its own: its owner's API, and the environment of another process on its state dir. */
+export interface RaceHost {
+  stateDir: string;
+  /** The page's API, as its owner. */
+  api(method: string, path: string, body?: unknown): Promise<ApiAnswer>;
+  /** sharedStateEnv of this host. */
+  env: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+/** Starts a host for a race test, in a fresh workspace (`prefix` names its folder); `env` is the host's extra environment. */
+export async function startRaceHost(prefix: string, env: Record<string, string> = {}): Promise<RaceHost> {
+  const workspace = await enterWorkspace(prefix);
+  const fx = await startHost({}, env);
+  const controlUrl = await fx.host.open();
+  const adminToken = await fx.host.adminToken();
+  return {
+    stateDir: fx.stateDir,
+    api: (method, path, body) => callApi(controlUrl, adminToken, method, path, body),
+    env: sharedStateEnv(fx.stateDir, workspace.dir),
+    close: async () => {
+      await fx.close();
+      await workspace.leave();
+    },
   };
 }
 

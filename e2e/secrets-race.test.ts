@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EncryptedFileSecretStore } from '../main/secrets/encrypted-file-store.js';
 import { PlaceSecrets } from '../main/secrets/place-secrets.js';
-import { callApi } from '../test/support/control-api.js';
-import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
-import { repeatUntil, runCliAll, sharedStateEnv, type CliRun } from './race-support.js';
+import { repeatUntil, runCliAll, startRaceHost, type CliRun, type RaceHost } from './race-support.js';
 
 // The server sets place secrets through its API while the CLI sets, replaces and removes others in
 // the same encrypted secrets file (the store of machines without a keychain, one file for every
@@ -14,21 +12,13 @@ import { repeatUntil, runCliAll, sharedStateEnv, type CliRun } from './race-supp
 const PER_KIND = 15;
 
 describe('place secrets changed by the CLI while the server sets others', () => {
-  let fx: HostFixture;
-  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
-  let api: (method: string, path: string, body?: unknown) => ReturnType<typeof callApi>;
+  let race: RaceHost;
+  const api: RaceHost['api'] = (method, path, body) => race.api(method, path, body);
 
   before(async () => {
-    workspace = await enterWorkspace('pw-secrets-race-');
-    fx = await startHost();
-    const controlUrl = await fx.host.open();
-    const adminToken = await fx.host.adminToken();
-    api = (method, path, body) => callApi(controlUrl, adminToken, method, path, body);
+    race = await startRaceHost('pw-secrets-race-');
   });
-  after(async () => {
-    await fx.close();
-    await workspace.leave();
-  });
+  after(() => race.close());
 
   async function set(place: string, name: string, value: string): Promise<void> {
     const answer = await api('PUT', `/secrets/${name}?workspace_path=${place}`, { value });
@@ -45,7 +35,7 @@ describe('place secrets changed by the CLI while the server sets others', () => 
       { args: ['secrets', 'set', `R${i}`, '--replace', '--workspace-path', 'Crew/replaced'], stdin: `new ${i}` },
     ]);
 
-    const cli = runCliAll(runs, sharedStateEnv(fx.stateDir, workspace.dir));
+    const cli = runCliAll(runs, race.env);
     // The API sets one secret, and every other time removes it again (a removal lost to an older read would bring it back).
     const setByApi = await repeatUntil(cli, async (n) => {
       await set('Crew/api', `A${n}`, `api ${n}`);
@@ -58,7 +48,7 @@ describe('place secrets changed by the CLI while the server sets others', () => 
 
     // Read back as a third process would: names from the API, values straight from the file.
     const names = async (place: string): Promise<string[]> => (await api('GET', `/secrets?workspace_path=${place}`)).json.names;
-    const file = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir: fx.stateDir }), fx.stateDir);
+    const file = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir: race.stateDir }), race.stateDir);
     const wrong = async (place: string, expected: Record<string, string>): Promise<string[]> => {
       const listed = await names(place);
       const found = await Promise.all(Object.entries(expected).map(async ([name, value]) => (listed.includes(name) && (await file.value(place, name)) === value ? [] : [name])));
