@@ -7,8 +7,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { AccessDirectory } from '../main/places/access-directory.js';
 import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
+import { assertAllRefused, assertAllWork, sharedAttempts, setPolicy as setSharedPolicy, type Attempt } from './sandbox-escape-battery.js';
 
 /*
  * The escape battery of issue 16 on macOS, with real Seatbelt (sandbox-exec): the attempts of
@@ -20,12 +20,6 @@ import { enterWorkspace, startHost, type HostFixture } from '../test/support/hos
  */
 const skip = process.platform === 'darwin' ? false : `Seatbelt needs macOS; this machine is ${process.platform}`;
 if (skip) process.stderr.write(`e2e/sandbox-escape-macos.test.ts skipped: ${skip}\n`);
-
-interface Attempt {
-  name: string;
-  bash?: string;
-  tool?: { name: 'read' | 'write' | 'edit'; arguments: Record<string, unknown> };
-}
 
 describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/alpha', { skip }, () => {
   let fx: HostFixture;
@@ -59,36 +53,13 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
     await symlink(key, join(alpha, 'key-link'));
     await mkdir(join(ws, 'Crew', 'beta', 'sub'));
     const host = process.pid;
-    const reaches = (options: string, url: string) => `h=$(curl -s -m 5 -D - -o /dev/null ${options} ${url}) && echo "$h" | grep -q '^HTTP/' && ! echo "$h" | grep -qi '^proxy-status'`;
-    const agentPort = new URL(fx.url).port;
     attempts = [
-      { name: 'read the secrets key', bash: `cat ${key}` },
-      { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },
-      { name: 'list the state dir', bash: `ls ${state} | grep -q secrets` },
-      { name: "read another place's file", bash: `cat ${ws}/Crew/beta/notes.txt` },
-      { name: "read another place's file through ..", bash: `cat ${alpha}/../beta/notes.txt` },
-      { name: 'a symlink in the place pointing at the key', bash: `ln -sf ${key} ${alpha}/new-link && cat ${alpha}/new-link` },
-      { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard; s=$?; rm -f ${alpha}/new-hard; exit $s` },
+      ...sharedAttempts({ state, ws, alpha, controlUrl, agentUrl: fx.url }),
       // Moved back at once under machine, where it works.
       { name: 'move the state dir out from under its rule', bash: `mv ${state} ${state}-moved && cat ${state}-moved/secrets.key; s=$?; mv ${state}-moved ${state} 2>/dev/null; exit $s` },
-      { name: 'write outside the place', bash: `echo planted > ${ws}/planted.txt` },
-      { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
-      { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
-      { name: 'a FIFO in the state dir', bash: `rm -f ${state}/fifo && mkfifo ${state}/fifo` },
-      { name: 'curl the control plane', bash: reaches('', `${controlUrl}/api/server`) },
-      { name: 'curl the agent endpoint', bash: reaches('', fx.url) },
-      { name: 'curl the control plane past the proxy', bash: reaches("--noproxy '*'", `${controlUrl}/api/server`) },
-      { name: 'curl the agent endpoint by name, through a CONNECT tunnel', bash: reaches('--proxytunnel', `http://localhost:${agentPort}/mcp`) },
       { name: "the keychain's files", bash: `ls ${join(homedir(), 'Library', 'Keychains')} | grep -q .` },
       { name: "the keychain's daemon", bash: 'security list-keychains -d user | grep -q keychain' },
       { name: "the host's environment (sysctl kern.procargs2)", bash: `ps -wwE -p ${host} | grep -q PATH=` },
-      { name: 'signal the host', bash: `kill -0 ${host}` },
-      { name: 'bash -c inside bash', bash: `bash -c 'bash -c "cat ${key}"'` },
-      { name: 'read tool: the key', tool: { name: 'read', arguments: { path: key } } },
-      { name: 'read tool: a symlink in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'key-link') } } },
-      { name: "read tool: another place's file through ..", tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } } },
-      { name: "write tool: another place's folder", tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } } },
-      { name: 'write tool: the state dir', tool: { name: 'write', arguments: { path: join(state, 'planted-too'), content: 'x' } } },
     ];
   });
 
@@ -99,29 +70,13 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
     await workspace?.leave();
   });
 
-  async function attempt(a: Attempt): Promise<{ ok: boolean; text: string }> {
-    const result = (await client.callTool(a.bash ? { name: 'bash', arguments: { command: a.bash, timeout: 20 } } : a.tool!)) as {
-      isError?: boolean;
-      content: Array<{ type: string; text?: string }>;
-      structuredContent?: { exitCode: number | null };
-    };
-    const text = result.content.map((c) => c.text ?? '').join('\n');
-    return { ok: a.bash ? result.structuredContent?.exitCode === 0 : !result.isError, text };
-  }
-
   const bash = async (command: string) =>
     (await client.callTool({ name: 'bash', arguments: { command, timeout: 20 } })) as unknown as { structuredContent: { exitCode: number; stdout: string; stderr: string } };
 
   for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
     it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
       await setPolicy(kind, network);
-      assert.ok(attempts.length >= 20);
-      for (const a of attempts) {
-        const { ok, text } = await attempt(a);
-        assert.equal(ok, false, `${kind}: "${a.name}" should be refused, got: ${text}`);
-        const why = a.bash ? `This command ran in the sandbox of the ${kind} policy of Crew alpha` : `Refused by the ${kind} policy of Crew alpha`;
-        assert.ok(text.includes(why), `${kind}: "${a.name}" says why: ${text}`);
-      }
+      await assertAllRefused(client, attempts, kind);
       assert.equal(await readFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'utf8'), 'beta notes\n', 'nothing changed outside');
       await assert.rejects(stat(join(ws, 'planted.txt')));
       await stat(join(fx.stateDir, 'secrets.key'));
@@ -130,10 +85,7 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
 
   it('lets the same attempts through under machine', async () => {
     await setPolicy('machine');
-    for (const a of attempts) {
-      const { ok, text } = await attempt(a);
-      assert.equal(ok, true, `machine: "${a.name}" should work, got: ${text}`);
-    }
+    await assertAllWork(client, attempts);
   });
 
   it('works inside the place under place and strict: files, commands, temp files, a terminal', async () => {
@@ -164,9 +116,5 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
     assert.notEqual(direct.structuredContent.exitCode, 0, 'nothing past the proxy');
   });
 
-  async function setPolicy(kind: 'machine' | 'place' | 'strict', network: readonly string[] = []): Promise<void> {
-    const access = new AccessDirectory(fx.stateDir);
-    await access.setPlacePolicy('Crew/alpha', kind);
-    if (kind !== 'machine') await access.setPlaceNetwork('Crew/alpha', network);
-  }
+  const setPolicy = (kind: 'machine' | 'place' | 'strict', network: readonly string[] = []) => setSharedPolicy(fx.stateDir, kind, network);
 });

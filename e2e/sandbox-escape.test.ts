@@ -3,9 +3,9 @@ import { mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { AccessDirectory } from '../main/places/access-directory.js';
 import { callApi } from '../test/support/control-api.js';
 import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
+import { assertAllRefused, assertAllWork, sharedAttempts, setPolicy as setSharedPolicy, type Attempt } from './sandbox-escape-battery.js';
 
 /*
  * The escape battery of issue 16, with real bubblewrap: an agent of Crew/alpha tries to reach the
@@ -13,13 +13,6 @@ import { enterWorkspace, startHost, type HostFixture } from '../test/support/hos
  * `place` and `strict` every attempt fails with a clear error; under `machine` the same attempts
  * succeed, which proves each one really reaches its target when nothing stops it.
  */
-
-interface Attempt {
-  name: string;
-  /** A bash command (success: exit code 0), or a file tool call (success: not an error). */
-  bash?: string;
-  tool?: { name: 'read' | 'write' | 'edit'; arguments: Record<string, unknown> };
-}
 
 describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
   let fx: HostFixture;
@@ -50,39 +43,14 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     const bus = /unix:path=([^,;]+)/.exec(process.env.DBUS_SESSION_BUS_ADDRESS ?? '')?.[1];
     assert.ok(bus, 'the tests run on a private D-Bus with a path socket (scripts/test.sh)');
     const host = process.pid;
-    // Reached: an HTTP answer from the app itself, not a refusal of the sandbox's proxy (which says so in Proxy-Status).
-    const reaches = (options: string, url: string) => `h=$(curl -s -m 5 -D - -o /dev/null ${options} ${url}) && echo "$h" | grep -q '^HTTP/' && ! echo "$h" | grep -qi '^proxy-status'`;
-    const agentPort = new URL(fx.url).port;
     attempts = [
-      { name: 'read the secrets key', bash: `cat ${key}` },
-      { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },
-      { name: 'list the state dir', bash: `ls ${state} | grep -q secrets` },
-      { name: "read another place's file", bash: `cat ${ws}/Crew/beta/notes.txt` },
-      { name: "read another place's file through ..", bash: `cat ${alpha}/../beta/notes.txt` },
+      ...sharedAttempts({ state, ws, alpha, controlUrl, agentUrl: fx.url }),
       { name: "the host's /proc/<pid>/environ", bash: `cat /proc/${host}/environ | tr '\\0' '\\n' | grep -q DBUS_SESSION_BUS_ADDRESS` },
-      { name: 'a symlink in the place pointing at the key', bash: `ln -sf ${key} ${alpha}/new-link && cat ${alpha}/new-link` },
-      // Removed again at once: a hard link to the key left in the place stops every command (below).
-      { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard; s=$?; rm -f ${alpha}/new-hard; exit $s` },
-      { name: 'write outside the place', bash: `echo planted > ${ws}/planted.txt` },
-      { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
-      { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
-      { name: 'a FIFO in the state dir', bash: `rm -f ${state}/fifo && mkfifo ${state}/fifo` },
-      { name: 'curl the control plane', bash: reaches('', `${controlUrl}/api/server`) },
-      { name: 'curl the agent endpoint', bash: reaches('', fx.url) },
-      { name: 'curl the control plane past the proxy', bash: reaches("--noproxy '*'", `${controlUrl}/api/server`) },
-      { name: 'curl the agent endpoint by name, through a CONNECT tunnel', bash: reaches('--proxytunnel', `http://localhost:${agentPort}/mcp`) },
       { name: 'the keychain over D-Bus', bash: `DBUS_SESSION_BUS_ADDRESS=unix:path=${bus} dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.DBus.Peer.Ping` },
       { name: "the keychain's address in the environment", bash: 'test -n "$DBUS_SESSION_BUS_ADDRESS"' },
       { name: 'ptrace the host', bash: `timeout 1 strace -p ${host} -e trace=none -o /dev/null; test $? -eq 124` },
       { name: "enter the host's namespaces", bash: `nsenter -t ${host} -m cat ${key}` },
-      { name: 'signal the host', bash: `kill -0 ${host}` },
-      { name: 'bash -c inside bash', bash: `bash -c 'bash -c "cat ${key}"'` },
-      { name: 'read tool: the key', tool: { name: 'read', arguments: { path: key } } },
-      { name: 'read tool: a symlink in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'key-link') } } },
-      { name: "read tool: another place's file through ..", tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } } },
       { name: "read tool: the host's /proc/<pid>/environ", tool: { name: 'read', arguments: { path: `/proc/${host}/environ` } } },
-      { name: "write tool: another place's folder", tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } } },
-      { name: 'write tool: the state dir', tool: { name: 'write', arguments: { path: join(state, 'planted-too'), content: 'x' } } },
       { name: "edit tool: another place's file", tool: { name: 'edit', arguments: { path: join(ws, 'Crew', 'beta', 'notes.txt'), edits: [{ old_string: 'beta', new_string: 'gamma' }] } } },
     ];
   });
@@ -92,28 +60,10 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     await workspace?.leave();
   });
 
-  async function attempt(a: Attempt): Promise<{ ok: boolean; text: string }> {
-    const result = (await client.callTool(a.bash ? { name: 'bash', arguments: { command: a.bash, timeout: 20 } } : a.tool!)) as {
-      isError?: boolean;
-      content: Array<{ type: string; text?: string }>;
-      structuredContent?: { exitCode: number | null };
-    };
-    const text = result.content.map((c) => c.text ?? '').join('\n');
-    const ok = a.bash ? result.structuredContent?.exitCode === 0 : !result.isError;
-    return { ok, text };
-  }
-
   for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
     it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
       await setPolicy(kind, network);
-      assert.ok(attempts.length >= 20);
-      for (const a of attempts) {
-        const { ok, text } = await attempt(a);
-        assert.equal(ok, false, `${kind}: "${a.name}" should be refused, got: ${text}`);
-        const why = a.bash ? `This command ran in the sandbox of the ${kind} policy of Crew alpha` : `Refused by the ${kind} policy of Crew alpha`;
-        assert.ok(text.includes(why), `${kind}: "${a.name}" says why: ${text}`);
-        assert.match(text, /The person who runs this app can change it/);
-      }
+      await assertAllRefused(client, attempts, kind);
       assert.equal(await readFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'utf8'), 'beta notes\n', 'nothing changed outside');
       await assert.rejects(stat(join(ws, 'planted.txt')));
       await assert.rejects(stat(join(fx.stateDir, 'planted')));
@@ -122,10 +72,7 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
 
   it('lets the same attempts through under machine', async () => {
     await setPolicy('machine');
-    for (const a of attempts) {
-      const { ok, text } = await attempt(a);
-      assert.equal(ok, true, `machine: "${a.name}" should work, got: ${text}`);
-    }
+    await assertAllWork(client, attempts);
   });
 
   it('a hard link to the key made before (under machine): the file tools refuse it, bash runs nothing until it is gone', async () => {
@@ -176,10 +123,5 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     for (const kind of ['machine', 'place', 'strict']) assert.ok(records.some((r) => r.policy === kind), `calls under ${kind}`);
   });
 
-  /** As the CLI does: the running server reads the access directory afresh on every call. */
-  async function setPolicy(kind: 'machine' | 'place' | 'strict', network: readonly string[] = []): Promise<void> {
-    const access = new AccessDirectory(fx.stateDir);
-    await access.setPlacePolicy('Crew/alpha', kind);
-    if (kind !== 'machine') await access.setPlaceNetwork('Crew/alpha', network);
-  }
+  const setPolicy = (kind: 'machine' | 'place' | 'strict', network: readonly string[] = []) => setSharedPolicy(fx.stateDir, kind, network);
 });

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { AccessDirectory } from '../main/places/access-directory.js';
+
+// What the escape batteries share (e2e/sandbox-escape.test.ts with bubblewrap,
+// e2e/sandbox-escape-macos.test.ts with Seatbelt): the attempts that mean the same on both
+// systems, running them as an agent of Crew/alpha, and what a refusal must say.
+
+export interface Attempt {
+  name: string;
+  /** A bash command (success: exit code 0), or a file tool call (success: not an error). */
+  bash?: string;
+  tool?: { name: 'read' | 'write' | 'edit'; arguments: Record<string, unknown> };
+}
+
+export interface Targets {
+  /** The app's state dir, with secrets.key and secrets.enc.json in it. */
+  state: string;
+  /** The workspace root, with Crew/alpha (the agent's place) and Crew/beta (notes.txt, sub/). */
+  ws: string;
+  /** A symlink in Crew/alpha to the key is at key-link. */
+  alpha: string;
+  controlUrl: string;
+  agentUrl: string;
+}
+
+/** Reached: an HTTP answer from the app itself, not a refusal of the sandbox's proxy (which says so in Proxy-Status). */
+function reaches(options: string, url: string): string {
+  return `h=$(curl -s -m 5 -D - -o /dev/null ${options} ${url}) && echo "$h" | grep -q '^HTTP/' && ! echo "$h" | grep -qi '^proxy-status'`;
+}
+
+/** The attempts on the app's secrets, another place, the app's ports and the file tools, the same on every system. */
+export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl }: Targets): Attempt[] {
+  const key = join(state, 'secrets.key');
+  const agentPort = new URL(agentUrl).port;
+  return [
+    { name: 'read the secrets key', bash: `cat ${key}` },
+    { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },
+    { name: 'list the state dir', bash: `ls ${state} | grep -q secrets` },
+    { name: "read another place's file", bash: `cat ${ws}/Crew/beta/notes.txt` },
+    { name: "read another place's file through ..", bash: `cat ${alpha}/../beta/notes.txt` },
+    { name: 'a symlink in the place pointing at the key', bash: `ln -sf ${key} ${alpha}/new-link && cat ${alpha}/new-link` },
+    // Removed again at once: a hard link to the key left in the place stops every command.
+    { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard; s=$?; rm -f ${alpha}/new-hard; exit $s` },
+    { name: 'write outside the place', bash: `echo planted > ${ws}/planted.txt` },
+    { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
+    { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
+    { name: 'a FIFO in the state dir', bash: `rm -f ${state}/fifo && mkfifo ${state}/fifo` },
+    { name: 'curl the control plane', bash: reaches('', `${controlUrl}/api/server`) },
+    { name: 'curl the agent endpoint', bash: reaches('', agentUrl) },
+    { name: 'curl the control plane past the proxy', bash: reaches("--noproxy '*'", `${controlUrl}/api/server`) },
+    { name: 'curl the agent endpoint by name, through a CONNECT tunnel', bash: reaches('--proxytunnel', `http://localhost:${agentPort}/mcp`) },
+    { name: 'signal the host', bash: `kill -0 ${process.pid}` },
+    { name: 'bash -c inside bash', bash: `bash -c 'bash -c "cat ${key}"'` },
+    { name: 'read tool: the key', tool: { name: 'read', arguments: { path: key } } },
+    { name: 'read tool: a symlink in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'key-link') } } },
+    { name: "read tool: another place's file through ..", tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } } },
+    { name: "write tool: another place's folder", tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } } },
+    { name: 'write tool: the state dir', tool: { name: 'write', arguments: { path: join(state, 'planted-too'), content: 'x' } } },
+  ];
+}
+
+/** Runs one attempt as the agent: whether it got through, and what it was told. */
+export async function attempt(client: Client, a: Attempt): Promise<{ ok: boolean; text: string }> {
+  const result = (await client.callTool(a.bash ? { name: 'bash', arguments: { command: a.bash, timeout: 20 } } : a.tool!)) as {
+    isError?: boolean;
+    content: Array<{ type: string; text?: string }>;
+    structuredContent?: { exitCode: number | null };
+  };
+  const text = result.content.map((c) => c.text ?? '').join('\n');
+  return { ok: a.bash ? result.structuredContent?.exitCode === 0 : !result.isError, text };
+}
+
+/** Every attempt fails, saying which policy of Crew alpha refused it and who can change it. */
+export async function assertAllRefused(client: Client, attempts: readonly Attempt[], kind: 'place' | 'strict'): Promise<void> {
+  assert.ok(attempts.length >= 20);
+  for (const a of attempts) {
+    const { ok, text } = await attempt(client, a);
+    assert.equal(ok, false, `${kind}: "${a.name}" should be refused, got: ${text}`);
+    const why = a.bash ? `This command ran in the sandbox of the ${kind} policy of Crew alpha` : `Refused by the ${kind} policy of Crew alpha`;
+    assert.ok(text.includes(why), `${kind}: "${a.name}" says why: ${text}`);
+    assert.match(text, /The person who runs this app can change it/);
+  }
+}
+
+/** Every attempt works: each reaches its target when nothing stops it. */
+export async function assertAllWork(client: Client, attempts: readonly Attempt[]): Promise<void> {
+  for (const a of attempts) {
+    const { ok, text } = await attempt(client, a);
+    assert.equal(ok, true, `machine: "${a.name}" should work, got: ${text}`);
+  }
+}
+
+/** As the CLI does: the running server reads the access directory afresh on every call. */
+export async function setPolicy(stateDir: string, kind: 'machine' | 'place' | 'strict', network: readonly string[] = []): Promise<void> {
+  const access = new AccessDirectory(stateDir);
+  await access.setPlacePolicy('Crew/alpha', kind);
+  if (kind !== 'machine') await access.setPlaceNetwork('Crew/alpha', network);
+}
