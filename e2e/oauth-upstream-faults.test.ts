@@ -63,6 +63,14 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
 
   const view = async (): Promise<View> => (await api('GET', `/mcp/place?workspace_path=${PLACE}`)).json.connections.find((c: View) => c.name === name);
   const call = async (tool: string, args: Record<string, unknown> = {}) => (await agent.callTool({ name: tool, arguments: args })) as CallToolResult;
+  /** The provider revokes every token; the agent's next call meets it, and the connection needs a sign-in. */
+  const endLoginAtProvider = async (): Promise<void> => {
+    upstream.oauth!.revokeAllRefreshTokens();
+    upstream.oauth!.revokeAllAccessTokens();
+    const refused = await call(`${name}__echo`, { text: 'x' });
+    assert.equal(refused.isError, true);
+    await waitFor(async () => (await view()).state === 'sign-in', 10_000, 'the connection to need a sign-in');
+  };
   /** `connections list` of the place, as the person running the app types it. */
   const cliList = async () =>
     (
@@ -100,11 +108,7 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
   });
 
   it('a server that starts refusing the login (401 later): sign-in needed with why; Connect signs in again and the calls work', async () => {
-    upstream.oauth!.revokeAllRefreshTokens();
-    upstream.oauth!.revokeAllAccessTokens();
-    const refused = await call(`${name}__echo`, { text: 'x' });
-    assert.equal(refused.isError, true);
-    await waitFor(async () => (await view()).state === 'sign-in', 10_000, 'the connection to need a sign-in');
+    await endLoginAtProvider();
     assert.match((await view()).reason ?? '', /sign in/i);
     assert.match(await cliList(), /Publisher .*sign-in \(/);
     await connect();
@@ -143,11 +147,7 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
   });
 
   it('a login the provider ends after the step-up: Connect asks for the wider scope again, and the call that needs it works without another step-up', async () => {
-    upstream.oauth!.revokeAllRefreshTokens();
-    upstream.oauth!.revokeAllAccessTokens();
-    const refused = await call(`${name}__echo`, { text: 'x' });
-    assert.equal(refused.isError, true);
-    await waitFor(async () => (await view()).state === 'sign-in', 10_000, 'the connection to need a sign-in');
+    await endLoginAtProvider();
     // The row says what happened, not "not signed in yet".
     assert.equal((await view()).reason, 'The login ended at the provider (revoked there, or expired): sign in again.');
     // Connect's own 401 challenge names tools:read only; the wider scope comes from the ended login.

@@ -5,17 +5,17 @@ import type { LoginEnd } from './oauth/oauth-store.js';
  * to the connection's owner (`owner` undefined) as what to do; to anyone else, who can do it.
  */
 export function signInReason(ended: LoginEnd | undefined, owner: string | undefined): string {
-  const todo = (what: string) => (owner === undefined ? `: ${what}.` : `; only ${owner}, who added it, can ${what}.`);
+  const whatNext = (what: string) => (owner === undefined ? `: ${what}.` : `; only ${owner}, who added it, can ${what}.`);
   switch (ended) {
     case undefined:
       return owner === undefined ? 'Not signed in yet.' : `Not signed in yet; only ${owner}, who added it, can sign in.`;
     case 'grant':
-      return `The login ended at the provider (revoked there, or expired)${todo('sign in again')}`;
+      return `The login ended at the provider (revoked there, or expired)${whatNext('sign in again')}`;
     case 'client':
-      return `The provider no longer accepts this app's registration, so the login ended${todo('sign in again (the app registers anew)')}`;
+      return `The provider no longer accepts this app's registration, so the login ended${whatNext('sign in again (the app registers anew)')}`;
     case 'own-app':
-      return `The provider refused the client ID or secret of the OAuth app given for this connection, so the login ended${todo('check them and sign in again')}`;
+      return `The provider refused the client ID or secret of the OAuth app given for this connection, so the login ended${whatNext('check them and sign in again')}`;
     case 'no-refresh-token':
-      return `The login expired and the provider gave no way to renew it${todo('sign in again')}`;
+      return `The login expired and the provider gave no way to renew it${whatNext('sign in again')}`;
   }
 }
