@@ -60,7 +60,8 @@ export class PlaceSecrets {
     const account = accountOf(root, name);
     checkValue(value);
     await withFileLock(this.lockPath, async () => {
-      if (!replace && (await this.store.get(account)) !== undefined) throw new PlaceSecretExistsError(root, name);
+      // By name, as listings are: the value stays in the store.
+      if (!replace && (await this.names(root)).includes(name)) throw new PlaceSecretExistsError(root, name);
       await this.store.set(account, value);
     });
   }
