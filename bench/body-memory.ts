@@ -1,8 +1,8 @@
 import { fork } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import { loadavg } from 'node:os';
 import { readJsonBody } from '../main/http/json-body.js';
+import { memoryOf, resetPeak } from './lib/child.js';
 import { log, median } from './lib/util.js';
 
 /*
@@ -32,24 +32,19 @@ function readWhole(req: IncomingMessage): Promise<unknown> {
   });
 }
 
-const kib = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
-
 /** Child: serves one body with `reader`, reports peak RSS growth and time, exits. */
 async function child(reader: Reader): Promise<void> {
-  const server = createServer((req, res) => {
-    const before = kib('VmRSS');
-    writeFileSync('/proc/self/clear_refs', '5'); // resets VmHWM to the current RSS
+  const server = createServer(async (req, res) => {
+    const before = (await memoryOf(process.pid)).rss;
+    if (!(await resetPeak(process.pid))) throw new Error('this kernel does not reset VmHWM (/proc/<pid>/clear_refs): the peak would not be this request\'s');
     const started = performance.now();
-    const read = reader === 'ours' ? readJsonBody(req, MAX_BYTES) : readWhole(req);
-    read.then(
-      (value) => finish(typeof value === 'object' ? 'parsed' : 'odd'),
-      (error: { status?: number }) => finish(`refused ${error.status ?? '?'}`),
+    const outcome = await (reader === 'ours' ? readJsonBody(req, MAX_BYTES) : readWhole(req)).then(
+      (value) => (typeof value === 'object' ? 'parsed' : 'odd'),
+      (error: { status?: number }) => `refused ${error.status ?? '?'}`,
     );
-    function finish(outcome: string): void {
-      const report = { growth: kib('VmHWM') - before, ms: performance.now() - started, outcome };
-      res.end();
-      process.send!(report, () => process.exit(0));
-    }
+    const report = { growth: (await memoryOf(process.pid)).hwm - before, ms: performance.now() - started, outcome };
+    res.end();
+    process.send!(report, () => process.exit(0));
   });
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
 }
