@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { trialRun } from './trial-run.js';
 
 /** Cached per PATH: the answer holds while the app runs (installing bubblewrap needs a restart). */
 const checks = new Map<string, Promise<string | undefined>>();
@@ -14,26 +15,18 @@ export function bubblewrapProblem(env: NodeJS.ProcessEnv = process.env): Promise
   return check;
 }
 
-function tryBubblewrap(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', '--', 'true'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', (error: NodeJS.ErrnoException) =>
-      resolve(
-        error.code === 'ENOENT'
-          ? 'bubblewrap (bwrap) is not installed on this machine: install the bubblewrap package.'
-          : `bubblewrap (bwrap) could not be started: ${error.message}.`,
-      ),
-    );
-    child.once('close', (code) =>
-      resolve(
-        code === 0
-          ? undefined
-          : `bubblewrap (bwrap) cannot make a sandbox here (${stderr.trim().split('\n')[0] || `exit code ${code}`}); user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone).`,
-      ),
-    );
-  });
+async function tryBubblewrap(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const failure = await trialRun('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', '--', 'true'], env);
+  switch (failure?.kind) {
+    case undefined:
+      return undefined;
+    case 'missing':
+      return 'bubblewrap (bwrap) is not installed on this machine: install the bubblewrap package.';
+    case 'unstartable':
+      return `bubblewrap (bwrap) could not be started: ${failure.why}.`;
+    case 'failed':
+      return `bubblewrap (bwrap) cannot make a sandbox here (${failure.why}); user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone).`;
+  }
 }
 
 const enterChecks = new Map<string, Promise<boolean>>();

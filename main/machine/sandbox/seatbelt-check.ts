@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { MACOS_SYSTEM_DIRS, seatbeltProfile } from './seatbelt-profile.js';
 import { pathPlan } from './path-plan.js';
 import { SANDBOX_EXEC } from './seatbelt-launch.js';
+import { trialRun } from './trial-run.js';
 
 /** Cached per program: the answer holds while the app runs. */
 const checks = new Map<string, Promise<string | undefined>>();
@@ -46,12 +46,16 @@ async function trySeatbelt(program: string): Promise<string | undefined> {
 }
 
 /** What went wrong running `/usr/bin/true` under `profile`, or nothing. */
-function failure(program: string, profile: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn(program, ['-p', profile, '/usr/bin/true'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ENOENT' ? `${program} is not on this machine` : `it could not be started (${error.message})`));
-    child.once('close', (code, signal) => resolve(code === 0 ? undefined : `${stderr.trim().split('\n')[0] || (signal ? `signal ${signal}` : `exit code ${code}`)}`));
-  });
+async function failure(program: string, profile: string): Promise<string | undefined> {
+  const failed = await trialRun(program, ['-p', profile, '/usr/bin/true']);
+  switch (failed?.kind) {
+    case undefined:
+      return undefined;
+    case 'missing':
+      return `${program} is not on this machine`;
+    case 'unstartable':
+      return `it could not be started (${failed.why})`;
+    case 'failed':
+      return failed.why;
+  }
 }
