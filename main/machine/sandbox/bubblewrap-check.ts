@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { trialRun } from './trial-run.js';
 
 /** Cached per PATH: the answer holds while the app runs (installing bubblewrap needs a restart). */
@@ -38,14 +37,6 @@ const enterChecks = new Map<string, Promise<boolean>>();
 export function canEnterSandboxes(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   const key = env.PATH ?? '';
   let check = enterChecks.get(key);
-  if (!check) enterChecks.set(key, (check = Promise.all(['nsenter', 'setpriv'].map((program) => runs(program, ['--version'], env))).then((all) => all.every(Boolean))));
+  if (!check) enterChecks.set(key, (check = Promise.all(['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined)).then((all) => all.every(Boolean))));
   return check;
-}
-
-function runs(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
-  return new Promise((resolve) => {
-    const child = spawn(program, args, { env, stdio: 'ignore' });
-    child.once('error', () => resolve(false));
-    child.once('close', (code) => resolve(code === 0));
-  });
 }
