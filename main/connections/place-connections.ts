@@ -557,10 +557,7 @@ export class PlaceConnections {
   }
 
   private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {
-    const { state, health, signIn, ...said } = this.state(dir, place, c, facts);
-    // Without a login (and no failed sign-in to tell of), its owner is told what to do rather than who can do it.
-    const ownerToSignIn = state === 'sign-in' && c.owner === person && c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name) && signIn?.state !== 'failed';
-    const reason = ownerToSignIn ? signInReason(facts.ended.get(c.storeId + c.name), undefined) : said.reason;
+    const { state, reason, health, signIn } = this.state(dir, place, c, facts, person);
     const last = health?.last;
     return {
       name: c.name,
@@ -587,8 +584,8 @@ export class PlaceConnections {
   }
 
   /** Its state and reason, with how its last sign-in went while it waits for one. */
-  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health; signIn?: ConnectionView['signIn'] } {
-    const known = this.knownState(dir, place, c, facts);
+  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts, viewer?: string): { state: ConnectionState; reason?: string; health?: Health; signIn?: ConnectionView['signIn'] } {
+    const known = this.knownState(dir, place, c, facts, viewer);
     if (known.state !== 'sign-in') return known;
     // How the last sign-in started here went, so no surface waits on one that has ended.
     const outcome = this.signInOutcomes.of(keyOf(c));
@@ -598,8 +595,8 @@ export class PlaceConnections {
   }
 
   /** The state known without asking the server (paused, needs-secret, no login), or its measured health. */
-  private knownState(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason?: string; health?: Health } {
-    const blocked = this.gate(dir, place, c, facts);
+  private knownState(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts, viewer?: string): { state: ConnectionState; reason?: string; health?: Health } {
+    const blocked = this.gate(dir, place, c, facts, viewer);
     if (blocked) return blocked;
     const health = this.deps.health.health(c);
     // Never checked: whoever asked for this view (list, add, Test, an agent's tools) starts the check.
@@ -611,14 +608,15 @@ export class PlaceConnections {
   }
 
   /** Why a connection cannot be used whatever its server would answer, if it cannot. */
-  private gate(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts): { state: ConnectionState; reason: string } | undefined {
+  /** `viewer`: who the reason is for (its owner is told what to do rather than who can do it); by default anyone. */
+  private gate(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts, viewer?: string): { state: ConnectionState; reason: string } | undefined {
     const blocker = editBlocker(dir, c.owner, place);
     if (blocker) return { state: 'paused', reason: `Paused: ${blocker}. It works again once they can edit the place; or remove it.` };
     if (c.auth.kind === 'header' && !facts.secrets.includes(c.auth.secretName)) {
       return { state: 'needs-secret', reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.` };
     }
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
-      return { state: 'sign-in', reason: signInReason(facts.ended.get(c.storeId + c.name), nameOf(dir, c.owner)) };
+      return { state: 'sign-in', reason: signInReason(facts.ended.get(c.storeId + c.name), viewer === c.owner ? undefined : nameOf(dir, c.owner)) };
     }
     // Its server wants wider access than the login has: the owner must approve it (or cannot).
     const stepUp = facts.stepUps.get(c.storeId + c.name);
