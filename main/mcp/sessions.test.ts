@@ -19,7 +19,11 @@ describe('McpSessions at its limit', () => {
   let url: string;
 
   before(async () => {
+    // A clock that moves on every reading: two calls that end in the same millisecond still end in
+    // order, so which session is least recently used does not depend on the machine's speed.
+    let clock = 0;
     sessions = new McpSessions<string>({
+      now: () => (clock += 1),
       idleTimeoutMs: 60_000,
       maxSessionsPerOwner: 2,
       ownerOf: (caller) => caller,
