@@ -33,8 +33,9 @@ describe('openSecretStore', () => {
 
   it('on first use takes the OS keychain where it answers, says so once and records it for later commands', async () => {
     const store = await openSecretStore({ stateDir: dir, env: { WORKSPACE_KEYCHAIN_SERVICE: service }, say });
-    assert.ok(store instanceof KeychainSecretStore);
-    assert.equal(store.service, service);
+    assert.equal(store.kind, 'keychain');
+    await store.set('k', 'in-the-keychain');
+    assert.equal(await new KeychainSecretStore({ service }).get('k'), 'in-the-keychain');
     assert.equal(said.length, 1);
     assert.match(said[0]!, /^Logins and secrets are kept in the OS keychain because it answers here\. This is recorded in .*secret-store\.json, so later commands use it too\.$/);
     assert.equal((await recorded()).store, 'keychain');
@@ -84,7 +85,6 @@ describe('openSecretStore', () => {
   it('opens the encrypted file with WORKSPACE_SECRET_STORE=file, with the key from WORKSPACE_SECRET_KEY', async () => {
     const key = Buffer.alloc(32, 7).toString('base64');
     const store = await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'file', WORKSPACE_SECRET_KEY: key }, say });
-    assert.ok(store instanceof EncryptedFileSecretStore);
     assert.equal(store.kind, 'encrypted-file');
     assert.match(said[0]!, /kept in the encrypted file .* as WORKSPACE_SECRET_STORE asks/);
     await store.set('k', 'v');
@@ -132,10 +132,50 @@ describe('openSecretStore', () => {
   });
 
   it('keeps two installations apart with WORKSPACE_KEYCHAIN_SERVICE', async () => {
-    const store = await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: 'persona-second-install' }, say });
-    assert.ok(store instanceof KeychainSecretStore);
-    assert.equal(store.service, 'persona-second-install');
-    assert.equal(((await openSecretStore({ stateDir: dir, env: {}, say })) as KeychainSecretStore).service, KEYCHAIN_SERVICE);
+    const second = new KeychainSecretStore({ service: `${service}-second` });
+    const store = await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: second.service }, say });
+    const account = `two-installs-${randomBytes(3).toString('hex')}`;
+    try {
+      await store.set(account, 'second-install');
+      assert.equal(await second.get(account), 'second-install');
+      assert.equal(await new KeychainSecretStore({ service: KEYCHAIN_SERVICE }).get(account), undefined);
+      assert.equal(await (await openSecretStore({ stateDir: dir, env: {}, say })).get(account), undefined, 'with no setting, the default service');
+    } finally {
+      await second.delete(account);
+    }
+  });
+
+  it('a store opened before a move follows the secrets to the new store', async () => {
+    const server = await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'file', WORKSPACE_KEYCHAIN_SERVICE: service }, say });
+    await server.set('login:a', 'moved-value');
+    await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: service }, say });
+    assert.equal(await server.get('login:a'), 'moved-value');
+    assert.equal(server.kind, 'keychain');
+    assert.deepEqual(await server.accounts(''), ['login:a']);
+    await server.set('login:b', 'written-after-the-move');
+    assert.equal(await new KeychainSecretStore({ service }).get('login:b'), 'written-after-the-move');
+    assert.deepEqual(await new EncryptedFileSecretStore({ stateDir: dir }).accounts(''), [], 'nothing written to the store that was emptied');
+    assert.equal(await server.delete('login:a'), true);
+    assert.equal(await new KeychainSecretStore({ service }).get('login:a'), undefined);
+  });
+
+  it('loses no write made while another process moves the secrets', async () => {
+    const server = await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'file', WORKSPACE_KEYCHAIN_SERVICE: service }, say });
+    for (let i = 0; i < 40; i += 1) await server.set(`old:${i}`, `old-value-${i}`);
+    const move = runChild(
+      `import { openSecretStore } from ${moduleUrl('open-secret-store.ts')};
+       await openSecretStore({ stateDir: ${JSON.stringify(dir)}, env: { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: ${JSON.stringify(service)} }, say: () => {} });
+       console.log(JSON.stringify('moved'));`,
+      {},
+    );
+    // Write while the other process holds the move's lock, not before or after it.
+    while (!(await readdir(dir)).includes(`${SECRET_STORE_CHOICE_FILE}.lock`)) await new Promise((resolve) => setTimeout(resolve, 2));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => server.set(`new:${i}`, `new-value-${i}`)));
+    assert.equal(outcomeOf(await move), 'moved');
+    const keychain = new KeychainSecretStore({ service });
+    assert.equal((await keychain.accounts('old:')).length, 40);
+    for (let i = 0; i < 10; i += 1) assert.equal(await keychain.get(`new:${i}`), `new-value-${i}`, `new:${i} is in the store every command now uses`);
+    assert.deepEqual(await new EncryptedFileSecretStore({ stateDir: dir }).accounts(''), [], 'the file keeps none');
   });
 
   it('describes its environment variables in one line each', () => {

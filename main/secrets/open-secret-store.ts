@@ -1,10 +1,13 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../state/atomic-write.js';
 import { withFileLock } from '../state/file-lock.js';
 import { EncryptedFileSecretStore, SECRETS_FILE } from './encrypted-file-store.js';
 import { KeychainSecretStore } from './keychain-store.js';
+import { RecordedSecretStore } from './recorded-secret-store.js';
 import { SecretStoreError, type SecretStore } from './secret-store.js';
+import { readChoice, SECRET_STORE_CHOICE_FILE, type SecretStoreChoice, writeChoice } from './store-choice-record.js';
+
+export { SECRET_STORE_CHOICE_FILE } from './store-choice-record.js';
 
 /** The environment variables of the secret store, for the README and --help. */
 export const SECRET_STORE_ENVIRONMENT = {
@@ -12,11 +15,6 @@ export const SECRET_STORE_ENVIRONMENT = {
   WORKSPACE_SECRET_KEY: 'With the encrypted file: the 32-byte key in base64 or hex (default: <state dir>/secrets.key, created on first use).',
   WORKSPACE_KEYCHAIN_SERVICE: 'The keychain service name, to keep two installations on one machine apart (default persona-mcp-workspace).',
 } as const;
-
-export type SecretStoreChoice = 'keychain' | 'file';
-
-/** Where the choice is recorded, in the state dir. */
-export const SECRET_STORE_CHOICE_FILE = 'secret-store.json';
 
 /** How long the first use waits for the keychain to answer before choosing the file. */
 const KEYCHAIN_PROBE_MS = 5_000;
@@ -29,43 +27,48 @@ export interface OpenSecretStoreOptions {
   probeTimeoutMs?: number;
 }
 
-interface Recorded {
-  version: 1;
-  store: SecretStoreChoice;
-  chosenAt: string;
-}
-
 /**
  * The secret store, chosen once per state dir. The first use takes WORKSPACE_SECRET_STORE if set,
  * else the OS keychain if it answers, else the encrypted file, says so and records it; every later
  * command uses the recorded store with no setting. A recorded keychain that stops answering is never
  * swapped for the file (that would quietly move logins to a weaker place): its operations fail
- * instead. Asking for the other store later moves the secrets there.
+ * instead. Asking for the other store later moves the secrets there, and a store opened before
+ * follows them (RecordedSecretStore).
  */
 export async function openSecretStore({ stateDir, env = process.env, say = (line) => process.stderr.write(`${line}\n`), probeTimeoutMs = KEYCHAIN_PROBE_MS }: OpenSecretStoreOptions): Promise<SecretStore> {
   const requested = requestedStore(env);
-  const storeOf = (choice: SecretStoreChoice): SecretStore =>
-    choice === 'keychain'
-      ? new KeychainSecretStore(env.WORKSPACE_KEYCHAIN_SERVICE ? { service: env.WORKSPACE_KEYCHAIN_SERVICE } : {})
-      : new EncryptedFileSecretStore({ stateDir, key: env.WORKSPACE_SECRET_KEY || undefined });
+  const stores = new Map<SecretStoreChoice, SecretStore>();
+  const storeOf = (choice: SecretStoreChoice): SecretStore => {
+    let store = stores.get(choice);
+    if (!store) {
+      store =
+        choice === 'keychain'
+          ? new KeychainSecretStore(env.WORKSPACE_KEYCHAIN_SERVICE ? { service: env.WORKSPACE_KEYCHAIN_SERVICE } : {})
+          : new EncryptedFileSecretStore({ stateDir, key: env.WORKSPACE_SECRET_KEY || undefined });
+      stores.set(choice, store);
+    }
+    return store;
+  };
   const recordPath = join(stateDir, SECRET_STORE_CHOICE_FILE);
+  const following = (choice: SecretStoreChoice) => new RecordedSecretStore(choice, storeOf, recordPath);
 
   // The common case, without a lock: already chosen, and nothing asks for another store.
   const recorded = await readChoice(recordPath);
-  if (recorded && (!requested || requested === recorded.store)) return storeOf(recorded.store);
+  if (recorded && (!requested || requested === recorded)) return following(recorded);
 
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
-  return withFileLock(`${recordPath}.lock`, async () => {
+  const choice = await withFileLock(`${recordPath}.lock`, async () => {
     const current = await readChoice(recordPath);
-    if (current && (!requested || requested === current.store)) return storeOf(current.store);
-    if (current) return moveSecrets(current.store, requested!, { storeOf, recordPath, say });
+    if (current && (!requested || requested === current)) return current;
+    if (current) return moveSecrets(current, requested!, { storeOf, recordPath, say });
     const { choice, why } = requested
       ? { choice: requested, why: `as WORKSPACE_SECRET_STORE${env.WORKSPACE_SECRET_STORE ? '' : ' (implied by WORKSPACE_SECRET_KEY)'} asks` }
       : await firstChoice(stateDir, storeOf, probeTimeoutMs);
     await writeChoice(recordPath, choice);
     say(`Logins and secrets are kept in ${describe(choice, stateDir)} ${why}. This is recorded in ${recordPath}, so later commands use it too.`);
-    return storeOf(choice);
+    return choice;
   });
+  return following(choice);
 }
 
 function requestedStore(env: NodeJS.ProcessEnv): SecretStoreChoice | undefined {
@@ -115,7 +118,7 @@ interface MoveContext {
 }
 
 /** WORKSPACE_SECRET_STORE asks for the other store: every secret moves there, then the choice changes. */
-async function moveSecrets(from: SecretStoreChoice, to: SecretStoreChoice, { storeOf, recordPath, say }: MoveContext): Promise<SecretStore> {
+async function moveSecrets(from: SecretStoreChoice, to: SecretStoreChoice, { storeOf, recordPath, say }: MoveContext): Promise<SecretStoreChoice> {
   const source = storeOf(from);
   const target = storeOf(to);
   const stay = `Unset WORKSPACE_SECRET_STORE to go on using ${describe(from)}.`;
@@ -137,48 +140,19 @@ async function moveSecrets(from: SecretStoreChoice, to: SecretStoreChoice, { sto
   await writeChoice(recordPath, to);
   for (const account of accounts) await source.delete(account);
   say(`Moved ${accounts.length} logins and secrets from ${describe(from)} to ${describe(to)}, as WORKSPACE_SECRET_STORE=${to} asks; they are kept there from now on (recorded in ${recordPath}).`);
-  return target;
+  return to;
 }
 
 /** The store chosen on first use, if one was, and where that is recorded (for `config`). */
 export async function recordedSecretStore(stateDir: string): Promise<{ store: SecretStoreChoice; path: string } | undefined> {
   const path = join(stateDir, SECRET_STORE_CHOICE_FILE);
-  const recorded = await readChoice(path);
-  return recorded && { store: recorded.store, path };
+  const store = await readChoice(path);
+  return store && { store, path };
 }
 
 function describe(choice: SecretStoreChoice, stateDir?: string): string {
   if (choice === 'keychain') return 'the OS keychain';
   return stateDir ? `the encrypted file ${join(stateDir, SECRETS_FILE)}` : 'the encrypted file';
-}
-
-async function readChoice(path: string): Promise<Recorded | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new SecretStoreError(`Cannot read ${path}, which records where secrets are kept (${(error as NodeJS.ErrnoException).code ?? error}). Check its permissions.`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const store = (parsed as Partial<Recorded> | undefined)?.store;
-  if ((parsed as Partial<Recorded> | undefined)?.version !== 1 || (store !== 'keychain' && store !== 'file')) {
-    // Guessing could point the app at an empty store and lose track of the secrets: ask instead.
-    throw new SecretStoreError(
-      `${path} records where secrets are kept, but it is damaged. Write {"version": 1, "store": "keychain"} or {"version": 1, "store": "file"} into it, whichever holds your secrets.`,
-    );
-  }
-  return parsed as Recorded;
-}
-
-async function writeChoice(path: string, store: SecretStoreChoice): Promise<void> {
-  const record: Recorded = { version: 1, store, chosenAt: new Date().toISOString() };
-  await writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
 }
 
 async function exists(path: string): Promise<boolean> {
