@@ -19,11 +19,10 @@ describe('McpSessions at its limit', () => {
   let url: string;
 
   before(async () => {
-    // A clock that moves on every reading: two calls that end in the same millisecond still end in
-    // order, so which session is least recently used does not depend on the machine's speed.
-    let clock = 0;
+    // A clock that stands still: every use falls in the same millisecond, as on a fast machine, and
+    // the least recently used session must still be the one whose call ended first.
     sessions = new McpSessions<string>({
-      now: () => (clock += 1),
+      now: () => 0,
       idleTimeoutMs: 60_000,
       maxSessionsPerOwner: 2,
       ownerOf: (caller) => caller,

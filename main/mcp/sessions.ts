@@ -15,6 +15,8 @@ interface Session<C> {
   direct: DirectToolCalls | undefined;
   owner: string;
   lastActivity: number;
+  /** When it was last used, as a count of uses of every session: orders uses within one millisecond too. */
+  lastUse: number;
   /** Requests still open (a GET stream counts), so a session in use is never expired as idle. */
   open: number;
   /** POSTs still being answered: a session with a call in progress is never closed to make room. */
@@ -47,6 +49,7 @@ export class McpSessions<C> {
   private readonly starting = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly now: () => number;
+  private uses = 0;
 
   constructor(private readonly options: McpSessionsOptions<C>) {
     this.now = options.now ?? Date.now;
@@ -114,7 +117,7 @@ export class McpSessions<C> {
     const mine = [...this.sessions].filter(([, s]) => s.owner === owner);
     const excess = mine.length + (this.starting.get(owner) ?? 0) - this.options.maxSessionsPerOwner + 1;
     if (excess <= 0) return true;
-    const idle = mine.filter(([, s]) => s.calls === 0).sort(([, a], [, b]) => a.lastActivity - b.lastActivity);
+    const idle = mine.filter(([, s]) => s.calls === 0).sort(([, a], [, b]) => a.lastUse - b.lastUse);
     if (idle.length < excess) return false;
     for (const [id, session] of idle.slice(0, excess)) {
       // Out of the table at once, so its next request is told the session ended.
@@ -132,7 +135,7 @@ export class McpSessions<C> {
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
         direct = call && new DirectToolCalls(id, server, call);
-        const session: Session<C> = { caller, transport, server, direct, owner, lastActivity: this.now(), open: 0, calls: 0 };
+        const session: Session<C> = { caller, transport, server, direct, owner, lastActivity: this.now(), lastUse: 0, open: 0, calls: 0 };
         this.sessions.set(id, session);
         started();
         this.track(session, res);
@@ -154,11 +157,13 @@ export class McpSessions<C> {
     session.open += 1;
     if (post) session.calls += 1;
     session.lastActivity = this.now();
+    session.lastUse = ++this.uses;
     const done = new Promise<void>((resolve) =>
       res.once('close', () => {
         session.open -= 1;
         if (post) session.calls -= 1;
         session.lastActivity = this.now();
+        session.lastUse = ++this.uses;
         this.inflight.delete(done);
         resolve();
       }),
