@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { AccessDirectory } from '../main/places/access-directory.js';
+import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
 
 // What the escape batteries share (e2e/sandbox-escape.test.ts with bubblewrap,
-// e2e/sandbox-escape-macos.test.ts with Seatbelt): the attempts that mean the same on both
-// systems, running them as an agent of Crew/alpha, and what a refusal must say.
+// e2e/sandbox-escape-macos.test.ts with Seatbelt): the host and its targets, the attempts that
+// mean the same on both systems, running them as an agent of Crew/alpha, what a refusal must say,
+// and the tests that run every attempt under each policy.
 
 export interface Attempt {
   name: string;
@@ -23,6 +27,71 @@ export interface Targets {
   alpha: string;
   controlUrl: string;
   agentUrl: string;
+}
+
+/** A host with an agent of Crew/alpha connected, and the targets of the attempts in place. */
+export interface EscapeHost {
+  fx: HostFixture;
+  client: Client;
+  targets: Targets;
+  setPolicy(kind: 'machine' | 'place' | 'strict', network?: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the host in a workspace of Crew/alpha and Crew/beta (a temp folder named by `prefix`) and lays out the targets. */
+export async function startEscapeHost(prefix: string): Promise<EscapeHost> {
+  const workspace = await enterWorkspace(prefix, ['Crew/alpha', 'Crew/beta']);
+  const ws = workspace.dir;
+  const alpha = join(ws, 'Crew', 'alpha');
+  const fx = await startHost();
+  const controlUrl = await fx.host.open();
+  // The token's signing key makes the secrets file and its key exist in the state dir.
+  const { token } = await (await fx.host.tokens()).create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
+  const { client } = await fx.connect(token);
+  const state = fx.stateDir;
+  const key = join(state, 'secrets.key');
+  await stat(key);
+  await stat(join(state, 'secrets.enc.json'));
+  await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
+  await symlink(key, join(alpha, 'key-link'));
+  await mkdir(join(ws, 'Crew', 'beta', 'sub'));
+  return {
+    fx,
+    client,
+    targets: { state, ws, alpha, controlUrl, agentUrl: fx.url },
+    setPolicy: (kind, network) => setPolicy(state, kind, network),
+    async close() {
+      await fx.close();
+      await workspace.leave();
+    },
+  };
+}
+
+/**
+ * Registers, in the calling suite, the battery's tests: under place and strict (also with the
+ * network allowed to the loopback names) every attempt is refused with its reason and nothing
+ * outside the place changed; under machine every attempt gets through, which proves that each one
+ * reaches its target when nothing stops it. Reads the host and the attempts once the suite runs.
+ */
+export function itRunsTheBattery(current: () => { host: EscapeHost; attempts: readonly Attempt[] }): void {
+  for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
+    it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
+      const { host, attempts } = current();
+      const { ws, state } = host.targets;
+      await host.setPolicy(kind, network);
+      await assertAllRefused(host.client, attempts, kind);
+      assert.equal(await readFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'utf8'), 'beta notes\n', 'nothing changed outside');
+      await assert.rejects(stat(join(ws, 'planted.txt')));
+      await assert.rejects(stat(join(state, 'planted')));
+      await stat(join(state, 'secrets.key'));
+    });
+  }
+
+  it('lets the same attempts through under machine', async () => {
+    const { host, attempts } = current();
+    await host.setPolicy('machine');
+    await assertAllWork(host.client, attempts);
+  });
 }
 
 /** Reached: an HTTP answer from the app itself, not a refusal of the sandbox's proxy (which says so in Proxy-Status). */
@@ -62,7 +131,7 @@ export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl }: Targe
 }
 
 /** Runs one attempt as the agent: whether it got through, and what it was told. */
-export async function attempt(client: Client, a: Attempt): Promise<{ ok: boolean; text: string }> {
+async function attempt(client: Client, a: Attempt): Promise<{ ok: boolean; text: string }> {
   const result = (await client.callTool(a.bash ? { name: 'bash', arguments: { command: a.bash, timeout: 20 } } : a.tool!)) as {
     isError?: boolean;
     content: Array<{ type: string; text?: string }>;
@@ -73,7 +142,7 @@ export async function attempt(client: Client, a: Attempt): Promise<{ ok: boolean
 }
 
 /** Every attempt fails, saying which policy of Crew alpha refused it and who can change it. */
-export async function assertAllRefused(client: Client, attempts: readonly Attempt[], kind: 'place' | 'strict'): Promise<void> {
+async function assertAllRefused(client: Client, attempts: readonly Attempt[], kind: 'place' | 'strict'): Promise<void> {
   assert.ok(attempts.length >= 20);
   for (const a of attempts) {
     const { ok, text } = await attempt(client, a);
@@ -85,7 +154,7 @@ export async function assertAllRefused(client: Client, attempts: readonly Attemp
 }
 
 /** Every attempt works: each reaches its target when nothing stops it. */
-export async function assertAllWork(client: Client, attempts: readonly Attempt[]): Promise<void> {
+async function assertAllWork(client: Client, attempts: readonly Attempt[]): Promise<void> {
   for (const a of attempts) {
     const { ok, text } = await attempt(client, a);
     assert.equal(ok, true, `machine: "${a.name}" should work, got: ${text}`);
@@ -93,7 +162,7 @@ export async function assertAllWork(client: Client, attempts: readonly Attempt[]
 }
 
 /** As the CLI does: the running server reads the access directory afresh on every call. */
-export async function setPolicy(stateDir: string, kind: 'machine' | 'place' | 'strict', network: readonly string[] = []): Promise<void> {
+async function setPolicy(stateDir: string, kind: 'machine' | 'place' | 'strict', network: readonly string[] = []): Promise<void> {
   const access = new AccessDirectory(stateDir);
   await access.setPlacePolicy('Crew/alpha', kind);
   if (kind !== 'machine') await access.setPlaceNetwork('Crew/alpha', network);

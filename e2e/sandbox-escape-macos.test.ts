@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
-import { assertAllRefused, assertAllWork, sharedAttempts, setPolicy as setSharedPolicy, type Attempt } from './sandbox-escape-battery.js';
+import { itRunsTheBattery, sharedAttempts, startEscapeHost, type Attempt, type EscapeHost } from './sandbox-escape-battery.js';
 
 /*
  * The escape battery of issue 16 on macOS, with real Seatbelt (sandbox-exec): the attempts of
@@ -22,75 +19,45 @@ const skip = process.platform === 'darwin' ? false : `Seatbelt needs macOS; this
 if (skip) process.stderr.write(`e2e/sandbox-escape-macos.test.ts skipped: ${skip}\n`);
 
 describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/alpha', { skip }, () => {
-  let fx: HostFixture;
-  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
-  let client: Client;
+  let host: EscapeHost;
   let attempts: Attempt[];
-  let ws: string;
-  let alpha: string;
   let service: Server;
   let servicePort: number;
 
   before(async () => {
     if (skip) return;
-    workspace = await enterWorkspace('pw-escape-mac-', ['Crew/alpha', 'Crew/beta']);
-    ws = workspace.dir;
-    alpha = join(ws, 'Crew', 'alpha');
-    fx = await startHost();
-    const controlUrl = await fx.host.open();
-    const tokens = await fx.host.tokens();
-    const { token } = await tokens.create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
-    ({ client } = await fx.connect(token));
+    host = await startEscapeHost('pw-escape-mac-');
     service = createServer((_req, res) => res.end('service'));
     service.listen(0, '127.0.0.1');
     await once(service, 'listening');
     servicePort = (service.address() as AddressInfo).port;
 
-    const state = fx.stateDir;
-    const key = join(state, 'secrets.key');
-    await stat(key);
-    await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
-    await symlink(key, join(alpha, 'key-link'));
-    await mkdir(join(ws, 'Crew', 'beta', 'sub'));
-    const host = process.pid;
+    const { state } = host.targets;
     attempts = [
-      ...sharedAttempts({ state, ws, alpha, controlUrl, agentUrl: fx.url }),
+      ...sharedAttempts(host.targets),
       // Moved back at once under machine, where it works.
       { name: 'move the state dir out from under its rule', bash: `mv ${state} ${state}-moved && cat ${state}-moved/secrets.key; s=$?; mv ${state}-moved ${state} 2>/dev/null; exit $s` },
       { name: "the keychain's files", bash: `ls ${join(homedir(), 'Library', 'Keychains')} | grep -q .` },
       { name: "the keychain's daemon", bash: 'security list-keychains -d user | grep -q keychain' },
-      { name: "the host's environment (sysctl kern.procargs2)", bash: `ps -wwE -p ${host} | grep -q PATH=` },
+      { name: "the host's environment (sysctl kern.procargs2)", bash: `ps -wwE -p ${process.pid} | grep -q PATH=` },
     ];
   });
 
   after(async () => {
     if (skip) return;
     service?.close();
-    await fx?.close();
-    await workspace?.leave();
+    await host?.close();
   });
 
   const bash = async (command: string) =>
-    (await client.callTool({ name: 'bash', arguments: { command, timeout: 20 } })) as unknown as { structuredContent: { exitCode: number; stdout: string; stderr: string } };
+    (await host.client.callTool({ name: 'bash', arguments: { command, timeout: 20 } })) as unknown as { structuredContent: { exitCode: number; stdout: string; stderr: string } };
 
-  for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
-    it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
-      await setPolicy(kind, network);
-      await assertAllRefused(client, attempts, kind);
-      assert.equal(await readFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'utf8'), 'beta notes\n', 'nothing changed outside');
-      await assert.rejects(stat(join(ws, 'planted.txt')));
-      await stat(join(fx.stateDir, 'secrets.key'));
-    });
-  }
-
-  it('lets the same attempts through under machine', async () => {
-    await setPolicy('machine');
-    await assertAllWork(client, attempts);
-  });
+  itRunsTheBattery(() => ({ host, attempts }));
 
   it('works inside the place under place and strict: files, commands, temp files, a terminal', async () => {
+    const { client, targets: { alpha, ws } } = host;
     for (const kind of ['place', 'strict'] as const) {
-      await setPolicy(kind);
+      await host.setPolicy(kind);
       const wrote = await client.callTool({ name: 'write', arguments: { path: join(alpha, `${kind}.txt`), content: `${kind}\n` } });
       assert.ok(!wrote.isError, JSON.stringify(wrote));
       const run = await bash(`pwd; cat ${kind}.txt; echo t > "$TMPDIR/pw-mac-$$" && rm "$TMPDIR/pw-mac-$$" && echo tmp-ok; id -un >/dev/null && echo id-ok`);
@@ -106,15 +73,13 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
   });
 
   it('reaches the network only through the proxy, by the place\'s list', async () => {
-    await setPolicy('strict');
+    await host.setPolicy('strict');
     const off = await bash(`curl -s -m 5 http://127.0.0.1:${servicePort}/`);
     assert.notEqual(off.structuredContent.exitCode, 0, 'strict without a list: no network');
-    await setPolicy('strict', ['localhost']);
+    await host.setPolicy('strict', ['localhost']);
     const listed = await bash(`curl -s -m 5 http://localhost:${servicePort}/`);
     assert.equal(listed.structuredContent.stdout, 'service', JSON.stringify(listed));
     const direct = await bash(`curl -s -m 5 --noproxy '*' http://127.0.0.1:${servicePort}/`);
     assert.notEqual(direct.structuredContent.exitCode, 0, 'nothing past the proxy');
   });
-
-  const setPolicy = (kind: 'machine' | 'place' | 'strict', network: readonly string[] = []) => setSharedPolicy(fx.stateDir, kind, network);
 });

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callApi } from '../test/support/control-api.js';
-import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
-import { assertAllRefused, assertAllWork, sharedAttempts, setPolicy as setSharedPolicy, type Attempt } from './sandbox-escape-battery.js';
+import { itRunsTheBattery, sharedAttempts, startEscapeHost, type Attempt, type EscapeHost } from './sandbox-escape-battery.js';
 
 /*
  * The escape battery of issue 16, with real bubblewrap: an agent of Crew/alpha tries to reach the
@@ -15,73 +13,42 @@ import { assertAllRefused, assertAllWork, sharedAttempts, setPolicy as setShared
  */
 
 describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
-  let fx: HostFixture;
-  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
-  let client: Client;
+  let host: EscapeHost;
   let attempts: Attempt[];
-  let ws: string;
-  let alpha: string;
 
   before(async () => {
-    workspace = await enterWorkspace('pw-escape-', ['Crew/alpha', 'Crew/beta']);
-    ws = workspace.dir;
-    alpha = join(ws, 'Crew', 'alpha');
-    fx = await startHost();
-    const controlUrl = await fx.host.open();
-    const tokens = await fx.host.tokens();
-    // The token's signing key makes the secrets file and its key exist in the state dir.
-    const { token } = await tokens.create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
-    ({ client } = await fx.connect(token));
-
-    const state = fx.stateDir;
+    host = await startEscapeHost('pw-escape-');
+    const { ws, state } = host.targets;
     const key = join(state, 'secrets.key');
-    await stat(key);
-    await stat(join(state, 'secrets.enc.json'));
-    await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
-    await symlink(key, join(alpha, 'key-link'));
-    await mkdir(join(ws, 'Crew', 'beta', 'sub'));
     const bus = /unix:path=([^,;]+)/.exec(process.env.DBUS_SESSION_BUS_ADDRESS ?? '')?.[1];
     assert.ok(bus, 'the tests run on a private D-Bus with a path socket (scripts/test.sh)');
-    const host = process.pid;
+    const pid = process.pid;
     attempts = [
-      ...sharedAttempts({ state, ws, alpha, controlUrl, agentUrl: fx.url }),
-      { name: "the host's /proc/<pid>/environ", bash: `cat /proc/${host}/environ | tr '\\0' '\\n' | grep -q DBUS_SESSION_BUS_ADDRESS` },
+      ...sharedAttempts(host.targets),
+      { name: "the host's /proc/<pid>/environ", bash: `cat /proc/${pid}/environ | tr '\\0' '\\n' | grep -q DBUS_SESSION_BUS_ADDRESS` },
       { name: 'the keychain over D-Bus', bash: `DBUS_SESSION_BUS_ADDRESS=unix:path=${bus} dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.DBus.Peer.Ping` },
       { name: "the keychain's address in the environment", bash: 'test -n "$DBUS_SESSION_BUS_ADDRESS"' },
-      { name: 'ptrace the host', bash: `timeout 1 strace -p ${host} -e trace=none -o /dev/null; test $? -eq 124` },
-      { name: "enter the host's namespaces", bash: `nsenter -t ${host} -m cat ${key}` },
-      { name: "read tool: the host's /proc/<pid>/environ", tool: { name: 'read', arguments: { path: `/proc/${host}/environ` } } },
+      { name: 'ptrace the host', bash: `timeout 1 strace -p ${pid} -e trace=none -o /dev/null; test $? -eq 124` },
+      { name: "enter the host's namespaces", bash: `nsenter -t ${pid} -m cat ${key}` },
+      { name: "read tool: the host's /proc/<pid>/environ", tool: { name: 'read', arguments: { path: `/proc/${pid}/environ` } } },
       { name: "edit tool: another place's file", tool: { name: 'edit', arguments: { path: join(ws, 'Crew', 'beta', 'notes.txt'), edits: [{ old_string: 'beta', new_string: 'gamma' }] } } },
     ];
   });
 
   after(async () => {
-    await fx?.close();
-    await workspace?.leave();
+    await host?.close();
   });
 
-  for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
-    it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
-      await setPolicy(kind, network);
-      await assertAllRefused(client, attempts, kind);
-      assert.equal(await readFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'utf8'), 'beta notes\n', 'nothing changed outside');
-      await assert.rejects(stat(join(ws, 'planted.txt')));
-      await assert.rejects(stat(join(fx.stateDir, 'planted')));
-    });
-  }
-
-  it('lets the same attempts through under machine', async () => {
-    await setPolicy('machine');
-    await assertAllWork(client, attempts);
-  });
+  itRunsTheBattery(() => ({ host, attempts }));
 
   it('a hard link to the key made before (under machine): the file tools refuse it, bash runs nothing until it is gone', async () => {
-    const key = join(fx.stateDir, 'secrets.key');
-    await setPolicy('machine');
+    const { client, targets: { alpha, state } } = host;
+    const key = join(state, 'secrets.key');
+    await host.setPolicy('machine');
     const made = (await client.callTool({ name: 'bash', arguments: { command: `ln ${key} ${alpha}/hard-key && echo made` } })) as unknown as { structuredContent: { stdout: string } };
     assert.equal(made.structuredContent.stdout, 'made\n');
     for (const kind of ['place', 'strict'] as const) {
-      await setPolicy(kind);
+      await host.setPolicy(kind);
       for (const tool of [
         { name: 'read', arguments: { path: join(alpha, 'hard-key') } },
         { name: 'write', arguments: { path: join(alpha, 'hard-key'), content: 'x' } },
@@ -101,8 +68,9 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
   });
 
   it('works inside the place under place and strict: files, commands, a terminal, temp files', async () => {
+    const { client, targets: { alpha, ws } } = host;
     for (const kind of ['place', 'strict'] as const) {
-      await setPolicy(kind);
+      await host.setPolicy(kind);
       const wrote = await client.callTool({ name: 'write', arguments: { path: join(alpha, `${kind}.txt`), content: `${kind}\n` } });
       assert.ok(!wrote.isError, JSON.stringify(wrote));
       const run = (await client.callTool({ name: 'bash', arguments: { command: `pwd; cat ${kind}.txt; echo t > /tmp/pw-escape-tmp-$$ && rm /tmp/pw-escape-tmp-$$ && echo tmp-ok` } })) as unknown as { structuredContent: { exitCode: number; stdout: string } };
@@ -115,13 +83,11 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
   });
 
   it('records the policy of each call in the audit log', async () => {
-    await setPolicy('strict');
-    await client.callTool({ name: 'bash', arguments: { command: 'true' } });
-    const { json } = await callApi(await fx.host.open(), await fx.host.adminToken(), 'GET', '/activity?limit=500');
+    await host.setPolicy('strict');
+    await host.client.callTool({ name: 'bash', arguments: { command: 'true' } });
+    const { json } = await callApi(await host.fx.host.open(), await host.fx.host.adminToken(), 'GET', '/activity?limit=500');
     const records = json.records as Array<{ tool: string; policy?: string }>;
     assert.equal(records.at(-1)?.policy, 'strict');
     for (const kind of ['machine', 'place', 'strict']) assert.ok(records.some((r) => r.policy === kind), `calls under ${kind}`);
   });
-
-  const setPolicy = (kind: 'machine' | 'place' | 'strict', network: readonly string[] = []) => setSharedPolicy(fx.stateDir, kind, network);
 });
