@@ -159,6 +159,14 @@ describe('openSecretStore', () => {
     assert.equal(await new KeychainSecretStore({ service }).get('login:a'), undefined);
   });
 
+  it('a store opened before a move reads the new store even when the old one fails', async () => {
+    const server = await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'file', WORKSPACE_KEYCHAIN_SERVICE: service }, say });
+    await server.set('login:a', 'moved-value');
+    await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: service }, say });
+    await writeFile(join(dir, 'secrets.enc.json'), 'not a secrets file');
+    assert.equal(await server.get('login:a'), 'moved-value');
+  });
+
   it('loses no write made while another process moves the secrets', async () => {
     const server = await openSecretStore({ stateDir: dir, env: { WORKSPACE_SECRET_STORE: 'file', WORKSPACE_KEYCHAIN_SERVICE: service }, say });
     for (let i = 0; i < 40; i += 1) await server.set(`old:${i}`, `old-value-${i}`);

@@ -7,7 +7,8 @@ import { readChoice, type SecretStoreChoice } from './store-choice-record.js';
  * move every secret to the other store (WORKSPACE_SECRET_STORE changed) while this one runs: a
  * server holding the old store would then read an emptied store and write where no other command
  * looks. Writes take the record's lock, which a move holds from its first copy to its last delete,
- * so none lands in the store being emptied; a read that saw the record change meanwhile is done again.
+ * so none lands in the store being emptied; a read is checked against the record afterwards (one
+ * look per read) and done again in the recorded store if that changed.
  */
 export class RecordedSecretStore implements SecretStore {
   constructor(
@@ -42,10 +43,16 @@ export class RecordedSecretStore implements SecretStore {
 
   private async read<T>(operation: (store: SecretStore) => Promise<T>): Promise<T> {
     for (;;) {
-      const before = await this.recorded();
-      const result = await operation(this.storeOf(before));
-      // A move records the new store before it empties the old one: an unchanged record means the read saw every secret.
-      if ((await this.recorded()) === before) return result;
+      const used = this.choice;
+      // A move records the new store before it empties the old one: if the record still names the
+      // store just read, the read saw every secret; else it is done again in the store recorded now.
+      try {
+        const result = await operation(this.storeOf(used));
+        if ((await this.recorded()) === used) return result;
+      } catch (error) {
+        // The store the secrets moved away from may fail (a keychain locked since): not this one's to report.
+        if ((await this.recorded()) === used) throw error;
+      }
     }
   }
 
