@@ -10,8 +10,8 @@ export interface Place {
   canEdit: boolean;
 }
 
-/** Measured by asking the server (connected, checking, sign-in, key-refused, unreachable, not-mcp) or known without asking. */
-export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'paused' | 'needs-secret';
+/** Measured by asking the server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large) or known without asking. */
+export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'too-large' | 'paused' | 'needs-secret';
 
 /** A local server's process as the running server knows it. */
 export interface LocalProcess {
