@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { ToolRanking } from '../connections/tool-search/tool-ranking.js';
+import { parameterText } from '../connections/tool-search/search-words.js';
+import { type SearchableTool, ToolRanking } from '../connections/tool-search/tool-ranking.js';
 import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-tool.js';
 
 export const SEARCH_TOOLS = 'search_tools';
@@ -11,10 +12,7 @@ const MAX_MATCHES = 20;
 /** A description this long says what the tool does; longer ones are mostly examples. */
 const MAX_DESCRIPTION_CHARS = 1000;
 
-interface Ranked {
-  name: string;
-  description: string;
-  service: string;
+interface Ranked extends SearchableTool {
   tool: SessionTool;
 }
 
@@ -90,7 +88,15 @@ export function callToolTarget(args: Record<string, unknown> | undefined): { nam
 function searchable(tool: SessionTool): Ranked {
   // The upstream's own name: `<connection>__` is a hash and an id, which the service's words say better.
   const { tool: name, service } = tool.upstream ?? { tool: tool.definition.name, service: '' };
-  return { name, description: tool.definition.description ?? '', service, tool };
+  const readOnly = tool.definition.annotations?.readOnlyHint;
+  return {
+    name,
+    description: tool.definition.description ?? '',
+    service,
+    parameters: parameterText(tool.definition.inputSchema),
+    ...(typeof readOnly === 'boolean' && { readOnly }),
+    tool,
+  };
 }
 
 function shorten(description: string): string {

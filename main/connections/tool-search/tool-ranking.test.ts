@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SAAS_SERVICES, TASK_PHRASES } from '../../../e2e/fixtures/saas-tools.js';
 import { searchHint } from './search-hint.js';
-import { searchTerms, ToolRanking } from './tool-ranking.js';
+import { searchTerms } from './search-words.js';
+import { ToolRanking } from './tool-ranking.js';
 
 type Entry = { id: string; name: string; description: string; service: string };
 
