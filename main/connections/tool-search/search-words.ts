@@ -112,9 +112,24 @@ function wordsOf(text: string): string[] {
     .flatMap((word) => (ABBREVIATIONS[word] ?? word).split(' '));
 }
 
+const termsOf = new Map<string, readonly string[]>();
+let termsOfChars = 0;
+/** Texts remembered by searchTerms, in characters: every session indexes the same tools' texts again. */
+const MAX_TERMS_CHARS = 8_000_000;
+
 /** The terms of a text: its words, with abbreviations spelled out, stemmed. */
-export function searchTerms(text: string): string[] {
-  return wordsOf(text).map(stem);
+export function searchTerms(text: string): readonly string[] {
+  let terms = termsOf.get(text);
+  if (terms === undefined) {
+    terms = wordsOf(text).map(stem);
+    if (termsOfChars + text.length > MAX_TERMS_CHARS) {
+      termsOf.clear();
+      termsOfChars = 0;
+    }
+    termsOf.set(text, terms);
+    termsOfChars += text.length;
+  }
+  return terms;
 }
 
 export interface QueryWord {
