@@ -50,7 +50,7 @@ export async function signInCommand(command: SignInCommand, env: NodeJS.ProcessE
       else {
         for (const c of clients) {
           const state = c.revokedAt ? `revoked ${c.revokedAt}${c.revokedWhy ? ` (${c.revokedWhy})` : ''}` : `last used ${c.lastUsedAt ?? 'never'}`;
-          write(`${c.id}  ${c.name}  place: ${c.place.label}  approved ${c.approvedAt}  ${state}\n`);
+          write(`${c.id}  ${c.name}  client ${c.clientId}  answers to ${c.redirectUri ?? 'unknown'}  place: ${c.place.label}  approved ${c.approvedAt}  ${state}\n`);
         }
       }
       return 0;
