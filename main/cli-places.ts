@@ -11,6 +11,7 @@ import { LOCAL_PERSON } from './places/user-id.js';
 import { describeNetwork } from './places/sandbox-policy.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
+import { forTerminal } from './terminal-text.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
@@ -116,7 +117,8 @@ async function runSecretsCommand(secrets: PlaceSecretsAccess, command: SecretsCo
 }
 
 async function runConnectionsCommand(connections: PlaceConnections, upstreamTimeoutMs: number, command: ConnectionsCommand, place: Place): Promise<number> {
-  const out = (line: string) => process.stdout.write(`${line}\n`);
+  // What servers, the registry and other people wrote is printed as text, never as terminal controls.
+  const out = (line: string) => process.stdout.write(`${forTerminal(line)}\n`);
   switch (command.kind) {
     case 'connections-list': {
       // Each server is asked now (initialize + tools/list with the connection's credentials): a check takes two requests at most.

@@ -17,13 +17,14 @@ import { checkServerUrl, customId, customName } from './server-url.js';
 import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
 import { SignInOutcomes } from './sign-in-outcomes.js';
+import { inertLine, MAX_TITLE } from './upstream-text.js';
 
 /**
  * Whether a connection works for the place's agents now, and if not, why: measured by asking its
- * server (connected, checking, sign-in, key-refused, unreachable, not-mcp), or known without asking
+ * server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large), or known without asking
  * (paused, needs-secret, and sign-in for a login that does not exist).
  */
-export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'paused' | 'needs-secret';
+export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'too-large' | 'paused' | 'needs-secret';
 
 /** A connection as the page, the CLI and the agent tool show it: never a secret value. */
 export interface ConnectionView {
@@ -212,8 +213,9 @@ export class PlaceConnections {
     }
     const patch: Parameters<ConnectionStore['update']>[1] = {};
     if (request.name !== undefined) {
-      if (!request.name.trim()) throw new ConnectionRequestError('A connection needs a name; give one, or leave the name out to keep it.');
-      patch.displayName = request.name.trim();
+      const displayName = inertLine(request.name, MAX_TITLE);
+      if (!displayName) throw new ConnectionRequestError('A connection needs a name; give one, or leave the name out to keep it.');
+      patch.displayName = displayName;
     }
     if (request.url !== undefined) patch.url = (await this.checkedUrl(request.url)).href;
     if (request.transport !== undefined) patch.transport = request.transport;
@@ -500,7 +502,8 @@ export class PlaceConnections {
         : { kind: 'none' };
     return {
       catalogId: customId(url),
-      displayName: server.name?.trim() || customName(url),
+      // Shown on every surface and to agents: one inert line, like a server's own names.
+      displayName: inertLine(server.name ?? '', MAX_TITLE) || customName(url),
       url: url.href,
       transport: server.transport ?? 'streamable-http',
       auth,

@@ -10,8 +10,8 @@ export interface Place {
   canEdit: boolean;
 }
 
-/** Measured by asking the server (connected, checking, sign-in, key-refused, unreachable, not-mcp) or known without asking. */
-export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'paused' | 'needs-secret';
+/** Measured by asking the server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large) or known without asking. */
+export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'too-large' | 'paused' | 'needs-secret';
 
 export interface Connection {
   name: string;
