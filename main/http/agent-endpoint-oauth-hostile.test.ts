@@ -86,6 +86,8 @@ describe('OAuth sign-in refuses hostile input', () => {
     ['a data: redirect URI', 'data:text/html,<script>alert(1)</script>'],
     ['a plain-http redirect URI to another machine', 'http://evil.example/callback'],
     ['a redirect URI with a fragment', 'https://app.example/cb#x'],
+    ['a redirect URI with a terminal escape sequence', 'http://127.0.0.1:8765/cb\u001b]0;pwned\u0007'],
+    ['a redirect URI with a space', 'http://127.0.0.1:8765/c b'],
   ] as const) {
     it(`refuses to register ${what}`, async () => {
       const res = await register({ client_name: 'x', redirect_uris: [uri] });

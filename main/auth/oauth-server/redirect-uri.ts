@@ -15,6 +15,8 @@ export function checkRedirectUri(uri: string): void {
     throw new OAuthServerError('invalid_client_metadata', `The redirect URI "${uri.slice(0, 200)}" is refused: ${why}.`);
   };
   if (uri.length > MAX_REDIRECT_URI_LENGTH) refuse(`it is longer than ${MAX_REDIRECT_URI_LENGTH} characters`);
+  // It is shown to the owner (page, terminal) as written: nothing there may act instead of showing.
+  if (!/^[\x21-\x7e]+$/.test(uri)) refuse('it may hold only printable ASCII characters, no spaces (percent-encode the rest)');
   let url: URL;
   try {
     url = new URL(uri);
