@@ -33,7 +33,7 @@ export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): 
     name: SEARCH_TOOLS,
     title: "Search this place's connection tools",
     description:
-      "Find tools of this place's MCP connections by what you want to do, e.g. \"create a Linear issue\": the best matches with their input schemas, to run with call_tool.",
+      "Find this place's connection tools by what you want to do (\"create a Linear issue\"): the best matches with their input schemas, to run with call_tool.",
     input: {
       query: z.string().min(1).max(500).describe('A few words; naming the service helps.'),
       limit: z.number().int().min(1).max(MAX_MATCHES).optional().describe(`Matches to return (default ${DEFAULT_MATCHES}).`),
@@ -61,7 +61,7 @@ export function callToolTool(): SessionTool {
   return defineTool({
     name: CALL_TOOL,
     title: 'Call a tool found with search_tools',
-    description: "Run a tool search_tools found, by its exact name, with arguments following its input schema; the answer is the tool's own.",
+    description: "Run a tool search_tools found, by its full name, with arguments per its input schema: the tool's own answer.",
     input: {
       name: z.string().min(1).describe('The tool name as search_tools gave it.'),
       arguments: z.record(z.string(), z.unknown()).optional().describe("Per the tool's input schema."),
