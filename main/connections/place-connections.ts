@@ -14,8 +14,9 @@ import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { ConnectionRequestError, nameOf, PlaceAccessError, requireEdit, requireRead } from './place-rules.js';
 import { PlaceSecretsAccess } from './place-secrets-access.js';
-import { checkServerUrl, customId, customName } from './server-url.js';
+import { checkServerUrl, customName } from './server-url.js';
 import { isOAuth, type ConnectionAuth, type ConnectionPatch, type ConnectionStore, type LocalConnection, type OmitEach, type PlaceConnection } from './store/connection-store.js';
+import { unlistedCatalogId } from './store/naming.js';
 import { checkLocalCommand, commandLine, localId, programName, type LocalCommandInput } from './local/local-command.js';
 import type { LocalProcessStatus } from './local/local-upstream.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
@@ -215,7 +216,7 @@ export class PlaceConnections {
   async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(request.server);
+    const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
@@ -543,8 +544,15 @@ export class PlaceConnections {
     return { catalogId: entry.id, displayName: entry.name, transport: 'stdio', local, auth: { kind: 'none' } };
   }
 
-  private async fromServer(server: Extract<AddRequest, { server: unknown }>['server']): Promise<NewConnection> {
+  private async fromServer(person: string, place: Place, server: Extract<AddRequest, { server: unknown }>['server']): Promise<NewConnection> {
     const url = await this.checkedUrl(server.url);
+    // Shown on every surface and to agents: one inert line, like a server's own names.
+    const displayName = inertLine(server.name ?? '', MAX_TITLE) || customName(url);
+    // Its tools read as the name given; never a catalog entry's id (the page would take it for that entry) nor another of the person's here.
+    const taken = new Set([
+      ...this.deps.catalog.list().entries.map((e) => e.id),
+      ...(await this.deps.store.list(place.root)).filter((c) => c.owner === person).map((c) => c.catalogId),
+    ]);
     // Without an API key, the server itself says whether it wants a sign-in (most remote servers do).
     const auth: ConnectionAuth = server.header
       ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
@@ -552,9 +560,8 @@ export class PlaceConnections {
         ? { kind: 'oauth' }
         : { kind: 'none' };
     return {
-      catalogId: customId(url),
-      // Shown on every surface and to agents: one inert line, like a server's own names.
-      displayName: inertLine(server.name ?? '', MAX_TITLE) || customName(url),
+      catalogId: unlistedCatalogId(displayName, taken),
+      displayName,
       url: url.href,
       transport: server.transport ?? 'streamable-http',
       auth,
