@@ -35,6 +35,8 @@ export interface ConnectionServicesOptions {
   redirectUrl: () => string;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
   openBrowser?: (url: string) => void;
+  /** The ports this app listens on (agent endpoint, control plane), which connections never reach on this machine. */
+  appPorts: () => readonly number[];
 }
 
 /** Makes the connection services; nothing listens or polls until the caller starts it. */
@@ -50,7 +52,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     builtin: loadCatalog(config.catalogFile ? { path: config.catalogFile, allowHttp: config.allowPrivateNetwork } : undefined),
     report: log,
   });
-  const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork });
+  const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork, appPorts: options.appPorts });
   const oauth = new ConnectionOAuth({
     secrets: connectionSecrets,
     fetch: network.fetch,
@@ -62,6 +64,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
   const gateway = new Gateway({
     timeoutMs: config.upstreamTimeoutMs,
     allowPrivateNetwork: config.allowPrivateNetwork,
+    appPorts: options.appPorts,
     credentials: (c) => connections!.credentials(c),
     signedFetch: (c, base) => oauth.fetch(c, base),
   });
@@ -80,6 +83,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     gateway,
     health,
     allowPrivateNetwork: config.allowPrivateNetwork,
+    appPorts: options.appPorts,
   });
   return {
     access,

@@ -28,7 +28,7 @@ describe('ConnectionHealth', () => {
 
   before(async () => {
     upstream = await startUpstream();
-    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, credentials: async () => ({}), signedFetch: (_c, base) => base });
+    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, appPorts: () => [], credentials: async () => ({}), signedFetch: (_c, base) => base });
     health = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
     gateway.onFailure((c, error) => health.failed(c, error));
     health.onChange((root) => changed.push(root));
