@@ -51,7 +51,7 @@ export interface Services {
   commands: CommandRunner;
   /** The places' live command sandboxes (place and strict policies). */
   sandboxes: SandboxPool;
-  /** The ports the app listens on (set by the host as it opens them): sandboxed commands and connections never reach them. */
+  /** The ports the app listens on (set by the host as it opens them): sandboxed commands never reach them. */
   listeningPorts: Set<number>;
   skills: SkillsWatch;
   skillsChanged: Changes;
@@ -77,15 +77,15 @@ export async function openServices(config: Config, log: (line: string) => void, 
     for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
   }
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
-  // The app's ports as configured, and each as the host opens it (a port 0 becomes the one the system chose).
-  const listeningPorts = new Set([config.port, config.controlPort].filter((port) => port > 0));
   const connectionServices = openConnectionServices(config, {
     secrets,
     log,
-    appPorts: () => [...listeningPorts],
     // The control plane listens once the services exist; sign-ins start only after that.
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
     ...(options.openBrowser && { openBrowser: options.openBrowser }),
+    env,
+    // Known once the host listens; local servers start on first use, after that.
+    appPorts: () => [...services.listeningPorts],
   });
   const { access, placeSecrets, store, catalog, network, oauth, gateway, health, connections } = connectionServices;
   const placeSessions = new PlaceSessions();
@@ -135,7 +135,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     audit,
     commands,
     sandboxes,
-    listeningPorts,
+    listeningPorts: new Set([config.port, config.controlPort].filter((port) => port > 0)),
     skills,
     skillsChanged,
     oauth,

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { ConnectionView, PlaceConnections } from '../connections/place-connections.js';
 import type { Place } from '../places/place-root.js';
 import { userError } from '../user-errors.js';
-import { defineTool, toolError, type SessionTool } from './session-tool.js';
+import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-tool.js';
 
 /**
  * manage_my_mcp_servers: the agent lists, connects and removes the MCP connections of the place it
@@ -28,6 +28,8 @@ export function manageConnectionsTool(place: Place, person: string, connections:
       owner: z.string().optional().describe('test, remove: whose connection, when several people added the same server.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    // The session's instructions send agents here: never deferred behind a client's tool search.
+    _meta: ALWAYS_LOAD,
     handler: (args) =>
       answer(async () => {
         switch (args.action) {
