@@ -1,5 +1,5 @@
-import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
@@ -143,19 +143,17 @@ export class PlaceSandbox {
   }
 
   /**
-   * The real path of `path` if the policy lets the file tools `mode` it; otherwise a refusal that
-   * says which policy refused it and who can change it. Symbolic links and `..` are resolved
-   * first, and a file hard-linked to one of the app's own files is refused too.
+   * Refuses (throws, saying which policy refused it and who can change it) what the policy does not
+   * let the file tools `mode`: the real path `real`, or the open file `info` when it is a hard
+   * link to one of the app's own files. The file tools call it on what they open, through
+   * descriptors (main/machine/file-target.ts), so the path checked is the file used.
    */
-  async checkFile(path: string, mode: 'read' | 'write'): Promise<string> {
-    const real = realPathOf(resolve(path));
+  checkFile(requested: string, real: string, mode: 'read' | 'write', info?: Stats): void {
     const decision = decide(this.plan, real, mode);
-    if (!decision.allowed) throw this.refusal(path, real, mode, decision.why);
-    const info = await stat(real).catch(() => undefined);
+    if (!decision.allowed) throw this.refusal(requested, real, mode, decision.why);
     if (info && !info.isDirectory() && info.nlink > 1 && (this.linked.overLimit || this.linked.inodes.has(`${info.dev}:${info.ino}`))) {
-      throw this.refusal(path, real, mode, "it is a hard link to one of the app's own files (state, settings or keychain)");
+      throw this.refusal(requested, real, mode, "it is a hard link to one of the app's own files (state, settings or keychain)");
     }
-    return real;
   }
 
   /**
