@@ -20,6 +20,8 @@ export interface MachineToolDeps {
    * MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
    */
   sandbox?: () => Promise<PlaceSandbox | undefined>;
+  /** The session's place root (`""`: This machine): its commands' outputs are saved in its own folder. */
+  place?: string;
 }
 
 const KiB = 1024;
@@ -148,7 +150,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       handler: (args, extra) =>
         asToolResult(async () => {
           const sandbox = await deps.sandbox?.();
-          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), ...(sandbox && { sandbox }) });
+          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }) });
           const answer = bashAnswer(result, args.timeout, max);
           if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
           return answer;
@@ -248,6 +250,9 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   }
   if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
   if (result.serverStopped) lines.push('The server is shutting down: the command and every process it started were stopped.');
+  if (result.policyChanged) {
+    lines.push(`Stopped: ${result.policyChanged}; the command and every process it started were stopped. Run it again: it runs under the new policy.`);
+  }
   if (result.outputTooLarge) {
     lines.push(
       `Its output passed ${BASH_SAVED_OUTPUT_MAX_BYTES / GiB} GiB, the most this server saves for one command: the command and every process it started were stopped. ` +
@@ -277,7 +282,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
   // A command that was stopped before it finished did not do its job: an error, whatever it printed.
   // A non-zero exit is the command's own answer, not a failure of the call.
-  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge;
+  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge || result.policyChanged !== undefined;
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 
