@@ -30,6 +30,8 @@ import { removeCrashTemps } from './state/atomic-write.js';
 /** Everything both listeners share, made once per run of the app. */
 export interface Services {
   config: Config;
+  /** The app's settings as environment variables (the person's home and folders, for their MCP clients' files). */
+  env: NodeJS.ProcessEnv;
   /** The control plane's origin (set once it listens): sign-in redirects come back there. */
   controlUrl: string;
   oauth: ConnectionOAuth;
@@ -133,6 +135,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const services: Services = {
     controlUrl: '',
     config,
+    env,
     log,
     admin: new AdminAccess(),
     tokens,
