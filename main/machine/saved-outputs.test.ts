@@ -5,6 +5,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile }
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { waitFor } from '../../test/support/wait.js';
 import { CommandRunner } from './command-runner.js';
 import { SavedOutputs } from './saved-outputs.js';
 
@@ -103,8 +104,8 @@ describe('saved bash outputs', () => {
     const reports: string[] = [];
     runner.startSweeping((line) => reports.push(line));
     runner.stopSweeping();
-    await waitFor(async () => !(await readdir(base)).includes(basename(gone)));
-    await waitFor(async () => !(await readdir(live)).includes('old-stdout.log'));
+    await waitFor(async () => !(await readdir(base)).includes(basename(gone)), 10_000, 'the dead server\'s folder to be swept');
+    await waitFor(async () => !(await readdir(live)).includes('old-stdout.log'), 10_000, 'the old file to be swept');
     assert.deepEqual(await readdir(live), ['fresh-stdout.log']);
     assert.deepEqual(reports, []);
   });
@@ -144,11 +145,3 @@ describe('saved bash outputs', () => {
     await assert.rejects(readFile(join(own, 'x')), /ENOENT/);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i += 1) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assert.fail('the condition never held');
-}

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
+import { waitFor } from '../../../test/support/wait.js';
 import type { PlaceConnection } from '../store/connection-store.js';
 import { ConnectionHealth } from './connection-health.js';
 import { Gateway } from './gateway.js';
@@ -73,9 +74,7 @@ describe('ConnectionHealth', () => {
 
     const heard = changed.length;
     upstream.setMode('ok');
-    const deadline = Date.now() + 3_000;
-    while (health.health(connection).last?.kind !== 'ok' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(health.health(connection).last?.kind, 'ok');
+    await waitFor(() => health.health(connection).last?.kind === 'ok', 10_000, 'a re-check to find the server back');
     assert.equal(changed.length, heard + 1, 'places heard that the tools came back');
     const after = initializes();
     await new Promise((r) => setTimeout(r, 1_000));
@@ -88,9 +87,7 @@ describe('ConnectionHealth', () => {
     upstream.setMode('http-500');
     const start = initializes();
     await Promise.all(Array.from({ length: 5 }, async () => (await gateway.upstream(connection)).call('echo', { text: 'x' }).catch(() => {})));
-    const deadline = Date.now() + 3_000;
-    while (health.health(connection).last?.kind !== 'failed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(health.health(connection).last?.kind, 'failed');
+    await waitFor(() => health.health(connection).last?.kind === 'failed', 10_000, 'the failed calls to be checked');
     health.forget(connection);
     const forgotten = initializes();
     await new Promise((r) => setTimeout(r, 600));
