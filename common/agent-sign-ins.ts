@@ -22,8 +22,14 @@ export interface PendingSignIn {
 
 /** A client that signed in with OAuth (GET /api/agent-clients). */
 export interface SignedInClientInfo {
+  /** This sign-in's id (what `clients revoke` takes). */
   id: string;
+  /** The client's OAuth client_id: two clients with one name differ here. */
+  clientId: string;
+  /** The name the client gave itself. */
   name: string;
+  /** Where its sign-in's answer went; absent for sign-ins recorded before it was kept. */
+  redirectUri?: string;
   place: PlaceRef;
   approvedAt: string;
   lastUsedAt?: string;

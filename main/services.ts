@@ -83,6 +83,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
     // The control plane listens once the services exist; sign-ins start only after that.
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
     ...(options.openBrowser && { openBrowser: options.openBrowser }),
+    env,
+    // Known once the host listens; local servers start on first use, after that.
+    appPorts: () => [...services.listeningPorts],
   });
   const { access, placeSecrets, store, catalog, network, oauth, gateway, health, connections } = connectionServices;
   const placeSessions = new PlaceSessions();
@@ -144,7 +147,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
       stopSignInWatch();
       commands.stopSweeping();
       await commands.killAll();
-      await commands.removeSavedOutputs();
+      for (const line of await commands.removeSavedOutputs()) log(`Saved bash outputs: ${line}`);
       await sandboxes.closeAll();
       await Promise.all([connectionServices.close(), skills.stop(), audit.close()]);
     },

@@ -25,8 +25,16 @@ export function connectionRule(place: Place): string {
 
 const transport = z.enum(['streamable-http', 'sse']);
 const headerBody = z.object({ name: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name: letters, digits and -'), prefix: z.string().max(50).regex(/^[^\p{Cc}]*$/u, 'no control characters or line breaks').optional(), secret: z.string().min(1) }).strict();
+/** A local server: a program, its arguments, variables from place secrets (VAR: SECRET) and the hosts it needs. */
+const localFields = {
+  command: z.string().min(1).max(1000),
+  args: z.array(z.string().max(4000)).max(100).optional(),
+  env: z.record(z.string().max(128), z.string().min(1).max(64)).optional(),
+  hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS).optional(),
+};
 const addBody = z.union([
-  z.object({ workspace_path: z.string().optional(), catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
+  z.object({ workspace_path: z.string().optional(), catalog: z.string().min(1), secret: z.string().min(1).optional(), env: localFields.env }).strict(),
+  z.object({ workspace_path: z.string().optional(), name: z.string().max(100).optional(), ...localFields }).strict(),
   z
     .object({
       workspace_path: z.string().optional(),
@@ -52,6 +60,8 @@ const editBody = z
     transport: transport.optional(),
     header: headerBody.nullable().optional(),
     tools: z.record(z.string(), z.boolean()).optional(),
+    /** A local server's command, arguments, variables and hosts, replaced together. */
+    local: z.object(localFields).strict().optional(),
   })
   .strict();
 /** `replace`: the person agreed to change the value of a secret the place already has. */
@@ -107,7 +117,12 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.post('/mcp/place', async (req, res) => {
     const body = addBody.parse(req.body);
     const place = placeOf(req);
-    const request = 'catalog' in body ? { catalog: body.catalog, ...(body.secret && { secret: body.secret }) } : { server: body.server };
+    const request =
+      'catalog' in body
+        ? { catalog: body.catalog, ...(body.secret && { secret: body.secret }), ...(body.env && { env: body.env }) }
+        : 'command' in body
+          ? { local: { command: body.command, ...(body.args && { args: body.args }), ...(body.env && { env: body.env }), ...(body.hosts && { hosts: body.hosts }), ...(body.name && { name: body.name }) } }
+          : { server: body.server };
     res.status(201).json({ connection: await connections.add(person(res), place, request) });
   });
 

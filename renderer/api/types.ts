@@ -10,15 +10,37 @@ export interface Place {
   canEdit: boolean;
 }
 
-/** Measured by asking the server (connected, checking, sign-in, key-refused, unreachable, not-mcp) or known without asking. */
-export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'paused' | 'needs-secret';
+/** Measured by asking the server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large) or known without asking. */
+export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'too-large' | 'paused' | 'needs-secret';
+
+/** A local server's process as the running server knows it. */
+export interface LocalProcess {
+  state: 'running' | 'starting' | 'stopped';
+  pid?: number;
+  since?: string;
+  stopped?: string;
+  stderr: string[];
+  logFile: string;
+}
+
+/** A local server: its command, its variables (each from a place secret), the hosts it declares. */
+export interface LocalCommand {
+  command: string;
+  args: string[];
+  commandLine: string;
+  env: { name: string; secret: string }[];
+  hosts: string[];
+  process?: LocalProcess;
+}
 
 export interface Connection {
   name: string;
   displayName: string;
   catalogId: string;
-  url: string;
-  transport: 'streamable-http' | 'sse';
+  /** A remote server's URL; a local one has `local` instead. */
+  url?: string;
+  transport: 'streamable-http' | 'sse' | 'stdio';
+  local?: LocalCommand;
   owner: string;
   /** It uses the login of the person asking (only they can sign in to it). */
   mine: boolean;
@@ -55,6 +77,7 @@ export interface ConnectionDetails extends Connection {
 export interface ConnectionEdit {
   name?: string;
   url?: string;
+  local?: { command: string; args: string[]; env: Record<string, string>; hosts: string[] };
   header?: { name: string; prefix?: string; secret: string } | null;
   tools?: Record<string, boolean>;
   /** null: sign in without an own OAuth app again. */
@@ -111,6 +134,15 @@ export type ConnectResult = { connection: Connection; tools: string[] } | { conn
 export interface OwnApp {
   client_id: string;
   client_secret?: string;
+}
+
+/** A local server to add: a program, its arguments, VAR → place secret, and hosts it needs. */
+export interface AddLocalServer {
+  name?: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  hosts: string[];
 }
 
 export interface AddServer {
