@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -63,8 +63,10 @@ describe('SkillsWatch', () => {
     await writeFile(join(dir, 'lint', 'SKILL.md'), '---\nname: lint\ndescription: Runs the linter.\n---\nbody\n');
     await waitFor(() => changes.length === 1, 10_000, 'the change');
     assert.match(changes[0]!, /lint: Runs the linter\./);
-    // The body is not part of the catalog: editing it is no catalog change.
-    await writeFile(join(dir, 'lint', 'SKILL.md'), '---\nname: lint\ndescription: Runs the linter.\n---\nnew body\n');
+    // The body is not part of the catalog: editing it is no catalog change. Replaced whole (a scan
+    // between writeFile's truncate and its write would see a skill without a name, then a new one).
+    await writeFile(join(dir, 'lint.md.new'), '---\nname: lint\ndescription: Runs the linter.\n---\nnew body\n');
+    await rename(join(dir, 'lint.md.new'), join(dir, 'lint', 'SKILL.md'));
     await readAgain();
     assert.equal(changes.length, 1);
   });
