@@ -34,7 +34,7 @@ describe('ConnectionHealth', () => {
     const local = { start: () => Promise.reject(new Error('no local servers in this test')), policyKey: async () => '', logDir: tmpdir(), idleMs: 60_000 };
     // No test here waits for a timeout: a long one keeps a first request on a busy machine (which
     // loads the client and HTTP modules) from being taken for a server that does not answer.
-    gateway = new Gateway({ timeoutMs: 10_000, allowPrivateNetwork: true, credentials: async () => ({}), signedFetch: (_c, base) => base, local });
+    gateway = new Gateway({ timeoutMs: 10_000, allowPrivateNetwork: true, appPorts: () => [], credentials: async () => ({}), signedFetch: (_c, base) => base, local });
     health = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
     gateway.onFailure((c, error) => health.failed(c, error));
     health.onChange((root) => changed.push(root));
