@@ -3,7 +3,8 @@ import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
 import type { ConnectionSecrets } from '../secrets/connection-secrets.js';
 import type { PlaceSecrets } from '../secrets/place-secrets.js';
-import type { CatalogEntry } from './catalog/catalog-schema.js';
+import type { RemoteCatalogEntry } from './catalog/catalog-schema.js';
+import { installHosts } from './local/install-hosts.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
@@ -114,8 +115,11 @@ export interface ConnectionDetails extends ConnectionView {
 /** A local server as a person adds it: its command, variables from place secrets, declared hosts, and a name. */
 export type LocalRequest = LocalCommandInput & { name?: string };
 
+/** A catalog entry: a remote one's API-key secret, or a local one's variables (VAR → place secret). */
+export type CatalogRequest = { catalog: string; secret?: string; env?: Record<string, string> };
+
 export type AddRequest =
-  | { catalog: string; secret?: string }
+  | CatalogRequest
   | { server: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } }
   | { local: LocalRequest };
 
@@ -212,7 +216,7 @@ export class PlaceConnections {
   async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server);
+    const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
@@ -525,10 +529,19 @@ export class PlaceConnections {
     return { [connection.auth.header]: `${connection.auth.prefix ?? ''}${value}` };
   }
 
-  private fromCatalog(request: { catalog: string; secret?: string }): NewConnection {
+  private async fromCatalog(request: CatalogRequest): Promise<NewConnection> {
     const entry = this.deps.catalog.list().entries.find((e) => e.id === request.catalog);
     if (!entry) throw new ConnectionRequestError(`There is no connector "${request.catalog}" in the catalog. Search the catalog for its id, or add it as a server that is not listed.`, 404);
-    return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
+    if (entry.transport !== 'stdio') return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
+    // Only what the entry declares: its own command and arguments, and a place secret for each of its variables.
+    const env = request.env ?? {};
+    const unknown = Object.keys(env).find((name) => !entry.local.env.some((v) => v.name === name));
+    if (unknown) throw new ConnectionRequestError(`${entry.name} reads no variable ${unknown}; it reads ${entry.local.env.map((v) => v.name).join(', ') || 'none'}.`);
+    const missing = entry.local.env.find((v) => v.required && !env[v.name]);
+    if (missing) throw new ConnectionRequestError(`${entry.name} needs the variable ${missing.name}${missing.description ? ` (${missing.description})` : ''}: name the place secret that holds its value, as env {"${missing.name}": "SECRET"}.`);
+    const hosts = entry.local.hosts ?? (await installHosts(entry.local.command));
+    const local = checkLocalCommand({ command: entry.local.command, args: entry.local.args, env, hosts });
+    return { catalogId: entry.id, displayName: entry.name, transport: 'stdio', local, auth: { kind: 'none' } };
   }
 
   private async fromServer(person: string, place: Place, server: Extract<AddRequest, { server: unknown }>['server']): Promise<NewConnection> {
@@ -709,7 +722,7 @@ function keyOf(c: PlaceConnection): string {
   return `${c.storeId}/${c.name}`;
 }
 
-function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAuth {
+function authFor(entry: RemoteCatalogEntry, secret: string | undefined): ConnectionAuth {
   if (entry.auth === 'oauth') return { kind: 'oauth' };
   if (entry.auth === 'api-key') {
     if (!secret) {

@@ -33,7 +33,7 @@ const localFields = {
   hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS).optional(),
 };
 const addBody = z.union([
-  z.object({ workspace_path: z.string().optional(), catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
+  z.object({ workspace_path: z.string().optional(), catalog: z.string().min(1), secret: z.string().min(1).optional(), env: localFields.env }).strict(),
   z.object({ workspace_path: z.string().optional(), name: z.string().max(100).optional(), ...localFields }).strict(),
   z
     .object({
@@ -119,7 +119,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const place = placeOf(req);
     const request =
       'catalog' in body
-        ? { catalog: body.catalog, ...(body.secret && { secret: body.secret }) }
+        ? { catalog: body.catalog, ...(body.secret && { secret: body.secret }), ...(body.env && { env: body.env }) }
         : 'command' in body
           ? { local: { command: body.command, ...(body.args && { args: body.args }), ...(body.env && { env: body.env }), ...(body.hosts && { hosts: body.hosts }), ...(body.name && { name: body.name }) } }
           : { server: body.server };
