@@ -147,7 +147,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
       stopSignInWatch();
       commands.stopSweeping();
       await commands.killAll();
-      await commands.removeSavedOutputs();
+      for (const line of await commands.removeSavedOutputs()) log(`Saved bash outputs: ${line}`);
       await sandboxes.closeAll();
       await Promise.all([connectionServices.close(), skills.stop(), audit.close()]);
     },

@@ -168,6 +168,11 @@ describe('OAuth sign-in refuses hostile input', () => {
     const badRegistration = await register({ client_name: 'x', redirect_uris: 'http://127.0.0.1:1/cb' });
     assert.equal(badRegistration.json.error, 'invalid_client_metadata');
     assert.equal(badRegistration.json.error_description, 'redirect_uris must be an array.');
+    const notJson = await fetch(`${origin}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' });
+    assert.equal(notJson.status, 400);
+    assert.deepEqual(await notJson.json(), { error: 'invalid_request', error_description: 'The request body is not valid JSON.' });
+    const tooLarge = await fetch(`${origin}/authorize`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `state=${'x'.repeat(20_000)}` });
+    assert.equal(tooLarge.status, 413);
   });
 
   it('refuses a sign-in for another resource', async () => {

@@ -62,8 +62,16 @@ export function agentEndpoint(
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
       const connections = await services.connections.usable(place);
-      const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env, sandboxes: services.sandboxes, appPorts: () => [...services.listeningPorts] });
-      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox() });
+      const policy = new PlacePolicy(place, services.access, {
+        workspaceRoot: config.workspaceRoot,
+        stateDir: config.stateDir,
+        skillsDir: config.skillsDir,
+        env: process.env,
+        sandboxes: services.sandboxes,
+        appPorts: () => [...services.listeningPorts],
+        outputsOf: (root) => services.commands.outputFolder(root),
+      });
+      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox(), place: place.root });
       const server = createWorkspaceServer({
         instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
         skillsDir: config.skillsDir,

@@ -83,8 +83,16 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
     res.status(404).json({ error: 'Not found. The MCP endpoint is /mcp.' });
   });
   app.use(((error, _req, res, _next) => {
+    if (res.headersSent) return;
+    // The body parsers' refusals (malformed, too large) are the client's to fix.
+    const { status, type } = error as { status?: number; type?: string };
+    if (status !== undefined && status >= 400 && status < 500) {
+      const why = type === 'entity.too.large' ? 'The request body is too large.' : type === 'entity.parse.failed' ? 'The request body is not valid JSON.' : 'The request body could not be read.';
+      res.status(status).json({ error: 'invalid_request', error_description: why });
+      return;
+    }
     options.log(`An OAuth request failed: ${(error as Error).stack ?? String(error)}`);
-    if (!res.headersSent) res.status(500).json({ error: 'server_error', error_description: 'Something went wrong on this machine. The server log has the details.' });
+    res.status(500).json({ error: 'server_error', error_description: 'Something went wrong on this machine. The server log has the details.' });
   }) as ErrorRequestHandler);
   return app;
 }

@@ -11,7 +11,7 @@ import { OutputFile, type OutputFileLimits } from './output-file.js';
 import { terminateProcessGroup } from './process-group.js';
 import { loadTerminal } from './terminal-module.js';
 import { RECENT_OUTPUT_BYTES, RecentOutput } from './recent-output.js';
-import { DEFAULT_SAVED_OUTPUT_TOTAL_MB, SavedOutputs } from './saved-outputs.js';
+import { DEFAULT_SAVED_OUTPUT_TOTAL_MB, outputFileName, SavedOutputs } from './saved-outputs.js';
 
 export type { CapturedOutput } from './output-capture.js';
 
@@ -50,6 +50,8 @@ export interface RunOptions {
   onProgress?: (message: string) => void;
   /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
   sandbox?: { launch(command: string, tty: boolean): Promise<Launch> };
+  /** The root of the place the command runs for (`""`: This machine): its outputs are saved in that place's folder. */
+  place?: string;
 }
 
 export interface BashResult {
@@ -143,7 +145,11 @@ export class CommandRunner {
    * age, now and then every hour, until stopSweeping(). Failures are reported, never thrown.
    */
   startSweeping(report: (line: string) => void): void {
-    const sweep = () => void this.saved.sweep(this.writing).catch((error: unknown) => report(`Could not remove old bash outputs in ${this.saved.base}: ${(error as Error).message}`));
+    const sweep = () =>
+      void this.saved.sweep(this.writing).then(
+        (left) => left.forEach((line) => report(`Saved bash outputs: ${line}`)),
+        (error: unknown) => report(`Could not remove old bash outputs in ${this.saved.base}: ${(error as Error).message}`),
+      );
     sweep();
     this.sweeper ??= setInterval(sweep, SWEEP_INTERVAL_MS).unref();
   }
@@ -153,12 +159,17 @@ export class CommandRunner {
     this.sweeper = undefined;
   }
 
-  /** Removes this server's saved outputs (the agent endpoint stops: no agent can read them any more). */
-  async removeSavedOutputs(): Promise<void> {
-    await this.saved.removeOwn();
+  /** Removes this server's saved outputs (the agent endpoint stops: no agent can read them any more); returns what it left alone. */
+  async removeSavedOutputs(): Promise<string[]> {
+    return this.saved.removeOwn();
   }
 
-  async run(input: BashInput, { signal, onProgress, sandbox }: RunOptions = {}): Promise<BashResult> {
+  /** The folder where the commands of the place whose root is `placeRoot` save their outputs (made now if need be). */
+  outputFolder(placeRoot: string): Promise<string> {
+    return this.saved.dir(placeRoot);
+  }
+
+  async run(input: BashInput, { signal, onProgress, sandbox, place = '' }: RunOptions = {}): Promise<BashResult> {
     if (typeof input.command !== 'string' || input.command.trim() === '') {
       throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
     }
@@ -176,7 +187,7 @@ export class CommandRunner {
     // The one place where output files are named.
     const paths: string[] = [];
     const outputPath = async (stream: 'stdout' | 'stderr' | 'output'): Promise<string> => {
-      const path = join(await this.saved.dir(), `${id}-${stream}.log`);
+      const path = join(await this.saved.dir(place), outputFileName(id, stream));
       paths.push(path);
       this.writing.add(path);
       return path;

@@ -20,6 +20,8 @@ export interface MachineToolDeps {
    * MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
    */
   sandbox?: () => Promise<PlaceSandbox | undefined>;
+  /** The session's place root (`""`: This machine): its commands' outputs are saved in its own folder. */
+  place?: string;
 }
 
 const KiB = 1024;
@@ -148,7 +150,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       handler: (args, extra) =>
         asToolResult(async () => {
           const sandbox = await deps.sandbox?.();
-          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), ...(sandbox && { sandbox }) });
+          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }) });
           const answer = bashAnswer(result, args.timeout, max);
           if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
           return answer;
