@@ -9,6 +9,7 @@ import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf, type Place } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { describeNetwork } from './places/sandbox-policy.js';
+import { findRunningServer } from './running-server.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import { forTerminal } from './terminal-text.js';
@@ -79,7 +80,9 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   }
   const { openConnectionServices } = await import('./connection-services.js');
   // No sign-in starts here (that is the page's Connect), so there is no callback to come back to.
-  const appPorts = [config.port, config.controlPort].filter((port) => port > 0);
+  // The app's ports, as configured and as the running server opened its control plane: never a connection's target.
+  const running = await findRunningServer(config.stateDir);
+  const appPorts = [config.port, config.controlPort, ...(running ? [Number(new URL(running.controlUrl).port)] : [])].filter((port) => port > 0);
   const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts });
   try {
     return await runConnectionsCommand(services.connections, config.upstreamTimeoutMs, command, place);

@@ -159,6 +159,8 @@ export interface PlaceConnectionsDeps {
   gateway: Gateway;
   health: ConnectionHealth;
   allowPrivateNetwork: boolean;
+  /** The ports this app listens on: never a connection's target on this machine, whatever the setting. */
+  appPorts: () => readonly number[];
 }
 
 /** How long a sign-in may take from its start to the browser's answer, as ConnectionOAuth allows by default. */
@@ -571,7 +573,7 @@ export class PlaceConnections {
   /** A server URL of the right form, whose target is not refused (a private or local one is refused now rather than at first use). */
   private async checkedUrl(text: string): Promise<URL> {
     const url = checkServerUrl(text, this.deps.allowPrivateNetwork);
-    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, resolve: resolveWithSystem }).catch((error: unknown) => {
+    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, appPorts: this.deps.appPorts, resolve: resolveWithSystem }).catch((error: unknown) => {
       if (!(error instanceof NetworkPolicyError && error.kind === 'resolve-failed')) throw error;
     });
     return url;
