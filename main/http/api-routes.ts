@@ -16,6 +16,7 @@ import { placeToolSearch } from './agent-endpoint.js';
 import type { HostControl } from './control-plane.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
+import { clientConfigRoutes } from './client-config-routes.js';
 import { serverInfo } from './server-info.js';
 
 /** The one-line rule the page shows above a place's connections (spec: no confirmation popup). */
@@ -250,6 +251,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
+  router.use(clientConfigRoutes(services, host, { person, placeOf, localOnly }));
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
