@@ -48,6 +48,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./cli-client-configs.js')).clientConnectCommand(command, env);
     case 'connections-import':
       return (await import('./cli-client-configs.js')).importCommand(command, env);
+    case 'places-seal':
+      return (await import('./cli-places.js')).sealCommand(command, env);
     case 'places-tool-search':
       return (await import('./cli-places.js')).placeToolSearchCommand(command, env);
     default:

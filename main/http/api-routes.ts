@@ -84,6 +84,7 @@ const personBody = z.object({ name: z.string(), disabled: z.boolean().optional()
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
 const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
+const placeSealsBody = z.object({ workspace_path: z.string(), seal: z.array(z.string().max(4096)).max(100), unseal: z.array(z.string().max(100)).max(100) }).strict();
 
 /** The page's REST API: thin adapters over the places, connections, catalog and secrets. */
 export function apiRoutes(services: Services, host: HostControl): Router {
@@ -247,6 +248,15 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placeNetworkBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlaceNetwork(place.root, body.hosts);
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
+  });
+
+  /** What a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
+  router.put('/places/seals', async (req, res) => {
+    localOnly(res);
+    const body = placeSealsBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    const snapshot = await services.access.setPlaceSeals(place.root, { seal: body.seal, unseal: body.unseal });
     res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
   });
 
