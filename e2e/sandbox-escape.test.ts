@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { lstat, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { lstat, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SavedOutputs } from '../main/machine/saved-outputs.js';
 import { callApi } from '../test/support/control-api.js';
+import { waitFor } from '../test/support/host-fixture.js';
 import { itRunsTheBattery, sharedAttempts, startEscapeHost, type Attempt, type EscapeHost } from './sandbox-escape-battery.js';
 
 /*
@@ -144,6 +145,27 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
       if (kind === 'machine') assert.notEqual(open, '0 1 2 ', 'unsandboxed, the terminal\'s descriptor is inherited: what the sandbox closes');
       else assert.equal(open, '0 1 2 ', kind);
       await terminal;
+    }
+  });
+
+  it('a policy change ends what runs under the old one at once: the command, its background processes, with the reason in the answer', async () => {
+    const { client, targets: { alpha } } = host;
+    for (const [from, to] of [['place', 'strict'], ['strict', 'place'], ['machine', 'strict']] as const) {
+      await host.setPolicy(from);
+      const log = join(alpha, `background-${from}.log`);
+      // A background writer that outlives its command, and the command itself, long.
+      const running = client.callTool({ name: 'bash', arguments: { command: `(while :; do echo alive >> ${log}; sleep 0.1; done) >/dev/null 2>&1 & sleep 60`, timeout: 120 } }) as Promise<{ isError?: boolean; content: Array<{ text?: string }> }>;
+      await waitFor(async () => (await stat(log).catch(() => undefined))?.size !== undefined, 20_000, 'the background writer');
+      await host.setPolicy(to);
+      const changed = Date.now();
+      const answer = await running;
+      assert.equal(answer.isError, true);
+      assert.match(answer.content[0]!.text ?? '', new RegExp(`Stopped: the sandbox of Crew alpha changed while it ran \\(its policy changed from ${from} to ${to}\\); the command and every process it started were stopped\\. Run it again`));
+      // Ended within a second of the change: nothing writes after that.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, changed + 1000 - Date.now())));
+      const size = (await stat(log)).size;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.equal((await stat(log)).size, size, `${from} -> ${to}: the background writer was ended`);
     }
   });
 

@@ -17,6 +17,7 @@ import { placeToolSearch } from './agent-endpoint.js';
 import type { HostControl } from './control-plane.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
+import { clientConfigRoutes } from './client-config-routes.js';
 import { serverInfo } from './server-info.js';
 
 /** The one-line rule the page shows above a place's connections (spec: no confirmation popup). */
@@ -91,6 +92,7 @@ const personBody = z.object({ name: z.string(), disabled: z.boolean().optional()
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
 const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
+const placeSealsBody = z.object({ workspace_path: z.string(), seal: z.array(z.string().max(4096)).max(100), unseal: z.array(z.string().max(100)).max(100) }).strict();
 
 /** The page's REST API: thin adapters over the places, connections, catalog and secrets. */
 export function apiRoutes(services: Services, host: HostControl): Router {
@@ -261,7 +263,17 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
   });
 
+  /** What a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
+  router.put('/places/seals', async (req, res) => {
+    localOnly(res);
+    const body = placeSealsBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    const snapshot = await services.access.setPlaceSeals(place.root, { seal: body.seal, unseal: body.unseal });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
+  });
+
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
+  router.use(clientConfigRoutes(services, host, { person, placeOf, localOnly }));
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {

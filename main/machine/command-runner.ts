@@ -64,6 +64,8 @@ export interface BashResult {
   serverStopped: boolean;
   /** Stopped because its stdout or stderr passed the saved-output limit (BASH_SAVED_OUTPUT_MAX_BYTES). */
   outputTooLarge: boolean;
+  /** Stopped because its place's sandbox changed (stopPlace): why, in words. */
+  policyChanged?: string;
   durationMs: number;
   /** The timeout applied, after capping. */
   timeoutSeconds: number;
@@ -110,7 +112,11 @@ interface Started {
 }
 
 interface Running {
+  /** The root of the place it runs for. */
+  place: string;
   stop(): void;
+  /** Stops it at once (SIGKILL): its place's policy changed. */
+  stopForPolicy(why: string): void;
   settled: Promise<unknown>;
 }
 
@@ -209,12 +215,14 @@ export class CommandRunner {
       throw error;
     }
 
-    let stopReason: 'timeout' | 'cancel' | 'shutdown' | 'output-limit' | undefined;
+    let stopReason: 'timeout' | 'cancel' | 'shutdown' | 'output-limit' | 'policy' | undefined;
+    let policyChanged: string | undefined;
     let stopping: Promise<void> | undefined;
     const stop = (reason: NonNullable<typeof stopReason>): void => {
       if (stopping) return;
       stopReason = reason;
-      stopping = terminateProcessGroup(child.pid, BASH_KILL_GRACE_MS);
+      // What ran under a policy that no longer holds gets no grace to keep working.
+      stopping = terminateProcessGroup(child.pid, reason === 'policy' ? 0 : BASH_KILL_GRACE_MS);
     };
     const timer = setTimeout(() => stop('timeout'), timeoutSeconds * 1000);
     const onAbort = (): void => stop('cancel');
@@ -252,7 +260,15 @@ export class CommandRunner {
       await stopping;
       return exit;
     });
-    const entry: Running = { stop: () => stop('shutdown'), settled: done.catch(() => {}) };
+    const entry: Running = {
+      place,
+      stop: () => stop('shutdown'),
+      stopForPolicy: (why) => {
+        policyChanged ??= why;
+        stop('policy');
+      },
+      settled: done.catch(() => {}),
+    };
     this.running.add(entry);
     try {
       const exit = await done;
@@ -265,6 +281,7 @@ export class CommandRunner {
         cancelled: stopReason === 'cancel',
         serverStopped: stopReason === 'shutdown',
         outputTooLarge: stopReason === 'output-limit',
+        ...(stopReason === 'policy' && policyChanged !== undefined && { policyChanged }),
         durationMs: Date.now() - startedAt,
         timeoutSeconds,
         tty,
@@ -295,6 +312,16 @@ export class CommandRunner {
   /** How many commands run now: Stop on the page asks first when agents have some. */
   get runningCount(): number {
     return this.running.size;
+  }
+
+  /**
+   * Stops at once every command of the place whose root is `placeRoot` (its policy changed: what
+   * ran under the old one must not go on), saying `why` in their answers; resolves once they are gone.
+   */
+  async stopPlace(placeRoot: string, why: string): Promise<void> {
+    const all = [...this.running].filter((entry) => entry.place === placeRoot);
+    for (const entry of all) entry.stopForPolicy(why);
+    await Promise.all(all.map((entry) => entry.settled));
   }
 
   /** Stops every running command's process group and waits until they are gone (for shutdown). */

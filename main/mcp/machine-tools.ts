@@ -250,6 +250,9 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   }
   if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
   if (result.serverStopped) lines.push('The server is shutting down: the command and every process it started were stopped.');
+  if (result.policyChanged) {
+    lines.push(`Stopped: ${result.policyChanged}; the command and every process it started were stopped. Run it again: it runs under the new policy.`);
+  }
   if (result.outputTooLarge) {
     lines.push(
       `Its output passed ${BASH_SAVED_OUTPUT_MAX_BYTES / GiB} GiB, the most this server saves for one command: the command and every process it started were stopped. ` +
@@ -279,7 +282,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
   // A command that was stopped before it finished did not do its job: an error, whatever it printed.
   // A non-zero exit is the command's own answer, not a failure of the call.
-  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge;
+  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge || result.policyChanged !== undefined;
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 

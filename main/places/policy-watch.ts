@@ -7,6 +7,7 @@ import { describePolicy } from './sandbox-policy.js';
 /** A place whose sandbox changed, and how, in words ("its policy changed from place to strict"). */
 export interface PolicyChange {
   readonly root: string;
+  readonly label: string;
   readonly why: string;
 }
 
@@ -17,7 +18,7 @@ const SETTLE_MS = 10;
 
 /**
  * Tells, as soon as the access directory changes (the page, the API or the CLI wrote it), which
- * places' sandboxes changed: their own policy (kind, folders, network, seals, limits), or another
+ * places' sandboxes changed: their own policy (kind, folders, network, seals), or another
  * place's extra folders, which their sandbox hides. What ran under the old policy is then ended
  * (services.ts): a policy change takes effect at once, not when the running commands end.
  */
@@ -78,22 +79,22 @@ export class PolicyWatch {
           : was.policy !== is.policy
             ? `its policy (${is.words}) changed`
             : "another place's extra folders changed";
-      changes.push({ root, why });
+      changes.push({ root, label: is.label, why });
     }
     if (changes.length) this.onChange(changes);
   }
 }
 
 /** What a place's sandbox is made of in this directory (its policy, the other places' folders). */
-function sandboxOf(dir: AccessDirectorySnapshot, root: string): { key: string; policy: string; words: string } {
+function sandboxOf(dir: AccessDirectorySnapshot, root: string): { key: string; policy: string; words: string; label: string } {
   let place;
   try {
     place = placeFromRoot(root);
   } catch {
-    return { key: 'none', policy: 'none', words: 'none' };
+    return { key: 'none', policy: 'none', words: 'none', label: root };
   }
   const policy = policyOf(dir, place);
   const words = describePolicy(policy);
-  if (policy.kind === 'machine') return { key: 'machine', policy: 'machine', words };
-  return { key: JSON.stringify([policy, otherPlacesFolders(dir, place)]), policy: JSON.stringify(policy), words };
+  if (policy.kind === 'machine') return { key: 'machine', policy: 'machine', words, label: place.label };
+  return { key: JSON.stringify([policy, otherPlacesFolders(dir, place)]), policy: JSON.stringify(policy), words, label: place.label };
 }

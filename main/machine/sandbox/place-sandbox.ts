@@ -245,7 +245,7 @@ export class PlaceSandbox {
     const env = { ...this.env, ...(this.network && proxyEnv()), BASH_ENV: START_SCRIPT_INSIDE };
     if (!tty && this.sandboxes && (await canEnterSandboxes(env))) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
-      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.network ? bridgeEnv(env) : env, this.identity, this.network);
+      const live = await this.sandboxes.acquire(this.placeRoot, args, this.network ? bridgeEnv(env) : env, this.identity, this.network);
       return live.launch(command, env);
     }
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
