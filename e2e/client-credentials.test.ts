@@ -174,6 +174,8 @@ describe('machine logins (client credentials) of OAuth connections', () => {
     assert.match(edited.stdout, /^Changed Tracker \(u[0-9a-f]{8}__[a-z0-9-]+\): connected \(2 tools/);
     const shown = await cli(['connections', 'show', name, '--workspace-path', PLACE]);
     assert.match(shown.stdout, /\n {2}logs in with the client credentials robot, with a client secret\n/);
+    // The running server takes the CLI's change from the state file and checks the connection again.
+    await waitFor(async () => (await view()).state === 'connected', 15_000, 'the running server to log in with the new credentials');
     assert.deepEqual(await whoami(), { client: 'robot' });
     const empty = await cli(['connections', 'edit', name, '--workspace-path', PLACE, '--client-credentials', 'robot', '--private-key-stdin']);
     assert.equal(empty.code, 2);
