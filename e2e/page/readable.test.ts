@@ -19,7 +19,6 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
   let hanging: UpstreamFixture;
   let browser: Browser;
   let page: Page;
-  let controlUrl: string;
   /** Every answer the page got with a 4xx or 5xx status: none is expected. */
   const failedLoads: string[] = [];
 
@@ -41,7 +40,6 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
       JSON.stringify({ version: 1, groups: [], entries: [entry('gone-server', 'Gone server', dead), entry('notes-server', 'Notes server', good.url), entry('stuck-server', 'Stuck server', hanging.url)] }),
     );
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '30', WORKSPACE_CATALOG_FILE: catalogFile });
-    controlUrl = await fx.host.open();
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(10_000);
