@@ -9,7 +9,7 @@ import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
 import { AddServerForm } from './AddServerForm';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 import { STATE_WORDS } from './ConnectedList';
-import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
+import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow } from './useConnectFlow';
 
 
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
@@ -90,7 +90,7 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
                 {singles.length > 0 && (
                   <ul className="rows" aria-label="Connectors">
                     {(showAll ? singles : singles.slice(0, FIRST_ROWS)).map((entry) => (
-                      <EntryRow key={entry.id} root={root} entry={entry} added={mine.has(entry.id)} flow={flow} />
+                      <EntryRow key={entry.id} root={root} entry={entry} added={mine.has(entry.id)} connections={connections} flow={flow} />
                     ))}
                   </ul>
                 )}
@@ -107,7 +107,7 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
 
       <details className="disclosure" onKeyDown={closeDisclosureOnEscape}>
         <summary>Add a server that is not listed</summary>
-        <AddServerForm root={root} flow={flow} announce={announce} />
+        <AddServerForm root={root} connections={connections} flow={flow} announce={announce} />
       </details>
     </div>
   );
@@ -123,7 +123,7 @@ function closeDisclosureOnEscape(event: KeyboardEvent<HTMLDetailsElement>): void
   })(event);
 }
 
-function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEntry; added: boolean; flow: ConnectFlow }) {
+function EntryRow({ root, entry, added, connections, flow }: { root: string; entry: CatalogEntry; added: boolean; connections: Connection[]; flow: ConnectFlow }) {
   const client = useQueryClient();
   const [askKey, setAskKey] = useState(false);
   const [secret, setSecret] = useState<SecretChoice>(emptySecretChoice);
@@ -155,6 +155,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
     },
     onSuccess: closeForm,
   });
+  useClearWhenFixed(root, connect, connections);
   const start = () => (entry.auth === 'api-key' && !askKey ? setAskKey(true) : connect.mutate());
   return (
     <li className="row-wrap">
@@ -238,10 +239,11 @@ function GroupCard({ root, group, entries, mine, flow }: { root: string; group: 
       try {
         await flow.connectMany(group.name, made);
       } catch (error) {
-        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`);
+        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`, made.map((c) => c.name));
       }
     },
   });
+  useClearWhenFixed(root, connect, [...mine.values()]);
   const toggle = (id: string) =>
     setUnpicked((set) => {
       const next = new Set(set);
