@@ -120,7 +120,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     const form = available().getByRole('form', { name: 'Add a local server' });
     await form.getByRole('textbox', { name: 'Command' }).fill('npx -y @acme/some-mcp');
     const hosts = form.getByRole('textbox', { name: 'Hosts it needs (optional)' });
-    await page.waitForFunction((h) => (document.querySelector('input[aria-describedby="local-hosts-hint"]') as HTMLInputElement | null)?.value === h, registryHost);
+    await waitFor(async () => (await hosts.inputValue()) === registryHost, 15_000, `the hosts to be ${registryHost}`);
     assert.equal(await form.getByRole('note').count(), 0);
     await hosts.fill('api.example.com');
     await form.getByRole('note').filter({ hasText: `This place is strict: without ${registryHost} in the hosts, npx cannot install the server.` }).waitFor();
