@@ -5,8 +5,9 @@
  * shared by all sessions as one client process would). Every call must come back with its answer;
  * any "fetch failed" or other failure is counted and printed with what preceded it.
  *
- * Flags: --calls N (default 10000), --sessions N (default 200), --cli PATH (another build of
- * dist/main/cli.js, to run the same load against it), --seed N, --no-build.
+ * Flags: --calls N (default 10000), --sessions N (default 60: as many as this 2-core machine serves
+ * at 7.5 s a call under its usual load), --cli PATH (another build of dist/main/cli.js, to run the
+ * same load against it), --seed N, --no-build.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -24,7 +25,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => (argv.includes(name) ? argv[argv.indexOf(name) + 1]! : fallback);
 const CALLS = Number(flag('--calls', '10000'));
-const SESSIONS = Number(flag('--sessions', '200'));
+const SESSIONS = Number(flag('--sessions', '60'));
 const CLI = resolve(flag('--cli', join(REPO, 'dist', 'main', 'cli.js')));
 let seed = Number(flag('--seed', '1'));
 const BUILD = !argv.includes('--no-build') && !argv.includes('--cli');
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
       ...failures.map((f) => `- call ${f.call}, session ${f.session}: pause ${f.gapMs} ms, sleep ${f.sleepMs} ms${f.progress ? ', progress' : ''}, failed after ${f.afterMs} ms: ${f.error}`),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
+    if (failures.length > 0) process.stderr.write(`the server's last words on stderr:\n${server.stderr()}\n`);
     process.exitCode = failures.length === 0 ? 0 : 1;
   } finally {
     await rm(root, { recursive: true, force: true });
