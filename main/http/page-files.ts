@@ -46,9 +46,25 @@ export function pageFiles(dir: string): RequestHandler {
   };
 }
 
-/** The compression the request takes, if any; a request that names none gets the file as it is. */
+/**
+ * The compression the request takes, if any: the higher weight of brotli and gzip, brotli on a tie
+ * (browsers list gzip first with the same weight, and brotli is the smaller). A request that names
+ * none, or weighs both at 0, gets the file as it is.
+ */
 function encodingFor(req: Request): keyof typeof SUFFIX | undefined {
-  if (!req.headers['accept-encoding']) return undefined;
-  const best = req.acceptsEncodings('br', 'gzip', 'identity');
-  return best === 'br' || best === 'gzip' ? best : undefined;
+  const weights = weightsOf(req.headers['accept-encoding'] ?? '');
+  const br = weights.get('br') ?? weights.get('*') ?? 0;
+  const gzip = weights.get('gzip') ?? weights.get('*') ?? 0;
+  if (br > 0 && br >= gzip) return 'br';
+  return gzip > 0 ? 'gzip' : undefined;
+}
+
+/** `Accept-Encoding` as coding → weight (`q`, 1 when absent); an entry that does not parse counts as absent. */
+function weightsOf(header: string): Map<string, number> {
+  const weights = new Map<string, number>();
+  for (const entry of header.split(',')) {
+    const match = /^\s*([\w*-]+)\s*(?:;\s*q\s*=\s*([01](?:\.\d{0,3})?))?\s*$/i.exec(entry);
+    if (match) weights.set(match[1]!.toLowerCase(), match[2] === undefined ? 1 : Number(match[2]));
+  }
+  return weights;
 }
