@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
 import { DEFAULT_SAVED_OUTPUT_TOTAL_MB } from './machine/saved-outputs.js';
+import { LIMIT_RANGES, type PlaceLimits } from './places/sandbox-policy.js';
 
 /** Everything the host needs, resolved once from flags and the environment. */
 export interface Config {
@@ -26,6 +27,8 @@ export interface Config {
   shellMaxTimeoutSeconds: number;
   /** Most bytes of bash's saved full outputs kept at once; the oldest are removed first. */
   bashOutputMaxBytes: number;
+  /** The machine's defaults for the places' sandbox limits, where set (the rest: sandbox-limits.ts). */
+  sandboxLimits: PlaceLimits;
   stateDir: string;
   sessionIdleTimeoutMs: number;
   /** The MCP Registry merged into the catalog; empty turns it off. */
@@ -79,6 +82,9 @@ export const ENVIRONMENT = {
   WORKSPACE_SKILLS_DIR: 'Skills root, relative to the working directory unless absolute (default .agents/skills).',
   WORKSPACE_SHELL_MAX_TIMEOUT: 'Upper bound in seconds for a bash command\'s timeout (default 600).',
   WORKSPACE_BASH_OUTPUT_MAX_MB: `Most megabytes of bash's full outputs kept on disk at once, the oldest removed first (default ${DEFAULT_SAVED_OUTPUT_TOTAL_MB}); each is also removed after a day and when the server stops.`,
+  WORKSPACE_SANDBOX_PROCESSES: 'Default most processes and threads at once of a sandboxed place\'s commands (default 4096); a place\'s own limit wins.',
+  WORKSPACE_SANDBOX_MEMORY_MB: 'Default most memory in MiB of a sandboxed place\'s commands, files in its /tmp included (default half of this machine\'s).',
+  WORKSPACE_SANDBOX_TMP_MB: 'Default size in MiB of a sandboxed place\'s private /tmp (default 2048).',
   WORKSPACE_STATE_DIR: 'Where server-owned state lives (default $XDG_STATE_HOME/persona-mcp-workspace).',
   WORKSPACE_SESSION_IDLE_TIMEOUT: 'Minutes after which an MCP session with no requests is closed (default 30).',
   WORKSPACE_CONTROL_PORT: 'Loopback port of the page, its API and sign-in callbacks (default 9101).',
@@ -152,6 +158,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
     bashOutputMaxBytes: Math.floor(positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2),
+    sandboxLimits: sandboxLimitsFrom(env),
     stateDir: stateDirFrom(env),
     sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
     registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,
@@ -209,6 +216,20 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: keyof typeof ENVIRONMENT, 
     throw new ConfigError(`${name}=${raw} is not a number from above 0 to ${Math.floor(max)}. Unset it to use the default (${fallback}).`);
   }
   return value;
+}
+
+/** The machine's default sandbox limits that the environment (or the settings file) sets, each in its range. */
+function sandboxLimitsFrom(env: NodeJS.ProcessEnv): PlaceLimits {
+  const limits: { -readonly [K in keyof PlaceLimits]: number } = {};
+  for (const [name, variable] of [['processes', 'WORKSPACE_SANDBOX_PROCESSES'], ['memoryMb', 'WORKSPACE_SANDBOX_MEMORY_MB'], ['tmpMb', 'WORKSPACE_SANDBOX_TMP_MB']] as const) {
+    const raw = env[variable];
+    if (raw === undefined || raw === '') continue;
+    const [min, max] = LIMIT_RANGES[name];
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) throw new ConfigError(`${variable}=${raw} is not a whole number from ${min} to ${max}. Unset it to use the default.`);
+    limits[name] = value;
+  }
+  return limits;
 }
 
 /**
