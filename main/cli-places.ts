@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import path, { isAbsolute, resolve } from 'node:path';
+import { credentialsMethodWords, DEFAULT_JWT_ALGORITHM } from '../common/api/client-credentials.js';
 import { UsageError, type Command } from './cli-args.js';
 import { loadConfig } from './config.js';
 import type { ConnectionView, PlaceConnections } from './connections/place-connections.js';
@@ -244,6 +245,7 @@ async function runConnectionsCommand(connections: PlaceConnections, upstreamTime
       }
       if (details.header) out(`  header: ${details.header} from the secret ${details.secretName}`);
       if (details.ownApp) out(`  signs in with your own OAuth app ${details.ownApp.clientId}`);
+      if (details.clientCredentials) out(`  logs in with the client credentials ${details.clientCredentials.clientId}, ${credentialsMethodWords[details.clientCredentials.method]}`);
       for (const tool of details.toolList) out(`  ${tool.enabled ? 'on ' : 'off'}  ${tool.name}${tool.description ? `  ${tool.description.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`);
       for (const error of details.errors) out(`  error at ${error.at}: ${error.message}`);
       return 0;
@@ -255,9 +257,20 @@ async function runConnectionsCommand(connections: PlaceConnections, upstreamTime
         if (!clientSecret) throw new UsageError(`--client-secret-stdin reads the secret from stdin, which was empty. Example: printf %s "$SECRET" | ${PRODUCT_NAME} connections edit ${command.name} --client-id ID --client-secret-stdin`);
         edit.ownApp = { ...edit.ownApp, clientSecret };
       }
+      if (command.credentials) {
+        const { clientId, privateKeyFromStdin: key } = command.credentials;
+        const given = await readStdin();
+        if (!given.trim()) {
+          const flag = key ? '--private-key-stdin' : '--client-secret-stdin';
+          throw new UsageError(`${flag} reads the ${key ? 'private key' : 'secret'} from stdin, which was empty. Example: ${key ? '<key.pem' : 'printf %s "$SECRET" |'} ${PRODUCT_NAME} connections edit ${command.name} --client-credentials ${clientId} ${flag}`);
+        }
+        // A PEM key keeps its line breaks; a secret loses the one its echo added.
+        edit.clientCredentials = key ? { clientId, privateKey: given, algorithm: key.algorithm ?? DEFAULT_JWT_ALGORITHM } : { clientId, clientSecret: given.replace(/\r?\n$/, '') };
+      }
       const edited = await connections.edit(LOCAL_PERSON, place, command.name, edit, command.owner);
       out(`Changed ${edited.displayName} (${edited.name}): ${stateLine(edited)}`);
       if (edit.ownApp !== undefined) out(`Sign in to it again from the page to use ${edit.ownApp ? `your OAuth app ${edit.ownApp.clientId}` : 'it without your own OAuth app'}.`);
+      if (edit.clientCredentials === null) out('It signs in in the browser again: sign in to it from the page.');
       return 0;
     }
     case 'connections-test': {

@@ -1,3 +1,4 @@
+import type { ClientCredentialsView } from '../../common/api/client-credentials.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -47,7 +48,7 @@ export interface ConnectionView {
   /** For OAuth connections that sign in with the person's own OAuth app: its client id (never its secret). */
   ownApp?: { clientId: string };
   /** For OAuth connections that log in with machine credentials: the client id and how it proves itself (never the secret or key). */
-  clientCredentials?: { clientId: string; method: 'client_secret' | 'private_key_jwt' };
+  clientCredentials?: ClientCredentialsView;
   /** For API-key connections: the header and the place secret it is taken from. */
   header?: string;
   /** Sent before the key in the header (e.g. "Bearer "). */
@@ -283,14 +284,14 @@ export class PlaceConnections {
       if (request.ownApp && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
       patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
     }
-    const credentials = request.clientCredentials && (await checkedCredentials(request.clientCredentials));
     if (request.clientCredentials !== undefined) {
       if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no client credentials. Use an API-key header instead.`);
-      if (request.ownApp) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
-      patch.auth = credentials
-        ? { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } }
-        : { kind: 'oauth' };
+      if (request.clientCredentials && request.ownApp) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
     }
+    const credentials = request.clientCredentials && (await checkedCredentials(request.clientCredentials));
+    if (credentials) patch.auth = { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } };
+    // Back to the browser: with the own OAuth app given alongside, else by registration.
+    else if (request.clientCredentials === null && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
     if (request.tools) {
       const off = new Set(connection.disabledTools ?? []);
       for (const [tool, enabled] of Object.entries(request.tools)) {
@@ -301,11 +302,13 @@ export class PlaceConnections {
     }
     const movedLogin = isOAuth(connection) && patch.url !== undefined && patch.url !== connection.url;
     // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
-    if (movedLogin && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
+    if (movedLogin && request.ownApp === undefined && request.clientCredentials === undefined) patch.auth = { kind: 'oauth' };
+    // Machine credentials log in now, before anything changes: ones the provider refuses are not kept.
+    const login = credentials && isOAuth(connection) && (await this.deps.oauth.tryClientCredentials({ url: patch.url ?? connection.url, displayName: patch.displayName ?? connection.displayName }, credentials));
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
     if (isOAuth(connection) && (movedLogin || request.ownApp !== undefined || request.clientCredentials !== undefined)) await this.deps.oauth.revokeAndForget(connection);
-    if (credentials && isOAuth(edited)) await this.deps.oauth.setClientCredentials(edited, credentials);
+    if (login && isOAuth(edited)) await this.deps.oauth.keepCredentialsLogin(edited, login);
     if (request.ownApp?.clientSecret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.ownApp.clientSecret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);

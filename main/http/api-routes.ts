@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import * as z from 'zod';
+import { type ClientCredentialsInput, clientCredentialsInput, DEFAULT_JWT_ALGORITHM } from '../../common/api/client-credentials.js';
 import type { ClientCredentials, OwnApp } from '../connections/oauth/connection-oauth.js';
-import { JWT_ALGORITHMS } from '../connections/oauth/client-credentials.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import type { LimitsInEffect, SandboxLimits } from '../machine/sandbox/sandbox-limits.js';
@@ -54,18 +54,13 @@ const addBody = z.union([
 ]);
 /** The person's own OAuth app at the provider, for providers that let no app register itself. */
 const ownAppBody = z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000).optional() }).strict();
-/** Machine credentials (client-credentials grant): the client ID with a secret, or with a PKCS #8 private key that signs JWT assertions. */
-const clientCredentialsBody = z.union([
-  z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000) }).strict(),
-  z.object({ client_id: z.string().min(1).max(500), private_key: z.string().min(1).max(20_000), signing_algorithm: z.enum(JWT_ALGORITHMS).optional() }).strict(),
-]);
 const editBody = z
   .object({
     name: z.string().max(100).optional(),
     /** null: sign in without an own app again. */
     own_app: ownAppBody.nullable().optional(),
     /** null: sign in in the browser again. */
-    client_credentials: clientCredentialsBody.nullable().optional(),
+    client_credentials: clientCredentialsInput.nullable().optional(),
     url: z.string().min(1).optional(),
     transport: transport.optional(),
     header: headerBody.nullable().optional(),
@@ -379,9 +374,9 @@ function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; o
   return { ...(body.own_app && { ownApp: ownAppOf(body.own_app) }), openBrowser: body.open_browser ?? true };
 }
 
-function credentialsOf(body: z.infer<typeof clientCredentialsBody>): ClientCredentials {
+function credentialsOf(body: ClientCredentialsInput): ClientCredentials {
   if ('client_secret' in body) return { clientId: body.client_id, clientSecret: body.client_secret };
-  return { clientId: body.client_id, privateKey: body.private_key, algorithm: body.signing_algorithm ?? 'ES256' };
+  return { clientId: body.client_id, privateKey: body.private_key, algorithm: body.signing_algorithm ?? DEFAULT_JWT_ALGORITHM };
 }
 
 function ownAppOf(body: z.infer<typeof ownAppBody>): OwnApp {

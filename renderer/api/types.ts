@@ -1,5 +1,7 @@
 // The API's answers as the page uses them (main/http/api-routes.ts is the source of truth).
 
+import type { ClientCredentialsInput, ClientCredentialsView } from '../../common/api/client-credentials.js';
+
 export type PlaceKind = 'machine' | 'workflow' | 'crew' | 'work' | 'code';
 
 export interface Place {
@@ -49,6 +51,8 @@ export interface Connection {
   auth: 'oauth' | 'header' | 'none';
   /** An OAuth connection that signs in with the person's own OAuth app: its client id. */
   ownApp?: { clientId: string };
+  /** An OAuth connection that logs in with machine credentials: its client id and how it proves itself (never the secret or key). */
+  clientCredentials?: ClientCredentialsView;
   header?: string;
   /** Sent before the key in the header (e.g. "Bearer "). */
   prefix?: string;
@@ -82,6 +86,8 @@ export interface ConnectionEdit {
   tools?: Record<string, boolean>;
   /** null: sign in without an own OAuth app again. */
   own_app?: OwnApp | null;
+  /** null: sign in in the browser again. */
+  client_credentials?: ClientCredentialsInput | null;
 }
 
 /** What a place's agents reach (machine, place or strict), and the owner's extra folders. */
