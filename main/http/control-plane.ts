@@ -11,6 +11,7 @@ import { oauthCallback } from './oauth-callback.js';
 import { apiRoutes } from './api-routes.js';
 import { allowedHostNames, hostAndOriginGuard } from './guards.js';
 import { mediaType } from './media-type.js';
+import { pageFiles } from './page-files.js';
 
 export const SESSION_COOKIE = 'pw_session';
 
@@ -68,7 +69,7 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
   app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
-    app.use(express.static(options.pageDir, { index: 'index.html' }));
+    app.use(pageFiles(options.pageDir));
   } else {
     app.get('/', (_req, res) => {
       res.type('text/plain').send('You are signed in. The page is not built in this copy: run "npm run build", then reload.');
