@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import * as z from 'zod';
 import { type ClientCredentialsInput, clientCredentialsInput, DEFAULT_JWT_ALGORITHM } from '../../common/api/client-credentials.js';
 import type { ClientCredentials, OwnApp } from '../connections/oauth/connection-oauth.js';
+import { installHosts } from '../connections/local/install-hosts.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import type { LimitsInEffect, SandboxLimits } from '../machine/sandbox/sandbox-limits.js';
@@ -172,6 +173,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
 
   router.get('/catalog', (req, res) => {
     res.json(services.catalog.list({ ...(typeof req.query.search === 'string' && { search: req.query.search }) }));
+  });
+
+  // The hosts installing a package with this launcher (npx, uvx) reaches here: the page asks for them at add, for the strict policy.
+  router.get('/local-servers/install-hosts', async (req, res) => {
+    res.json({ hosts: await installHosts(typeof req.query.command === 'string' ? req.query.command : '') });
   });
 
   router.post('/catalog/refresh', async (_req, res) => {
