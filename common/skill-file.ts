@@ -16,7 +16,7 @@ export interface SkillMetadata {
   license?: string;
   compatibility?: string;
   metadata?: Record<string, string>;
-  /** As written: the spec's space-delimited list of tool names (a YAML list is joined with spaces). */
+  /** As written: the Agent Skills spec's space-delimited list of tool names (a YAML list is joined with spaces). */
   allowedTools?: string;
 }
 
@@ -26,7 +26,7 @@ export function isValidSkillName(name: string): boolean {
   return name.length <= SKILL_NAME_MAX_CHARS && SKILL_NAME_PATTERN.test(name);
 }
 
-/** Parses a SKILL.md found in folder `folder`; a file that breaks the spec gives the reason why. */
+/** Parses a SKILL.md found in folder `folder`; a file that breaks the Agent Skills spec gives the reason why. */
 export function parseSkillFile(text: string, folder: string): ParsedSkillFile {
   const match = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?---[ \t]*(?:\r?\n|$)/.exec(text);
   if (!match) return { ok: false, reason: 'SKILL.md must start with YAML frontmatter between two "---" lines' };

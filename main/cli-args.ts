@@ -1,7 +1,9 @@
+import { JWT_ALGORITHMS, jwtAlgorithm, type JwtAlgorithm } from '../common/api/client-credentials.js';
 import { CLIENTS, type ClientId } from './connections/client-configs/client-files.js';
+import type { ClientCredentials } from './connections/oauth/client-credentials.js';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, ENVIRONMENT, type ServeFlags } from './config.js';
-import { SECRET_STORE_ENVIRONMENT } from './secrets/open-secret-store.js';
+import type { ServeFlags } from './config.js';
+import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, SETTINGS, type Setting } from './settings.js';
 import { PRODUCT_NAME } from './version.js';
 
 export class UsageError extends Error {
@@ -49,9 +51,15 @@ export type Command =
         header?: { name: string; prefix?: string; secret: string } | null;
         tools?: Record<string, boolean>;
         ownApp?: { clientId: string; clientSecret?: string } | null;
+        clientCredentials?: ClientCredentials | null;
       };
-      /** The own OAuth app's client secret is read from stdin (never the command line, where the process list shows it). */
+      /**
+       * The client secret (of the own OAuth app, or of the client credentials) is read from stdin
+       * (never the command line, where the process list shows it).
+       */
       clientSecretFromStdin: boolean;
+      /** Client credentials to set: their client ID, with the secret or the private key read from stdin. */
+      credentials?: { clientId: string; privateKeyFromStdin?: { algorithm?: JwtAlgorithm } };
     }
   | { kind: 'secrets-list'; workspacePath: string }
   | { kind: 'secrets-set'; workspacePath: string; name: string; replace: boolean }
@@ -60,6 +68,8 @@ export type Command =
   | { kind: 'places-seal'; place: string; unseal: boolean; paths: string[] }
   /** `hosts` absent: show; empty: off. */
   | { kind: 'places-network'; place: string; hosts?: string[] }
+  /** `limits`: what to change (undefined: back to the machine's default); absent: show them. */
+  | { kind: 'places-limits'; place: string; limits?: Partial<Record<'processes' | 'memoryMb' | 'tmpMb', number | undefined>> }
   | { kind: 'places-tool-search'; place: string; mode?: string };
 
 export const USAGE = `Usage:
@@ -92,6 +102,8 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} connections edit NAME [--workspace-path PATH] [--owner ID] [--name NAME] [--url URL] [--transport sse]
       [--header NAME --secret SECRET [--prefix TEXT] | --no-header] [--tool-off TOOL]... [--tool-on TOOL]...
       [--client-id ID [--client-secret-stdin] | --no-own-app]   (your own OAuth app; signs out, sign in again)
+      [--client-credentials ID (--client-secret-stdin | --private-key-stdin [--signing-algorithm ALG])
+       | --no-client-credentials]   (a machine login: logs in now, no browser; the secret or PKCS #8 key from stdin)
   ${PRODUCT_NAME} secrets list [--workspace-path PATH]
   ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH] [--replace]   (the value is read from stdin;
                                   --replace to change the value of a secret the place has)
@@ -99,6 +111,7 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
   ${PRODUCT_NAME} places network PLACE [off | HOST ...]
   ${PRODUCT_NAME} places seal PLACE [PATH | STORE ...]     ${PRODUCT_NAME} places unseal PLACE STORE|PATH ...
+  ${PRODUCT_NAME} places limits PLACE [processes=N] [memory=SIZE] [tmp=SIZE] [NAME=default] [default]
   ${PRODUCT_NAME} places tool-search PLACE [on|off|auto]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
@@ -123,6 +136,12 @@ the names under a domain (*.npmjs.org), an IP address, or * for any public host.
 private and this machine's addresses are reached only through a name listed exactly
 (localhost, db.internal); the app's own ports never.
 
+"places limits" shows or sets the limits of a place's sandboxed commands together: processes
+and threads at once, memory (files in its /tmp count) and its private /tmp's size. A SIZE is
+in MiB, or with M or G (512M, 4G); NAME=default, or default alone for all, goes back to the
+machine's defaults (WORKSPACE_SANDBOX_PROCESSES, _MEMORY_MB, _TMP_MB). It also says which
+limits this machine cannot enforce, as the running server found at its start.
+
 "tool-search" shows or sets whether agents get search_tools and call_tool in place of a
 place's connection tools: on, off, or auto (on above WORKSPACE_TOOL_SEARCH_THRESHOLD tools).
 A token's own setting wins over its place's.
@@ -144,8 +163,15 @@ Options:
   -v, --version       print the version
 
 Environment:
-${Object.entries({ ...ENVIRONMENT, ...SECRET_STORE_ENVIRONMENT }).map(([name, text]) => `  ${name.padEnd(31)} ${text}`).join('\n')}
+${(Object.values(SETTINGS) as Setting[]).flatMap((s) => (s.env ? [`  ${s.env.padEnd(31)} ${environmentHelp(s)}`] : [])).join('\n')}
 `;
+
+/** A variable's line in --help: what it sets, its flag, and its default. */
+function environmentHelp(setting: Setting): string {
+  const how = setting.kind === 'boolean' ? 'Set to 1: ' : '';
+  const about = how ? setting.about.charAt(0).toLowerCase() + setting.about.slice(1) : setting.about;
+  return `${how}${about}${setting.flag ? ` As ${setting.flag}.` : ''} Default: ${setting.default}.`;
+}
 
 /** Takes `--config FILE` (or `--config=FILE`), which every command accepts, out of the arguments. */
 export function takeConfigFlag(argv: string[]): { configFile?: string; rest: string[] } {
@@ -408,6 +434,10 @@ function parseConnections(argv: string[]): Command {
         'client-id': { type: 'string' },
         'client-secret-stdin': { type: 'boolean' },
         'no-own-app': { type: 'boolean' },
+        'client-credentials': { type: 'string' },
+        'private-key-stdin': { type: 'boolean' },
+        'signing-algorithm': { type: 'string' },
+        'no-client-credentials': { type: 'boolean' },
         'tool-on': { type: 'string', multiple: true },
         'tool-off': { type: 'string', multiple: true },
       });
@@ -416,7 +446,21 @@ function parseConnections(argv: string[]): Command {
       if (Boolean(values.header) !== Boolean(values.secret)) throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
       if (values.header && values['no-header']) throw new UsageError('--no-header removes the header; it does not go with --header.');
       if (values['client-id'] !== undefined && values['no-own-app']) throw new UsageError('--no-own-app stops using your own OAuth app; it does not go with --client-id.');
-      if (values['client-secret-stdin'] && values['client-id'] === undefined) throw new UsageError('--client-secret-stdin goes with --client-id: the secret belongs to that OAuth app.');
+      const machine = values['client-credentials'];
+      if (machine !== undefined && (values['client-id'] !== undefined || values['no-own-app'] || values['no-client-credentials'])) {
+        throw new UsageError('--client-credentials sets a machine login; it does not go with --client-id, --no-own-app or --no-client-credentials.');
+      }
+      if (values['client-id'] !== undefined && values['no-client-credentials']) throw new UsageError('--client-id sets your own OAuth app; say --no-client-credentials alone to go back to the browser.');
+      if (values['client-secret-stdin'] && values['client-id'] === undefined && machine === undefined) {
+        throw new UsageError('--client-secret-stdin goes with --client-id or --client-credentials: the secret belongs to that client.');
+      }
+      if (machine !== undefined && Boolean(values['client-secret-stdin']) === Boolean(values['private-key-stdin'])) {
+        throw new UsageError('--client-credentials needs exactly one of --client-secret-stdin or --private-key-stdin: the client proves itself with a secret or with a private key.');
+      }
+      if (values['private-key-stdin'] && machine === undefined) throw new UsageError('--private-key-stdin goes with --client-credentials: the key belongs to that client.');
+      if (values['signing-algorithm'] !== undefined && !values['private-key-stdin']) throw new UsageError('--signing-algorithm goes with --private-key-stdin: it is how the key signs.');
+      const algorithm = values['signing-algorithm'] === undefined ? undefined : jwtAlgorithm.safeParse(values['signing-algorithm']);
+      if (algorithm && !algorithm.success) throw new UsageError(`--signing-algorithm is one of ${JWT_ALGORITHMS.join(', ')}.`);
       const tools: Record<string, boolean> = {};
       for (const tool of values['tool-on'] ?? []) tools[tool] = true;
       for (const tool of values['tool-off'] ?? []) tools[tool] = false;
@@ -428,17 +472,24 @@ function parseConnections(argv: string[]): Command {
         ...(values['no-header'] && { header: null }),
         ...(values['client-id'] !== undefined && { ownApp: { clientId: values['client-id'] } }),
         ...(values['no-own-app'] && { ownApp: null }),
+        ...(values['no-client-credentials'] && { clientCredentials: null }),
         ...(Object.keys(tools).length && { tools }),
       };
-      if (Object.keys(edit).length === 0) {
-        throw new UsageError('connections edit needs something to change: --name, --url, --transport, --header with --secret, --no-header, --tool-on, --tool-off, --client-id or --no-own-app.');
+      if (Object.keys(edit).length === 0 && machine === undefined) {
+        throw new UsageError(
+          'connections edit needs something to change: --name, --url, --transport, --header with --secret, --no-header, --tool-on, --tool-off, --client-id, --no-own-app, --client-credentials or --no-client-credentials.',
+        );
       }
+
       return {
         kind: 'connections-edit',
         workspacePath: values['workspace-path'] ?? '',
         name: positionals[0]!,
         edit,
         clientSecretFromStdin: values['client-secret-stdin'] ?? false,
+        ...(machine !== undefined && {
+          credentials: { clientId: machine, ...(values['private-key-stdin'] && { privateKeyFromStdin: { ...(algorithm?.data && { algorithm: algorithm.data }) } }) },
+        }),
         ...(values.owner && { owner: values.owner }),
       };
     }
@@ -480,6 +531,17 @@ function parsePlaces(argv: string[]): Command {
     if (hosts.includes('off') && hosts.length > 1) throw new UsageError('places network PLACE off turns the list off: give off alone, or only hosts.');
     return { kind: 'places-network', place, ...(hosts.length > 0 && { hosts: hosts[0] === 'off' ? [] : hosts }) };
   }
+  if (action === 'limits') {
+    const { positionals } = parse(rest, {});
+    const [place, ...settings] = positionals;
+    if (place === undefined) throw new UsageError('places limits needs a PLACE (for example Crew/alpha, or . for This machine) and optionally processes=N, memory=SIZE, tmp=SIZE or default.');
+    if (settings.length === 0) return { kind: 'places-limits', place };
+    if (settings.includes('default')) {
+      if (settings.length > 1) throw new UsageError('places limits PLACE default sets every limit back to the machine\'s default: give default alone.');
+      return { kind: 'places-limits', place, limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined } };
+    }
+    return { kind: 'places-limits', place, limits: Object.fromEntries(settings.map(parseLimit)) };
+  }
   if (action === 'seal' || action === 'unseal') {
     const { positionals } = parse(rest, {});
     const [place, ...paths] = positionals;
@@ -488,7 +550,7 @@ function parsePlaces(argv: string[]): Command {
     }
     return { kind: 'places-seal', place, unseal: action === 'unseal', paths };
   }
-  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network, seal, unseal or tool-search${action ? ` (got "${action}")` : ''}.`);
+  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network, seal, unseal, limits or tool-search${action ? ` (got "${action}")` : ''}.`);
   const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
   const [place, policy, extra] = positionals;
   if (place === undefined || extra !== undefined) {
@@ -497,4 +559,16 @@ function parsePlaces(argv: string[]): Command {
   const folders = values.folder ?? [];
   if (policy === undefined && folders.length > 0) throw new UsageError('--folder goes with a policy: places policy PLACE place --folder DIR.');
   return { kind: 'places-policy', place, ...(policy !== undefined && { policy }), folders };
+}
+
+/** `processes=N`, `memory=SIZE`, `tmp=SIZE` (MiB, or with M or G), or `NAME=default`. */
+function parseLimit(setting: string): ['processes' | 'memoryMb' | 'tmpMb', number | undefined] {
+  const match = /^(processes|memory|tmp)=(.+)$/.exec(setting);
+  if (!match) throw new UsageError(`"${setting}" is not a limit: write processes=N, memory=SIZE or tmp=SIZE (SIZE in MiB, or like 512M or 4G), or NAME=default.`);
+  const [, name, value] = match as unknown as [string, 'processes' | 'memory' | 'tmp', string];
+  const key = name === 'processes' ? 'processes' : name === 'memory' ? 'memoryMb' : 'tmpMb';
+  if (value === 'default') return [key, undefined];
+  const size = name === 'processes' ? /^(\d+)()$/.exec(value) : /^(\d+)([MG]?)$/i.exec(value);
+  if (!size) throw new UsageError(`${name}=${value}: ${name === 'processes' ? 'give a whole number' : 'give a size in MiB, or like 512M or 4G'}, or default.`);
+  return [key, Number(size[1]) * (size[2]?.toUpperCase() === 'G' ? 1024 : 1)];
 }

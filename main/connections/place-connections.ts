@@ -1,3 +1,4 @@
+import type { ClientCredentialsView } from '../../common/api/client-credentials.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -8,7 +9,7 @@ import { installHosts } from './local/install-hosts.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
-import type { CallbackAnswer, ChainStep, ConnectionOAuth, LoginEnd, OwnApp } from './oauth/connection-oauth.js';
+import type { CallbackAnswer, ChainStep, ClientCredentials, ConnectionOAuth, LoginEnd, OwnApp } from './oauth/connection-oauth.js';
 import { signInReason } from './sign-in-reason.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
@@ -46,6 +47,8 @@ export interface ConnectionView {
   auth: ConnectionAuth['kind'];
   /** For OAuth connections that sign in with the person's own OAuth app: its client id (never its secret). */
   ownApp?: { clientId: string };
+  /** For OAuth connections that log in with machine credentials: the client id and how it proves itself (never the secret or key). */
+  clientCredentials?: ClientCredentialsView;
   /** For API-key connections: the header and the place secret it is taken from. */
   header?: string;
   /** Sent before the key in the header (e.g. "Bearer "). */
@@ -90,6 +93,11 @@ export interface EditRequest {
    * registration again. The login made with the old app ends: the next sign-in uses the new one.
    */
   ownApp?: OwnApp | null;
+  /**
+   * An OAuth connection's machine credentials (client-credentials grant, no browser); null goes back
+   * to signing in in the browser. The login made before ends: Connect logs in with the new ones.
+   */
+  clientCredentials?: ClientCredentials | null;
 }
 
 /** A local server as every surface shows it: never a secret value (only the secrets' names). */
@@ -237,14 +245,14 @@ export class PlaceConnections {
     requireRead(dir, person, place);
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
-    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.ownApp !== undefined || request.local !== undefined;
+    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.ownApp !== undefined || request.clientCredentials !== undefined || request.local !== undefined;
     if (changesLogin && connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
     }
     if (request.tools && !canRemoveConnection(dir, person, place, connection.owner)) {
       throw new PlaceAccessError(`${nameOf(dir, person)} cannot turn tools of ${connection.displayName} on or off: only the person who added it or an editor of ${place.label} can.`);
     }
-    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.ownApp !== undefined;
+    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.ownApp !== undefined || request.clientCredentials !== undefined;
     if (connection.transport === 'stdio' && remoteOnly) {
       throw new ConnectionRequestError(`${connection.displayName} is a local server: it has no URL, transport, header or OAuth app. Change its command, variables or hosts instead.`);
     }
@@ -276,6 +284,14 @@ export class PlaceConnections {
       if (request.ownApp && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
       patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
     }
+    if (request.clientCredentials !== undefined) {
+      if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no client credentials. Use an API-key header instead.`);
+      if (request.clientCredentials && request.ownApp) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
+    }
+    const credentials = request.clientCredentials && (await checkedCredentials(request.clientCredentials));
+    if (credentials) patch.auth = { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } };
+    // Back to the browser: with the own OAuth app given alongside, else by registration.
+    else if (request.clientCredentials === null && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
     if (request.tools) {
       const off = new Set(connection.disabledTools ?? []);
       for (const [tool, enabled] of Object.entries(request.tools)) {
@@ -286,10 +302,13 @@ export class PlaceConnections {
     }
     const movedLogin = isOAuth(connection) && patch.url !== undefined && patch.url !== connection.url;
     // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
-    if (movedLogin && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
+    if (movedLogin && request.ownApp === undefined && request.clientCredentials === undefined) patch.auth = { kind: 'oauth' };
+    // Machine credentials log in now, before anything changes: ones the provider refuses are not kept.
+    const login = credentials && isOAuth(connection) && (await this.deps.oauth.tryClientCredentials({ url: patch.url ?? connection.url, displayName: patch.displayName ?? connection.displayName }, credentials));
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
-    if (isOAuth(connection) && (movedLogin || request.ownApp !== undefined)) await this.deps.oauth.revokeAndForget(connection);
+    if (isOAuth(connection) && (movedLogin || request.ownApp !== undefined || request.clientCredentials !== undefined)) await this.deps.oauth.revokeAndForget(connection);
+    if (login && isOAuth(edited)) await this.deps.oauth.keepCredentialsLogin(edited, login);
     if (request.ownApp?.clientSecret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.ownApp.clientSecret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
@@ -339,6 +358,7 @@ export class PlaceConnections {
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
     const [{ connection, view }] = await this.ownConnections(person, place, [name]);
+    if (isOAuth(connection) && connection.auth.clientCredentials) return { connection: view, tools: await this.logInWithCredentials(connection) };
     if (isOAuth(connection)) return this.signIn(connection, view, options);
     try {
       return { connection: view, tools: await this.checkedToolNames(connection) };
@@ -386,7 +406,9 @@ export class PlaceConnections {
     const targets = await this.ownConnections(person, place, [...new Set(names)]);
     const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
-      if (isOAuth(connection)) {
+      if (isOAuth(connection) && connection.auth.clientCredentials) {
+        await this.logInWithCredentials(connection);
+      } else if (isOAuth(connection)) {
         const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection));
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
@@ -418,6 +440,13 @@ export class PlaceConnections {
     }
     this.signInOutcomes.begun(keyOf(connection), begun.authorizationUrl);
     return begun;
+  }
+
+  /** Logs in with the connection's machine credentials now, then checks its server with that login. */
+  private async logInWithCredentials(connection: PlaceConnection & Parameters<ConnectionOAuth['logInWithCredentials']>[0]): Promise<string[]> {
+    // No browser: a refusal comes back to the caller of Connect at once.
+    await this.deps.oauth.logInWithCredentials(connection);
+    return this.checkedToolNames(connection);
   }
 
   private async keptOwnApp(connection: PlaceConnection, clientId: string): Promise<OwnApp> {
@@ -632,6 +661,7 @@ export class PlaceConnections {
       ownerName: nameOf(dir, c.owner),
       auth: c.auth.kind,
       ...(c.auth.kind === 'oauth' && c.auth.ownApp && { ownApp: { clientId: c.auth.ownApp.clientId } }),
+      ...(c.auth.kind === 'oauth' && c.auth.clientCredentials && { clientCredentials: { ...c.auth.clientCredentials } }),
       ...(c.auth.kind === 'header' && { header: c.auth.header, ...(c.auth.prefix && { prefix: c.auth.prefix }), secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
@@ -739,3 +769,21 @@ function notFound(place: Place, name: string): ConnectionRequestError {
   return new ConnectionRequestError(`${place.label} has no connection named "${name}". List the place's connections to see their names.`, 404);
 }
 
+/** Machine credentials as given, trimmed, each part present: what the client-credentials login needs. */
+async function checkedCredentials(credentials: ClientCredentials): Promise<ClientCredentials> {
+  const clientId = credentials.clientId.trim();
+  if (!clientId) throw new ConnectionRequestError('Client credentials need the client ID; give one, or null to sign in in the browser again.');
+  if ('clientSecret' in credentials) {
+    if (!credentials.clientSecret) throw new ConnectionRequestError('Client credentials need the client secret (or a private key instead).');
+    return { clientId, clientSecret: credentials.clientSecret };
+  }
+  // Read now, so a key that cannot sign changes nothing (and its text is never quoted back).
+  const { importPKCS8 } = await import('jose');
+  const usable = await importPKCS8(credentials.privateKey, credentials.algorithm).then(() => true, () => false);
+  if (!usable) {
+    throw new ConnectionRequestError(
+      `The private key is not a PKCS #8 PEM key for ${credentials.algorithm} ("-----BEGIN PRIVATE KEY-----"). Check the algorithm, or convert the key with: openssl pkcs8 -topk8 -nocrypt -in key.pem`,
+    );
+  }
+  return { clientId, privateKey: credentials.privateKey, algorithm: credentials.algorithm };
+}

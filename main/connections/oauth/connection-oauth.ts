@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { bearerFetch } from './bearer-fetch.js';
-import { StepUpRequiredError } from './errors.js';
-import { type LoginEnd, OAuthStore } from './oauth-store.js';
+import type { ClientCredentials, CredentialsLogin } from './client-credentials.js';
+import { SignInFailedError, StepUpRequiredError } from './errors.js';
+import { type LoginEnd, OAuthStore, storedTokens } from './oauth-store.js';
 import type { Revocation } from './revocation.js';
 import type { CallbackAnswer, OAuthConnection, OwnApp, SignInFlow } from './sign-in.js';
 import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
@@ -11,7 +12,7 @@ import { beginning, refused, type StepUpNeed } from './step-ups.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
 // The types of this API, importable from here with it.
-export type { CallbackAnswer, ChainOutcome, ChainStep, LoginEnd, OAuthConnection, OwnApp, Revocation, SignInState };
+export type { CallbackAnswer, ChainOutcome, ChainStep, ClientCredentials, LoginEnd, OAuthConnection, OwnApp, Revocation, SignInState };
 
 export interface ConnectionOAuthOptions {
   /** Where logins live: each connection's keychain items. */
@@ -90,6 +91,49 @@ export class ConnectionOAuth {
     });
     const url = await (await this.flow()).begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
     return { authorizationUrl: url.href };
+  }
+
+  /**
+   * Logs in to a server with machine credentials the owner gives (the client-credentials grant, no
+   * browser), keeping nothing: the login comes back for `keepCredentialsLogin`, so that credentials
+   * the provider refuses change nothing.
+   */
+  async tryClientCredentials(connection: { url: string; displayName: string }, credentials: ClientCredentials): Promise<CredentialsLogin> {
+    const { credentialsInformation, credentialsLogin } = await import('./client-credentials.js');
+    return credentialsLogin(connection, credentialsInformation(credentials), this.options.fetch);
+  }
+
+  /**
+   * Keeps a login made by `tryClientCredentials` with its credentials (in the connection's keychain
+   * record, never shown again): from then on the connection logs in with them, with no browser.
+   */
+  async keepCredentialsLogin(connection: OAuthConnection, login: CredentialsLogin): Promise<void> {
+    await this.keepLogin(identityOf(connection), login);
+  }
+
+  /** Logs in again with the connection's kept machine credentials, with no browser. */
+  async logInWithCredentials(connection: OAuthConnection): Promise<void> {
+    const id = identityOf(connection);
+    const { client } = await this.store.read(id);
+    if (client?.source !== 'client-credentials') {
+      throw new SignInFailedError(`${connection.displayName} has no client credentials. Set them (its client ID with a secret or a private key), then connect.`);
+    }
+    const { credentialsLogin } = await import('./client-credentials.js');
+    await this.keepLogin(id, await credentialsLogin(connection, client.information, this.options.fetch));
+  }
+
+  private async keepLogin(id: ConnectionIdentity, login: CredentialsLogin): Promise<void> {
+    await this.store.update(id, ({ signIn: _none, ended: _over, grantedScope: _replaced, stepUp: _met, ...record }) => [
+      {
+        ...record,
+        client: { source: 'client-credentials', information: login.information },
+        server: login.server,
+        // Without a scope in the answer, the login has the scope asked for (RFC 6749 5.1).
+        tokens: storedTokens({ ...login.tokens, ...(login.tokens.scope === undefined && login.scope !== undefined && { scope: login.scope }) }, login.server.authorizationServerUrl, this.now()),
+      },
+      undefined,
+    ]);
+    this.emit({ ...id, state: 'signed-in' });
   }
 
   /**
