@@ -23,19 +23,19 @@ export interface SandboxPolicy {
   /** Absolute, normalized folders the owner added: readable and writable under `place` and `strict`. */
   readonly folders: readonly string[];
   /** The network allow-list (network-allow-list.ts), normalized; absent when empty. */
-  readonly network?: readonly string[];
+  readonly network?: readonly string[] | undefined;
   /** Paths sealed beyond the credential stores (absolute, or `~/...`); absent when none. */
-  readonly seal?: readonly string[];
+  readonly seal?: readonly string[] | undefined;
   /** Credential stores (credential-stores.ts, by name) this place's agents may reach; absent when none. */
-  readonly unseal?: readonly string[];
+  readonly unseal?: readonly string[] | undefined;
 }
 
 /** The rest of a policy beside its kind: what checkPolicy checks. */
 export interface PolicyParts {
-  readonly folders?: readonly string[];
-  readonly network?: readonly string[];
-  readonly seal?: readonly string[];
-  readonly unseal?: readonly string[];
+  readonly folders?: readonly string[] | undefined;
+  readonly network?: readonly string[] | undefined;
+  readonly seal?: readonly string[] | undefined;
+  readonly unseal?: readonly string[] | undefined;
 }
 
 export const MACHINE_POLICY: SandboxPolicy = Object.freeze({ kind: 'machine', folders: Object.freeze([]) });
