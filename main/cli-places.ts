@@ -12,6 +12,8 @@ import { placeRootOf, type Place } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { describeNetwork } from './places/sandbox-policy.js';
 import { CREDENTIAL_STORES, isCredentialStoreName } from './places/credential-stores.js';
+import type { LimitName, LimitsInEffect } from './machine/sandbox/sandbox-limits.js';
+import type { PlaceLimits, SandboxPolicy } from './places/sandbox-policy.js';
 import { findRunningServer } from './running-server.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
@@ -33,10 +35,64 @@ export async function policyCommand(command: Of<'places-policy'>, env: NodeJS.Pr
   const verb = command.policy === undefined ? 'is' : 'is now';
   process.stdout.write(
     `The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}` +
-      (policy.kind === 'machine' ? '' : `\n  network: ${describeNetwork(policy)}`) +
+      (policy.kind === 'machine' ? '' : `\n  network: ${describeNetwork(policy)}\n${limitLines(policy, await inEffectAtServer(config.stateDir, place))}`) +
       '\n',
   );
   return 0;
+}
+
+/**
+ * Shows or sets the limits of a place's sandboxed commands, in the access directory: the running
+ * server ends what ran under the old ones at once. What this machine enforces is the running
+ * server's finding, asked of it.
+ */
+export async function limitsCommand(command: Of<'places-limits'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
+  const place = placeRootOf(config.workspaceRoot, command.place);
+  const access = new AccessDirectory(config.stateDir);
+  let snapshot = await access.snapshot();
+  if (command.limits) {
+    const merged: Record<string, number | undefined> = { ...policyOf(snapshot, place).limits, ...command.limits };
+    const limits = Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)) as PlaceLimits;
+    snapshot = await access.setPlaceLimits(place.root, limits);
+  }
+  const policy = policyOf(snapshot, place);
+  if (policy.kind === 'machine') {
+    process.stdout.write(`${place.label} has the machine policy: its commands run outside any sandbox, with no limits. Choose the place or strict policy first.\n`);
+    return 0;
+  }
+  process.stdout.write(`Limits of ${place.label}'s sandboxed commands (${policy.kind} policy)${command.limits ? ', now' : ''}:\n${limitLines(policy, await inEffectAtServer(config.stateDir, place))}\n`);
+  return 0;
+}
+
+const LIMIT_WORDS: Record<LimitName, (value: number) => string> = {
+  processes: (value) => `${value} processes and threads at once`,
+  memoryMb: (value) => `${value} MiB of memory (its /tmp's files count)`,
+  tmpMb: (value) => `a /tmp of ${value} MiB`,
+};
+
+/** The limits of a sandboxed policy in lines: as in effect on the running server, else as set here. */
+function limitLines(policy: SandboxPolicy, inEffect: LimitsInEffect | undefined): string {
+  const names = Object.keys(LIMIT_WORDS) as LimitName[];
+  if (!inEffect) {
+    const set = names.filter((name) => policy.limits?.[name] !== undefined).map((name) => LIMIT_WORDS[name](policy.limits![name]!));
+    return `  limits: ${set.length ? `${set.join(', ')}; the others the machine's defaults` : "the machine's defaults"} (no server runs on this state dir: what this machine enforces is found when one starts)`;
+  }
+  const lines = names.map((name) => {
+    const limit = inEffect[name];
+    return `  limit: ${LIMIT_WORDS[name](limit.value)}${limit.byDefault ? " (the machine's default)" : ''}${limit.unenforced ? `, not enforced on this machine: ${limit.unenforced}` : ''}`;
+  });
+  if (inEffect.enforcedBy) lines.push(`  processes and memory held by ${inEffect.enforcedBy.how}`);
+  return lines.join('\n');
+}
+
+/** The running server's limits in effect for the place (it found what the machine enforces at its start); none without a server. */
+async function inEffectAtServer(stateDir: string, place: Place): Promise<LimitsInEffect | undefined> {
+  const server = await findRunningServer(stateDir);
+  if (!server) return undefined;
+  const response = await fetch(`${server.controlUrl}/api/places/policy?workspace_path=${encodeURIComponent(place.root)}`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
+  if (!response.ok) throw new Error(`The running server did not answer with the place's policy (HTTP ${response.status}): ${(await response.text()).slice(0, 300)}`);
+  return ((await response.json()) as { policy: { limitsInEffect?: LimitsInEffect } }).policy.limitsInEffect;
 }
 
 /** Shows or sets the hosts a place's sandboxed commands may reach, read by the running server on every call. */

@@ -2,8 +2,10 @@ import { Router, type Request, type Response } from 'express';
 import * as z from 'zod';
 import { type ClientCredentialsInput, clientCredentialsInput, DEFAULT_JWT_ALGORITHM } from '../../common/api/client-credentials.js';
 import type { ClientCredentials, OwnApp } from '../connections/oauth/connection-oauth.js';
+import { installHosts } from '../connections/local/install-hosts.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
+import type { LimitsInEffect, SandboxLimits } from '../machine/sandbox/sandbox-limits.js';
 import { policyOf } from '../places/access-directory.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { MAX_ALLOWED_HOSTS } from '../places/network-allow-list.js';
@@ -87,6 +89,8 @@ const personBody = z.object({ name: z.string(), disabled: z.boolean().optional()
 const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
 const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
 const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
+/** A place's limits, replaced whole: a limit left out is the machine's default. */
+const placeLimitsBody = z.object({ workspace_path: z.string(), processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).strict();
 const placeSealsBody = z.object({ workspace_path: z.string(), seal: z.array(z.string().max(4096)).max(100), unseal: z.array(z.string().max(100)).max(100) }).strict();
 
 /** The page's REST API: thin adapters over the places, connections, catalog and secrets. */
@@ -113,7 +117,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const dir = await services.access.snapshot();
     res.json({
       place: { ...place, canEdit: canEdit(dir, person(res), place) },
-      policy: await policyAnswer(policyOf(dir, place)),
+      policy: await policyAnswer(policyOf(dir, place), services.limits),
       rule: connectionRule(place),
       connections: await connections.list(person(res), place),
     });
@@ -169,6 +173,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
 
   router.get('/catalog', (req, res) => {
     res.json(services.catalog.list({ ...(typeof req.query.search === 'string' && { search: req.query.search }) }));
+  });
+
+  // The hosts installing a package with this launcher (npx, uvx) reaches here: the page asks for them at add, for the strict policy.
+  router.get('/local-servers/install-hosts', async (req, res) => {
+    res.json({ hosts: await installHosts(typeof req.query.command === 'string' ? req.query.command : '') });
   });
 
   router.post('/catalog/refresh', async (_req, res) => {
@@ -240,13 +249,20 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) });
   });
 
+  /** A place's policy with the limits in effect, as this server found what the machine enforces (the CLI shows this). */
+  router.get('/places/policy', async (req, res) => {
+    localOnly(res);
+    const place = placeOf(req);
+    res.json({ policy: await policyAnswer(policyOf(await services.access.snapshot(), place), services.limits) });
+  });
+
   /** A place's sandbox policy (This machine's applies to tokens that name no place): the owner's choice. */
   router.put('/places/policy', async (req, res) => {
     localOnly(res);
     const body = placePolicyBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) });
   });
 
   /** The hosts a place's sandboxed commands may reach through the app's proxy (empty: none beyond the policy's). */
@@ -255,7 +271,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placeNetworkBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlaceNetwork(place.root, body.hosts);
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) });
   });
 
   /** What a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
@@ -264,7 +280,16 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placeSealsBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlaceSeals(place.root, { seal: body.seal, unseal: body.unseal });
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) });
+  });
+
+  /** The limits of a place's sandboxed commands (processes, memory, /tmp): the place's own, else the machine's defaults. */
+  router.put('/places/limits', async (req, res) => {
+    localOnly(res);
+    const { workspace_path, ...limits } = placeLimitsBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, workspace_path);
+    const snapshot = await services.access.setPlaceLimits(place.root, limits);
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) });
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly));
@@ -344,9 +369,11 @@ function ownerOf(req: Request): string | undefined {
 }
 
 /** A place's policy for the page, with why this machine cannot honour it (no sandbox): its agents are then refused. */
-async function policyAnswer(policy: SandboxPolicy): Promise<SandboxPolicy & { problem?: string }> {
-  const problem = policy.kind === 'machine' ? undefined : await sandboxProblem();
-  return { ...policy, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
+/** A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then refused), the limits in effect. */
+async function policyAnswer(policy: SandboxPolicy, limits: SandboxLimits): Promise<SandboxPolicy & { problem?: string; limitsInEffect?: LimitsInEffect }> {
+  if (policy.kind === 'machine') return policy;
+  const problem = await sandboxProblem();
+  return { ...policy, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }), limitsInEffect: limits.inEffect(policy.limits) };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

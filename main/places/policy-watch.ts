@@ -18,7 +18,7 @@ const SETTLE_MS = 10;
 
 /**
  * Tells, as soon as the access directory changes (the page, the API or the CLI wrote it), which
- * places' sandboxes changed: their own policy (kind, folders, network, seals), or another
+ * places' sandboxes changed: their own policy (kind, folders, network, seals, limits), or another
  * place's extra folders, which their sandbox hides. What ran under the old policy is then ended
  * (services.ts): a policy change takes effect at once, not when the running commands end.
  */
@@ -28,10 +28,13 @@ export class PolicyWatch {
   private timer: NodeJS.Timeout | undefined;
   private settle: NodeJS.Timeout | undefined;
   private checking: Promise<void> = Promise.resolve();
+  /** Per place root: how many changes of its sandbox were seen, and the latest. */
+  private readonly seen = new Map<string, { count: number; change: PolicyChange }>();
 
   constructor(
     private readonly access: AccessDirectory,
-    private readonly onChange: (changes: PolicyChange[]) => void,
+    /** Ends what ran under the old policies; the watch waits for it (caughtUp). */
+    private readonly onChange: (changes: PolicyChange[]) => Promise<void>,
     private readonly report: (line: string) => void,
   ) {}
 
@@ -49,6 +52,25 @@ export class PolicyWatch {
     }
     this.timer = setInterval(() => this.soon(), POLL_MS);
     this.timer.unref();
+  }
+
+  /**
+   * Resolves once what ran under an access directory older than `dir` has been ended. A call that
+   * read `dir` waits for this before it starts anything: the watch may not have seen the change
+   * yet, and would otherwise end the call's new sandbox along with the old ones. Then resolves to
+   * the check a command of place `root` started under `dir` makes once it is registered: the change
+   * seen since, if any (a change seen later ends it with the others). Undefined when `dir` is
+   * already outdated for that place: read it again.
+   */
+  async caughtUp(dir: AccessDirectorySnapshot, root: string): Promise<(() => PolicyChange | undefined) | undefined> {
+    if (dir !== this.last) this.checking = this.checking.then(() => this.check());
+    await this.checking;
+    if (this.last && sandboxOf(this.last, root).key !== sandboxOf(dir, root).key) return undefined;
+    const count = this.seen.get(root)?.count ?? 0;
+    return () => {
+      const now = this.seen.get(root);
+      return now && now.count !== count ? now.change : undefined;
+    };
   }
 
   stop(): void {
@@ -79,10 +101,18 @@ export class PolicyWatch {
           : was.policy !== is.policy
             ? `its policy (${is.words}) changed`
             : "another place's extra folders changed";
-      changes.push({ root, label: is.label, why });
+      const change = { root, label: is.label, why };
+      changes.push(change);
+      // Counted before anything is ended: a command registered from now on finds it (caughtUp).
+      this.seen.set(root, { count: (this.seen.get(root)?.count ?? 0) + 1, change });
     }
-    if (changes.length) this.onChange(changes);
+    if (changes.length) await this.onChange(changes);
   }
+}
+
+/** What the answer of a command ended by `change` says. */
+export function endedByChange({ label, why }: PolicyChange): string {
+  return `the sandbox of ${label} changed while it ran (${why})`;
 }
 
 /** What a place's sandbox is made of in this directory (its policy, the other places' folders). */

@@ -111,8 +111,11 @@ export interface CatalogEntry {
   id: string;
   name: string;
   description: string;
-  url: string;
-  transport: 'streamable-http' | 'sse';
+  /** A remote server's URL; a local one has `local` instead. */
+  url?: string;
+  transport: 'streamable-http' | 'sse' | 'stdio';
+  /** A local server: its launcher and package, the variables it reads, the hosts it needs (else those its launcher installs from). */
+  local?: { command: 'npx' | 'uvx'; args: string[]; env: { name: string; description?: string; required: boolean; secret: boolean }[]; hosts?: string[] };
   auth: 'oauth' | 'api-key' | 'none';
   apiKey?: { header: string; prefix?: string };
   signInGroup?: string;
@@ -155,4 +158,47 @@ export interface AddServer {
   url: string;
   name?: string;
   header?: { name: string; prefix?: string; secret: string };
+}
+
+/** One server of an MCP client's configuration, as it would be added to the place (GET /api/import). */
+export interface ImportItem {
+  id: string;
+  client: ClientId;
+  clientName: string;
+  scope: 'user' | 'project';
+  file: string;
+  name: string;
+  kind: 'remote' | 'local';
+  adds?: { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } | { commandLine: string; env: Record<string, string> };
+  secrets: { name: string; from: string }[];
+  problem?: string;
+  notes: string[];
+}
+
+export interface ImportPlan {
+  place: Place;
+  items: ImportItem[];
+  problems: { client: ClientId; file: string; problem: string }[];
+  files: { client: ClientId; scope: 'user' | 'project'; path: string; found: boolean }[];
+}
+
+export interface ImportResult {
+  id: string;
+  name: string;
+  added?: Connection;
+  error?: string;
+}
+
+/** The MCP clients whose configuration this app reads and writes. */
+export type ClientId = 'claude-desktop' | 'cursor' | 'vscode' | 'claude-code';
+
+/** Where each client's entry for this server would go (GET /api/client-configs). */
+export interface ClientFiles {
+  clients: { client: ClientId; name: string; files: { scope: 'user' | 'project'; path: string }[] }[];
+}
+
+/** What was written into a client's configuration (POST /api/client-configs). */
+export interface WrittenClientEntry {
+  written: { client: ClientId; clientName: string; file: string; name: string; entry: unknown; backup?: string; created: boolean; replaced: boolean };
+  token?: { id: string; name: string };
 }

@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { ApiError, openExternal } from '../../api/client';
 import { connectConnection, connectConnections } from '../../api/connections';
 import type { Connection, OwnApp } from '../../api/types';
@@ -44,6 +44,8 @@ export function useConnectFlow(root: string, announce: (message: string) => void
           announce(`Finish signing in to ${target.displayName} in your browser. This page updates when you are done.`);
         } else {
           popup?.close();
+          // Its row says Connected before the news does.
+          await client.invalidateQueries({ queryKey: ['place-connections', root] });
           announce(`${target.displayName} is connected${result.tools.length ? `: ${result.tools.length} ${result.tools.length === 1 ? 'tool' : 'tools'}` : ''}.`);
         }
       } catch (error) {
@@ -97,14 +99,40 @@ export function useConnectFlow(root: string, announce: (message: string) => void
     });
   }, []);
 
-  return { connect, connectMany, pending, settle, ownApp, setOwnApp, dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)) };
+  /** Loads the list again and resolves once it shows what the server has now (a connection just added). */
+  const refresh = useCallback(() => client.invalidateQueries({ queryKey: ['place-connections', root] }), [client, root]);
+
+  return { connect, connectMany, refresh, pending, settle, ownApp, setOwnApp, dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)) };
 }
 
 export type ConnectFlow = ReturnType<typeof useConnectFlow>;
 
-/** The connection was added (it is in Connected now), but connecting it failed. */
+/** The connections were added (they are in Connected now), but connecting them failed. */
 export class AddedButNotConnected extends Error {
   override readonly name = 'AddedButNotConnected';
+  /** When it was said: only a list loaded later can tell that its cause is gone. */
+  readonly at = Date.now();
+
+  constructor(
+    message: string,
+    readonly names: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Clears a mutation's AddedButNotConnected error once its cause is gone: each connection it names
+ * works now or was removed, as a list loaded after the error shows.
+ */
+export function useClearWhenFixed(root: string, mutation: { error: unknown; reset: () => void }, connections: readonly Connection[]): void {
+  const client = useQueryClient();
+  const { error, reset } = mutation;
+  const loadedAt = client.getQueryState(['place-connections', root])?.dataUpdatedAt ?? 0;
+  const fixed = error instanceof AddedButNotConnected && loadedAt > error.at && error.names.every((name) => (connections.find((c) => c.name === name)?.state ?? 'connected') === 'connected');
+  useEffect(() => {
+    if (fixed) reset();
+  }, [fixed, reset]);
 }
 
 /**
@@ -113,13 +141,15 @@ export class AddedButNotConnected extends Error {
  */
 export async function connectAdded(flow: ConnectFlow, connection: Connection, expectSignIn: boolean): Promise<void> {
   if (!expectSignIn && connection.state !== 'sign-in') {
+    // Its row is in Connected before anything is said of it.
+    await flow.refresh();
     if (connection.state === 'connected') return;
-    throw new AddedButNotConnected(`${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`);
+    throw new AddedButNotConnected(`${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`, [connection.name]);
   }
   try {
     await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn });
   } catch (error) {
-    throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`);
+    throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`, [connection.name]);
   }
 }
 
