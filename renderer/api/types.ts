@@ -169,7 +169,7 @@ export interface ImportItem {
   file: string;
   name: string;
   kind: 'remote' | 'local';
-  adds?: { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } | { commandLine: string; env: Record<string, string> };
+  adds?: { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } | { commandLine: string; env: Record<string, string>; hosts: string[] };
   secrets: { name: string; from: string }[];
   problem?: string;
   notes: string[];
