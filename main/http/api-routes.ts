@@ -299,7 +299,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
-    res.json(serverInfo(config, host.status(), services.commands.runningCount));
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }));
   });
 
   // Agent access: the app's own tokens. The token itself is in the answer to its creation only.
@@ -353,13 +353,13 @@ export function apiRoutes(services: Services, host: HostControl): Router {
         return;
       }
     }
-    res.json(serverInfo(config, host.status(), services.commands.runningCount));
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }));
   });
 
   router.post('/server/stop', async (_req, res) => {
     localOnly(res);
     await host.stop();
-    res.json(serverInfo(config, host.status(), services.commands.runningCount));
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }));
   });
 
   return router;
