@@ -90,6 +90,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
   // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
   const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
   connections = new PlaceConnections({
+    answerWaitMs: config.upstreamTimeoutMs,
     store,
     oauth,
     openBrowser: options.openBrowser ?? ((url) => openInBrowser(url, log)),

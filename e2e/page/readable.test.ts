@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { enterWorkspace, freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { enterWorkspace, freePort, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 import { callApi } from '../../test/support/control-api.js';
 import { launchChromium, OUT, skipReason } from './page-support.js';
@@ -140,6 +140,26 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     await gone.getByRole('button', { name: 'Yes, remove' }).click();
     await gone.waitFor({ state: 'detached' });
     assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Notes server', 'focus is on the row that took its place');
+  });
+
+  it('says how long a check has taken and how long it waits at most', async () => {
+    const controlUrl = await fx.host.open();
+    // Added as a script would, not waited for: its server never answers.
+    const adding = callApi(controlUrl, await fx.host.adminToken(), 'POST', '/mcp/place', { workspace_path: '', catalog: 'stuck-server' }).catch(() => undefined);
+    const row = connected().getByRole('listitem', { name: 'Stuck server', exact: true });
+    await waitFor(async () => {
+      await page.evaluate(`window.dispatchEvent(new Event('blur')), window.dispatchEvent(new Event('focus'))`);
+      return (await row.count()) === 1;
+    }, 10_000, 'the stuck server in Connected');
+    await row.getByText('Checking…', { exact: true }).waitFor();
+    const detail = row.locator('.row-detail');
+    await detail.getByText(/ · for \d+ s — Asking the server for its tools now; it waits up to 30 s for each answer\./).waitFor();
+    const first = Number(/for (\d+) s/.exec((await detail.textContent())!)![1]);
+    await page.waitForTimeout(2_100);
+    const later = Number(/for (\d+) s/.exec((await detail.textContent())!)![1]);
+    assert.ok(later >= first + 2, `the time counts up: ${first} then ${later}`);
+    await shot('checking');
+    void adding;
   });
 
   it('shows recent activity by connection › tool, with plain reasons and the whole of a failure one click away', async () => {

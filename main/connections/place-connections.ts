@@ -63,6 +63,8 @@ export interface ConnectionView {
   disabledTools?: string[];
   /** When its server was last asked (ISO time); absent when it never was. */
   checkedAt?: string;
+  /** Checking: when the check running now started (ISO time). */
+  checkingSince?: string;
   /** A failing server is checked again on its own at this time (ISO). */
   nextCheckAt?: string;
   /**
@@ -154,6 +156,8 @@ export class ConnectionCheckError extends Error {
 }
 
 export interface PlaceConnectionsDeps {
+  /** How long a server's answer is waited for, as a check in progress says. */
+  answerWaitMs: number;
   store: ConnectionStore;
   oauth: ConnectionOAuth;
   /** Opens a sign-in URL in the person's browser (the desktop app, $BROWSER, or printed). */
@@ -668,6 +672,7 @@ export class PlaceConnections {
       ...(state === 'connected' && last?.kind === 'ok' && { tools: last.tools.length }),
       ...(c.disabledTools?.length && { disabledTools: c.disabledTools }),
       ...(last && { checkedAt: new Date(last.checkedAt).toISOString() }),
+      ...(state === 'checking' && health?.checkingSince !== undefined && { checkingSince: new Date(health.checkingSince).toISOString() }),
       ...(state !== 'checking' && last?.kind === 'failed' && { nextCheckAt: new Date(last.nextCheckAt).toISOString() }),
       ...(signIn && { signIn }),
       mine: c.owner === person,
@@ -706,7 +711,7 @@ export class PlaceConnections {
     const health = this.deps.health.health(c);
     // Never checked: whoever asked for this view (list, add, Test, an agent's tools) starts the check.
     if (health.checking || !health.last) {
-      return { state: 'checking', reason: 'Asking the server for its tools now.', health };
+      return { state: 'checking', reason: `Asking the server for its tools now; it waits up to ${Math.round(this.deps.answerWaitMs / 1000)} s for each answer.`, health };
     }
     if (health.last.kind === 'ok') return { state: 'connected', health };
     return { state: health.last.problem, reason: health.last.reason, health };

@@ -64,6 +64,8 @@ export interface Connection {
   tools?: number;
   /** When its server was last asked (ISO time). */
   checkedAt?: string;
+  /** Checking: when the check running now started (ISO time). */
+  checkingSince?: string;
   /** A failing server is asked again on its own at this time (ISO). */
   nextCheckAt?: string;
   /** Tools turned off in this place. */

@@ -13,6 +13,8 @@ export type Measured =
 export interface Health {
   last: Measured | undefined;
   checking: boolean;
+  /** When the check running now started. */
+  checkingSince?: number;
   /** The server's last errors, newest last (a small log for the details view). */
   errors: readonly { at: number; message: string }[];
 }
@@ -32,6 +34,7 @@ interface Entry {
   fingerprint: string;
   last: Measured | undefined;
   running: Promise<Measured> | undefined;
+  since: number;
   failures: number;
   timer: NodeJS.Timeout | undefined;
   errors: { at: number; message: string }[];
@@ -57,7 +60,7 @@ export class ConnectionHealth {
   /** The health of this record of the connection (a changed URL, transport or auth starts afresh). */
   health(connection: PlaceConnection): Health {
     const entry = this.entryOf(connection);
-    return { last: entry.last, checking: entry.running !== undefined, errors: entry.errors };
+    return { last: entry.last, checking: entry.running !== undefined, ...(entry.running && { checkingSince: entry.since }), errors: entry.errors };
   }
 
   /** Checks the server now (joining a check already running) and returns the result. */
@@ -119,7 +122,7 @@ export class ConnectionHealth {
     }
     if (entry) clearTimeout(entry.timer);
     // A changed record is measured afresh; its log of errors stays, as the story of the same connection.
-    entry = { connection, fingerprint, last: undefined, running: undefined, failures: 0, timer: undefined, errors: entry?.errors ?? [] };
+    entry = { connection, fingerprint, last: undefined, running: undefined, since: 0, failures: 0, timer: undefined, errors: entry?.errors ?? [] };
     this.entries.set(key, entry);
     return entry;
   }
@@ -155,6 +158,7 @@ export class ConnectionHealth {
       entry.running = undefined;
     });
     entry.running = run;
+    entry.since = this.now();
     return run;
   }
 

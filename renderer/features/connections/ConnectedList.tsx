@@ -122,7 +122,8 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           </div>
           <div className="row-detail">
             {detail}
-            {c.reason && c.state !== 'connected' && c.state !== 'checking' && !pending && !signInFailed && <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>}
+            {c.state === 'checking' && c.checkingSince && <Elapsed since={c.checkingSince} />}
+            {c.reason && c.state !== 'connected' && !pending && !signInFailed && <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>}
             {signInFailed && <span className="reason"> — {signInFailed.reason}</span>}
           </div>
         </div>
@@ -214,6 +215,16 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
       {settingSecret && c.secretName && <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />}
     </li>
   );
+}
+
+/** How long the check running now has taken, counted on the page each second (a clock, not a poll). */
+function Elapsed({ since }: { since: string }) {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  return <> · for {Math.max(0, Math.round((now - Date.parse(since)) / 1000))} s</>;
 }
 
 function SetSecret({ root, secretName, onDone, announce }: { root: string; secretName: string; onDone: () => void; announce: (m: string) => void }) {
