@@ -104,3 +104,7 @@ export const putSecret = (root: string, name: string, value: string, replace = f
 
 export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) =>
   api<{ policy: PlacePolicy }>('PUT', '/places/policy', { workspace_path: root, policy, folders });
+/** What is sealed beyond the credential stores (`seal`), and the stores lifted (`unseal`): both replaced whole. */
+export const putSeals = (root: string, seal: string[], unseal: string[]) => api<{ policy: PlacePolicy }>('PUT', '/places/seals', { workspace_path: root, seal, unseal });
+/** The place's own limits, replaced whole: one left out is the machine's default. */
+export const putLimits = (root: string, limits: PlacePolicy['limits']) => api<{ policy: PlacePolicy }>('PUT', '/places/limits', { workspace_path: root, ...limits });

@@ -1,6 +1,7 @@
 // The API's answers as the page uses them (main/http/api-routes.ts is the source of truth).
 
 import type { ClientCredentialsInput, ClientCredentialsView } from '../../common/api/client-credentials.js';
+import type { CredentialStoreState, LimitName, LimitsInEffect } from '../../common/api/place-policy.js';
 
 export type PlaceKind = 'machine' | 'workflow' | 'crew' | 'work' | 'code';
 
@@ -98,6 +99,14 @@ export interface PlacePolicy {
   network?: string[];
   /** Why this machine cannot sandbox the place's agents (they are refused meanwhile). */
   problem?: string;
+  /** Paths the owner sealed beyond the credential stores (absolute or `~/...`). */
+  seal?: string[];
+  /** Under place and strict: each credential store, sealed unless lifted for this place. */
+  credentialStores?: CredentialStoreState[];
+  /** The place's own limits (absent: the machine's defaults). */
+  limits?: Partial<Record<LimitName, number>>;
+  /** Under place and strict: the limits as applied, and what this machine does not enforce. */
+  limitsInEffect?: LimitsInEffect;
 }
 
 export interface PlaceConnections {
