@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, freePort, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 import { callApi } from '../../test/support/control-api.js';
-import { launchChromium, OUT, skipReason } from './page-support.js';
+import { launchChromium, OUT, pageUntil, skipReason } from './page-support.js';
 
 // The page says only what is true and readable (issue 26, item 4), in Debian's Chromium against a
 // real headless host, real upstream MCP servers (one that works, one that hangs) and a dead address.
@@ -95,15 +95,15 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     await row.getByRole('button', { name: 'Fix Gone server' }).click();
     const form = row.getByRole('form', { name: 'Fix Gone server' });
     await form.waitFor();
-    assert.equal(await page.evaluate(`document.activeElement?.closest('form')?.getAttribute('aria-label')`), 'Fix Gone server', 'focus is in the form');
+    await pageUntil(page, `document.activeElement?.closest('form')?.getAttribute('aria-label') === 'Fix Gone server'`); // focus is in the form
     await page.keyboard.press('Escape');
     await form.waitFor({ state: 'detached' });
-    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Fix Gone server', 'back on Fix');
+    await pageUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Fix Gone server'`); // back on Fix
 
     await page.keyboard.press('Enter');
     await form.getByRole('button', { name: 'Cancel' }).click();
     await form.waitFor({ state: 'detached' });
-    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Fix Gone server', 'Cancel goes back to Fix too');
+    await pageUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Fix Gone server'`); // Cancel goes back to Fix too
 
     await page.keyboard.press('Enter');
     await form.getByRole('textbox', { name: 'Server URL' }).fill(good.url);
@@ -111,7 +111,7 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     await row.getByText('Connected', { exact: true }).waitFor();
     await form.waitFor({ state: 'detached' });
     // Fix is gone (it works now): the keyboard stays in the row, on its details.
-    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Hide the details of Gone server');
+    await pageUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Hide the details of Gone server'`);
     await shot('fixed');
   });
 
@@ -139,7 +139,7 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     await gone.getByRole('button', { name: 'Remove Gone server' }).click();
     await gone.getByRole('button', { name: 'Yes, remove' }).click();
     await gone.waitFor({ state: 'detached' });
-    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Notes server', 'focus is on the row that took its place');
+    await pageUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Notes server'`); // on the row that took its place
   });
 
   it('says how long a check has taken and how long it waits at most', async () => {
