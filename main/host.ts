@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { HostStatus } from '../common/host-status.js';
+import type { HostStatus } from '../common/api/host-status.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
 import type { Approvals } from './auth/oauth-server/approvals.js';
 import type { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
@@ -10,6 +10,7 @@ import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { agentEndpoint } from './http/agent-endpoint.js';
 import { signInsNeeded, type SignInNeeded } from './connections/sign-ins-needed.js';
+import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
 import type { McpSessions } from './mcp/sessions.js';
 import { forgetRunningServer, recordRunningServer } from './running-server.js';
@@ -36,6 +37,7 @@ interface Open {
   verifier: JwtVerifier | undefined;
   control: Server;
   controlUrl: string;
+  stopStatus: () => void;
 }
 
 /**
@@ -97,6 +99,12 @@ export class Host {
   async signInsNeeded(person: string): Promise<SignInNeeded[]> {
     await this.open();
     return signInsNeeded(person, (await this.opened!).services);
+  }
+
+  /** What changed on the server, as it happens (after open()): the tray listens here. */
+  async changes(): Promise<ChangeFeed> {
+    await this.open();
+    return (await this.opened!).services.changes;
   }
 
   /** A one-time link that signs a browser on this machine in to the page. */
@@ -166,7 +174,8 @@ export class Host {
     const opened = this.opened;
     this.opened = undefined;
     if (!opened) return;
-    const { services, control } = await opened;
+    const { services, control, stopStatus } = await opened;
+    stopStatus();
     await forgetRunningServer(this.config.stateDir);
     const closed = once(control, 'close');
     control.close();
@@ -197,10 +206,11 @@ export class Host {
         throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
       }
       services.controlUrl = serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '');
+      const stopStatus = this.onStatus(() => services.changes.publish({ topic: 'server' }));
       services.listeningPorts.add((control.address() as AddressInfo).port);
       // So that `persona-mcp-workspace open` finds this server.
       await recordRunningServer(this.config.stateDir, { pid: process.pid, controlUrl: services.controlUrl, adminToken: services.admin.adminToken });
-      return { services, verifier, control, controlUrl: services.controlUrl };
+      return { services, verifier, control, controlUrl: services.controlUrl, stopStatus };
     } catch (error) {
       await services.close();
       throw error;

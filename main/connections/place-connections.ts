@@ -1,3 +1,4 @@
+import type { AddConnection, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView } from '../../common/api/connections.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -18,79 +19,7 @@ import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/c
 import { waitAtMost } from './gateway/wait-at-most.js';
 import { SignInOutcomes } from './sign-in-outcomes.js';
 
-/**
- * Whether a connection works for the place's agents now, and if not, why: measured by asking its
- * server (connected, checking, sign-in, key-refused, unreachable, not-mcp), or known without asking
- * (paused, needs-secret, and sign-in for a login that does not exist).
- */
-export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'paused' | 'needs-secret';
-
-/** A connection as the page, the CLI and the agent tool show it: never a secret value. */
-export interface ConnectionView {
-  name: string;
-  displayName: string;
-  catalogId: string;
-  url: string;
-  transport: PlaceConnection['transport'];
-  owner: string;
-  /** The adder's name in the access directory, else their id. */
-  ownerName: string;
-  auth: ConnectionAuth['kind'];
-  /** For OAuth connections that sign in with the person's own OAuth app: its client id (never its secret). */
-  ownApp?: { clientId: string };
-  /** For API-key connections: the header and the place secret it is taken from. */
-  header?: string;
-  /** Sent before the key in the header (e.g. "Bearer "). */
-  prefix?: string;
-  secretName?: string;
-  state: ConnectionState;
-  /** Why it is not connected, in words a person can act on. */
-  reason?: string;
-  /** Connected: how many tools its server lists. */
-  tools?: number;
-  /** Tools turned off in this place (hidden from agents and refused), by their upstream names. */
-  disabledTools?: string[];
-  /** When its server was last asked (ISO time); absent when it never was. */
-  checkedAt?: string;
-  /** A failing server is checked again on its own at this time (ISO). */
-  nextCheckAt?: string;
-  /**
-   * Its last sign-in started here, while it waits for one: still pending in the browser, or failed
-   * and why (then `reason` says so too). Absent when none was started or it succeeded.
-   */
-  signIn?: { state: 'pending'; since: string } | { state: 'failed'; reason: string; at: string };
-  /** Whether it uses the login of the person asking (only they can sign in to it). */
-  mine: boolean;
-  /** Whether the person asking may remove it. */
-  canRemove: boolean;
-  addedAt: string;
-}
-
-/** A change to a connection in place: its name, URL, transport, credentials header, and which tools are on. */
-export interface EditRequest {
-  name?: string;
-  url?: string;
-  transport?: PlaceConnection['transport'];
-  /** The API-key header and the place secret it sends; null sends none. */
-  header?: { name: string; prefix?: string; secret: string } | null;
-  /** Upstream tool names turned on (true) or off (false). */
-  tools?: Record<string, boolean>;
-  /**
-   * An OAuth connection's own OAuth app (client id, and secret if it has one); null signs in by
-   * registration again. The login made with the old app ends: the next sign-in uses the new one.
-   */
-  ownApp?: OwnApp | null;
-}
-
-/** A connection with what its server last said: its tools (each on or off), and its last errors. */
-export interface ConnectionDetails extends ConnectionView {
-  toolList: { name: string; description?: string; enabled: boolean }[];
-  errors: { at: string; message: string }[];
-}
-
-export type AddRequest =
-  | { catalog: string; secret?: string }
-  | { server: { url: string; name?: string; transport?: PlaceConnection['transport']; header?: { name: string; prefix?: string; secret: string } } };
+export type { ConnectionDetails, ConnectionState, ConnectionView };
 
 interface Facts {
   secrets: string[];
@@ -150,6 +79,7 @@ export class PlaceConnections {
   private readonly signInStates = new Map<string, { state: 'signed-in' | 'sign-in'; ended?: LoginEnd | undefined }>();
   private readonly signInOutcomes: SignInOutcomes;
   private readonly secrets: PlaceSecretsAccess;
+  private readonly listeners = new Set<(root: string | undefined) => void>();
 
   constructor(private readonly deps: PlaceConnectionsDeps) {
     this.signInOutcomes = new SignInOutcomes(SIGN_IN_TTL_MS);
@@ -160,7 +90,29 @@ export class PlaceConnections {
       if (change.state === 'signed-in') this.signInOutcomes.forget(key);
       // A new login (or none any more): what the server answers with it is measured again.
       deps.health.recheck({ storeId: change.storeId, name: change.serverName });
+      this.changed(undefined);
     });
+    deps.health.onState((c) => this.changed(c.root));
+  }
+
+  /**
+   * Hears when what a place's connections show may have changed beyond their records (a check
+   * started or ended, a sign-in began, ended or failed, a secret changed): the place's root, or
+   * undefined for any place.
+   */
+  onChange(listener: (root: string | undefined) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Another process changed place secrets: the names are read again, and what the connections show may change. */
+  secretsChanged(): void {
+    this.secretNamesCache.clear();
+    this.changed(undefined);
+  }
+
+  private changed(root: string | undefined): void {
+    for (const listener of this.listeners) listener(root);
   }
 
   /**
@@ -182,7 +134,7 @@ export class PlaceConnections {
    * Adds a connection and checks its server at once with its credentials: the answer says what the
    * server said (a refused key, an unreachable host), so a failed add never looks fine.
    */
-  async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
+  async add(person: string, place: Place, request: AddConnection): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
     const fields = 'catalog' in request ? this.fromCatalog(request) : await this.fromServer(request.server);
@@ -198,12 +150,12 @@ export class PlaceConnections {
    * whose login it uses (a new URL drops an OAuth login, which must not reach another server).
    * Which tools are on: also an editor of the place. The server is checked again at once.
    */
-  async edit(person: string, place: Place, name: string, request: EditRequest, owner?: string): Promise<ConnectionView> {
+  async edit(person: string, place: Place, name: string, request: ConnectionEdit, owner?: string): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireRead(dir, person, place);
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
-    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.ownApp !== undefined;
+    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.own_app !== undefined;
     if (changesLogin && connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
     }
@@ -224,10 +176,10 @@ export class PlaceConnections {
         ? { kind: 'header', header: request.header.name, ...(request.header.prefix && { prefix: request.header.prefix }), secretName: request.header.secret }
         : { kind: 'none' };
     }
-    if (request.ownApp !== undefined) {
+    if (request.own_app !== undefined) {
       if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no OAuth app. Use an API-key header instead.`);
-      const clientId = request.ownApp?.clientId.trim();
-      if (request.ownApp && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
+      const clientId = request.own_app?.client_id.trim();
+      if (request.own_app && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
       patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
     }
     if (request.tools) {
@@ -240,11 +192,11 @@ export class PlaceConnections {
     }
     const movedLogin = connection.auth.kind === 'oauth' && patch.url !== undefined && patch.url !== connection.url;
     // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
-    if (movedLogin && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
+    if (movedLogin && request.own_app === undefined) patch.auth = { kind: 'oauth' };
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
-    if (movedLogin || request.ownApp !== undefined) await this.deps.oauth.revokeAndForget(connection);
-    if (request.ownApp?.clientSecret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.ownApp.clientSecret);
+    if (movedLogin || request.own_app !== undefined) await this.deps.oauth.revokeAndForget(connection);
+    if (request.own_app?.client_secret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.own_app.client_secret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
     return this.view(dir, person, place, edited, facts);
@@ -370,6 +322,7 @@ export class PlaceConnections {
       if (given.clientSecret) await this.deps.connectionSecrets.set(identityOf(connection), OWN_APP_SECRET, given.clientSecret);
     }
     this.signInOutcomes.begun(keyOf(connection), begun.authorizationUrl);
+    this.changed(connection.root);
     return begun;
   }
 
@@ -416,6 +369,7 @@ export class PlaceConnections {
   /** After a sign-in ended, well or not: in a chain, where the browser goes next, or every outcome at its end. */
   continueSignIns(state: string | undefined, outcome: { ok: boolean; message?: string }): ChainStep | undefined {
     this.signInOutcomes.ended(state, outcome);
+    this.changed(undefined);
     return this.deps.oauth.advanceChain(state, outcome);
   }
 
@@ -450,11 +404,13 @@ export class PlaceConnections {
   async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
     this.secretNamesCache.delete(place.root);
     for (const c of await this.secrets.set(person, place, name, value, options)) void this.deps.health.check(c);
+    this.changed(place.root);
   }
 
   async removeSecret(person: string, place: Place, name: string): Promise<void> {
     this.secretNamesCache.delete(place.root);
     await this.secrets.remove(person, place, name);
+    this.changed(place.root);
   }
 
   /**
@@ -490,7 +446,7 @@ export class PlaceConnections {
     return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
   }
 
-  private async fromServer(server: Extract<AddRequest, { server: unknown }>['server']): Promise<Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'>> {
+  private async fromServer(server: Extract<AddConnection, { server: unknown }>['server']): Promise<Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'>> {
     const url = await this.checkedUrl(server.url);
     // Without an API key, the server itself says whether it wants a sign-in (most remote servers do).
     const auth: ConnectionAuth = server.header

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SseParser } from '../connections/gateway/sse-parser.js';
+import { SseParser } from '../../common/sse-parser.js';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
 
 // tools/call answered by the sessions layer itself, through the real agent endpoint, with raw HTTP

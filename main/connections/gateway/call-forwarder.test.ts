@@ -9,7 +9,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Agent } from 'undici';
 import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
 import { CallForwarder, type UpstreamProgress } from './call-forwarder.js';
-import { SseParser } from './sse-parser.js';
+import { SseParser } from '../../../common/sse-parser.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import { postWithDispatcher, postWithFetch, type Post } from './upstream-post.js';
 

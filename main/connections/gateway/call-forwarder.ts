@@ -1,6 +1,6 @@
 import { StreamableHTTPError, type StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { SseParser } from './sse-parser.js';
+import { SseParser } from '../../../common/sse-parser.js';
 import type { Post } from './upstream-post.js';
 
 /** A tools/call result as the upstream sent it. */

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { searchCatalog } from '../../../common/catalog-search';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog, secretsQuery } from '../../api/connections';
-import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
+import type { CatalogEntry, Connection, SignInGroup } from '../../api/connections';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { closeOnEscape, focusFirstField } from '../../ui/keyboard';

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { putSecret, removeConnection, testConnection } from '../../api/connections';
-import type { Connection } from '../../api/types';
+import type { Connection } from '../../api/connections';
 import { closeOnEscape } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';

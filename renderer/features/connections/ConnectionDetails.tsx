@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { connectionDetailsQuery, editConnection, putSecret, secretsQuery } from '../../api/connections';
-import type { Connection, ConnectionEdit } from '../../api/types';
+import type { Connection, ConnectionEdit } from '../../api/connections';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { emptySecretChoice, NEW_SECRET, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 

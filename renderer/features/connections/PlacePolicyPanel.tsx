@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { putPolicy } from '../../api/connections';
-import type { Place, PlacePolicy } from '../../api/types';
+import type { Place, PlacePolicy } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 
 const WORDS: Record<PlacePolicy['kind'], { name: string; detail: string }> = {

@@ -7,8 +7,9 @@ export interface SseEvent {
 /**
  * Splits a text/event-stream into events as its chunks arrive (the WHATWG "event stream
  * interpretation"): lines end with CRLF, LF or CR, `:` starts a comment, an empty line dispatches.
- * Only `event` and `data` matter to a forwarded call; `id` and `retry` serve resumption, which a
- * forwarded call does not use (a broken answer stream fails the call instead).
+ * Only `event` and `data` matter to its readers (a forwarded call, the page's change events); `id`
+ * and `retry` serve resumption, which neither uses: a forwarded call fails on a broken stream, and
+ * the page fetches everything again when its stream comes back.
  */
 export class SseParser {
   private buffer = '';

@@ -1,0 +1,72 @@
+import * as z from 'zod';
+
+// A place and what its agents reach, as the API gives and takes them (main/http/api-routes.ts).
+
+export const placeKind = z.enum(['machine', 'workflow', 'crew', 'work', 'code']);
+
+/** A place: relative to the workspace root ('' is This machine), with a label for people. */
+export const place = z.object({
+  root: z.string(),
+  kind: placeKind,
+  /** The user id in `_users/<owner>/...`: a Work or Code project's owner. */
+  owner: z.string().optional(),
+  label: z.string(),
+});
+
+/** A place with whether the person asking may edit it. */
+export const placeForPerson = place.extend({ canEdit: z.boolean() });
+export type PlaceForPerson = z.infer<typeof placeForPerson>;
+
+/** GET /api/places */
+export const placesAnswer = z.object({
+  places: z.array(placeForPerson),
+  /** The disk scan stopped early: some place folders may be missing. */
+  truncated: z.boolean(),
+});
+
+export const policyKind = z.enum(['machine', 'place', 'strict']);
+
+/** What a place's agents reach, with why this machine cannot honour it (no sandbox): its agents are then refused. */
+export const placePolicy = z.object({
+  kind: policyKind,
+  folders: z.array(z.string()),
+  /** The hosts its sandboxed commands may reach (beyond public hosts under place); absent: none. */
+  network: z.array(z.string()).optional(),
+  problem: z.string().optional(),
+});
+export type PlacePolicy = z.infer<typeof placePolicy>;
+
+/** At most this many hosts on a place's network allow-list. */
+export const MAX_ALLOWED_HOSTS = 200;
+
+/** PUT /api/places/policy */
+export const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
+/** PUT /api/places/network */
+export const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
+/** The answer to both. */
+export const placePolicyAnswer = z.object({ policy: placePolicy });
+
+export const toolSearchMode = z.enum(['on', 'off', 'auto']);
+export type ToolSearchMode = z.infer<typeof toolSearchMode>;
+
+/** Tool search in a place, as measured now: GET /api/tool-search, PUT /api/access/places/tool-search. */
+export const placeToolSearchAnswer = z.object({
+  workspace_path: z.string(),
+  label: z.string(),
+  /** The place's own setting. */
+  mode: toolSearchMode,
+  /** How many tools an agent there would list without tool search. */
+  toolCount: z.number(),
+  threshold: z.number(),
+  /** Whether agents there get search_tools and call_tool (for tokens without a setting of their own). */
+  on: z.boolean(),
+  by: z.enum(['token', 'place', 'automatic']),
+});
+export type PlaceToolSearch = z.infer<typeof placeToolSearchAnswer>;
+
+export const toolSearchBody = z.object({ mode: z.string() }).strict();
+export const placeToolSearchBody = toolSearchBody.extend({ workspace_path: z.string() }).strict();
+
+/** The access directory's changes (the owner only). */
+export const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
+export const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
