@@ -23,6 +23,18 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['token', 'revoke', 'abc']), { kind: 'token-revoke', id: 'abc' });
   });
 
+  it('parses connections add --command: the program, its arguments after --, variables from secrets and hosts', () => {
+    assert.deepEqual(parseCommand(['connections', 'add', '--workspace-path', 'Crew/a', '--command', 'npx', '--name', 'Play', '--env', 'API_KEY=PLAY_KEY', '--host', 'cdn.example.com', '--', '-y', '@scope/pkg']), {
+      kind: 'connections-add',
+      workspacePath: 'Crew/a',
+      local: { command: 'npx', args: ['-y', '@scope/pkg'], env: { API_KEY: 'PLAY_KEY' }, hosts: ['cdn.example.com'], name: 'Play' },
+    });
+    assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--url', 'https://a.example']), /one of --catalog ID, --url URL or --command/);
+    assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--env', 'NOVALUE']), /VAR=SECRET/);
+    assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--header', 'X', '--secret', 'S']), /--env VAR=SECRET/);
+    assert.throws(() => parseCommand(['connections', 'add', '--url', 'https://a.example', '--env', 'A=B']), /go with --command/);
+  });
+
   it('parses places network: show, off, or the hosts', () => {
     assert.deepEqual(parseCommand(['places', 'network', 'Crew/a']), { kind: 'places-network', place: 'Crew/a' });
     assert.deepEqual(parseCommand(['places', 'network', 'Crew/a', 'off']), { kind: 'places-network', place: 'Crew/a', hosts: [] });

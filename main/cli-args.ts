@@ -23,7 +23,14 @@ export type Command =
   | { kind: 'clients-list'; json: boolean }
   | { kind: 'clients-revoke'; id: string }
   | { kind: 'connections-list'; workspacePath: string; json: boolean }
-  | { kind: 'connections-add'; workspacePath: string; catalog?: string; secret?: string; server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } }
+  | {
+      kind: 'connections-add';
+      workspacePath: string;
+      catalog?: string;
+      secret?: string;
+      server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } };
+      local?: { command: string; args: string[]; env: Record<string, string>; hosts: string[]; name?: string };
+    }
   | { kind: 'connections-remove'; workspacePath: string; name: string; owner?: string }
   | { kind: 'connections-test'; workspacePath: string; name: string; owner?: string }
   | { kind: 'connections-show'; workspacePath: string; name: string; owner?: string; json: boolean }
@@ -69,6 +76,8 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --catalog ID [--secret NAME]
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --url URL [--name NAME] [--transport sse]
                                   [--header HEADER --secret NAME [--prefix 'Bearer ']]
+  ${PRODUCT_NAME} connections add [--workspace-path PATH] --command PROGRAM [--name NAME] [--env VAR=SECRET]...
+                                  [--host HOST]... [-- ARGUMENT...]   (a local server, run over stdio)
   ${PRODUCT_NAME} connections remove NAME [--workspace-path PATH] [--owner ID]
   ${PRODUCT_NAME} connections test NAME [--workspace-path PATH] [--owner ID]
   ${PRODUCT_NAME} connections show NAME [--workspace-path PATH] [--owner ID] [--json]
@@ -306,10 +315,24 @@ function parseConnections(argv: string[]): Command {
         transport: { type: 'string' },
         header: { type: 'string' },
         prefix: { type: 'string' },
+        command: { type: 'string' },
+        env: { type: 'string', multiple: true },
+        host: { type: 'string', multiple: true },
       });
-      noPositionals(positionals, 'connections add');
       const workspacePath = values['workspace-path'] ?? '';
-      if (values.catalog && values.url) throw new UsageError('connections add takes --catalog ID or --url URL, not both.');
+      if ([values.catalog, values.url, values.command].filter(Boolean).length > 1) throw new UsageError('connections add takes one of --catalog ID, --url URL or --command PROGRAM.');
+      if (values.command) {
+        if (values.header || values.transport || values.prefix || values.secret) throw new UsageError('--header, --prefix, --secret and --transport go with --url; a local server takes its secrets with --env VAR=SECRET.');
+        const env: Record<string, string> = {};
+        for (const pair of values.env ?? []) {
+          const at = pair.indexOf('=');
+          if (at <= 0 || at === pair.length - 1) throw new UsageError(`--env ${pair}: write VAR=SECRET, the variable and the name of the place secret that holds its value.`);
+          env[pair.slice(0, at)] = pair.slice(at + 1);
+        }
+        return { kind: 'connections-add', workspacePath, local: { command: values.command, args: positionals, env, hosts: values.host ?? [], ...(values.name && { name: values.name }) } };
+      }
+      noPositionals(positionals, 'connections add');
+      if (values.env || values.host) throw new UsageError('--env and --host go with --command (a local server).');
       if (values.catalog) {
         if (values.header || values.name || values.transport || values.prefix) throw new UsageError('--name, --transport, --header and --prefix go with --url, not --catalog.');
         return { kind: 'connections-add', workspacePath, catalog: values.catalog, ...(values.secret && { secret: values.secret }) };

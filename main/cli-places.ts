@@ -11,6 +11,7 @@ import { LOCAL_PERSON } from './places/user-id.js';
 import { describeNetwork } from './places/sandbox-policy.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
+import { forTerminal } from './terminal-text.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
@@ -78,7 +79,8 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   }
   const { openConnectionServices } = await import('./connection-services.js');
   // No sign-in starts here (that is the page's Connect), so there is no callback to come back to.
-  const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback' });
+  const appPorts = [config.port, config.controlPort].filter((port) => port > 0);
+  const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts });
   try {
     return await runConnectionsCommand(services.connections, config.upstreamTimeoutMs, command, place);
   } finally {
@@ -116,14 +118,15 @@ async function runSecretsCommand(secrets: PlaceSecretsAccess, command: SecretsCo
 }
 
 async function runConnectionsCommand(connections: PlaceConnections, upstreamTimeoutMs: number, command: ConnectionsCommand, place: Place): Promise<number> {
-  const out = (line: string) => process.stdout.write(`${line}\n`);
+  // What servers, the registry and other people wrote is printed as text, never as terminal controls.
+  const out = (line: string) => process.stdout.write(`${forTerminal(line)}\n`);
   switch (command.kind) {
     case 'connections-list': {
       // Each server is asked now (initialize + tools/list with the connection's credentials): a check takes two requests at most.
       const list = await connections.list(LOCAL_PERSON, place, { waitMs: 2 * upstreamTimeoutMs + 1_000 });
       if (command.json) out(JSON.stringify(list, null, 2));
       else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
-      else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url}`);
+      else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url ?? c.local?.commandLine}`);
       return 0;
     }
     case 'connections-show': {
@@ -132,8 +135,15 @@ async function runConnectionsCommand(connections: PlaceConnections, upstreamTime
         out(JSON.stringify(details, null, 2));
         return 0;
       }
-      out(`${details.displayName} (${details.name}), ${details.ownerName}'s login, ${details.url}`);
+      out(`${details.displayName} (${details.name}), ${details.ownerName}'s login, ${details.url ?? `runs ${details.local?.commandLine}`}`);
       out(`  state: ${stateLine(details)}`);
+      if (details.local) {
+        for (const e of details.local.env) out(`  variable ${e.name} from the secret ${e.secret}`);
+        if (details.local.hosts.length) out(`  may also reach: ${details.local.hosts.join(', ')}`);
+        const p = details.local.process;
+        out(`  process: ${p ? `${p.state}${p.pid ? ` (pid ${p.pid})` : ''}${p.stopped ? `: ${p.stopped}` : ''}; log ${p.logFile}` : 'not started by this command'}`);
+        for (const line of p?.stderr ?? []) out(`  stderr: ${line}`);
+      }
       if (details.header) out(`  header: ${details.header} from the secret ${details.secretName}`);
       if (details.ownApp) out(`  signs in with your own OAuth app ${details.ownApp.clientId}`);
       for (const tool of details.toolList) out(`  ${tool.enabled ? 'on ' : 'off'}  ${tool.name}${tool.description ? `  ${tool.description.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`);
@@ -158,9 +168,10 @@ async function runConnectionsCommand(connections: PlaceConnections, upstreamTime
       return tested.state === 'connected' ? 0 : 1;
     }
     case 'connections-add': {
-      const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : { server: command.server! };
+      const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : command.local ? { local: command.local } : { server: command.server! };
       const added = await connections.add(LOCAL_PERSON, place, request);
       out(`Added ${added.displayName} to ${place.label} as ${added.name} (${added.state}${added.reason ? `: ${added.reason}` : ''}).`);
+      if (added.local?.hosts.length) out(`Under the place and strict policies it may also reach: ${added.local.hosts.join(', ')}.`);
       return 0;
     }
     case 'connections-remove': {

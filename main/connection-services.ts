@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
@@ -8,6 +10,7 @@ import { createGuardedFetch, type GuardedFetch } from './connections/network/gua
 import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
+import { localLaunch, localPolicyKey } from './connections/local/local-launch.js';
 import { AccessDirectory } from './places/access-directory.js';
 import { ConnectionSecrets } from './secrets/connection-secrets.js';
 import type { SecretStore } from './secrets/secret-store.js';
@@ -35,7 +38,14 @@ export interface ConnectionServicesOptions {
   redirectUrl: () => string;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
   openBrowser?: (url: string) => void;
+  /** The app's settings as environment variables (XDG_CACHE_HOME: where local servers' package caches go). */
+  env: NodeJS.ProcessEnv;
+  /** The ports the app listens on: a sandboxed local server never reaches them. */
+  appPorts: () => readonly number[];
 }
+
+/** A local server with no request for this long is ended; the next use starts it again. */
+const LOCAL_SERVER_IDLE_MS = 5 * 60_000;
 
 /** Makes the connection services; nothing listens or polls until the caller starts it. */
 export function openConnectionServices(config: Config, options: ConnectionServicesOptions): ConnectionServices {
@@ -57,6 +67,8 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     redirectUrl: options.redirectUrl,
     ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
   });
+  // What local servers inherit is this process's environment, as for `bash` (the agent endpoint's sandbox host).
+  const host = { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env, appPorts: options.appPorts };
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;
   const gateway = new Gateway({
@@ -64,6 +76,12 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     allowPrivateNetwork: config.allowPrivateNetwork,
     credentials: (c) => connections!.credentials(c),
     signedFetch: (c, base) => oauth.fetch(c, base),
+    local: {
+      start: (c) => localLaunch(c, { access, placeSecrets, host, cacheRoot: localCacheRoot(options.env) }),
+      policyKey: (c) => localPolicyKey(c, { access }),
+      logDir: join(config.stateDir, 'local-servers'),
+      idleMs: LOCAL_SERVER_IDLE_MS,
+    },
   });
   // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
   const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
@@ -97,6 +115,12 @@ export function openConnectionServices(config: Config, options: ConnectionServic
       await Promise.all([gateway.closeAll(), store.close(), network.close()]);
     },
   };
+}
+
+/** Where places' local servers keep package caches: the user's cache folder, never the state dir (which sandboxes cannot see). */
+function localCacheRoot(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homedir(), process.platform === 'darwin' ? 'Library/Caches' : '.cache');
+  return join(base, 'persona-mcp-workspace', 'local-servers');
 }
 
 /**

@@ -88,6 +88,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
     // The control plane listens once the services exist; sign-ins start only after that.
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
     ...(options.openBrowser && { openBrowser: options.openBrowser }),
+    env,
+    // Known once the host listens; local servers start on first use, after that.
+    appPorts: () => [...services.listeningPorts],
   });
   const { access, placeSecrets, store, catalog, network, oauth, gateway, health, connections } = connectionServices;
   const placeSessions = new PlaceSessions();

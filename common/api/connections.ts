@@ -1,25 +1,57 @@
 import * as z from 'zod';
-import { placeForPerson, placePolicy } from './places.js';
+import { MAX_ALLOWED_HOSTS, placeForPerson, placePolicy } from './places.js';
 
 // A place's MCP connections as the API gives and takes them: the page, the CLI and the agent tool show these.
 
 /**
  * Whether a connection works for the place's agents now, and if not, why: measured by asking its
- * server (connected, checking, sign-in, key-refused, unreachable, not-mcp), or known without asking
+ * server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large), or known without asking
  * (paused, needs-secret, and sign-in for a login that does not exist).
  */
-export const connectionState = z.enum(['connected', 'checking', 'sign-in', 'key-refused', 'unreachable', 'not-mcp', 'paused', 'needs-secret']);
+export const connectionState = z.enum(['connected', 'checking', 'sign-in', 'key-refused', 'unreachable', 'not-mcp', 'too-large', 'paused', 'needs-secret']);
 export type ConnectionState = z.infer<typeof connectionState>;
 
 export const transport = z.enum(['streamable-http', 'sse']);
+
+/** A local server's process as the running server knows it. */
+export const localProcess = z.object({
+  state: z.enum(['running', 'starting', 'stopped']),
+  pid: z.number().optional(),
+  /** ISO time it started (running), or ended (stopped after running). */
+  since: z.string().optional(),
+  /** Why it is stopped: never started yet, ended after being idle, or how it exited. */
+  stopped: z.string().optional(),
+  /** Its last stderr lines, newest last. */
+  stderr: z.array(z.string()),
+  /** Where its whole stderr is (in the state dir). */
+  logFile: z.string(),
+});
+export type LocalProcess = z.infer<typeof localProcess>;
+
+/** A local server as every surface shows it: never a secret value (only the secrets' names). */
+export const localView = z.object({
+  command: z.string(),
+  args: z.array(z.string()),
+  /** The command line as a person reads it. */
+  commandLine: z.string(),
+  /** Each variable and the place secret its value comes from. */
+  env: z.array(z.object({ name: z.string(), secret: z.string() })),
+  /** Hosts it may reach beyond the place's network allow-list (when the policy sandboxes it). */
+  hosts: z.array(z.string()),
+  /** Its process now; absent before its first use in this server. */
+  process: localProcess.optional(),
+});
+export type LocalView = z.infer<typeof localView>;
 
 /** A connection as every surface shows it: never a secret value. */
 export const connectionView = z.object({
   name: z.string(),
   displayName: z.string(),
   catalogId: z.string(),
-  url: z.string(),
-  transport,
+  /** A remote server's URL; a local one has `local` instead. */
+  url: z.string().optional(),
+  transport: z.enum(['streamable-http', 'sse', 'stdio']),
+  local: localView.optional(),
   owner: z.string(),
   /** The adder's name in the access directory, else their id. */
   ownerName: z.string(),
@@ -95,15 +127,43 @@ export const serverSpec = z
   .strict();
 export type ServerSpec = z.infer<typeof serverSpec>;
 
+/** A local server: a program, its arguments, variables from place secrets (VAR: SECRET) and the hosts it needs. */
+const localFields = {
+  command: z.string().min(1).max(1000),
+  args: z.array(z.string().max(4000)).max(100).optional(),
+  env: z.record(z.string().max(128), z.string().min(1).max(64)).optional(),
+  hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS).optional(),
+};
+export const localCommand = z.object(localFields).strict();
+export type LocalCommandInput = z.infer<typeof localCommand>;
+/** A local server as a person adds it: its command, variables, hosts, and a name. */
+export const localServerSpec = localCommand.extend({ name: z.string().max(100).optional() }).strict();
+export type LocalServerSpec = z.infer<typeof localServerSpec>;
+
 /** What to add: a catalog connector (with the secret of its API key, if it takes one), or a server that is not listed. */
-export const addConnection = z.union([z.object({ catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(), z.object({ server: serverSpec }).strict()]);
+export const addConnection = z.union([
+  z.object({ catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
+  z.object({ server: serverSpec }).strict(),
+  z.object({ local: localServerSpec }).strict(),
+]);
 export type AddConnection = z.infer<typeof addConnection>;
 
-/** POST /api/mcp/place */
+/** POST /api/mcp/place: what to add (a local server's fields at the top level), and where. */
+const where = { workspace_path: z.string().optional() };
 export const addConnectionBody = z.union([
-  z.object({ workspace_path: z.string().optional(), catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
-  z.object({ workspace_path: z.string().optional(), server: serverSpec }).strict(),
+  z.object({ ...where, catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
+  z.object({ ...where, server: serverSpec }).strict(),
+  z.object({ ...where, name: z.string().max(100).optional(), ...localFields }).strict(),
 ]);
+export type AddConnectionBody = z.input<typeof addConnectionBody>;
+
+/** What an add request asks for, without where. */
+export function addRequestOf(body: z.infer<typeof addConnectionBody>): AddConnection {
+  if ('catalog' in body) return { catalog: body.catalog, ...(body.secret && { secret: body.secret }) };
+  if ('server' in body) return { server: body.server };
+  const { workspace_path: _, ...local } = body;
+  return { local };
+}
 
 /** A change to a connection in place (PATCH /api/mcp/place/:name, `connections edit`, the page's Fix). */
 export const connectionEdit = z
@@ -111,6 +171,8 @@ export const connectionEdit = z
     name: z.string().max(100).optional(),
     url: z.string().min(1).optional(),
     transport: transport.optional(),
+    /** A local server's command, arguments, variables and hosts, replaced together. */
+    local: localCommand.optional(),
     /** The API-key header and the place secret it sends; null sends none. */
     header: headerSpec.nullable().optional(),
     /** Upstream tool names turned on (true) or off (false). */

@@ -1,4 +1,4 @@
-import type { AddConnection, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView } from '../../common/api/connections.js';
+import type { AddConnection, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView, LocalServerSpec, LocalView } from '../../common/api/connections.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -15,11 +15,13 @@ import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { ConnectionRequestError, nameOf, PlaceAccessError, requireEdit, requireRead } from './place-rules.js';
 import { PlaceSecretsAccess } from './place-secrets-access.js';
 import { checkServerUrl, customId, customName } from './server-url.js';
-import type { ConnectionAuth, ConnectionStore, PlaceConnection } from './store/connection-store.js';
+import { isOAuth, type ConnectionAuth, type ConnectionPatch, type ConnectionStore, type LocalConnection, type OmitEach, type PlaceConnection } from './store/connection-store.js';
+import { checkLocalCommand, commandLine, localId, programName } from './local/local-command.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
 import { SignInOutcomes } from './sign-in-outcomes.js';
+import { inertLine, MAX_TITLE } from './upstream-text.js';
 
-export type { ConnectionDetails, ConnectionState, ConnectionView };
+export type { ConnectionDetails, ConnectionState, ConnectionView, LocalView };
 
 interface Facts {
   secrets: string[];
@@ -137,8 +139,9 @@ export class PlaceConnections {
   async add(person: string, place: Place, request: AddConnection): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? this.fromCatalog(request) : await this.fromServer(request.server);
+    const fields = 'catalog' in request ? this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(request.server);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
+    if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
     const facts = await this.facts(place, [added]);
     if (!this.gate(dir, place, added, facts)) await this.deps.health.check(added);
@@ -155,17 +158,29 @@ export class PlaceConnections {
     requireRead(dir, person, place);
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
-    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.own_app !== undefined;
+    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.own_app !== undefined || request.local !== undefined;
     if (changesLogin && connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
     }
     if (request.tools && !canRemoveConnection(dir, person, place, connection.owner)) {
       throw new PlaceAccessError(`${nameOf(dir, person)} cannot turn tools of ${connection.displayName} on or off: only the person who added it or an editor of ${place.label} can.`);
     }
-    const patch: Parameters<ConnectionStore['update']>[1] = {};
+    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.own_app !== undefined;
+    if (connection.transport === 'stdio' && remoteOnly) {
+      throw new ConnectionRequestError(`${connection.displayName} is a local server: it has no URL, transport, header or OAuth app. Change its command, variables or hosts instead.`);
+    }
+    if (connection.transport !== 'stdio' && request.local !== undefined) {
+      throw new ConnectionRequestError(`${connection.displayName} is a remote server: it has no command. Remove it and add the local server instead.`);
+    }
+    const patch: ConnectionPatch = {};
+    if (request.local !== undefined) {
+      patch.local = checkLocalCommand(request.local);
+      for (const { secret } of patch.local.env) await this.requireSecret(place, secret);
+    }
     if (request.name !== undefined) {
-      if (!request.name.trim()) throw new ConnectionRequestError('A connection needs a name; give one, or leave the name out to keep it.');
-      patch.displayName = request.name.trim();
+      const displayName = inertLine(request.name, MAX_TITLE);
+      if (!displayName) throw new ConnectionRequestError('A connection needs a name; give one, or leave the name out to keep it.');
+      patch.displayName = displayName;
     }
     if (request.url !== undefined) patch.url = (await this.checkedUrl(request.url)).href;
     if (request.transport !== undefined) patch.transport = request.transport;
@@ -190,12 +205,12 @@ export class PlaceConnections {
       }
       patch.disabledTools = [...off].sort();
     }
-    const movedLogin = connection.auth.kind === 'oauth' && patch.url !== undefined && patch.url !== connection.url;
+    const movedLogin = isOAuth(connection) && patch.url !== undefined && patch.url !== connection.url;
     // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
     if (movedLogin && request.own_app === undefined) patch.auth = { kind: 'oauth' };
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
-    if (movedLogin || request.own_app !== undefined) await this.deps.oauth.revokeAndForget(connection);
+    if (isOAuth(connection) && (movedLogin || request.own_app !== undefined)) await this.deps.oauth.revokeAndForget(connection);
     if (request.own_app?.client_secret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.own_app.client_secret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
@@ -245,21 +260,22 @@ export class PlaceConnections {
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
     const [{ connection, view }] = await this.ownConnections(person, place, [name]);
-    if (connection.auth.kind === 'oauth') return this.signIn(connection, view, options);
+    if (isOAuth(connection)) return this.signIn(connection, view, options);
     try {
       return { connection: view, tools: await this.checkedToolNames(connection) };
     } catch (error) {
       // A server added as open that now asks for an OAuth login (401 with a Bearer challenge): from now on it is signed in to.
-      if (!(error instanceof ConnectionCheckError && error.problem === 'sign-in' && connection.auth.kind === 'none')) throw error;
+      if (!(error instanceof ConnectionCheckError && error.problem === 'sign-in' && connection.transport !== 'stdio' && connection.auth.kind === 'none')) throw error;
       // Its health starts afresh with the new record: the challenge that asked for the sign-in is taken along.
       const challenge = this.lastChallenge(connection);
       const switched = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, { auth: { kind: 'oauth' } });
+      if (!isOAuth(switched)) throw error;
       return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options, challenge);
     }
   }
 
   private async signIn(
-    connection: PlaceConnection,
+    connection: PlaceConnection & Parameters<ConnectionOAuth['begin']>[0],
     view: ConnectionView,
     options: { ownApp?: OwnApp; openBrowser?: boolean },
     challenge = this.lastChallenge(connection),
@@ -291,7 +307,7 @@ export class PlaceConnections {
     const targets = await this.ownConnections(person, place, [...new Set(names)]);
     const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
-      if (connection.auth.kind === 'oauth') {
+      if (isOAuth(connection)) {
         const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection));
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
@@ -312,7 +328,7 @@ export class PlaceConnections {
    * Begins a connection's sign-in with the own OAuth app given (kept for the next sign-ins), else
    * the one it keeps, else by registration.
    */
-  private async beginSignIn(connection: PlaceConnection, given: OwnApp | undefined, challenge: { challenge?: string }): Promise<{ authorizationUrl: string }> {
+  private async beginSignIn(connection: PlaceConnection & Parameters<ConnectionOAuth['begin']>[0], given: OwnApp | undefined, challenge: { challenge?: string }): Promise<{ authorizationUrl: string }> {
     const kept = connection.auth.kind === 'oauth' ? connection.auth.ownApp : undefined;
     const ownApp = given ?? (kept && (await this.keptOwnApp(connection, kept.clientId)));
     const begun = await this.deps.oauth.begin(connection, { ...(ownApp && { ownApp }), ...challenge });
@@ -387,7 +403,7 @@ export class PlaceConnections {
     this.signInOutcomes.forget(keyOf(removed));
     await this.deps.gateway.drop(removed);
     // Removing it deletes that login: revoked at the provider where it can be, then gone from the keychain.
-    const revocation = removed.auth.kind === 'oauth' ? await this.deps.oauth.revokeAndForget(removed) : undefined;
+    const revocation = isOAuth(removed) ? await this.deps.oauth.revokeAndForget(removed) : undefined;
     if (!revocation) await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
     const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set(), ended: new Map(), stepUps: new Map() });
     return revocation?.problems.length ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` } : view;
@@ -440,13 +456,13 @@ export class PlaceConnections {
     return { [connection.auth.header]: `${connection.auth.prefix ?? ''}${value}` };
   }
 
-  private fromCatalog(request: { catalog: string; secret?: string }): Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'> {
+  private fromCatalog(request: { catalog: string; secret?: string }): NewConnection {
     const entry = this.deps.catalog.list().entries.find((e) => e.id === request.catalog);
     if (!entry) throw new ConnectionRequestError(`There is no connector "${request.catalog}" in the catalog. Search the catalog for its id, or add it as a server that is not listed.`, 404);
     return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
   }
 
-  private async fromServer(server: Extract<AddConnection, { server: unknown }>['server']): Promise<Omit<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'>> {
+  private async fromServer(server: Extract<AddConnection, { server: unknown }>['server']): Promise<NewConnection> {
     const url = await this.checkedUrl(server.url);
     // Without an API key, the server itself says whether it wants a sign-in (most remote servers do).
     const auth: ConnectionAuth = server.header
@@ -456,7 +472,8 @@ export class PlaceConnections {
         : { kind: 'none' };
     return {
       catalogId: customId(url),
-      displayName: server.name?.trim() || customName(url),
+      // Shown on every surface and to agents: one inert line, like a server's own names.
+      displayName: inertLine(server.name ?? '', MAX_TITLE) || customName(url),
       url: url.href,
       transport: server.transport ?? 'streamable-http',
       auth,
@@ -481,12 +498,12 @@ export class PlaceConnections {
   /** What the connections' states depend on beyond access: the place's secret names, which OAuth logins exist. */
   private async facts(place: Place, connections: readonly PlaceConnection[]): Promise<Facts> {
     // The keychain is asked only about what the connections use.
-    const secrets = connections.some((c) => c.auth.kind === 'header') ? await this.cachedSecretNames(place) : [];
+    const secrets = connections.some((c) => c.auth.kind === 'header' || (c.transport === 'stdio' && c.local.env.length > 0)) ? await this.cachedSecretNames(place) : [];
     const signedIn = new Set<string>();
     const ended: Facts['ended'] = new Map();
     const stepUps: Facts['stepUps'] = new Map();
     for (const c of connections) {
-      if (c.auth.kind !== 'oauth') continue;
+      if (!isOAuth(c)) continue;
       const key = `${c.storeId}/${c.name}`;
       let known = this.signInStates.get(key);
       if (!known) {
@@ -519,7 +536,7 @@ export class PlaceConnections {
       name: c.name,
       displayName: c.displayName,
       catalogId: c.catalogId,
-      url: c.url,
+      ...(c.transport === 'stdio' ? { local: this.localView(c) } : { url: c.url }),
       transport: c.transport,
       owner: c.owner,
       ownerName: nameOf(dir, c.owner),
@@ -536,6 +553,18 @@ export class PlaceConnections {
       mine: c.owner === person,
       canRemove: canRemoveConnection(dir, person, place, c.owner),
       addedAt: c.addedAt,
+    };
+  }
+
+  private localView(c: LocalConnection): LocalView {
+    const process = this.deps.gateway.localStatus(c);
+    return {
+      command: c.local.command,
+      args: c.local.args,
+      commandLine: commandLine(c.local),
+      env: c.local.env.map((e) => ({ ...e })),
+      hosts: c.local.hosts ?? [],
+      ...(process && { process }),
     };
   }
 
@@ -571,6 +600,10 @@ export class PlaceConnections {
     if (c.auth.kind === 'header' && !facts.secrets.includes(c.auth.secretName)) {
       return { state: 'needs-secret', reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.` };
     }
+    const missing = c.transport === 'stdio' ? c.local.env.find((e) => !facts.secrets.includes(e.secret)) : undefined;
+    if (missing) {
+      return { state: 'needs-secret', reason: `The secret "${missing.secret}" (its variable ${missing.name}) is missing from ${place.label}. Create it again, or change the server's variables.` };
+    }
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
       return { state: 'sign-in', reason: signInReason(facts.ended.get(c.storeId + c.name), viewer === c.owner ? undefined : nameOf(dir, c.owner)) };
     }
@@ -579,6 +612,15 @@ export class PlaceConnections {
     if (stepUp) return { state: stepUp.problem, reason: stepUp.reason };
     return undefined;
   }
+}
+
+/** A connection's fields as the add route makes them (the store names it and stamps it). */
+type NewConnection = OmitEach<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'>;
+
+/** A local server as a person gave it: checked; its id from the name given, else the program it runs. */
+function fromLocal(request: LocalServerSpec): NewConnection {
+  const local = checkLocalCommand(request);
+  return { catalogId: localId(local, request.name), displayName: request.name?.trim() || programName(local), transport: 'stdio', local, auth: { kind: 'none' } };
 }
 
 /** The keychain item of a connection that holds its own OAuth app's client secret. */

@@ -47,6 +47,6 @@ export class PlaceSecretsAccess {
   }
 
   private async senders(place: Place, name: string): Promise<PlaceConnection[]> {
-    return (await this.deps.store.list(place.root)).filter((c) => c.auth.kind === 'header' && c.auth.secretName === name);
+    return (await this.deps.store.list(place.root)).filter((c) => (c.auth.kind === 'header' && c.auth.secretName === name) || (c.transport === 'stdio' && c.local.env.some((e) => e.secret === name)));
   }
 }

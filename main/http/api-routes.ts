@@ -4,6 +4,7 @@ import { createdTokenAnswer, revokedTokenAnswer, tokenAnswer, tokenBody, tokensA
 import { catalogListing } from '../../common/api/catalog.js';
 import {
   addConnectionBody,
+  addRequestOf,
   connectAnswer,
   connectBody,
   connectionAnswer,
@@ -90,7 +91,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   router.post('/mcp/place', async (req, res) => {
-    const { workspace_path: _, ...request } = addConnectionBody.parse(req.body);
+    const request = addRequestOf(addConnectionBody.parse(req.body));
     res.status(201).json({ connection: await connections.add(person(res), placeOf(req), request) } satisfies Answer<typeof connectionAnswer>);
   });
 

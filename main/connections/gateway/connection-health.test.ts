@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
@@ -28,7 +29,9 @@ describe('ConnectionHealth', () => {
 
   before(async () => {
     upstream = await startUpstream();
-    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, credentials: async () => ({}), signedFetch: (_c, base) => base });
+    // Remote connections only here: a local one would not start.
+    const local = { start: () => Promise.reject(new Error('no local servers in this test')), policyKey: async () => '', logDir: tmpdir(), idleMs: 60_000 };
+    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, credentials: async () => ({}), signedFetch: (_c, base) => base, local });
     health = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
     gateway.onFailure((c, error) => health.failed(c, error));
     health.onChange((root) => changed.push(root));

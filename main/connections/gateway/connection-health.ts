@@ -143,7 +143,8 @@ export class ConnectionHealth {
       try {
         const tools = await (fresh ? upstream.check() : upstream.tools());
         entry.failures = 0;
-        result = { kind: 'ok', tools: firstOfEachName(tools), checkedAt: this.now() };
+        // A name listed twice is passed on once, the first (upstream-listing.ts): tool names must be unique.
+        result = { kind: 'ok', tools, checkedAt: this.now() };
       } catch (error) {
         if (!(error instanceof UpstreamUnavailableError)) throw error;
         entry.failures += 1;
@@ -187,12 +188,6 @@ export class ConnectionHealth {
     entry.errors.push({ at: this.now(), message });
     if (entry.errors.length > ERRORS_KEPT) entry.errors.shift();
   }
-}
-
-/** A server that lists one name twice has it passed on once (the first), as tool names must be unique. */
-function firstOfEachName(tools: readonly UpstreamTool[]): readonly UpstreamTool[] {
-  const seen = new Set<string>();
-  return tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
 }
 
 /** Whether agents see different tools after this check: a connection went away, came back, or changed its list. */

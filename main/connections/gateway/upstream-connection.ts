@@ -4,11 +4,16 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CallForwarder, UpstreamStatusError, type CallOptions, type UpstreamResult } from './call-forwarder.js';
+import { UpstreamListing } from './upstream-listing.js';
 import { postWithDispatcher, postWithFetch } from './upstream-post.js';
 import { diagnose, type CredentialKind, type Refusal } from './upstream-problem.js';
 import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
+import { inertLine } from '../upstream-text.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
+
+/** A reason is a sentence or two; the server's own words in it are cut well before this. */
+const MAX_REASON = 1_000;
 
 export type { UpstreamProgress, UpstreamResult } from './call-forwarder.js';
 
@@ -21,7 +26,7 @@ export interface UpstreamTarget {
   transport: 'streamable-http' | 'sse';
 }
 
-/** An upstream tool exactly as the upstream described it (JSON Schema untouched). */
+/** An upstream tool as the upstream described it, its texts made inert (upstream-listing.ts). */
 export interface UpstreamTool {
   name: string;
   title?: string;
@@ -70,6 +75,8 @@ export class UpstreamConnection {
   private closed = false;
   /** The server's last 401/403 on a request of the SDK client, to tell a sign-in from a refused key. */
   private refusal: Refusal | undefined;
+  /** The last listing read: kept when the cache is dropped, so a call made meanwhile still finds its tool's name. */
+  private listing: UpstreamListing | undefined;
 
   constructor(
     readonly target: UpstreamTarget,
@@ -78,14 +85,15 @@ export class UpstreamConnection {
 
   tools(): Promise<UpstreamTool[]> {
     this.toolCache ??= this.withClient(undefined, async ({ client }) => {
-      const tools: UpstreamTool[] = [];
+      const listing = new UpstreamListing();
       let cursor: string | undefined;
       do {
         const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.options.timeoutMs });
-        tools.push(...(page.tools as UpstreamTool[]));
+        listing.add(page.tools as UpstreamTool[]);
         cursor = page.nextCursor;
-      } while (cursor && tools.length < 10_000);
-      return tools;
+      } while (cursor && listing.tools.length < 10_000);
+      this.listing = listing;
+      return listing.tools;
     }).catch((error: unknown) => {
       this.toolCache = undefined;
       throw error;
@@ -102,7 +110,9 @@ export class UpstreamConnection {
     return this.tools();
   }
 
-  async call(tool: string, args: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<UpstreamResult> {
+  /** Calls a tool by the name it was listed with here; the upstream is asked by its own name for it. */
+  async call(listed: string, args: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<UpstreamResult> {
+    const tool = this.listing?.upstreamName(listed) ?? listed;
     return this.withClient(opts.signal, async ({ client, forwarder }) => {
       if (forwarder) return forwarder.call(tool, args, opts);
       const result = await client.request({ method: 'tools/call', params: { name: tool, ...(args && { arguments: args }) } }, CallToolResultSchema, {
@@ -203,7 +213,8 @@ export class UpstreamConnection {
     const refusal = error instanceof UpstreamStatusError ? { status: error.code ?? 0, challenge: error.challenge } : this.refusal;
     const { problem, text } = diagnose(error, this.options.credentials, this.options.timeoutMs, refusal);
     const challenge = problem === 'sign-in' && refusal?.status === 401 ? refusal.challenge : undefined;
-    return new UpstreamUnavailableError(this.target.name, problem, `${this.label()} is unavailable: ${text}`, { cause: error, ...(challenge && { challenge }) });
+    // The cause may quote the server (an error's text): inert like the rest of what it sends.
+    return new UpstreamUnavailableError(this.target.name, problem, `${this.label()} is unavailable: ${inertLine(text, MAX_REASON)}`, { cause: error, ...(challenge && { challenge }) });
   }
 
   private label(): string {

@@ -3,14 +3,15 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { NetworkPolicyError } from '../network/network-policy-error.js';
 import { SignInRequiredError, StepUpRequiredError, TokenRefreshError } from '../oauth/errors.js';
 import { UpstreamAnswerError } from './call-forwarder.js';
+import { ListingTooLargeError } from './upstream-listing.js';
 
 /**
  * Why an upstream does not work, in the kinds a person acts on differently:
  * sign-in (the server wants an OAuth login, or the login ended), key-refused (it refused the
  * credentials, or the lack of them), unreachable (DNS, refused, TLS, timeout, dropped, server error),
- * not-mcp (it answers, but not as an MCP server).
+ * not-mcp (it answers, but not as an MCP server), too-large (its tools take more than a place's tools/list can carry).
  */
-export type UpstreamProblem = 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp';
+export type UpstreamProblem = 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'too-large';
 
 /** What the connection sends the server: nothing, an API-key header, or an OAuth access token. */
 export type CredentialKind = 'none' | 'header' | 'oauth';
@@ -36,6 +37,7 @@ export function diagnose(error: unknown, credentials: CredentialKind, timeoutMs:
   if (error instanceof SignInRequiredError || error instanceof TokenRefreshError) return { problem: 'sign-in', text: error.message };
   if (error instanceof StepUpRequiredError) return { problem: error.problem, text: error.message };
   if (error instanceof NetworkPolicyError) return { problem: 'unreachable', text: error.message };
+  if (error instanceof ListingTooLargeError) return { problem: 'too-large', text: error.message };
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
     return { problem: 'unreachable', text: `it did not answer within ${seconds(timeoutMs)} s (timeout). The server may be down or overloaded; it is checked again shortly.` };
   }

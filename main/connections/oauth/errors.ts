@@ -1,5 +1,6 @@
 import { OAuthError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
+import { inertLine } from '../upstream-text.js';
 
 // Every message here is shown to a person or an agent. None contains a token, code, verifier,
 // state or client secret: text that comes from elsewhere goes through `describeFailure`.
@@ -75,7 +76,7 @@ export class TokenRefreshError extends Error {
 }
 
 /**
- * What went wrong in a request to a provider, in one line, without any of `secrets` (the values
+ * What went wrong in a request to a provider, in one inert line, without any of `secrets` (the values
  * the request carried) even if the provider echoed them back.
  */
 export function describeFailure(error: unknown, secrets: Array<string | undefined>): string {
@@ -91,8 +92,10 @@ export function describeFailure(error: unknown, secrets: Array<string | undefine
   } else {
     text = String(error);
   }
-  // Redacted before it is cut, so no part of a secret survives at the cut.
-  return redact(text, secrets).replace(/\s+/g, ' ').trim().slice(0, 300) || 'no reason given';
+  // The provider's words are shown on the page and the terminal and told to agents: inert, like all an upstream
+  // sends. Made inert before redaction (removing an escape sequence cannot join a secret back together),
+  // redacted before it is cut (no part of a secret survives at the cut).
+  return inertLine(redact(inertLine(text, Infinity), secrets), 300) || 'no reason given';
 }
 
 /** `text` with every secret value (and its URL-encoded form) replaced. */

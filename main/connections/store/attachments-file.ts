@@ -6,6 +6,7 @@ import { currentStamp } from '../../state/file-stamp.js';
 import { moveAside, parseStateJson, readAside, readStateFile } from '../../state/state-file-read.js';
 import { ConnectionStoreError } from './errors.js';
 import { type FileLockOptions, withFileLock } from '../../state/file-lock.js';
+import { localCommandSchema } from '../local/local-command.js';
 import { isCatalogId, isPlaceRoot, isUserId, serverNameOf, storeIdOf } from './naming.js';
 
 // An HTTP header field name (RFC 9110 token).
@@ -28,18 +29,33 @@ const authSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 
-/** One connection as stored. Unknown fields are dropped, so nothing secret can ride along. */
-export const connectionRecordSchema = z.object({
+const recordFields = {
   name: z.string(),
   catalogId: z.string().refine(isCatalogId, 'not a catalog id ([a-z0-9-], at most 32)'),
   displayName: z.string().min(1),
-  url: z.string().min(1),
-  transport: z.enum(['streamable-http', 'sse']),
-  auth: authSchema,
   /** Upstream tools its adder or an editor turned off: hidden from agents and refused. */
   disabledTools: z.array(z.string()).optional(),
   addedAt: z.iso.datetime(),
+};
+
+/** A remote server, reached over HTTP at its URL. */
+const remoteRecordSchema = z.object({
+  ...recordFields,
+  url: z.string().min(1),
+  transport: z.enum(['streamable-http', 'sse']),
+  auth: authSchema,
 });
+
+/** A local server: a command this app runs and speaks to over stdio; its credentials are its environment. */
+const localRecordSchema = z.object({
+  ...recordFields,
+  transport: z.literal('stdio'),
+  local: localCommandSchema,
+  auth: z.object({ kind: z.literal('none') }),
+});
+
+/** One connection as stored. Unknown fields are dropped, so nothing secret can ride along. */
+export const connectionRecordSchema = z.discriminatedUnion('transport', [remoteRecordSchema, localRecordSchema]);
 
 const storeEntrySchema = z.object({
   owner: z.string().refine(isUserId, 'not a user id'),
@@ -72,7 +88,9 @@ const attachmentsSchema = z
   });
 
 export type ConnectionRecord = z.infer<typeof connectionRecordSchema>;
-export type ConnectionAuth = ConnectionRecord['auth'];
+export type RemoteConnectionRecord = z.infer<typeof remoteRecordSchema>;
+export type LocalConnectionRecord = z.infer<typeof localRecordSchema>;
+export type ConnectionAuth = RemoteConnectionRecord['auth'];
 /** `attachments.json`: every person's connections in every place, by store id. */
 export type Attachments = z.infer<typeof attachmentsSchema>;
 

@@ -89,7 +89,7 @@ describe('ConnectionStore', () => {
     });
 
     it('refuses what it cannot hold, writing nothing', async () => {
-      const cases: [Partial<AddConnectionInput>, RegExp][] = [
+      const cases: [Partial<Extract<AddConnectionInput, { url: string }>>, RegExp][] = [
         [{ catalogId: 'Linear' }, /not a valid catalog id/],
         [{ catalogId: 'a'.repeat(33) }, /not a valid catalog id/],
         [{ root: 'Crew/alpha/' }, /not a place root/],

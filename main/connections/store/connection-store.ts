@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Attachments, AttachmentsFile, type ConnectionRecord, connectionRecordSchema, type Snapshot } from './attachments-file.js';
+import { type Attachments, AttachmentsFile, type ConnectionRecord, connectionRecordSchema, type LocalConnectionRecord, type RemoteConnectionRecord, type Snapshot } from './attachments-file.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, describePlace } from './errors.js';
 import type { FileLockOptions } from '../../state/file-lock.js';
 import { assertPlaceRoot, serverNameOf, storeIdOf } from './naming.js';
@@ -7,11 +7,25 @@ import { changedRoots, rootDigests } from './root-changes.js';
 
 export type { ConnectionAuth, ConnectionRecord } from './attachments-file.js';
 
+type Placed = { owner: string; storeId: string; root: string };
 /** A connection of a place, with whose login it uses. */
-export type PlaceConnection = ConnectionRecord & { owner: string; storeId: string; root: string };
+export type PlaceConnection = ConnectionRecord & Placed;
+export type RemoteConnection = RemoteConnectionRecord & Placed;
+export type LocalConnection = LocalConnectionRecord & Placed;
+
+/** Omit over each member of a union (plain Omit keeps only the keys all members share). */
+export type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** What the add route knows: the caller, the place and the connection; the name and time are made here. */
-export type AddConnectionInput = { owner: string; root: string } & Omit<ConnectionRecord, 'name' | 'addedAt'>;
+export type AddConnectionInput = { owner: string; root: string } & OmitEach<ConnectionRecord, 'name' | 'addedAt'>;
+
+/** What a change may set; the record that results must still be a whole remote or local connection. */
+export type ConnectionPatch = Partial<Pick<RemoteConnectionRecord, 'displayName' | 'url' | 'transport' | 'auth' | 'disabledTools'>> & Partial<Pick<LocalConnectionRecord, 'local'>>;
+
+/** A remote connection that signs in with OAuth. */
+export function isOAuth(connection: PlaceConnection): connection is RemoteConnection & { auth: { kind: 'oauth' } } {
+  return connection.transport !== 'stdio' && connection.auth.kind === 'oauth';
+}
 
 export type ChangeListener = (roots: string[]) => void;
 
@@ -91,7 +105,7 @@ export class ConnectionStore {
    */
   async update(
     { root, name, owner }: { root: string; name: string; owner: string },
-    patch: Partial<Pick<ConnectionRecord, 'displayName' | 'url' | 'transport' | 'auth' | 'disabledTools'>>,
+    patch: ConnectionPatch,
   ): Promise<PlaceConnection> {
     const storeId = storeIdOf(owner, root);
     return this.change((current) => {

@@ -18,12 +18,13 @@ export const STATE_WORDS: Record<Connection['state'], string> = {
   'key-refused': 'Key refused',
   unreachable: 'Unreachable',
   'not-mcp': 'Not an MCP server',
+  'too-large': 'Tool list too large',
   paused: 'Paused',
   'needs-secret': 'Needs secret',
 };
 
 /** States in which the server was asked and did not answer as it must. */
-const FAILED = new Set<Connection['state']>(['key-refused', 'unreachable', 'not-mcp']);
+const FAILED = new Set<Connection['state']>(['key-refused', 'unreachable', 'not-mcp', 'too-large']);
 
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 

@@ -54,9 +54,10 @@ export function ConnectionDetails({
       {d && (
         <>
           <p className="muted small">
-            {d.checkedAt ? `Last checked ${new Date(d.checkedAt).toLocaleString()}` : 'Not checked yet'} · {d.url}
+            {d.checkedAt ? `Last checked ${new Date(d.checkedAt).toLocaleString()}` : 'Not checked yet'} · {d.url ?? <code>{d.local?.commandLine}</code>}
             {d.ownApp && ` · signs in with your own OAuth app ${d.ownApp.clientId}`}
           </p>
+          {d.local && <LocalDetails local={d.local} />}
           <h3>Tools</h3>
           {d.toolList.length ? (
             <ul className="tool-list">
@@ -100,11 +101,44 @@ export function ConnectionDetails({
   );
 }
 
+/** A local server: where its variables come from, what else it may reach, its process and its last stderr lines. */
+function LocalDetails({ local }: { local: NonNullable<Connection['local']> }) {
+  const p = local.process;
+  return (
+    <>
+      {local.env.length > 0 && (
+        <p className="muted small">
+          Variables: {local.env.map((e) => `${e.name} from the secret ${e.secret}`).join(', ')}
+        </p>
+      )}
+      {local.hosts.length > 0 && <p className="muted small">Under the place and strict policies it may also reach {local.hosts.join(', ')}.</p>}
+      <p className="muted small">
+        {!p
+          ? 'Not started yet: it starts on first use.'
+          : p.state === 'running'
+            ? `Running (process ${p.pid}) since ${new Date(p.since!).toLocaleTimeString()}.`
+            : p.state === 'starting'
+              ? 'Starting…'
+              : `Stopped${p.stopped ? `: ${p.stopped}` : ''}.`}
+      </p>
+      {p && p.stderr.length > 0 && (
+        <>
+          <h3>Last output</h3>
+          <pre className="stderr-tail" aria-label="Its last lines on stderr">
+            {p.stderr.join('\n')}
+          </pre>
+          <p className="muted small">All of it: {p.logFile}</p>
+        </>
+      )}
+    </>
+  );
+}
+
 /** Fix in place: the name, the server URL, and the secret it sends (API key) or the own OAuth app it signs in with. */
 function EditForm({ root, connection: c, onDone, announce }: { root: string; connection: Connection; onDone: () => Promise<unknown>; announce: (m: string) => void }) {
   const client = useQueryClient();
   const [name, setName] = useState(c.displayName);
-  const [url, setUrl] = useState(c.url);
+  const [url, setUrl] = useState(c.url ?? '');
   const [secret, setSecret] = useState<SecretChoice>(() => ({ ...emptySecretChoice(), pick: c.secretName ?? '' }));
   const [clientId, setClientId] = useState(c.ownApp?.clientId ?? '');
   const [clientSecret, setClientSecret] = useState('');
@@ -112,7 +146,7 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
     mutationFn: async () => {
       const edit: ConnectionEdit = {};
       if (name.trim() !== c.displayName) edit.name = name.trim();
-      if (url.trim() !== c.url) edit.url = url.trim();
+      if (c.url !== undefined && url.trim() !== c.url) edit.url = url.trim();
       if (c.auth === 'header' && c.header) {
         const secretName = await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names);
         // A new secret (also one replacing the value of the same name) is sent, so the server is asked again.
@@ -148,10 +182,12 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
           <span className="field-label">Name</span>
           <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} autoComplete="off" />
         </label>
-        <label className="field">
-          <span className="field-label">Server URL</span>
-          <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required autoComplete="off" spellCheck={false} />
-        </label>
+        {c.url !== undefined && (
+          <label className="field">
+            <span className="field-label">Server URL</span>
+            <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required autoComplete="off" spellCheck={false} />
+          </label>
+        )}
       </div>
       {c.auth === 'header' && <SecretPicker root={root} value={secret} onChange={setSecret} />}
       {c.auth === 'oauth' && (
