@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { ConnectionEdit } from '../common/api/connections.js';
 import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, ENVIRONMENT, type ServeFlags } from './config.js';
 import { SECRET_STORE_ENVIRONMENT } from './secrets/open-secret-store.js';
 import { PRODUCT_NAME } from './version.js';
@@ -39,14 +40,7 @@ export type Command =
       workspacePath: string;
       name: string;
       owner?: string;
-      edit: {
-        name?: string;
-        url?: string;
-        transport?: 'streamable-http' | 'sse';
-        header?: { name: string; prefix?: string; secret: string } | null;
-        tools?: Record<string, boolean>;
-        ownApp?: { clientId: string; clientSecret?: string } | null;
-      };
+      edit: ConnectionEdit;
       /** The own OAuth app's client secret is read from stdin (never the command line, where the process list shows it). */
       clientSecretFromStdin: boolean;
     }
@@ -398,8 +392,8 @@ function parseConnections(argv: string[]): Command {
         ...(values.transport && { transport: values.transport as 'sse' | 'streamable-http' }),
         ...(values.header && values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
         ...(values['no-header'] && { header: null }),
-        ...(values['client-id'] !== undefined && { ownApp: { clientId: values['client-id'] } }),
-        ...(values['no-own-app'] && { ownApp: null }),
+        ...(values['client-id'] !== undefined && { own_app: { client_id: values['client-id'] } }),
+        ...(values['no-own-app'] && { own_app: null }),
         ...(Object.keys(tools).length && { tools }),
       };
       if (Object.keys(edit).length === 0) {

@@ -1,7 +1,20 @@
 import { resolve } from 'node:path';
 import { UsageError, type Command } from './cli-args.js';
 import { loadConfig } from './config.js';
-import type { ConnectionView, PlaceConnections } from './connections/place-connections.js';
+import {
+  addBodyOf,
+  connectionAnswer,
+  connectionDetailsAnswer,
+  placeConnectionsAnswer,
+  removedAnswer,
+  type AddConnection,
+  type ConnectionDetails,
+  type ConnectionEdit,
+  type ConnectionView,
+} from '../common/api/connections.js';
+import { placePolicyAnswer, placeToolSearchAnswer, type PlacePolicy } from '../common/api/places.js';
+import { waitingFor } from './cli-waiting.js';
+import type { PlaceConnections } from './connections/place-connections.js';
 import { PlaceSecretsAccess } from './connections/place-secrets-access.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
 import { parseToolSearchMode } from './connections/tool-search/tool-search-mode.js';
@@ -12,48 +25,70 @@ import { describeNetwork } from './places/sandbox-policy.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import { forTerminal } from './terminal-text.js';
+import { runningServer, withQuery, type ServerClient } from './server-client.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
 
-/** Shows or sets a place's sandbox policy, in the access directory the running server reads on every call. */
+/** Shows or sets a place's sandbox policy: through the running server (which says if this machine cannot honour it), else in the access directory. */
 export async function policyCommand(command: Of<'places-policy'>, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
-  const access = new AccessDirectory(config.stateDir);
-  const snapshot =
-    command.policy === undefined
-      ? await access.snapshot()
-      : await access.setPlacePolicy(place.root, command.policy, command.folders.map((folder) => resolve(folder)));
-  const policy = policyOf(snapshot, place);
+  const folders = command.folders.map((folder) => resolve(folder));
+  const policy = await placePolicy(config.stateDir, place, command.policy === undefined ? undefined : { policy: command.policy, folders });
   const verb = command.policy === undefined ? 'is' : 'is now';
   process.stdout.write(
     `The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}` +
       (policy.kind === 'machine' ? '' : `\n  network: ${describeNetwork(policy)}`) +
+      (policy.problem ? `\n  ${policy.problem}` : '') +
       '\n',
   );
   return 0;
 }
 
-/** Shows or sets the hosts a place's sandboxed commands may reach, read by the running server on every call. */
+/** Shows or sets the hosts a place's sandboxed commands may reach: through the running server, else in the access directory. */
 export async function networkCommand(command: Of<'places-network'>, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
-  const access = new AccessDirectory(config.stateDir);
-  const snapshot = command.hosts === undefined ? await access.snapshot() : await access.setPlaceNetwork(place.root, command.hosts);
-  const policy = policyOf(snapshot, place);
+  const policy = await placePolicy(config.stateDir, place, command.hosts === undefined ? undefined : { hosts: command.hosts });
   const verb = command.hosts === undefined ? 'reach' : 'now reach';
   process.stdout.write(`Sandboxed commands of ${place.label} (${policy.kind} policy) ${verb}: ${describeNetwork(policy)}.\n`);
   return 0;
 }
 
-/** Shows or sets a place's tool search, in the access directory a running server reads on every tools/list. */
+/** A place's policy after the change asked for (none: as it is), as the running server has it, else from the access directory. */
+async function placePolicy(stateDir: string, place: Place, change: { policy: string; folders: string[] } | { hosts: string[] } | undefined): Promise<PlacePolicy> {
+  const server = await runningServer(stateDir);
+  if (server) {
+    const where = { workspace_path: place.root };
+    if (!change) return (await server.call('GET', withQuery('/places/policy', where), placePolicyAnswer)).policy;
+    return 'hosts' in change
+      ? (await server.call('PUT', '/places/network', placePolicyAnswer, { ...where, hosts: change.hosts })).policy
+      : (await server.call('PUT', '/places/policy', placePolicyAnswer, { ...where, ...change })).policy;
+  }
+  const access = new AccessDirectory(stateDir);
+  const snapshot = !change ? await access.snapshot() : 'hosts' in change ? await access.setPlaceNetwork(place.root, change.hosts) : await access.setPlacePolicy(place.root, change.policy, change.folders);
+  const policy = policyOf(snapshot, place);
+  return { kind: policy.kind, folders: [...policy.folders], ...(policy.network && { network: [...policy.network] }) };
+}
+
+/** Shows or sets a place's tool search: through the running server (which counts the place's tools), else in the access directory. */
 export async function placeToolSearchCommand(command: Of<'places-tool-search'>, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
-  const access = new AccessDirectory(config.stateDir);
-  const snapshot = command.mode === undefined ? await access.snapshot() : await access.setPlaceToolSearch(place.root, parseToolSearchMode(command.mode));
-  const mode = snapshot.places[place.root]?.toolSearch ?? 'auto';
+  const server = await runningServer(config.stateDir);
+  let mode: string;
+  if (server) {
+    const answer =
+      command.mode === undefined
+        ? await server.call('GET', withQuery('/tool-search', { workspace_path: place.root }), placeToolSearchAnswer)
+        : await server.call('PUT', '/access/places/tool-search', placeToolSearchAnswer, { workspace_path: place.root, mode: command.mode });
+    mode = answer.mode;
+  } else {
+    const access = new AccessDirectory(config.stateDir);
+    const snapshot = command.mode === undefined ? await access.snapshot() : await access.setPlaceToolSearch(place.root, parseToolSearchMode(command.mode));
+    mode = snapshot.places[place.root]?.toolSearch ?? 'auto';
+  }
   const meaning = mode === 'auto' ? `on when it has more than ${config.toolSearchThreshold} tools` : mode;
   process.stdout.write(`Tool search in ${place.label} ${command.mode === undefined ? 'is' : 'is now'} ${mode} (${meaning}); a token's own setting wins.\n`);
   return 0;
@@ -72,17 +107,23 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.workspacePath);
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  // The running server is the one truth: it checks, and every surface shows what it found.
+  if (!isSecretsCommand(command)) {
+    const server = await runningServer(config.stateDir);
+    if (server) return runConnectionsCommand(atServer(server, place), command, place);
+  }
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   if (isSecretsCommand(command)) {
     const access = new PlaceSecretsAccess({ access: new AccessDirectory(config.stateDir), placeSecrets: new PlaceSecrets(secrets, config.stateDir), store: new ConnectionStore({ stateDir: config.stateDir }) });
     return runSecretsCommand(access, command, place);
   }
+  log(`No server runs on the state dir ${config.stateDir}: this command checks the connections itself, with its own settings.`);
   const { openConnectionServices } = await import('./connection-services.js');
   // No sign-in starts here (that is the page's Connect), so there is no callback to come back to.
   const appPorts = [config.port, config.controlPort].filter((port) => port > 0);
   const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts });
   try {
-    return await runConnectionsCommand(services.connections, config.upstreamTimeoutMs, command, place);
+    return await runConnectionsCommand(here(services.connections, place, config.upstreamTimeoutMs), command, place);
   } finally {
     await services.close();
   }
@@ -117,20 +158,63 @@ async function runSecretsCommand(secrets: PlaceSecretsAccess, command: SecretsCo
   }
 }
 
-async function runConnectionsCommand(connections: PlaceConnections, upstreamTimeoutMs: number, command: ConnectionsCommand, place: Place): Promise<number> {
+/** The connections of a place as a command sees them: through the running server, or checked by this command. */
+interface PlaceConnectionsAt {
+  /** Who checks, for what the command says it waits for. */
+  who: string;
+  list(): Promise<ConnectionView[]>;
+  details(name: string, owner?: string): Promise<ConnectionDetails>;
+  edit(name: string, edit: ConnectionEdit, owner?: string): Promise<ConnectionView>;
+  test(name: string, owner?: string): Promise<ConnectionView>;
+  add(request: AddConnection): Promise<ConnectionView>;
+  remove(name: string, owner?: string): Promise<ConnectionView>;
+}
+
+/** The running server's view: what the page and agents see too. */
+function atServer(server: ServerClient, place: Place): PlaceConnectionsAt {
+  const path = (name: string, action = '') => `/mcp/place/${encodeURIComponent(name)}${action}`;
+  const where = (owner?: string) => ({ workspace_path: place.root, owner });
+  return {
+    who: `the server (pid ${server.server.pid})`,
+    list: async () => (await server.call('GET', withQuery('/mcp/place', where()), placeConnectionsAnswer)).connections,
+    details: async (name, owner) => (await server.call('GET', withQuery(path(name), where(owner)), connectionDetailsAnswer)).connection,
+    edit: async (name, edit, owner) => (await server.call('PATCH', withQuery(path(name), where(owner)), connectionAnswer, edit)).connection,
+    test: async (name, owner) => (await server.call('POST', withQuery(path(name, '/test'), where(owner)), connectionAnswer)).connection,
+    add: async (request) => (await server.call('POST', '/mcp/place', connectionAnswer, addBodyOf(place.root, request))).connection,
+    remove: async (name, owner) => (await server.call('DELETE', withQuery(path(name), where(owner)), removedAnswer)).removed,
+  };
+}
+
+/** No server runs: this command checks each server itself, with its own settings. */
+function here(connections: PlaceConnections, place: Place, upstreamTimeoutMs: number): PlaceConnectionsAt {
+  // Each server is asked now (initialize + tools/list with the connection's credentials): a check
+  // takes two requests at most. Nothing else would finish a check this command leaves.
+  const waitMs = 2 * upstreamTimeoutMs + 1_000;
+  return {
+    who: 'this command',
+    list: () => connections.list(LOCAL_PERSON, place, { waitMs }),
+    details: (name, owner) => connections.details(LOCAL_PERSON, place, name, owner),
+    edit: (name, edit, owner) => connections.edit(LOCAL_PERSON, place, name, edit, owner),
+    test: (name, owner) => connections.test(LOCAL_PERSON, place, name, owner),
+    add: (request) => connections.add(LOCAL_PERSON, place, request, { waitMs }),
+    remove: (name, owner) => connections.remove(LOCAL_PERSON, place, name, owner),
+  };
+}
+
+async function runConnectionsCommand(connections: PlaceConnectionsAt, command: ConnectionsCommand, place: Place): Promise<number> {
   // What servers, the registry and other people wrote is printed as text, never as terminal controls.
   const out = (line: string) => process.stdout.write(`${forTerminal(line)}\n`);
+  const { who } = connections;
   switch (command.kind) {
     case 'connections-list': {
-      // Each server is asked now (initialize + tools/list with the connection's credentials): a check takes two requests at most.
-      const list = await connections.list(LOCAL_PERSON, place, { waitMs: 2 * upstreamTimeoutMs + 1_000 });
+      const list = await waitingFor(`Waiting for ${who} to ask the servers of ${place.label} for their tools`, connections.list());
       if (command.json) out(JSON.stringify(list, null, 2));
       else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
       else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url ?? c.local?.commandLine}`);
       return 0;
     }
     case 'connections-show': {
-      const details = await connections.details(LOCAL_PERSON, place, command.name, command.owner);
+      const details = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.details(command.name, command.owner));
       if (command.json) {
         out(JSON.stringify(details, null, 2));
         return 0;
@@ -141,7 +225,7 @@ async function runConnectionsCommand(connections: PlaceConnections, upstreamTime
         for (const e of details.local.env) out(`  variable ${e.name} from the secret ${e.secret}`);
         if (details.local.hosts.length) out(`  may also reach: ${details.local.hosts.join(', ')}`);
         const p = details.local.process;
-        out(`  process: ${p ? `${p.state}${p.pid ? ` (pid ${p.pid})` : ''}${p.stopped ? `: ${p.stopped}` : ''}; log ${p.logFile}` : 'not started by this command'}`);
+        out(`  process: ${p ? `${p.state}${p.pid ? ` (pid ${p.pid})` : ''}${p.stopped ? `: ${p.stopped}` : ''}; log ${p.logFile}` : 'not started yet'}`);
         for (const line of p?.stderr ?? []) out(`  stderr: ${line}`);
       }
       if (details.header) out(`  header: ${details.header} from the secret ${details.secretName}`);
@@ -152,30 +236,37 @@ async function runConnectionsCommand(connections: PlaceConnections, upstreamTime
     }
     case 'connections-edit': {
       const edit = command.edit;
-      if (command.clientSecretFromStdin && edit.ownApp) {
+      if (command.clientSecretFromStdin && edit.own_app) {
         const clientSecret = (await readStdin()).replace(/\r?\n$/, '');
         if (!clientSecret) throw new UsageError(`--client-secret-stdin reads the secret from stdin, which was empty. Example: printf %s "$SECRET" | ${PRODUCT_NAME} connections edit ${command.name} --client-id ID --client-secret-stdin`);
-        edit.ownApp = { ...edit.ownApp, clientSecret };
+        edit.own_app = { ...edit.own_app, client_secret: clientSecret };
       }
-      const edited = await connections.edit(LOCAL_PERSON, place, command.name, edit, command.owner);
+      const edited = await waitingFor(`Waiting for ${who} to change ${command.name} and ask its server again`, connections.edit(command.name, edit, command.owner));
       out(`Changed ${edited.displayName} (${edited.name}): ${stateLine(edited)}`);
-      if (edit.ownApp !== undefined) out(`Sign in to it again from the page to use ${edit.ownApp ? `your OAuth app ${edit.ownApp.clientId}` : 'it without your own OAuth app'}.`);
+      if (edit.own_app !== undefined) out(`Sign in to it again from the page to use ${edit.own_app ? `your OAuth app ${edit.own_app.client_id}` : 'it without your own OAuth app'}.`);
       return 0;
     }
     case 'connections-test': {
-      const tested = await connections.test(LOCAL_PERSON, place, command.name, command.owner);
+      const tested = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.test(command.name, command.owner));
       out(`${tested.displayName} (${tested.name}): ${stateLine(tested)}`);
       return tested.state === 'connected' ? 0 : 1;
     }
     case 'connections-add': {
       const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : command.local ? { local: command.local } : { server: command.server! };
-      const added = await connections.add(LOCAL_PERSON, place, request);
+      const added = await waitingFor(`Waiting for ${who} to add the connection to ${place.label}`, connections.add(request));
       out(`Added ${added.displayName} to ${place.label} as ${added.name} (${added.state}${added.reason ? `: ${added.reason}` : ''}).`);
       if (added.local?.hosts.length) out(`Under the place and strict policies it may also reach: ${added.local.hosts.join(', ')}.`);
+      if (added.state === 'checking') {
+        out(
+          who === 'this command'
+            ? `Its server has not answered yet. Check it again with: ${PRODUCT_NAME} connections test ${added.name}${command.workspacePath ? ` --workspace-path ${command.workspacePath}` : ''}`
+            : `The server goes on checking it; the page shows how that ends, and so does: ${PRODUCT_NAME} connections show ${added.name}${command.workspacePath ? ` --workspace-path ${command.workspacePath}` : ''}`,
+        );
+      }
       return 0;
     }
     case 'connections-remove': {
-      const removed = await connections.remove(LOCAL_PERSON, place, command.name, command.owner);
+      const removed = await waitingFor(`Waiting for ${who} to remove ${command.name} and end its login`, connections.remove(command.name, command.owner));
       out(`Removed ${removed.displayName} (${removed.name}) from ${place.label}; its login was deleted.`);
       return 0;
     }

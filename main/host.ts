@@ -13,7 +13,7 @@ import { signInsNeeded, type SignInNeeded } from './connections/sign-ins-needed.
 import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
 import type { McpSessions } from './mcp/sessions.js';
-import { forgetRunningServer, recordRunningServer } from './running-server.js';
+import { claimStateDir, forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
 import { PACKAGE_ROOT } from './version.js';
 
@@ -140,6 +140,7 @@ export class Host {
       services.listeningPorts.add((server.address() as AddressInfo).port);
       const url = serverUrl(this.config.host, (server.address() as AddressInfo).port, '/mcp');
       this.setStatus({ state: 'running', url, auth: this.config.auth });
+      await this.recordRunning(services);
       return url;
     } catch (error) {
       this.setStatus({ state: 'failed', error: startFailure(error, this.config.host, this.config.port) });
@@ -166,6 +167,7 @@ export class Host {
     agent.server.closeAllConnections();
     await closed;
     this.setStatus({ state: 'stopped' });
+    await this.recordRunning(services);
   }
 
   /** Stops everything: the agent endpoint, the control plane and the services. */
@@ -185,10 +187,18 @@ export class Host {
   }
 
   private async openControl(): Promise<Open> {
-    const services = await openServices(this.config, this.log, {
-      ...(this.options.env && { env: this.options.env }),
-      ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
-    });
+    // One server per state dir: a second one would show and change state the first does not know of.
+    await claimStateDir(this.config.stateDir);
+    let services: Services;
+    try {
+      services = await openServices(this.config, this.log, {
+        ...(this.options.env && { env: this.options.env }),
+        ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
+      });
+    } catch (error) {
+      await forgetRunningServer(this.config.stateDir);
+      throw error;
+    }
     try {
       const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
       // The page and its API are loaded on their first request: an agent's first request does not wait for them.
@@ -208,13 +218,19 @@ export class Host {
       services.controlUrl = serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '');
       const stopStatus = this.onStatus(() => services.changes.publish({ topic: 'server' }));
       services.listeningPorts.add((control.address() as AddressInfo).port);
-      // So that `persona-mcp-workspace open` finds this server.
-      await recordRunningServer(this.config.stateDir, { pid: process.pid, controlUrl: services.controlUrl, adminToken: services.admin.adminToken });
+      // So that `persona-mcp-workspace open` and the reading commands find this server.
+      await this.recordRunning(services);
       return { services, verifier, control, controlUrl: services.controlUrl, stopStatus };
     } catch (error) {
       await services.close();
+      await forgetRunningServer(this.config.stateDir);
       throw error;
     }
+  }
+
+  private recordRunning(services: Services): Promise<void> {
+    const mcpUrl = this.current.state === 'running' ? this.current.url : undefined;
+    return recordRunningServer(this.config.stateDir, { controlUrl: services.controlUrl, adminToken: services.admin.adminToken, ...(mcpUrl && { mcpUrl }) });
   }
 
   private setStatus(status: HostStatus): void {

@@ -157,6 +157,11 @@ export const addConnectionBody = z.union([
 ]);
 export type AddConnectionBody = z.input<typeof addConnectionBody>;
 
+/** The body of POST /api/mcp/place that asks for `request` in the place `workspacePath`. */
+export function addBodyOf(workspacePath: string, request: AddConnection): AddConnectionBody {
+  return 'local' in request ? { workspace_path: workspacePath, ...request.local } : { workspace_path: workspacePath, ...request };
+}
+
 /** What an add request asks for, without where. */
 export function addRequestOf(body: z.infer<typeof addConnectionBody>): AddConnection {
   if ('catalog' in body) return { catalog: body.catalog, ...(body.secret && { secret: body.secret }) };

@@ -67,6 +67,9 @@ const SIGN_IN_TTL_MS = 10 * 60_000;
 /** How long a list waits for the first check of connections never checked before it answers "checking". */
 const FIRST_CHECK_WAIT_MS = 1_500;
 
+/** How long an add waits for its server (whether it asks for a sign-in, then its check) before it answers "checking". */
+const ADD_WAIT_MS = 2_000;
+
 /**
  * A place's MCP connections under the spec's rules: who adds (editors), who removes (the adder or
  * an editor), who sees (readers), checked on every request and, for use, on every call.
@@ -134,17 +137,21 @@ export class PlaceConnections {
 
   /**
    * Adds a connection and checks its server at once with its credentials: the answer says what the
-   * server said (a refused key, an unreachable host), so a failed add never looks fine.
+   * server said (a refused key, an unreachable host), so a failed add never looks fine. A server
+   * that has not answered within `waitMs` (the CLI with no server running waits for the whole
+   * check) is shown "checking": the check goes on, and its outcome reaches every surface as it
+   * comes (onChange).
    */
-  async add(person: string, place: Place, request: AddConnection): Promise<ConnectionView> {
+  async add(person: string, place: Place, request: AddConnection, options: { waitMs?: number } = {}): Promise<ConnectionView> {
+    const deadline = Date.now() + (options.waitMs ?? ADD_WAIT_MS);
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(request.server);
+    const fields = 'catalog' in request ? this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(request.server, deadline);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
     const facts = await this.facts(place, [added]);
-    if (!this.gate(dir, place, added, facts)) await this.deps.health.check(added);
+    if (!this.gate(dir, place, added, facts)) await waitAtMost(this.deps.health.check(added), Math.max(0, deadline - Date.now()));
     return this.view(dir, person, place, added, facts);
   }
 
@@ -462,12 +469,13 @@ export class PlaceConnections {
     return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
   }
 
-  private async fromServer(server: Extract<AddConnection, { server: unknown }>['server']): Promise<NewConnection> {
+  private async fromServer(server: Extract<AddConnection, { server: unknown }>['server'], deadline: number): Promise<NewConnection> {
     const url = await this.checkedUrl(server.url);
-    // Without an API key, the server itself says whether it wants a sign-in (most remote servers do).
+    // Without an API key, the server itself says whether it wants a sign-in (most remote servers do). One
+    // that does not say by the deadline is taken as open: its check then finds a sign-in it asks for.
     const auth: ConnectionAuth = server.header
       ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
-      : (await this.deps.asksForSignIn(url.href))
+      : (await answerBy(this.deps.asksForSignIn(url.href), deadline, false))
         ? { kind: 'oauth' }
         : { kind: 'none' };
     return {
@@ -643,6 +651,17 @@ function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAut
     return { kind: 'header', header: entry.apiKey!.header, ...(entry.apiKey!.prefix && { prefix: entry.apiKey!.prefix }), secretName: secret };
   }
   return { kind: 'none' };
+}
+
+/** What `work` gives by `deadline`, else `fallback` (the work goes on, unheard). */
+async function answerBy<T>(work: Promise<T>, deadline: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), Math.max(0, deadline - Date.now()))));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function notFound(place: Place, name: string): ConnectionRequestError {

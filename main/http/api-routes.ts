@@ -199,6 +199,12 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) } satisfies Answer<typeof placeToolSearchAnswer>);
   });
 
+  router.get('/places/policy', async (req, res) => {
+    localOnly(res);
+    const place = placeOf(req);
+    res.json({ policy: await policyAnswer(policyOf(await services.access.snapshot(), place)) } satisfies Answer<typeof placePolicyAnswer>);
+  });
+
   /** A place's sandbox policy (This machine's applies to tokens that name no place): the owner's choice. */
   router.put('/places/policy', async (req, res) => {
     localOnly(res);

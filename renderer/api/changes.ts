@@ -10,8 +10,9 @@ const RETRY_MAX_MS = 10_000;
 
 /**
  * Follows the server's change events (`GET /api/events`) while the page is open and fetches again
- * just the answers each change touches; no answer is asked for on a timer. When the stream comes
- * back after a drop, everything is fetched once (changes may have been missed meanwhile).
+ * just the answers each change touches; no answer is asked for on a timer. Each time the stream
+ * opens (at load, and back after a drop), what the page shows is fetched once: it may have changed
+ * before the stream could say so.
  */
 export function useChanges(): void {
   const client = useQueryClient();
@@ -50,7 +51,6 @@ export function keysOf(c: Change): QueryKey[] {
 
 async function follow(client: QueryClient, signal: AbortSignal): Promise<void> {
   let wait = RETRY_FIRST_MS;
-  let dropped = false;
   while (!signal.aborted) {
     try {
       const { base, headers } = await resolveTarget();
@@ -58,7 +58,8 @@ async function follow(client: QueryClient, signal: AbortSignal): Promise<void> {
       // Signed out: the page says so on its next answer; nothing to follow until it signs in again.
       if (response.status === 401) return;
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-      if (dropped) void client.invalidateQueries();
+      // What was fetched before the stream opened (at load, or before a drop) may have changed since.
+      void client.invalidateQueries();
       wait = RETRY_FIRST_MS;
       await read(response.body, (c) => {
         // A change this page does not know (a newer server): anything may be stale.
@@ -69,7 +70,6 @@ async function follow(client: QueryClient, signal: AbortSignal): Promise<void> {
       // Dropped or refused: tried again below.
     }
     if (signal.aborted) return;
-    dropped = true;
     await new Promise((resolve) => setTimeout(resolve, wait));
     wait = Math.min(wait * 2, RETRY_MAX_MS);
   }

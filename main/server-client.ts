@@ -1,0 +1,60 @@
+import type * as z from 'zod';
+import { errorAnswer } from '../common/api/errors.js';
+import { findRunningServer, type RunningServer } from './running-server.js';
+
+/** The running server refused a command's request; its message says why and what to do. */
+export class ServerRefusalError extends Error {
+  override readonly name = 'ServerRefusalError';
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The running server's API, for a command on this machine: the owner's credential from
+ * control.json, requests and answers checked against the contract (common/api). The server is the
+ * one truth: commands show what it computed rather than checking again with their own environment.
+ */
+export class ServerClient {
+  constructor(readonly server: RunningServer) {}
+
+  async call<S extends z.ZodType>(method: string, path: string, answer: S, body?: unknown): Promise<z.infer<S>> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.server.controlUrl}/api${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${this.server.adminToken}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new ServerRefusalError(`The server running on this state dir (pid ${this.server.pid}, ${this.server.controlUrl}) did not answer: ${(error as Error).message}. Is it stopping? Try again.`, 503);
+    }
+    const json = await response.json().catch(() => undefined);
+    if (!response.ok) {
+      const refusal = errorAnswer.safeParse(json);
+      throw new ServerRefusalError(refusal.success ? refusal.data.error.message : `The server answered HTTP ${response.status}.`, response.status);
+    }
+    const checked = answer.safeParse(json);
+    if (!checked.success) {
+      throw new ServerRefusalError(`The running server's answer to ${method} ${path.split('?')[0]} is not what this command expects: the server and this command are of different versions. Restart the server.`, 502);
+    }
+    return checked.data;
+  }
+}
+
+/** The server running on this state dir, if one runs. */
+export async function runningServer(stateDir: string): Promise<ServerClient | undefined> {
+  const found = await findRunningServer(stateDir);
+  return found && new ServerClient(found);
+}
+
+/** `path` with its query (undefined values left out). */
+export function withQuery(path: string, params: Record<string, string | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, value);
+  const text = search.toString();
+  return text ? `${path}?${text}` : path;
+}
