@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { callApi } from '../test/support/control-api.js';
-import { enterWorkspace, startHost, textOf, type HostFixture } from '../test/support/host-fixture.js';
+import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { HOSTILE_TOOLS, OVERSIZED_TOOLS, startHostileUpstream, type HostileUpstream } from './fixtures/hostile-upstream.js';
 
 // A hostile upstream (real MCP server on loopback) lists names, titles and descriptions with escape
@@ -70,7 +70,8 @@ describe('a hostile upstream\'s text', () => {
   }
 
   it('reaches agents inert and capped, and a tool listed under a cleaned name is called upstream by its own', async () => {
-    const listed = (await agent.listTools()).tools.filter((t) => t.name.startsWith(`${name}__`));
+    // The gateway's names may shorten the connection's part: its tools are known by their titles.
+    const listed = (await agent.listTools()).tools.filter((t) => t.title?.startsWith('Hostile: '));
     assertInert(listed.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }) })));
     for (const tool of listed) {
       assert.doesNotMatch(JSON.stringify(tool), /\\u00(?:1b|0d|9b)|\\r|\u202e/i, 'nothing inside the tool (title, schema) acts either');
@@ -78,7 +79,7 @@ describe('a hostile upstream\'s text', () => {
     }
     assert.ok(Buffer.byteLength(JSON.stringify(listed)) < 20_000, `${Buffer.byteLength(JSON.stringify(listed))} bytes`);
     const red = listed.find((t) => t.description?.startsWith('Clears the screen.'));
-    assert.equal(red?.title, 'Red title second line');
+    assert.equal(red?.title, 'Hostile: Red title second line (ansi)');
     const result = (await agent.callTool({ name: red!.name, arguments: {} })) as CallToolResult;
     assert.equal(textOf(result), `called ${JSON.stringify('ansi\x1b[31m')}`);
     assert.deepEqual(hostile.called, ['ansi\x1b[31m']);
@@ -94,11 +95,13 @@ describe('a hostile upstream\'s text', () => {
   });
 
   it('says why a connection whose tools take more than a place can carry offers none', async () => {
-    const view = (await api('GET', `/mcp/place/${bigName}?workspace_path=`)).json.connection;
+    // It is checked again with backoff, like any failing server: read it between checks.
+    let view: { state: string; reason?: string } = { state: 'checking' };
+    await waitFor(async () => (view = (await api('GET', `/mcp/place/${bigName}?workspace_path=`)).json.connection).state !== 'checking', 10_000, 'a state between checks');
     assert.equal(view.state, 'too-large');
-    assert.match(view.reason, /its tools take more than 512 KB \(\d+ tools listed by then\)/);
-    const listed = (await agent.listTools()).tools.map((t: Tool) => t.name);
-    assert.ok(!listed.some((n) => n.startsWith(`${bigName}__`)), 'none of its tools reaches agents');
+    assert.match(view.reason ?? '', /its tools take more than 512 KB \(\d+ tools listed by then\)/);
+    const listed: Tool[] = (await agent.listTools()).tools;
+    assert.ok(!listed.some((t) => t.title?.startsWith('Oversized: ')), 'none of its tools reaches agents');
   });
 
   it('reaches the terminal through `connections show` and `connections list` as text only', async () => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -46,7 +48,15 @@ describe('local MCP servers', () => {
     web.listen(0, '127.0.0.1');
     await once(web, 'listening');
     webPort = (web.address() as { port: number }).port;
-    fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: `persona-local-${process.pid}`, WORKSPACE_UPSTREAM_TIMEOUT: '60', XDG_CACHE_HOME: cacheHome });
+    // The person's own catalog offers the same server as a local entry that declares its variable.
+    const catalogFile = join(cacheHome, 'connectors.json');
+    const entry = { id: 'tiny-cat', name: 'Tiny from the catalog', description: 'The tiny server, offered by the catalog.', transport: 'stdio', auth: 'none' };
+    const local = { command: 'npx', args: npxArgs(tarball), env: [{ name: 'TINY_TOKEN', description: 'The token', required: true, secret: true }] };
+    await writeFile(catalogFile, JSON.stringify({ version: 1, groups: [], entries: [{ ...entry, local }] }));
+    fx = await startHost(
+      {},
+      { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: `persona-local-${process.pid}`, WORKSPACE_UPSTREAM_TIMEOUT: '60', XDG_CACHE_HOME: cacheHome, WORKSPACE_CATALOG_FILE: catalogFile },
+    );
     const controlUrl = await fx.host.open();
     const adminToken = await fx.host.adminToken();
     api = async (method, path, body) => {
@@ -143,6 +153,24 @@ describe('local MCP servers', () => {
     assert.equal(answer.isError, true);
     assert.match(textOf(answer), /connect needs catalog/);
     assert.equal((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.length, 1);
+  });
+
+  it('adds a local server of the catalog with its declared variables only, and the host npm installs from', async () => {
+    const listed = (await api('GET', '/catalog?search=tiny')).json.entries.find((e: { id: string }) => e.id === 'tiny-cat');
+    assert.equal(listed.transport, 'stdio');
+    const without = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', catalog: 'tiny-cat' });
+    assert.equal(without.status, 400);
+    assert.match(without.json.error.message, /needs the variable TINY_TOKEN/);
+    const other = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', catalog: 'tiny-cat', env: { TINY_TOKEN: 'TINY_KEY', NODE_OPTIONS: 'TINY_KEY' } });
+    assert.equal(other.status, 400);
+    assert.match(other.json.error.message, /reads no variable NODE_OPTIONS/);
+    // An agent adds it as an editor would, naming the secret for its variable.
+    const answer = (await agent.callTool({ name: 'manage_my_mcp_servers', arguments: { action: 'connect', catalog: 'tiny-cat', env: { TINY_TOKEN: 'TINY_KEY' } } })) as CallToolResult;
+    assert.match(textOf(answer), /Added and connected Tiny from the catalog/);
+    const added = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'tiny-cat');
+    const registry = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'])).stdout.trim()).hostname;
+    assert.deepEqual(added.local.hosts, [registry], 'installing needs the registry npm is configured with');
+    assert.equal((await api('DELETE', `/mcp/place/${added.name}?workspace_path=Crew/alpha`)).status, 200);
   });
 
   describe('under the place and strict policies', () => {

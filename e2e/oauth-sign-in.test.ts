@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as oauth from 'oauth4webapi';
 import { enterWorkspace, freePort, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { finishSignIn, MemoryOAuthProvider, openAuthorization, pollWait, startSignIn } from '../test/support/oauth-client.js';
 
@@ -84,6 +85,8 @@ describe('agent sign-in answered from the CLI', () => {
     const listed = await cli(['clients', 'list']);
     const line = listed.stdout.split('\n').find((l) => l.includes('CLI-approved agent'))!;
     assert.match(line, /place: Crew alpha/);
+    // Told apart from any other client of that name: its id and where its answer went.
+    assert.ok(line.includes(`client ${provider.client!.client_id}  answers to ${REDIRECT}`), line);
     const id = line.split(' ')[0]!;
     const revoked = await cli(['clients', 'revoke', id]);
     assert.equal(revoked.code, 0, revoked.stderr);
@@ -103,6 +106,91 @@ describe('agent sign-in answered from the CLI', () => {
     const late = await cli(['approve', code]);
     assert.notEqual(late.code, 0);
     assert.match(late.stderr, /already denied/);
+  });
+});
+
+/**
+ * oauth4webapi is a strict client: the protected resource metadata must name the resource exactly
+ * as the URL it was asked for (RFC 9728 §3.3), the issuer exactly as the resource names it (RFC
+ * 8414 §3.3), and everything is checked by the letter. It signs in for the place named in the MCP
+ * URL, as the README shows (`/mcp?workspace_path=Crew/alpha`), starting from the 401 as MCP clients do.
+ */
+describe('oauth4webapi, a strict client, signing in for a place named in the URL', () => {
+  let fx: HostFixture;
+  let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
+  // Loopback over plain http, as every test server here.
+  const insecure = { [oauth.allowInsecureRequests]: true } as const;
+
+  before(async () => {
+    workspace = await enterWorkspace('pw-oauth4webapi-', ['Crew/alpha']);
+    fx = await startHost();
+  });
+  after(async () => {
+    await fx.close();
+    await workspace.leave();
+  });
+
+  it('discovers from the 401, registers, signs in with PKCE and the resource, works in Crew/alpha, refreshes and signs out', async () => {
+    const resource = new URL(`${fx.url}?workspace_path=Crew/alpha`);
+    const challenge = await oauth.protectedResourceRequest('not-a-token', 'POST', resource, new Headers({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }), '{}', insecure).then(
+      () => assert.fail('a request without a valid token was answered'),
+      (error: unknown) => {
+        assert.ok(error instanceof oauth.WWWAuthenticateChallengeError, String(error));
+        return error.cause[0]!;
+      },
+    );
+    const metadataUrl = new URL(String(challenge.parameters.resource_metadata));
+    const rs = await oauth.processResourceDiscoveryResponse(resource, await fetch(metadataUrl));
+    assert.equal(rs.resource, resource.href);
+    // The same document as the client would find it by itself from the resource URL.
+    assert.equal((await oauth.processResourceDiscoveryResponse(resource, await oauth.resourceDiscoveryRequest(resource, insecure))).resource, resource.href);
+
+    const issuer = new URL(rs.authorization_servers![0]!);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oauth2' }));
+    const registered = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Strict agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }, insecure),
+    );
+    const client: oauth.Client = { client_id: registered.client_id };
+
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const authorize = new URL(as.authorization_endpoint!);
+    for (const [name, value] of Object.entries({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      resource: resource.href,
+    })) {
+      authorize.searchParams.set(name, value);
+    }
+    const waitUrl = await openAuthorization(authorize);
+    const listed = await runCli(fx, workspace.dir, ['approve']);
+    const line = listed.stdout.split('\n').find((l) => l.includes('Strict agent'))!;
+    assert.match(line, /place: Crew alpha/);
+    const approved = await runCli(fx, workspace.dir, ['approve', /^[A-Z2-9]{4}-[A-Z2-9]{4}/.exec(line)![0]]);
+    assert.equal(approved.code, 0, approved.stderr);
+
+    const callback = oauth.validateAuthResponse(as, client, (await pollWait(waitUrl))!, state);
+    const extra = { ...insecure, additionalParameters: { resource: resource.href } };
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), callback, REDIRECT, verifier, extra));
+
+    const mcp = new Client({ name: 'strict-agent', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(resource, { requestInit: { headers: { Authorization: `Bearer ${tokens.access_token}` } } }));
+    assert.match(textOf(await mcp.callTool({ name: 'bash', arguments: { command: 'echo strict-$((2 * 3))' } })), /strict-6/);
+    await mcp.close();
+    await waitFor(async () => /"client":"Strict agent","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')), 5_000, 'the audit record');
+
+    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, extra));
+    assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
+    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), refreshed.refresh_token!, insecure));
+    const refused = await oauth.protectedResourceRequest(refreshed.access_token, 'POST', resource, new Headers({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }), '{}', insecure).then(
+      () => assert.fail('a signed-out client was answered'),
+      (error: oauth.WWWAuthenticateChallengeError) => error.cause[0]!.parameters.error_description,
+    );
+    assert.match(String(refused), /signed out by the client/);
   });
 });
 

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { AccessDirectory } from '../main/places/access-directory.js';
+import { sealedPaths } from '../main/places/credential-stores.js';
 import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
 
 // What the escape batteries share (e2e/sandbox-escape.test.ts with bubblewrap,
@@ -27,6 +31,16 @@ export interface Targets {
   alpha: string;
   controlUrl: string;
   agentUrl: string;
+  /** The home folder the app runs with (HOME), a credential planted in each of its stores. */
+  home: string;
+  /** A file in each credential store of the home folder (sealedPaths' defaults). */
+  credentials: string[];
+  /** A saved output of an agent of Crew/beta (too big to return: saved for it to read). */
+  betaOutput: string;
+  /** An extra folder of Crew/beta (place policy), with secret.txt in it. */
+  betaFolder: string;
+  /** A Unix socket of the owner's in the host's /tmp (as tmux's, X11's, an agent's), answering HTTP with "reached". */
+  tmpSocket: string;
 }
 
 /** A host with an agent of Crew/alpha connected, and the targets of the attempts in place. */
@@ -38,15 +52,28 @@ export interface EscapeHost {
   close(): Promise<void>;
 }
 
-/** Starts the host in a workspace of Crew/alpha and Crew/beta (a temp folder named by `prefix`) and lays out the targets. */
+/**
+ * Starts the host in a workspace of Crew/alpha and Crew/beta (a temp folder named by `prefix`) and
+ * lays out the targets: the app's secrets, another place's files, extra folder and saved output,
+ * the owner's credential stores in a home folder of the test's own, a socket in /tmp.
+ */
 export async function startEscapeHost(prefix: string): Promise<EscapeHost> {
   const workspace = await enterWorkspace(prefix, ['Crew/alpha', 'Crew/beta']);
   const ws = workspace.dir;
   const alpha = join(ws, 'Crew', 'alpha');
+  // Outside the temp folder, which the sandbox replaces whole: the owner's home for this run (the
+  // sandbox seals the stores of the home the app runs with) and Crew/beta's extra folder.
+  const previousHome = process.env.HOME;
+  await mkdir(join(homedir(), '.cache'), { recursive: true });
+  const outside = await mkdtemp(join(homedir(), '.cache', 'pw-escape-'));
+  const home = join(outside, 'home');
+  process.env.HOME = home;
+  const credentials = await plantCredentials(home);
   const fx = await startHost();
   const controlUrl = await fx.host.open();
   // The token's signing key makes the secrets file and its key exist in the state dir.
-  const { token } = await (await fx.host.tokens()).create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
+  const tokens = await fx.host.tokens();
+  const { token } = await tokens.create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
   const { client } = await fx.connect(token);
   const state = fx.stateDir;
   const key = join(state, 'secrets.key');
@@ -55,16 +82,49 @@ export async function startEscapeHost(prefix: string): Promise<EscapeHost> {
   await writeFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
   await symlink(key, join(alpha, 'key-link'));
   await mkdir(join(ws, 'Crew', 'beta', 'sub'));
+
+  // Crew/beta: an extra folder of its own, and an output saved for its agent.
+  const betaFolder = join(outside, 'beta-data');
+  await mkdir(betaFolder);
+  await writeFile(join(betaFolder, 'secret.txt'), 'beta secret\n');
+  await new AccessDirectory(state).setPlacePolicy('Crew/beta', 'place', [betaFolder]);
+  const beta = await fx.connect((await tokens.create({ name: 'beta agent', workspacePath: 'Crew/beta' })).token);
+  const saved = (await beta.client.callTool({ name: 'bash', arguments: { command: 'seq 1 20000; echo beta-output' } })) as { structuredContent?: { stdoutFullOutputPath?: string } };
+  const betaOutput = saved.structuredContent?.stdoutFullOutputPath;
+  assert.ok(betaOutput, `beta's output was saved: ${JSON.stringify(saved).slice(0, 500)}`);
+
+  const socketDir = await mkdtemp(join(tmpdir(), 'pw-escape-owner-'));
+  const tmpSocket = join(socketDir, 'agent.sock');
+  const socketServer = createServer((_req, res) => res.end('reached'));
+  socketServer.listen(tmpSocket);
+  await once(socketServer, 'listening');
   return {
     fx,
     client,
-    targets: { state, ws, alpha, controlUrl, agentUrl: fx.url },
+    targets: { state, ws, alpha, controlUrl, agentUrl: fx.url, home, credentials, betaOutput, betaFolder, tmpSocket },
     setPolicy: (kind, network) => setPolicy(state, kind, network),
     async close() {
+      socketServer.close();
       await fx.close();
       await workspace.leave();
+      if (previousHome === undefined) delete process.env.HOME;
+      else process.env.HOME = previousHome;
+      await Promise.all([outside, socketDir].map((dir) => rm(dir, { recursive: true, force: true })));
     },
   };
+}
+
+/** A file in each credential store the sandbox seals by default (a folder's store gets one inside). */
+async function plantCredentials(home: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const { path } of sealedPaths({}, { HOME: home })) {
+    // A store that is a file (~/.netrc, a history) by its name; a folder gets a file inside.
+    const file = /\.(json|netrc|npmrc|pypirc|git-credentials)$|_history$|history$|histfile$|\.zhistory$/.test(path) ? path : join(path, 'credential');
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, `secret of ${path}\n`);
+    files.push(file);
+  }
+  return files;
 }
 
 /**
@@ -100,10 +160,23 @@ function reaches(options: string, url: string): string {
 }
 
 /** The attempts on the app's secrets, another place, the app's ports and the file tools, the same on every system. */
-export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl }: Targets): Attempt[] {
+export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl, credentials, betaOutput, betaFolder, tmpSocket }: Targets): Attempt[] {
   const key = join(state, 'secrets.key');
   const agentPort = new URL(agentUrl).port;
   return [
+    ...credentials.flatMap((file): Attempt[] => [
+      { name: `read the credential ${file}`, bash: `cat '${file}'` },
+      { name: `read tool: the credential ${file}`, tool: { name: 'read', arguments: { path: file } } },
+    ]),
+    { name: "find another place's saved output", bash: `grep -rl beta-output ${dirname(dirname(betaOutput))}` },
+    { name: "read another place's saved output", bash: `tail -1 ${betaOutput} | grep -q beta-output` },
+    { name: "overwrite another place's saved output", bash: `echo planted > ${betaOutput}` },
+    { name: "read tool: another place's saved output", tool: { name: 'read', arguments: { path: betaOutput, offset: -1 } } },
+    { name: "write tool: another place's saved output", tool: { name: 'write', arguments: { path: betaOutput, content: 'planted' } } },
+    { name: "read another place's extra folder", bash: `cat ${betaFolder}/secret.txt` },
+    { name: "read tool: another place's extra folder", tool: { name: 'read', arguments: { path: join(betaFolder, 'secret.txt') } } },
+    { name: "write tool: another place's extra folder", tool: { name: 'write', arguments: { path: join(betaFolder, 'planted.txt'), content: 'x' } } },
+    { name: "the owner's socket in /tmp", bash: `curl -s -m 5 --noproxy '*' --unix-socket ${tmpSocket} http://owner/ | grep -q reached` },
     { name: 'read the secrets key', bash: `cat ${key}` },
     { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },
     { name: 'list the state dir', bash: `ls ${state} | grep -q secrets` },

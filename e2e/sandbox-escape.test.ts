@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { lstat, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { SavedOutputs } from '../main/machine/saved-outputs.js';
 import { callApi } from '../test/support/control-api.js';
+import { waitFor } from '../test/support/host-fixture.js';
 import { itRunsTheBattery, sharedAttempts, startEscapeHost, type Attempt, type EscapeHost } from './sandbox-escape-battery.js';
 
 /*
@@ -79,6 +81,91 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
       const tty = (await client.callTool({ name: 'bash', arguments: { command: `test -t 1 && cat ${alpha}/${kind}.txt; cat ${ws}/Crew/beta/notes.txt`, tty: true } })) as unknown as { structuredContent: { exitCode: number; stdout: string } };
       assert.notEqual(tty.structuredContent.exitCode, 0);
       assert.match(tty.structuredContent.stdout, new RegExp(`^${kind}\\r?\\n.*No such file or directory`, 's'));
+    }
+  });
+
+  it('reads its own saved outputs under place and strict, at the path the answer names, and never changes them', async () => {
+    const { client } = host;
+    for (const kind of ['place', 'strict'] as const) {
+      await host.setPolicy(kind);
+      const run = (await client.callTool({ name: 'bash', arguments: { command: `seq 1 20000; echo ${kind}-output` } })) as unknown as { structuredContent: { stdoutFullOutputPath?: string } };
+      const path = run.structuredContent.stdoutFullOutputPath;
+      assert.ok(path, JSON.stringify(run).slice(0, 300));
+      const read = (await client.callTool({ name: 'read', arguments: { path, offset: -1 } })) as { isError?: boolean; content: Array<{ text?: string }> };
+      assert.ok(!read.isError, JSON.stringify(read));
+      assert.equal(read.content[0]!.text, `${kind}-output\n`);
+      const tail = (await client.callTool({ name: 'bash', arguments: { command: `tail -1 ${path}` } })) as unknown as { structuredContent: { stdout: string } };
+      assert.equal(tail.structuredContent.stdout, `${kind}-output\n`);
+      const write = (await client.callTool({ name: 'write', arguments: { path, content: 'changed' } })) as { isError?: boolean; content: Array<{ text?: string }> };
+      assert.equal(write.isError, true);
+      assert.match(write.content[0]!.text ?? '', new RegExp(`^Refused by the ${kind} policy of Crew alpha: cannot write .*, because it is the place's saved bash outputs, which its agents read but never change`));
+      const overwrite = (await client.callTool({ name: 'bash', arguments: { command: `echo changed > ${path}` } })) as unknown as { structuredContent: { exitCode: number } };
+      assert.notEqual(overwrite.structuredContent.exitCode, 0);
+      assert.match(await readFile(path, 'utf8'), new RegExp(`${kind}-output\n$`));
+    }
+  });
+
+  it('never follows links planted where the sweep of saved outputs looks (1-deadbeef -> the state dir, ...)', async () => {
+    const { client, targets: { state, home } } = host;
+    const base = new SavedOutputs({ maxTotalBytes: 1024 ** 2 }).base;
+    const key = join(state, 'secrets.key');
+    const notes = join(home, 'old-notes.txt');
+    await writeFile(notes, 'notes\n');
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    for (const path of [key, notes]) await utimes(path, twoDaysAgo, twoDaysAgo);
+    // pid 1 always runs (its folder is kept, its day-old files swept); 999999 never does (its folder removed whole).
+    const links = { '1-deadbeef': state, '1-cafe0000': home, '999999-0badc0de': state };
+    try {
+      for (const kind of ['place', 'strict', 'machine'] as const) {
+        await host.setPolicy(kind);
+        const plant = Object.entries(links).map(([name, target]) => `ln -sfn ${target} ${base}/${name}`).join(' && ');
+        await client.callTool({ name: 'bash', arguments: { command: `mkdir -p ${base} && ${plant}` } });
+        const planted = await lstat(join(base, '1-deadbeef')).then(() => true, () => false);
+        assert.equal(planted, kind === 'machine', `${kind}: planted only in a /tmp of its own`);
+        const left = await new SavedOutputs({ maxTotalBytes: 1024 ** 2 }).sweep();
+        assert.equal(await readFile(key, 'utf8').then(() => 'there'), 'there', `${kind}: the key is still there`);
+        assert.equal(await readFile(notes, 'utf8'), 'notes\n');
+        if (kind === 'machine') for (const name of Object.keys(links)) assert.ok(left.includes(`${join(base, name)}: a link (left alone)`), `${name} in ${left.join('\n')}`);
+      }
+    } finally {
+      await Promise.all(Object.keys(links).map((name) => rm(join(base, name), { force: true })));
+    }
+  });
+
+  it('starts every sandboxed command with only descriptors 0-2, whatever the server holds open (the sandbox\'s namespaces, another command\'s terminal)', async () => {
+    const { client, fx } = host;
+    const other = (await fx.connect(await fx.token('another session'))).client;
+    const fds = async () => ((await client.callTool({ name: 'bash', arguments: { command: 'ls /proc/$$/fd | tr "\\n" " "' } })) as unknown as { structuredContent: { stdout: string } }).structuredContent.stdout;
+    for (const kind of ['place', 'strict', 'machine'] as const) {
+      await host.setPolicy(kind);
+      // A terminal's descriptor stays open in the server while its command runs (node-pty does not mark it close-on-exec).
+      const terminal = other.callTool({ name: 'bash', arguments: { command: 'sleep 4', tty: true } });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const open = await fds();
+      if (kind === 'machine') assert.notEqual(open, '0 1 2 ', 'unsandboxed, the terminal\'s descriptor is inherited: what the sandbox closes');
+      else assert.equal(open, '0 1 2 ', kind);
+      await terminal;
+    }
+  });
+
+  it('a policy change ends what runs under the old one at once: the command, its background processes, with the reason in the answer', async () => {
+    const { client, targets: { alpha } } = host;
+    for (const [from, to] of [['place', 'strict'], ['strict', 'place'], ['machine', 'strict']] as const) {
+      await host.setPolicy(from);
+      const log = join(alpha, `background-${from}.log`);
+      // A background writer that outlives its command, and the command itself, long.
+      const running = client.callTool({ name: 'bash', arguments: { command: `(while :; do echo alive >> ${log}; sleep 0.1; done) >/dev/null 2>&1 & sleep 60`, timeout: 120 } }) as Promise<{ isError?: boolean; content: Array<{ text?: string }> }>;
+      await waitFor(async () => (await stat(log).catch(() => undefined))?.size !== undefined, 20_000, 'the background writer');
+      await host.setPolicy(to);
+      const changed = Date.now();
+      const answer = await running;
+      assert.equal(answer.isError, true);
+      assert.match(answer.content[0]!.text ?? '', new RegExp(`Stopped: the sandbox of Crew alpha changed while it ran \\(its policy changed from ${from} to ${to}\\); the command and every process it started were stopped\\. Run it again`));
+      // Ended within a second of the change: nothing writes after that.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, changed + 1000 - Date.now())));
+      const size = (await stat(log)).size;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.equal((await stat(log)).size, size, `${from} -> ${to}: the background writer was ended`);
     }
   });
 

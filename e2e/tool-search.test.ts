@@ -67,7 +67,7 @@ describe('tool search, end to end', () => {
     const { tools } = await (await agent()).listTools();
     assert.deepEqual(names(tools).sort(), [...MACHINE_TOOLS, 'manage_my_mcp_servers', 'search_tools', 'call_tool'].sort());
     assert.ok(bytes(tools) <= 10 * 1024, `${bytes(tools)} bytes`);
-    for (const name of [...MACHINE_TOOLS, 'search_tools', 'call_tool']) {
+    for (const name of [...MACHINE_TOOLS, 'manage_my_mcp_servers', 'search_tools', 'call_tool']) {
       assert.equal(tools.find((t) => t.name === name)?._meta?.['anthropic/alwaysLoad'], true, name);
     }
   });
@@ -99,6 +99,7 @@ describe('tool search, end to end', () => {
       assert.equal(typeof hint, 'string', service.id);
       assert.ok((hint as string).startsWith(`${service.name}: `), `${hint}`);
       assert.ok((hint as string).length <= 100);
+      assert.equal(tool?.title, `${service.name}: ${tool!.name.slice(tool!.name.lastIndexOf('__') + 2)}`, 'the connection\'s name and the upstream\'s own');
     }
     assert.equal((await api('PUT', '/access/places/tool-search', { workspace_path: '', mode: 'auto' })).json.on, true);
   });
@@ -138,10 +139,10 @@ describe('tool search, end to end', () => {
     const client = await agent();
     const found = await call(client, 'search_tools', { query: 'create a Linear issue for the login bug', limit: 3 });
     assert.equal(found.isError, undefined, textOf(found));
-    const matches = (found.structuredContent as { tools: Array<{ name: string; service: string; inputSchema: { required?: string[] } }> }).tools;
+    const matches = (found.structuredContent as { tools: Array<{ name: string; server: string; tool: string; inputSchema: { required?: string[] } }> }).tools;
     const createIssue = matches.find((m) => m.name.endsWith('__fx-linear__create_issue'));
     assert.ok(createIssue, JSON.stringify(matches.map((m) => m.name)));
-    assert.match(createIssue.service, /^Linear: /);
+    assert.deepEqual([createIssue.server, createIssue.tool], ['Linear', 'create_issue'], 'the connection\'s name and the upstream\'s own');
     assert.deepEqual(createIssue.inputSchema.required, ['title', 'team']);
     assert.ok(textOf(found).includes(createIssue.name));
 
@@ -197,6 +198,63 @@ describe('tool search, end to end', () => {
       assert.equal((await api('PATCH', `/mcp/place/${connection}?workspace_path=`, { tools: { create_issue: true } })).status, 200);
     }
     assert.ok((await found()).includes(name), 'turned on, it is found again');
+  });
+
+  it('answers arguments that do not fit the input schema with what is wrong and the schema, through call_tool and directly, sending nothing upstream', async () => {
+    const client = await agent();
+    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'fx-linear').name as string;
+    const name = `${connection}__create_issue`;
+    const before = linear().calls.length;
+    const viaSearch = await call(client, 'call_tool', { name, arguments: { title: 42, labels: 'bug' } });
+    assert.equal(viaSearch.isError, true);
+    const text = textOf(viaSearch);
+    assert.match(text, /^The arguments for create_issue \(Linear\) do not fit its input schema, so it was not called: /);
+    assert.match(text, /arguments lacks "team", which is required/);
+    assert.match(text, /arguments\.title must be string/);
+    assert.match(text, /arguments\.labels must be array/);
+    const schema = JSON.parse(text.slice(text.lastIndexOf('\n') + 1)) as { required: string[] };
+    assert.deepEqual(schema.required, ['title', 'team'], 'the schema to follow, whole');
+    const direct = await call(client, name, { title: 42, labels: 'bug' });
+    assert.equal(textOf(direct), text, 'a direct call is answered the same');
+    assert.equal(linear().calls.length, before, 'the upstream never saw either');
+    const right = await call(client, 'call_tool', { name, arguments: { title: 'Fixed', team: 'ENG' } });
+    assert.equal(textOf(right), 'Linear create_issue: {"title":"Fixed","team":"ENG"}');
+  });
+
+  it('answers an upstream\'s bare tool name with the full names that carry it', async () => {
+    const client = await agent();
+    const connections = (await api('GET', '/mcp/place?workspace_path=')).json.connections as Array<{ name: string; catalogId: string }>;
+    const full = (catalogId: string) => `${connections.find((c) => c.catalogId === catalogId)!.name}__create_issue`;
+    for (const answer of [await call(client, 'call_tool', { name: 'create_issue', arguments: {} }), await call(client, 'create_issue', {})]) {
+      assert.equal(answer.isError, true);
+      const text = textOf(answer);
+      assert.match(text, /^There is no tool named "create_issue"\. Tools of this place's connections go by their full names: /);
+      for (const service of SAAS_SERVICES.filter((s) => s.tools.some((t) => t.name === 'create_issue'))) {
+        assert.ok(text.includes(`${full(`fx-${service.id}`)} (${service.name})`), `${service.id} in: ${text}`);
+      }
+    }
+    const none = await call(client, 'call_tool', { name: 'no_such_tool' });
+    assert.equal(textOf(none), 'There is no tool named "no_such_tool". Find tools with search_tools.');
+  });
+
+  it('audits every refusal: arguments that are not an object, call_tool naming search_tools, a schema mismatch, an unknown name', async () => {
+    const client = await agent();
+    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'fx-linear').name as string;
+    const tag = `audit-${Date.now()}`;
+    const refusals: Array<[tool: string, args: Record<string, unknown>, audited: string, error: RegExp]> = [
+      ['call_tool', { name: `${connection}__create_issue`, arguments: '{"title":"x"}' }, 'call_tool', /arguments as an object/],
+      ['call_tool', { name: 'search_tools', arguments: { query: 'x' } }, 'call_tool', /call search_tools directly/],
+      [`${connection}__create_issue`, { title: tag }, `${connection}__create_issue`, /do not fit its input schema/],
+      ['call_tool', { name: `${tag}_tool` }, `${tag}_tool`, /There is no tool named/],
+    ];
+    for (const [tool, args] of refusals) assert.equal((await call(client, tool, args)).isError, true, tool);
+    // Newest last, each call's line written before its answer went out.
+    const lines = (await api('GET', `/activity?limit=${refusals.length}`)).json.records as Array<{ tool: string; outcome: string; error?: string }>;
+    for (const [i, [, , audited, error]] of refusals.entries()) {
+      assert.equal(lines[i]?.tool, audited, JSON.stringify(lines));
+      assert.equal(lines[i]?.outcome, 'error');
+      assert.match(lines[i]?.error ?? '', error);
+    }
   });
 
   it('says so when no tool matches', async () => {

@@ -41,6 +41,13 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['places', 'network', '.', 'api.github.com', '*.npmjs.org']), { kind: 'places-network', place: '.', hosts: ['api.github.com', '*.npmjs.org'] });
   });
 
+  it('parses places seal and unseal: show, seal paths or stores, lift stores or paths', () => {
+    assert.deepEqual(parseCommand(['places', 'seal', 'Crew/a']), { kind: 'places-seal', place: 'Crew/a', unseal: false, paths: [] });
+    assert.deepEqual(parseCommand(['places', 'seal', '.', '/srv/keys', '~/.ssh']), { kind: 'places-seal', place: '.', unseal: false, paths: ['/srv/keys', '~/.ssh'] });
+    assert.deepEqual(parseCommand(['places', 'unseal', 'Crew/a', 'browser profiles']), { kind: 'places-seal', place: 'Crew/a', unseal: true, paths: ['browser profiles'] });
+    assert.throws(() => parseCommand(['places', 'unseal', 'Crew/a']), /places unseal needs a PLACE .* and the credential stores/);
+  });
+
   it('parses places policy: show, or set with extra folders', () => {
     assert.deepEqual(parseCommand(['places', 'policy', 'Crew/a']), { kind: 'places-policy', place: 'Crew/a', folders: [] });
     assert.deepEqual(parseCommand(['places', 'policy', '.', 'strict', '--folder', '/srv/a', '--folder', 'b']), {

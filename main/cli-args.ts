@@ -48,6 +48,7 @@ export type Command =
   | { kind: 'secrets-set'; workspacePath: string; name: string; replace: boolean }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
   | { kind: 'places-policy'; place: string; policy?: string; folders: string[] }
+  | { kind: 'places-seal'; place: string; unseal: boolean; paths: string[] }
   /** `hosts` absent: show; empty: off. */
   | { kind: 'places-network'; place: string; hosts?: string[] }
   | { kind: 'places-tool-search'; place: string; mode?: string };
@@ -84,6 +85,7 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
   ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
   ${PRODUCT_NAME} places network PLACE [off | HOST ...]
+  ${PRODUCT_NAME} places seal PLACE [PATH | STORE ...]     ${PRODUCT_NAME} places unseal PLACE STORE|PATH ...
   ${PRODUCT_NAME} places tool-search PLACE [on|off|auto]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
@@ -446,7 +448,15 @@ function parsePlaces(argv: string[]): Command {
     if (hosts.includes('off') && hosts.length > 1) throw new UsageError('places network PLACE off turns the list off: give off alone, or only hosts.');
     return { kind: 'places-network', place, ...(hosts.length > 0 && { hosts: hosts[0] === 'off' ? [] : hosts }) };
   }
-  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network or tool-search${action ? ` (got "${action}")` : ''}.`);
+  if (action === 'seal' || action === 'unseal') {
+    const { positionals } = parse(rest, {});
+    const [place, ...paths] = positionals;
+    if (place === undefined || (action === 'unseal' && paths.length === 0)) {
+      throw new UsageError(`places ${action} needs a PLACE (for example Crew/alpha, or . for This machine)${action === 'unseal' ? ' and the credential stores (by name, such as ~/.ssh) or sealed paths to lift' : ' and optionally paths to seal'}.`);
+    }
+    return { kind: 'places-seal', place, unseal: action === 'unseal', paths };
+  }
+  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network, seal, unseal or tool-search${action ? ` (got "${action}")` : ''}.`);
   const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
   const [place, policy, extra] = positionals;
   if (place === undefined || extra !== undefined) {

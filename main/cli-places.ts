@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import path, { isAbsolute, resolve } from 'node:path';
 import { UsageError, type Command } from './cli-args.js';
 import { loadConfig } from './config.js';
 import {
@@ -22,6 +23,9 @@ import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf, type Place } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { describeNetwork } from './places/sandbox-policy.js';
+import { policyView } from './places/policy-view.js';
+import { CREDENTIAL_STORES, isCredentialStoreName } from './places/credential-stores.js';
+import { findRunningServer } from './running-server.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import { forTerminal } from './terminal-text.js';
@@ -69,7 +73,44 @@ async function placePolicy(stateDir: string, place: Place, change: { policy: str
   const access = new AccessDirectory(stateDir);
   const snapshot = !change ? await access.snapshot() : 'hosts' in change ? await access.setPlaceNetwork(place.root, change.hosts) : await access.setPlacePolicy(place.root, change.policy, change.folders);
   const policy = policyOf(snapshot, place);
-  return { kind: policy.kind, folders: [...policy.folders], ...(policy.network && { network: [...policy.network] }) };
+  return policyView(policy);
+}
+
+/**
+ * Shows what a place's agents find sealed (the credential stores, the owner's paths), seals more
+ * (a path, or a store lifted before) or lifts some (`unseal`), in the access directory: the running
+ * server ends what ran under the old seals at once.
+ */
+export async function sealCommand(command: Of<'places-seal'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
+  const place = placeRootOf(config.workspaceRoot, command.place);
+  const access = new AccessDirectory(config.stateDir);
+  let snapshot = await access.snapshot();
+  if (command.paths.length > 0) {
+    const before = policyOf(snapshot, place);
+    const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+    // The shell expands ~/.ssh before this sees it: back to the name the rules use.
+    const names = command.paths.map((path) => (path.startsWith(`${home}/`) && isCredentialStoreName(`~/${path.slice(home.length + 1)}`) ? `~/${path.slice(home.length + 1)}` : path));
+    const seal = new Set(before.seal ?? []);
+    const unseal = new Set(before.unseal ?? []);
+    for (const name of names) {
+      if (!command.unseal) {
+        if (isCredentialStoreName(name)) unseal.delete(name);
+        else seal.add(path.isAbsolute(name) ? path.resolve(name) : name);
+      } else if (isCredentialStoreName(name)) unseal.add(name);
+      else if (!seal.delete(name) && !seal.delete(path.resolve(name))) {
+        throw new UsageError(`${name} is neither a credential store (see "${PRODUCT_NAME} places seal ${command.place}") nor a path sealed for ${place.label}.`);
+      }
+    }
+    snapshot = await access.setPlaceSeals(place.root, { seal: [...seal], unseal: [...unseal] });
+  }
+  const policy = policyOf(snapshot, place);
+  const lifted = new Set(policy.unseal ?? []);
+  const lines = [`Sealed for the agents of ${place.label} (${policy.kind} policy${policy.kind === 'machine' ? ': nothing is sealed until it is place or strict' : ''}):`];
+  for (const store of CREDENTIAL_STORES) lines.push(`  ${lifted.has(store.name) ? 'lifted ' : 'sealed '} ${store.name}  ${store.what}`);
+  for (const path of policy.seal ?? []) lines.push(`  sealed  ${path}  (sealed by the owner)`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
 }
 
 /** Shows or sets a place's tool search: through the running server (which counts the place's tools), else in the access directory. */
@@ -120,7 +161,9 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   log(`No server runs on the state dir ${config.stateDir}: this command checks the connections itself, with its own settings.`);
   const { openConnectionServices } = await import('./connection-services.js');
   // No sign-in starts here (that is the page's Connect), so there is no callback to come back to.
-  const appPorts = [config.port, config.controlPort].filter((port) => port > 0);
+  // The app's ports, as configured and as the running server opened its control plane: never a connection's target.
+  const running = await findRunningServer(config.stateDir);
+  const appPorts = [config.port, config.controlPort, ...(running ? [Number(new URL(running.controlUrl).port)] : [])].filter((port) => port > 0);
   const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts });
   try {
     return await runConnectionsCommand(here(services.connections, place, config.upstreamTimeoutMs), command, place);

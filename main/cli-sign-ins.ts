@@ -7,6 +7,7 @@ import { openSecretStore } from './secrets/open-secret-store.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import { agentTokenStore } from './auth/app-token-store.js';
 import { runningServer } from './server-client.js';
+import { forTerminal } from './terminal-text.js';
 import { PRODUCT_NAME } from './version.js';
 
 type SignInCommand = Extract<Command, { kind: 'approve-list' | 'approve' | 'deny' | 'clients-list' | 'clients-revoke' }>;
@@ -54,7 +55,7 @@ function listPending(pending: PendingSignIn[], json: boolean, write: (text: stri
   else {
     for (const r of pending) {
       const place = r.askedPlace?.label ?? (r.askedPath ? `${r.askedPath} (not a place here)` : 'no place named (This machine unless you pick one)');
-      write(`${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  expires ${r.expiresAt}\n`);
+      write(forTerminal(`${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  expires ${r.expiresAt}`) + '\n');
     }
     write(`Approve one with: ${PRODUCT_NAME} approve CODE [--workspace-path PATH]; refuse with: ${PRODUCT_NAME} deny CODE\n`);
   }
@@ -67,7 +68,8 @@ function listClients(clients: SignedInClientInfo[], json: boolean, write: (text:
   else {
     for (const c of clients) {
       const state = c.revokedAt ? `revoked ${c.revokedAt}${c.revokedWhy ? ` (${c.revokedWhy})` : ''}` : `last used ${c.lastUsedAt ?? 'never'}`;
-      write(`${c.id}  ${c.name}  place: ${c.place.label}  approved ${c.approvedAt}  ${state}\n`);
+      // The name, client id and redirect URI are the client's own words: printed inert.
+      write(forTerminal(`${c.id}  ${c.name}  client ${c.clientId}  answers to ${c.redirectUri ?? 'unknown'}  place: ${c.place.label}  approved ${c.approvedAt}  ${state}`) + '\n');
     }
   }
   return 0;

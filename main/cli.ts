@@ -44,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./cli-places.js')).policyCommand(command, env);
     case 'places-network':
       return (await import('./cli-places.js')).networkCommand(command, env);
+    case 'places-seal':
+      return (await import('./cli-places.js')).sealCommand(command, env);
     case 'places-tool-search':
       return (await import('./cli-places.js')).placeToolSearchCommand(command, env);
     default:

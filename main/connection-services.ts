@@ -40,7 +40,7 @@ export interface ConnectionServicesOptions {
   openBrowser?: (url: string) => void;
   /** The app's settings as environment variables (XDG_CACHE_HOME: where local servers' package caches go). */
   env: NodeJS.ProcessEnv;
-  /** The ports the app listens on: a sandboxed local server never reaches them. */
+  /** The ports the app listens on (agent endpoint, control plane): neither a remote connection nor a sandboxed local server reaches them on this machine. */
   appPorts: () => readonly number[];
 }
 
@@ -60,7 +60,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     builtin: loadCatalog(config.catalogFile ? { path: config.catalogFile, allowHttp: config.allowPrivateNetwork } : undefined),
     report: log,
   });
-  const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork });
+  const network = createGuardedFetch({ allowPrivateNetwork: config.allowPrivateNetwork, appPorts: options.appPorts });
   const oauth = new ConnectionOAuth({
     secrets: connectionSecrets,
     fetch: network.fetch,
@@ -74,6 +74,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
   const gateway = new Gateway({
     timeoutMs: config.upstreamTimeoutMs,
     allowPrivateNetwork: config.allowPrivateNetwork,
+    appPorts: options.appPorts,
     credentials: (c) => connections!.credentials(c),
     signedFetch: (c, base) => oauth.fetch(c, base),
     local: {
@@ -98,6 +99,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     gateway,
     health,
     allowPrivateNetwork: config.allowPrivateNetwork,
+    appPorts: options.appPorts,
   });
   return {
     access,

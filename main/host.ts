@@ -160,7 +160,7 @@ export class Host {
     // Commands first, so that their callers get a "server is shutting down" result before the sessions close.
     await services.commands.killAll();
     // No agent can read the saved outputs any more.
-    await services.commands.removeSavedOutputs();
+    for (const line of await services.commands.removeSavedOutputs()) services.log(`Saved bash outputs: ${line}`);
     await agent.sessions.closeAll(SHUTDOWN_GRACE_MS);
     await agent.close();
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.

@@ -22,6 +22,7 @@ import type { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import type { PlaceConnections } from './connections/place-connections.js';
 import type { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
+import { PolicyWatch } from './places/policy-watch.js';
 import { SandboxPool } from './machine/sandbox/sandbox-pool.js';
 import { SkillsWatch } from './machine/skills-watch.js';
 import { Changes } from './mcp/resource-subscriptions.js';
@@ -32,6 +33,8 @@ import { removeCrashTemps } from './state/atomic-write.js';
 /** Everything both listeners share, made once per run of the app. */
 export interface Services {
   config: Config;
+  /** The app's settings as environment variables (the person's home and folders, for their MCP clients' files). */
+  env: NodeJS.ProcessEnv;
   /** The control plane's origin (set once it listens): sign-in redirects come back there. */
   controlUrl: string;
   oauth: ConnectionOAuth;
@@ -142,11 +145,25 @@ export async function openServices(config: Config, log: (line: string) => void, 
   // What earlier runs left (a crash, a kill) and what is past its day goes, now and every hour.
   commands.startSweeping(log);
   const sandboxes = new SandboxPool();
+  // A policy change takes effect at once: what runs under the old one (commands, their background
+  // processes, the place's live sandbox) is ended, and the commands' answers say why.
+  const policyWatch = new PolicyWatch(
+    access,
+    (changes) => {
+      for (const { root, label, why } of changes) {
+        const words = `the sandbox of ${label} changed while it ran (${why})`;
+        void Promise.all([commands.stopPlace(root, words), sandboxes.endPlace(root)]).catch((error: unknown) => log(`Could not end what ran in ${label} under its old policy: ${(error as Error).message}`));
+      }
+    },
+    log,
+  );
+  await policyWatch.start();
   const tokens = agentTokenStore(config.stateDir, secrets);
   const signIns = authorizationServer(config.stateDir, tokens, network.fetch);
   const services: Services = {
     controlUrl: '',
     config,
+    env,
     log,
     admin: new AdminAccess(),
     tokens,
@@ -180,8 +197,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
       stopHealthWatch();
       stopSignInWatch();
       commands.stopSweeping();
+      policyWatch.stop();
       await commands.killAll();
-      await commands.removeSavedOutputs();
+      for (const line of await commands.removeSavedOutputs()) log(`Saved bash outputs: ${line}`);
       await sandboxes.closeAll();
       await Promise.all([connectionServices.close(), skills.stop(), audit.close()]);
     },

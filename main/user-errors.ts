@@ -18,6 +18,8 @@ import {
 } from './connections/oauth/errors.js';
 import { ToolSearchModeError } from './connections/tool-search/tool-search-mode.js';
 import { ServerUrlError } from './connections/server-url.js';
+import { LocalCommandError } from './connections/local/local-command.js';
+import { ClientConfigError } from './connections/client-configs/config-file.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
 import { FileLockTimeoutError } from './state/file-lock.js';
 import { AccessInputError, UnknownPersonError } from './places/access-directory.js';
@@ -37,6 +39,8 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
   [ConnectionInputError, 400],
   [InvalidPlaceSecretError, 400],
   [ServerUrlError, 400],
+  [LocalCommandError, 400],
+  [ClientConfigError, 409],
   [NetworkPolicyError, 400],
   [TokenInputError, 400],
   [SkillInputError, 400],

@@ -28,8 +28,14 @@ export type PendingSignIn = z.infer<typeof pendingSignIn>;
 
 /** A client that signed in with OAuth. */
 export const signedInClient = z.object({
+  /** This sign-in's id (what `clients revoke` takes). */
   id: z.string(),
+  /** The client's OAuth client_id: two clients with one name differ here. */
+  clientId: z.string(),
+  /** The name the client gave itself. */
   name: z.string(),
+  /** Where its sign-in's answer went; absent for sign-ins recorded before it was kept. */
+  redirectUri: z.string().optional(),
   place: placeRef,
   approvedAt: z.string(),
   lastUsedAt: z.string().optional(),

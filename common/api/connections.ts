@@ -141,8 +141,16 @@ export const localServerSpec = localCommand.extend({ name: z.string().max(100).o
 export type LocalServerSpec = z.infer<typeof localServerSpec>;
 
 /** What to add: a catalog connector (with the secret of its API key, if it takes one), or a server that is not listed. */
+const catalogFields = {
+  catalog: z.string().min(1),
+  /** A remote entry's API key: the place secret that holds it. */
+  secret: z.string().min(1).optional(),
+  /** A local entry's variables: VAR → the place secret that holds its value. */
+  env: localFields.env,
+};
+
 export const addConnection = z.union([
-  z.object({ catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
+  z.object(catalogFields).strict(),
   z.object({ server: serverSpec }).strict(),
   z.object({ local: localServerSpec }).strict(),
 ]);
@@ -151,7 +159,7 @@ export type AddConnection = z.infer<typeof addConnection>;
 /** POST /api/mcp/place: what to add (a local server's fields at the top level), and where. */
 const where = { workspace_path: z.string().optional() };
 export const addConnectionBody = z.union([
-  z.object({ ...where, catalog: z.string().min(1), secret: z.string().min(1).optional() }).strict(),
+  z.object({ ...where, ...catalogFields }).strict(),
   z.object({ ...where, server: serverSpec }).strict(),
   z.object({ ...where, name: z.string().max(100).optional(), ...localFields }).strict(),
 ]);
@@ -164,7 +172,7 @@ export function addBodyOf(workspacePath: string, request: AddConnection): AddCon
 
 /** What an add request asks for, without where. */
 export function addRequestOf(body: z.infer<typeof addConnectionBody>): AddConnection {
-  if ('catalog' in body) return { catalog: body.catalog, ...(body.secret && { secret: body.secret }) };
+  if ('catalog' in body) return { catalog: body.catalog, ...(body.secret && { secret: body.secret }), ...(body.env && { env: body.env }) };
   if ('server' in body) return { server: body.server };
   const { workspace_path: _, ...local } = body;
   return { local };

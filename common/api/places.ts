@@ -32,6 +32,12 @@ export const placePolicy = z.object({
   folders: z.array(z.string()),
   /** The hosts its sandboxed commands may reach (beyond public hosts under place); absent: none. */
   network: z.array(z.string()).optional(),
+  /** Paths sealed beyond the credential stores (absolute, or `~/...`); absent when none. */
+  seal: z.array(z.string()).optional(),
+  /** Credential stores (by name) this place's agents may reach; absent when none. */
+  unseal: z.array(z.string()).optional(),
+  /** Limits of the place's sandboxed commands other than the defaults: processes, memory and /tmp in MiB. */
+  limits: z.object({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).optional(),
   problem: z.string().optional(),
 });
 export type PlacePolicy = z.infer<typeof placePolicy>;
@@ -43,7 +49,9 @@ export const MAX_ALLOWED_HOSTS = 200;
 export const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
 /** PUT /api/places/network */
 export const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
-/** The answer to both. */
+/** PUT /api/places/seals: what a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
+export const placeSealsBody = z.object({ workspace_path: z.string(), seal: z.array(z.string().max(4096)).max(100), unseal: z.array(z.string().max(100)).max(100) }).strict();
+/** The answer to each. */
 export const placePolicyAnswer = z.object({ policy: placePolicy });
 
 export const toolSearchMode = z.enum(['on', 'off', 'auto']);

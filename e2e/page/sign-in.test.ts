@@ -69,6 +69,9 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
     await p.page.goto(`${p.controlUrl}/#access`);
     const signedIn = p.page.getByRole('list', { name: 'Signed-in clients' }).getByRole('listitem').filter({ hasText: 'Page-approved agent' });
     await signedIn.getByText('Crew alpha', { exact: false }).waitFor();
+    // Its client id and where its answer went tell it from another client of the same name.
+    await signedIn.locator('code', { hasText: provider.client!.client_id }).waitFor();
+    await signedIn.locator('code', { hasText: redirect }).waitFor();
     await p.shot('signed-in');
     await signedIn.getByRole('button', { name: 'Revoke Page-approved agent' }).click();
     await signedIn.getByRole('button', { name: 'Yes, revoke' }).click();

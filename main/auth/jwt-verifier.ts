@@ -10,7 +10,7 @@ import {
 } from 'jose';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import { APP_TOKEN_ISSUER } from './agent-tokens.js';
-import { GRANT_SUBJECT_PREFIX } from './oauth-server/authorization-server.js';
+import { GRANT_SUBJECT_PREFIX, revokedMessage, type GrantStatus } from './oauth-server/authorization-server.js';
 
 /** Who is calling, as the verified token says. */
 export interface Caller {
@@ -70,7 +70,7 @@ export interface AppTokenAuthority {
 /** The clients signed in with OAuth (the `AuthorizationServer`): their access tokens are app tokens too. */
 export interface GrantAuthority {
   /** Checked on every verification, so revocation by another process applies at once. */
-  grantStatus(id: string): Promise<{ status: 'active' | 'revoked' | 'unknown'; name?: string }>;
+  grantStatus(id: string): Promise<GrantStatus>;
 }
 
 export interface JwtVerifierOptions {
@@ -213,8 +213,8 @@ export class JwtVerifier {
     if (audience === undefined || caller.audience !== audience) {
       throw new AuthError('wrong_audience', 'This access token was issued for another resource. Sign in to this server\'s own URL.');
     }
-    const { status } = await this.grants!.grantStatus(caller.client!.grantId);
-    if (status === 'revoked') throw new AuthError('revoked', 'This client\'s access was revoked by the machine\'s owner. Sign in again.');
+    const { status, revokedWhy } = await this.grants!.grantStatus(caller.client!.grantId);
+    if (status === 'revoked') throw new AuthError('revoked', revokedMessage(revokedWhy));
     if (status === 'unknown') throw new AuthError('unknown_token', 'This client is not signed in on this machine. Sign in again.');
   }
 

@@ -4,7 +4,8 @@ import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
 import type { ConnectionSecrets } from '../secrets/connection-secrets.js';
 import type { PlaceSecrets } from '../secrets/place-secrets.js';
-import type { CatalogEntry } from './catalog/catalog-schema.js';
+import type { RemoteCatalogEntry } from './catalog/catalog-schema.js';
+import { installHosts } from './local/install-hosts.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
@@ -14,8 +15,9 @@ import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
 import { ConnectionRequestError, nameOf, PlaceAccessError, requireEdit, requireRead } from './place-rules.js';
 import { PlaceSecretsAccess } from './place-secrets-access.js';
-import { checkServerUrl, customId, customName } from './server-url.js';
+import { checkServerUrl, customName } from './server-url.js';
 import { isOAuth, type ConnectionAuth, type ConnectionPatch, type ConnectionStore, type LocalConnection, type OmitEach, type PlaceConnection } from './store/connection-store.js';
+import { unlistedCatalogId } from './store/naming.js';
 import { checkLocalCommand, commandLine, localId, programName } from './local/local-command.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
 import { SignInOutcomes } from './sign-in-outcomes.js';
@@ -59,6 +61,8 @@ export interface PlaceConnectionsDeps {
   gateway: Gateway;
   health: ConnectionHealth;
   allowPrivateNetwork: boolean;
+  /** The ports this app listens on: never a connection's target on this machine, whatever the setting. */
+  appPorts: () => readonly number[];
 }
 
 /** How long a sign-in may take from its start to the browser's answer, as ConnectionOAuth allows by default. */
@@ -146,7 +150,7 @@ export class PlaceConnections {
     const deadline = Date.now() + (options.waitMs ?? ADD_WAIT_MS);
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(request.server, deadline);
+    const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server, deadline);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
@@ -463,14 +467,30 @@ export class PlaceConnections {
     return { [connection.auth.header]: `${connection.auth.prefix ?? ''}${value}` };
   }
 
-  private fromCatalog(request: { catalog: string; secret?: string }): NewConnection {
+  private async fromCatalog(request: Extract<AddConnection, { catalog: string }>): Promise<NewConnection> {
     const entry = this.deps.catalog.list().entries.find((e) => e.id === request.catalog);
     if (!entry) throw new ConnectionRequestError(`There is no connector "${request.catalog}" in the catalog. Search the catalog for its id, or add it as a server that is not listed.`, 404);
-    return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
+    if (entry.transport !== 'stdio') return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
+    // Only what the entry declares: its own command and arguments, and a place secret for each of its variables.
+    const env = request.env ?? {};
+    const unknown = Object.keys(env).find((name) => !entry.local.env.some((v) => v.name === name));
+    if (unknown) throw new ConnectionRequestError(`${entry.name} reads no variable ${unknown}; it reads ${entry.local.env.map((v) => v.name).join(', ') || 'none'}.`);
+    const missing = entry.local.env.find((v) => v.required && !env[v.name]);
+    if (missing) throw new ConnectionRequestError(`${entry.name} needs the variable ${missing.name}${missing.description ? ` (${missing.description})` : ''}: name the place secret that holds its value, as env {"${missing.name}": "SECRET"}.`);
+    const hosts = entry.local.hosts ?? (await installHosts(entry.local.command));
+    const local = checkLocalCommand({ command: entry.local.command, args: entry.local.args, env, hosts });
+    return { catalogId: entry.id, displayName: entry.name, transport: 'stdio', local, auth: { kind: 'none' } };
   }
 
-  private async fromServer(server: Extract<AddConnection, { server: unknown }>['server'], deadline: number): Promise<NewConnection> {
+  private async fromServer(person: string, place: Place, server: Extract<AddConnection, { server: unknown }>['server'], deadline: number): Promise<NewConnection> {
     const url = await this.checkedUrl(server.url);
+    // Shown on every surface and to agents: one inert line, like a server's own names.
+    const displayName = inertLine(server.name ?? '', MAX_TITLE) || customName(url);
+    // Its tools read as the name given; never a catalog entry's id (the page would take it for that entry) nor another of the person's here.
+    const taken = new Set([
+      ...this.deps.catalog.list().entries.map((e) => e.id),
+      ...(await this.deps.store.list(place.root)).filter((c) => c.owner === person).map((c) => c.catalogId),
+    ]);
     // Without an API key, the server itself says whether it wants a sign-in (most remote servers do). One
     // that does not say by the deadline is taken as open: its check then finds a sign-in it asks for.
     const auth: ConnectionAuth = server.header
@@ -479,9 +499,8 @@ export class PlaceConnections {
         ? { kind: 'oauth' }
         : { kind: 'none' };
     return {
-      catalogId: customId(url),
-      // Shown on every surface and to agents: one inert line, like a server's own names.
-      displayName: inertLine(server.name ?? '', MAX_TITLE) || customName(url),
+      catalogId: unlistedCatalogId(displayName, taken),
+      displayName,
       url: url.href,
       transport: server.transport ?? 'streamable-http',
       auth,
@@ -491,7 +510,7 @@ export class PlaceConnections {
   /** A server URL of the right form, whose target is not refused (a private or local one is refused now rather than at first use). */
   private async checkedUrl(text: string): Promise<URL> {
     const url = checkServerUrl(text, this.deps.allowPrivateNetwork);
-    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, resolve: resolveWithSystem }).catch((error: unknown) => {
+    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, appPorts: this.deps.appPorts, resolve: resolveWithSystem }).catch((error: unknown) => {
       if (!(error instanceof NetworkPolicyError && error.kind === 'resolve-failed')) throw error;
     });
     return url;
@@ -642,7 +661,7 @@ function keyOf(c: PlaceConnection): string {
   return `${c.storeId}/${c.name}`;
 }
 
-function authFor(entry: CatalogEntry, secret: string | undefined): ConnectionAuth {
+function authFor(entry: RemoteCatalogEntry, secret: string | undefined): ConnectionAuth {
   if (entry.auth === 'oauth') return { kind: 'oauth' };
   if (entry.auth === 'api-key') {
     if (!secret) {

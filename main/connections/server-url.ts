@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /** A connection's server URL is not acceptable; the message says why and what to do. */
 export class ServerUrlError extends Error {
   override readonly name = 'ServerUrlError';
@@ -35,20 +33,6 @@ export function checkServerUrl(text: string, allowPrivateNetwork: boolean): URL 
 
 function tooLong(length: number): ServerUrlError {
   return new ServerUrlError(`The URL is ${length} characters long; a server URL may have at most ${MAX_SERVER_URL_LENGTH}. Give the server's address without extra query parameters.`);
-}
-
-/**
- * A catalog-shaped id for a server that is not listed, from its host, port and path, so that two
- * servers on one host can both be added: mcp.example.com/v1/mcp → custom-mcp-example-com-v1-mcp.
- * One too long for a catalog id (32 characters) keeps its start and a hash of the whole URL.
- */
-export function customId(url: URL): string {
-  const path = url.pathname.replace(/\/+$/, '');
-  const slug = `${url.hostname}${url.port ? `-${url.port}` : ''}${path}${url.search}`.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-  const id = `custom-${slug}`;
-  if (id.length <= 32) return id;
-  const hash = createHash('sha256').update(`${url.host}${path}${url.search}`).digest('hex').slice(0, 6);
-  return `${id.slice(0, 32 - hash.length - 1).replace(/-$/, '')}-${hash}`;
 }
 
 /** The name shown for a server that is not listed and was given none: its host and path (mcp.example.com/v1). */

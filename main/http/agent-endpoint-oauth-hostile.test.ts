@@ -86,6 +86,8 @@ describe('OAuth sign-in refuses hostile input', () => {
     ['a data: redirect URI', 'data:text/html,<script>alert(1)</script>'],
     ['a plain-http redirect URI to another machine', 'http://evil.example/callback'],
     ['a redirect URI with a fragment', 'https://app.example/cb#x'],
+    ['a redirect URI with a terminal escape sequence', 'http://127.0.0.1:8765/cb\u001b]0;pwned\u0007'],
+    ['a redirect URI with a space', 'http://127.0.0.1:8765/c b'],
   ] as const) {
     it(`refuses to register ${what}`, async () => {
       const res = await register({ client_name: 'x', redirect_uris: [uri] });
@@ -103,6 +105,38 @@ describe('OAuth sign-in refuses hostile input', () => {
     assert.equal(await pending(), 0);
   });
 
+  it('refuses, with a page and before the owner is asked, a redirect URI that only looks like the registered one', async () => {
+    for (const uri of [
+      'http://anthropic.com:443@127.0.0.1:8765/callback',
+      'http://anthropic.com@127.0.0.1:40123/callback',
+      `${REDIRECT}#x`,
+      `${REDIRECT}#`,
+      'http://127.0.0.1:40123/callback#x',
+      'http://127.0.0.1:8765/callback/',
+      'http://127.0.0.1:8765/callback?x=1',
+    ]) {
+      // Even with other parameters wrong (which would otherwise be answered at the redirect URI).
+      const res = await authorize({ response_type: 'code', client_id: clientId, redirect_uri: uri, code_challenge: 'abc', code_challenge_method: 'plain', state: 's' });
+      assert.equal(res.status, 400, uri);
+      assert.equal(res.headers.get('location'), null, uri);
+      assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+      const page = await res.text();
+      assert.match(page, /This sign-in cannot start/, uri);
+      assert.match(page, /not one of the redirect URIs this client registered|not a redirect URI this server accepts/, uri);
+    }
+    assert.equal(await pending(), 0);
+  });
+
+  it('refuses a sign-in that names its client or redirect URI twice, with a page', async () => {
+    for (const query of [`client_id=${clientId}&client_id=${otherClientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`, `client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`]) {
+      const res = await fetch(`${origin}/authorize?${query}&response_type=code&code_challenge=${pkce().challenge}&code_challenge_method=S256`, { redirect: 'manual' });
+      assert.equal(res.status, 400, query);
+      assert.equal(res.headers.get('location'), null);
+      assert.match(await res.text(), /sent more than once/);
+    }
+    assert.equal(await pending(), 0);
+  });
+
   it('accepts the registered loopback redirect on another port (RFC 8252)', async () => {
     const { code } = await approvedCode({ redirect: 'http://127.0.0.1:40123/callback' });
     assert.ok(code);
@@ -116,8 +150,29 @@ describe('OAuth sign-in refuses hostile input', () => {
       const location = new URL(res.headers.get('location')!);
       assert.equal(location.searchParams.get('error'), 'invalid_request');
       assert.equal(location.searchParams.get('state'), state);
+      // In words a person can act on, not a validator's report.
+      const description = location.searchParams.get('error_description') ?? '';
+      assert.match(description, /PKCE with S256 is required/);
+      assert.doesNotMatch(description, /[[{]/);
     }
     assert.equal(await pending(), 0);
+  });
+
+  it('answers malformed token and registration requests in plain words', async () => {
+    const { code } = await approvedCode();
+    const noVerifier = await token({ grant_type: 'authorization_code', client_id: clientId, code, redirect_uri: REDIRECT });
+    assert.equal(noVerifier.json.error, 'invalid_request');
+    assert.equal(noVerifier.json.error_description, 'code_verifier is missing.');
+    const noClient = await token({ grant_type: 'refresh_token', refresh_token: 'x' });
+    assert.equal(noClient.json.error_description, 'client_id is missing.');
+    const badRegistration = await register({ client_name: 'x', redirect_uris: 'http://127.0.0.1:1/cb' });
+    assert.equal(badRegistration.json.error, 'invalid_client_metadata');
+    assert.equal(badRegistration.json.error_description, 'redirect_uris must be an array.');
+    const notJson = await fetch(`${origin}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' });
+    assert.equal(notJson.status, 400);
+    assert.deepEqual(await notJson.json(), { error: 'invalid_request', error_description: 'The request body is not valid JSON.' });
+    const tooLarge = await fetch(`${origin}/authorize`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `state=${'x'.repeat(20_000)}` });
+    assert.equal(tooLarge.status, 413);
   });
 
   it('refuses a sign-in for another resource', async () => {
@@ -172,8 +227,15 @@ describe('OAuth sign-in refuses hostile input', () => {
     const reused = await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: String(first.json.refresh_token) });
     assert.equal(reused.json.error, 'invalid_grant');
     // Both copies are now dead: the thief's and the client's.
-    assert.equal((await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: String(rotated.json.refresh_token) })).json.error, 'invalid_grant');
-    assert.equal(await toolsList(String(rotated.json.access_token)), 401);
+    const after = await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: String(rotated.json.refresh_token) });
+    assert.equal(after.json.error, 'invalid_grant');
+    // Told the real reason: the owner did nothing.
+    assert.match(String(after.json.error_description), /refresh token was used twice/);
+    const refused = await raw(fx.url, { headers: { Authorization: `Bearer ${String(rotated.json.access_token)}` }, body: '{}' });
+    assert.equal(refused.status, 401);
+    assert.match(refused.body, /refresh token was used twice/);
+    assert.doesNotMatch(refused.body, /by the machine's owner/);
+    assert.match(String(refused.headers['www-authenticate']), /refresh token was used twice/);
   });
 
   it('refuses a refresh token presented by another client', async () => {

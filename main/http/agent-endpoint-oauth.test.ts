@@ -45,11 +45,16 @@ describe('agent endpoint as an OAuth protected resource and authorization server
   it('answers a request without a token with 401 and where to sign in', async () => {
     const res = await raw(`${fx.url}?workspace_path=Crew/a`, { body: '{}' });
     assert.equal(res.status, 401);
-    assert.match(String(res.headers['www-authenticate']), new RegExp(`resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp\\?workspace_path=Crew%2Fa"`));
+    assert.match(String(res.headers['www-authenticate']), new RegExp(`resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp\\?workspace_path=Crew/a"`));
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const metadata = (await (await fetch(`${origin}${path}`)).json()) as { resource: string; authorization_servers: string[] };
       assert.equal(metadata.resource, fx.url);
       assert.deepEqual(metadata.authorization_servers, [origin]);
+    }
+    // The resource exactly as the client's URL has it (RFC 9728 §3.3), escaped or not.
+    for (const query of ['?workspace_path=Crew/a', '?workspace_path=Crew%2Fa', '?workspace_path=Crew/a%20b']) {
+      const metadata = (await (await fetch(`${origin}/.well-known/oauth-protected-resource/mcp${query}`)).json()) as { resource: string };
+      assert.equal(metadata.resource, `${fx.url}${query}`);
     }
     const as = (await (await fetch(`${origin}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
     assert.equal(as.issuer, origin);

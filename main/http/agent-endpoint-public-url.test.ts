@@ -65,7 +65,7 @@ describe('behind a TLS-terminating reverse proxy (WORKSPACE_PUBLIC_URL)', { skip
   it('names the public https origin in the 401, the resource metadata and the authorization server metadata', async () => {
     const refused = await tlsFetch(`${publicOrigin}/mcp?workspace_path=Crew/a`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
     assert.equal(refused.status, 401);
-    assert.match(refused.headers.get('www-authenticate') ?? '', new RegExp(`resource_metadata="${publicOrigin}/.well-known/oauth-protected-resource/mcp\\?workspace_path=Crew%2Fa"`));
+    assert.match(refused.headers.get('www-authenticate') ?? '', new RegExp(`resource_metadata="${publicOrigin}/.well-known/oauth-protected-resource/mcp\\?workspace_path=Crew/a"`));
     const resource = (await (await tlsFetch(`${publicOrigin}/.well-known/oauth-protected-resource/mcp`)).json()) as { resource: string; authorization_servers: string[] };
     assert.equal(resource.resource, `${publicOrigin}/mcp`);
     assert.deepEqual(resource.authorization_servers, [publicOrigin]);

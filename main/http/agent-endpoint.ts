@@ -17,10 +17,10 @@ import type { Services } from '../services.js';
 import { userError } from '../user-errors.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { bearerAuth, type Refusal } from './bearer-auth.js';
-import { allowedHostNames, forbidden, hostAndOriginCheck } from './guards.js';
+import { allowedHostNames, hostAndOriginCheck, refusedBody } from './guards.js';
 import { readJsonBody, RequestBodyError } from './json-body.js';
 import { lazyListener } from './lazy-listener.js';
-import { MCP_PATH, resourceMetadataUrl } from './mcp-urls.js';
+import { isPublicOAuthPath, MCP_PATH, resourceMetadataUrl } from './mcp-urls.js';
 import { requestOrigin, type RequestOrigin } from './request-origin.js';
 import { sendJson } from './send-json.js';
 
@@ -62,8 +62,16 @@ export function agentEndpoint(
         throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
       }
       const connections = await services.connections.usable(place);
-      const policy = new PlacePolicy(place, services.access, { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env, sandboxes: services.sandboxes, appPorts: () => [...services.listeningPorts] });
-      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox() });
+      const policy = new PlacePolicy(place, services.access, {
+        workspaceRoot: config.workspaceRoot,
+        stateDir: config.stateDir,
+        skillsDir: config.skillsDir,
+        env: process.env,
+        sandboxes: services.sandboxes,
+        appPorts: () => [...services.listeningPorts],
+        outputsOf: (root) => services.commands.outputFolder(root),
+      });
+      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox(), place: place.root });
       const server = createWorkspaceServer({
         instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
         skillsDir: config.skillsDir,
@@ -103,10 +111,11 @@ export function agentEndpoint(
   };
   // With auth on, this endpoint is also its own OAuth authorization server (discovery, sign-in,
   // tokens), loaded on its first request.
-  const oauth = verifier && lazyListener(async () => (await import('./oauth-routes.js')).oauthRoutes(services.signIns, { originOf }), services.log);
+  const oauth = verifier && lazyListener(async () => (await import('./oauth-routes.js')).oauthRoutes(services.signIns, { originOf, log: services.log }), services.log);
   const listener: RequestListener = (req, res) => {
-    const refused = guard(req.headers);
-    if (refused) return sendJson(res, 403, forbidden(refused));
+    // Any browser page may read the public OAuth documents and use their endpoints (no cookies are involved there).
+    const refused = guard(req.headers, oauth !== undefined && isPublicOAuthPath(req.url ?? ''));
+    if (refused) return sendJson(res, refused.status, refusedBody(refused.message));
     if (!isMcpPath(req.url ?? '')) {
       if (oauth) return oauth(req, res);
       return sendJson(res, 404, { error: 'Not found. The MCP endpoint is /mcp.' });
@@ -178,7 +187,8 @@ function refusal(originOf: RequestOrigin): (error: unknown, req: IncomingMessage
     if (error instanceof AuthError) {
       // The identity provider's keys could not be fetched: not the caller's fault.
       const status = error.reason === 'key_unavailable' ? 503 : 401;
-      return { status, challenge: wwwAuthenticate(error, resourceMetadataUrl(req, originOf)), message: error.message };
+      // The challenge names this server's origin, which comes from the request.
+      return { status, challenge: wwwAuthenticate(error, resourceMetadataUrl(req, originOf)), message: error.message, headers: { Vary: originOf.vary, 'Cache-Control': 'no-store' } };
     }
     return { status: 500, challenge: wwwAuthenticate(), message: 'Could not check the token. See the server log.' };
   };

@@ -23,6 +23,7 @@ import {
   placeNetworkBody,
   placePolicyAnswer,
   placePolicyBody,
+  placeSealsBody,
   placesAnswer,
   placeToolSearchAnswer,
   placeToolSearchBody,
@@ -36,6 +37,7 @@ import { PlaceAccessError } from '../connections/place-rules.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import { policyOf } from '../places/access-directory.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
+import { policyView } from '../places/policy-view.js';
 import { canEdit } from '../places/access-rules.js';
 import { listPlaces } from '../places/place-list.js';
 import { placeRootOf, type Place } from '../places/place-root.js';
@@ -47,6 +49,7 @@ import type { HostControl } from './control-plane.js';
 import { changeEvents } from './change-events.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
+import { clientConfigRoutes } from './client-config-routes.js';
 import { serverInfo } from './server-info.js';
 
 /** The one-line rule the page shows above a place's connections (spec: no confirmation popup). */
@@ -223,7 +226,17 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ policy: await policyAnswer(policyOf(snapshot, place)) } satisfies Answer<typeof placePolicyAnswer>);
   });
 
+  /** What a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
+  router.put('/places/seals', async (req, res) => {
+    localOnly(res);
+    const body = placeSealsBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, body.workspace_path);
+    const snapshot = await services.access.setPlaceSeals(place.root, { seal: body.seal, unseal: body.unseal });
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) } satisfies Answer<typeof placePolicyAnswer>);
+  });
+
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly, () => services.changes.publish({ topic: 'skills' })));
+  router.use(clientConfigRoutes(services, host, { person, placeOf, localOnly }));
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
@@ -301,7 +314,7 @@ function ownerOf(req: Request): string | undefined {
 /** A place's policy for the page, with why this machine cannot honour it (no sandbox): its agents are then refused. */
 async function policyAnswer(policy: SandboxPolicy): Promise<PlacePolicy> {
   const problem = policy.kind === 'machine' ? undefined : await sandboxProblem();
-  return { kind: policy.kind, folders: [...policy.folders], ...(policy.network && { network: [...policy.network] }), ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
+  return { ...policyView(policy), ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

@@ -62,6 +62,25 @@ describe('the page API: a place\'s sandbox policy', () => {
     assert.deepEqual((await api('PUT', '/places/network', { workspace_path: 'Crew/gamma', hosts: [] })).json.policy, { kind: 'strict', folders: [] }, 'an empty list: no network');
   });
 
+  it('seals more paths and lifts credential stores for one place; a lifted name must be a store', async () => {
+    await api('PUT', '/places/policy', { workspace_path: 'Crew/gamma', policy: 'place' });
+    const set = await api('PUT', '/places/seals', { workspace_path: 'Crew/gamma', seal: ['/srv/keys/', '~/.config/rclone'], unseal: ['~/.aws'] });
+    assert.equal(set.status, 200, set.text);
+    assert.deepEqual(set.json.policy, { kind: 'place', folders: [], seal: ['/srv/keys', '~/.config/rclone'], unseal: ['~/.aws'] });
+    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/gamma')).json.policy.unseal, ['~/.aws']);
+    for (const [body, message] of [
+      [{ workspace_path: 'Crew/gamma', seal: [], unseal: ['~/.bashrc'] }, /"~\/\.bashrc" is not one of the sealed credential stores/],
+      [{ workspace_path: 'Crew/gamma', seal: ['relative/path'], unseal: [] }, /must be an absolute path/],
+      [{ workspace_path: 'Crew/delta', seal: ['/srv/keys'], unseal: [] }, /machine policy, which reaches everything already/],
+    ] as const) {
+      const answer = await api('PUT', '/places/seals', body);
+      assert.equal(answer.status, 400, answer.text);
+      assert.match(answer.json.error.message, message);
+    }
+    // The policy kept its seals when its kind changed.
+    assert.deepEqual((await api('PUT', '/places/policy', { workspace_path: 'Crew/gamma', policy: 'strict' })).json.policy.seal, ['/srv/keys', '~/.config/rclone']);
+  });
+
   it('lets only the person who runs the app change a policy', async () => {
     const alice = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setExpirationTime('5m').sign(new TextEncoder().encode('policy-test-secret'));
     await api('PUT', '/access/places', { workspace_path: 'Crew/beta', editors: ['alice'] });

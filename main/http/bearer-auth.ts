@@ -6,6 +6,8 @@ export interface Refusal {
   /** Value of the WWW-Authenticate header. */
   challenge: string;
   message: string;
+  /** Any other header the answer needs. */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -20,8 +22,8 @@ export function bearerAuth<C>(
     try {
       return await verify(req);
     } catch (error) {
-      const { status, challenge, message } = refuse(error, req);
-      sendJson(res, status, { jsonrpc: '2.0', error: { code: -32001, message }, id: null }, { 'WWW-Authenticate': challenge });
+      const { status, challenge, message, headers } = refuse(error, req);
+      sendJson(res, status, { jsonrpc: '2.0', error: { code: -32001, message }, id: null }, { ...headers, 'WWW-Authenticate': challenge });
       return undefined;
     }
   };

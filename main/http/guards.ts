@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { networkInterfaces, hostname } from 'node:os';
 import type { RequestHandler } from 'express';
 import { isLoopbackHost } from '../config.js';
+import { originText, parseAuthority, parseOrigin } from './authority.js';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
@@ -27,7 +28,7 @@ export function allowedHostNames(bindHost: string, extra: string[]): Set<string>
   return names;
 }
 
-/** Host header or URL host without port and brackets, lower-cased. */
+/** A configured host name or bind address (never a request's header) without port and brackets, lower-cased. */
 export function normalizeHost(value: string): string {
   let host = value.trim().toLowerCase();
   if (host.startsWith('[')) return host.slice(1, host.indexOf(']'));
@@ -36,27 +37,40 @@ export function normalizeHost(value: string): string {
   return host;
 }
 
+/** Why a request is refused before anything else reads it: 400 for a header that is not what it must be, 403 for one naming another site. */
+export interface GuardRefusal {
+  status: 400 | 403;
+  message: string;
+}
+
 /**
- * DNS-rebinding and cross-site protection: the reason to refuse a request (403) unless its Host
- * header names this server, and unless a browser's Origin is exactly this server's own (scheme,
- * host and port: a page on another port of this machine is another site) or an explicitly allowed
- * origin.
+ * DNS-rebinding and cross-site protection. The Host header must be a host and an optional port
+ * (RFC 3986), and the host one of `hosts`; a browser's Origin must be an origin, and exactly this
+ * server's own (scheme, host and port: a page on another port of this machine is another site) or
+ * an explicitly allowed one. `anyOrigin` lets any browser page in (the public OAuth documents and
+ * endpoints, which take no cookies): its Origin must still be one.
  */
-export function hostAndOriginCheck(hosts: Set<string>, extraOrigins: string[]): (headers: IncomingHttpHeaders) => string | undefined {
-  const origins = new Set(extraOrigins.map((o) => o.replace(/\/$/, '').toLowerCase()));
+export function hostAndOriginCheck(hosts: Set<string>, extraOrigins: string[]): (headers: IncomingHttpHeaders, anyOrigin?: boolean) => GuardRefusal | undefined {
+  const origins = new Set(extraOrigins.map((o) => parseOrigin(o.replace(/\/$/, '')) ?? o));
   // Clients send the same Host header on every request: the last one allowed is not parsed again.
   let lastAllowed: string | undefined;
-  return ({ host, origin }) => {
-    if (host !== lastAllowed) {
-      if (!host || !hosts.has(normalizeHost(host))) {
-        return `Host "${host ?? ''}" is not allowed. Connect with an address this server is bound to, or add the name to WORKSPACE_ALLOWED_HOSTS.`;
+  return ({ host, origin }, anyOrigin = false) => {
+    if (host === undefined || host !== lastAllowed) {
+      const authority = host === undefined ? undefined : parseAuthority(host);
+      if (!authority) return { status: 400, message: `The Host header ${host === undefined ? 'is missing' : `"${shown(host)}" is not a host name with an optional port`}. Send the address of this server, as in its URL.` };
+      if (!hosts.has(authority.hostname)) {
+        return { status: 403, message: `Host "${shown(host!)}" is not allowed. Connect with an address this server is bound to, or add the name to WORKSPACE_ALLOWED_HOSTS.` };
       }
       lastAllowed = host;
     }
-    if (origin !== undefined && !origins.has(origin.toLowerCase()) && !sameOrigin(origin, host ?? '')) {
-      return `Origin "${origin}" is not allowed. Browser pages may call this server only from its own origin (scheme, host and port) or from an origin listed in WORKSPACE_ALLOWED_ORIGINS.`;
-    }
-    return undefined;
+    if (origin === undefined) return undefined;
+    const sent = parseOrigin(origin);
+    if (sent === undefined) return { status: 400, message: `The Origin header "${shown(origin)}" is not an origin (scheme://host[:port]).` };
+    if (anyOrigin || origins.has(sent) || sent === originText('http', parseAuthority(host!)!)) return undefined;
+    return {
+      status: 403,
+      message: `Origin "${sent}" is not allowed. Browser pages may call this server only from its own origin (scheme, host and port) or from an origin listed in WORKSPACE_ALLOWED_ORIGINS.`,
+    };
   };
 }
 
@@ -65,23 +79,16 @@ export function hostAndOriginGuard(hosts: Set<string>, extraOrigins: string[]): 
   const check = hostAndOriginCheck(hosts, extraOrigins);
   return (req, res, next) => {
     const refused = check(req.headers);
-    if (refused) res.status(403).json(forbidden(refused));
+    if (refused) res.status(refused.status).json(refusedBody(refused.message));
     else next();
   };
 }
 
-/** Whether `origin` is http://<the Host the request was sent to>, port included (default ports aside). */
-function sameOrigin(origin: string, host: string): boolean {
-  try {
-    const own = new URL(`http://${host}`);
-    const url = new URL(origin);
-    // The literal "null" origin of sandboxed frames and file: pages does not parse, and is refused.
-    return url.origin === own.origin && url.origin === origin.toLowerCase();
-  } catch {
-    return false;
-  }
+/** A refused header in a message: printable ASCII only, and short. */
+function shown(value: string): string {
+  return value.replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
 }
 
-export function forbidden(message: string) {
+export function refusedBody(message: string) {
   return { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
 }

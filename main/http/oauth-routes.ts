@@ -1,6 +1,5 @@
-import express, { type Express, type RequestHandler, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { CustomOAuthError, InvalidClientMetadataError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
@@ -11,45 +10,48 @@ import { OAuthServerError } from '../auth/oauth-server/errors.js';
 import type { AuthorizationServer } from '../auth/oauth-server/authorization-server.js';
 import type { RegisteredClient } from '../auth/oauth-server/oauth-state.js';
 import { PRODUCT_NAME } from '../version.js';
+import { authorizeRoute, WAIT_PATH } from './authorize-route.js';
+import { AUTHORIZATION_SERVER_PATH, MCP_PATH, PROTECTED_RESOURCE_PATH, resourceUrl } from './mcp-urls.js';
+import { plainOAuthErrors } from './oauth-error-words.js';
 import type { RequestOrigin } from './request-origin.js';
 import { endedPage, waitingPage } from './sign-in-page.js';
-import { MCP_PATH, PROTECTED_RESOURCE_PATH } from './mcp-urls.js';
-
-export const WAIT_PATH = '/oauth/wait/';
 
 export interface OAuthRoutesOptions {
   /** The origin each request reached this server at (the public one behind a reverse proxy). */
   originOf: RequestOrigin;
+  log: (line: string) => void;
   /** Registrations one address may make per hour (RFC 7591 is open to anyone: floods are cut off). */
   registrationsPerHour?: number;
 }
 
 /**
- * The agent endpoint's authorization server, over HTTP: discovery documents, and the MCP SDK's
- * authorize, token, registration and revocation handlers on top of `AuthorizationServer`; plus the
- * page a client's browser waits on until the owner answers.
+ * The agent endpoint's authorization server, over HTTP: discovery documents, the sign-in start
+ * (/authorize), the MCP SDK's token, registration and revocation handlers on top of
+ * `AuthorizationServer`, and the page a client's browser waits on until the owner answers.
  */
 export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOptions): Express {
   const { originOf } = options;
   const app = express();
   app.disable('x-powered-by');
-  const provider = sdkProvider(server, originOf);
+  const provider = sdkProvider(server);
 
-  const protectedResource: RequestHandler = (req, res) => {
-    const origin = originOf(req);
-    const place = typeof req.query.workspace_path === 'string' ? req.query.workspace_path : undefined;
-    const resource = `${origin}${MCP_PATH}${place === undefined ? '' : `?${new URLSearchParams({ workspace_path: place })}`}`;
-    res.set('Access-Control-Allow-Origin', '*').json({
-      resource,
-      authorization_servers: [origin],
+  // Documents naming this server's origin, which comes from the request: never one cache's answer to another request.
+  const hostDependent: RequestHandler = (_req, res, next) => {
+    res.set({ Vary: originOf.vary, 'Cache-Control': 'no-store' });
+    next();
+  };
+  app.use([PROTECTED_RESOURCE_PATH, AUTHORIZATION_SERVER_PATH, '/register', '/token', '/revoke'], publicCors);
+  app.get([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`], hostDependent, (req, res) => {
+    res.json({
+      resource: resourceUrl(req, originOf),
+      authorization_servers: [originOf(req)],
       bearer_methods_supported: ['header'],
       resource_name: PRODUCT_NAME,
     });
-  };
-  app.get([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`], protectedResource);
-  app.get(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'], (req, res) => {
+  });
+  app.get(AUTHORIZATION_SERVER_PATH, hostDependent, (req, res) => {
     const origin = originOf(req);
-    res.set('Access-Control-Allow-Origin', '*').json({
+    res.json({
       issuer: origin,
       authorization_endpoint: `${origin}/authorize`,
       token_endpoint: `${origin}/token`,
@@ -64,7 +66,8 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
     });
   });
 
-  app.use('/authorize', noFraming, keepStateOnRefusal, authorizationHandler({ provider }));
+  app.use('/authorize', noFraming, authorizeRoute(server, originOf, options.log));
+  app.use(['/token', '/register', '/revoke'], plainOAuthErrors);
   app.use('/token', tokenHandler({ provider }));
   app.use('/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: { max: options.registrationsPerHour ?? 20 } }));
   app.use('/revoke', revocationHandler({ provider }));
@@ -79,8 +82,39 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
   app.use((_req, res) => {
     res.status(404).json({ error: 'Not found. The MCP endpoint is /mcp.' });
   });
+  app.use(((error, _req, res, _next) => {
+    if (res.headersSent) return;
+    // The body parsers' refusals (malformed, too large) are the client's to fix.
+    const { status, type } = error as { status?: number; type?: string };
+    if (status !== undefined && status >= 400 && status < 500) {
+      const why = type === 'entity.too.large' ? 'The request body is too large.' : type === 'entity.parse.failed' ? 'The request body is not valid JSON.' : 'The request body could not be read.';
+      res.status(status).json({ error: 'invalid_request', error_description: why });
+      return;
+    }
+    options.log(`An OAuth request failed: ${(error as Error).stack ?? String(error)}`);
+    res.status(500).json({ error: 'server_error', error_description: 'Something went wrong on this machine. The server log has the details.' });
+  }) as ErrorRequestHandler);
   return app;
 }
+
+/**
+ * The public OAuth documents and endpoints answer any browser page (a browser-based MCP client such
+ * as the Inspector's): every origin, no cookies or other credentials, and the preflight a request
+ * with headers (MCP-Protocol-Version, Content-Type) needs.
+ */
+const publicCors: RequestHandler = (req, res, next) => {
+  res.set('Access-Control-Allow-Origin', '*');
+  if (req.method !== 'OPTIONS' || req.headers['access-control-request-method'] === undefined) {
+    next();
+    return;
+  }
+  res.set({
+    'Access-Control-Allow-Methods': 'GET, POST',
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type, MCP-Protocol-Version',
+    'Access-Control-Max-Age': '600',
+  });
+  res.status(204).end();
+};
 
 /** The sign-in pages: never inside another site's frame (clickjacking), never cached, no referrer (the URL holds the key). */
 const noFraming: RequestHandler = (_req, res, next) => {
@@ -94,27 +128,8 @@ const noFraming: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/**
- * The SDK's authorize handler leaves `state` out of the error redirect when a parameter is wrong
- * (no PKCE, say); RFC 6749 §4.1.2.1 wants it back unchanged whenever the client sent one.
- */
-const keepStateOnRefusal: RequestHandler = (req, res, next) => {
-  const sent = (req.method === 'GET' ? req.query : (req.body as Record<string, unknown> | undefined) ?? {}).state;
-  if (typeof sent === 'string') {
-    const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
-    res.redirect = ((status: number, url: string) => {
-      // Only the client's redirect URI is absolute; the way to the waiting page is a path.
-      if (!URL.canParse(url)) return redirect(status, url);
-      const target = new URL(url);
-      if (target.searchParams.has('error') && !target.searchParams.has('state')) target.searchParams.set('state', sent);
-      redirect(status, target.href);
-    }) as typeof res.redirect;
-  }
-  next();
-};
-
 /** `AuthorizationServer` in the shape the SDK's handlers call; its errors become OAuth error answers. */
-function sdkProvider(server: AuthorizationServer, originOf: RequestOrigin): OAuthServerProvider {
+function sdkProvider(server: AuthorizationServer): OAuthServerProvider {
   const clientsStore: OAuthRegisteredClientsStore = {
     getClient: (id) =>
       oauthErrors(async () => {
@@ -128,21 +143,10 @@ function sdkProvider(server: AuthorizationServer, originOf: RequestOrigin): OAut
   };
   return {
     clientsStore,
-    authorize: (client, params, res: Response) =>
-      oauthErrors(async () => {
-        const { key } = await server.startSignIn(
-          (await server.getClient(client.client_id))!,
-          {
-            redirectUri: params.redirectUri,
-            codeChallenge: params.codeChallenge,
-            ...(params.state !== undefined && { state: params.state }),
-            ...(params.resource && { resource: params.resource.href }),
-            scopes: params.scopes ?? [],
-          },
-          `${originOf(res.req)}${MCP_PATH}`,
-        );
-        res.redirect(303, `${WAIT_PATH}${key}`);
-      }),
+    authorize: () => {
+      // /authorize is authorizeRoute's own; the SDK's handler is not used.
+      throw new Error('not used');
+    },
     challengeForAuthorizationCode: async (client, code) => oauthErrors(async () => server.challengeFor(client.client_id, code)),
     exchangeAuthorizationCode: (client, code, _verifier, redirectUri, resource) =>
       oauthErrors(() => server.exchangeCode(client.client_id, code, redirectUri, resource?.href)),

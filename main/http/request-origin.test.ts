@@ -10,6 +10,14 @@ describe('requestOrigin', () => {
     const originOf = requestOrigin(undefined);
     assert.equal(originOf(at({ host: '127.0.0.1:9100' })), 'http://127.0.0.1:9100');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com', 'x-forwarded-proto': 'https' })), 'http://127.0.0.1:9100');
+    assert.equal(originOf.vary, 'Host');
+  });
+
+  it('rebuilds the origin from the parsed host and port, never copying the header, and never from one that is no host', () => {
+    const originOf = requestOrigin(undefined);
+    assert.equal(originOf(at({ host: 'LOCALHOST:09100' })), 'http://localhost:9100');
+    assert.equal(originOf(at({ host: '127.0.0.1:80' })), 'http://127.0.0.1');
+    assert.throws(() => originOf(at({ host: '127.0.0.1:19100@evil.com' })), /before the Host header was checked/);
   });
 
   it('is the public origin for a request for the public host: in Host, X-Forwarded-Host or Forwarded', () => {
@@ -30,5 +38,9 @@ describe('requestOrigin', () => {
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443' })), 'https://box.example.com:8443');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443/x' })), 'http://127.0.0.1:9100');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'me@box.example.com:8443' })), 'http://127.0.0.1:9100');
+    assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443@evil.example' })), 'http://127.0.0.1:9100');
+    assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.exa\tmple.com:8443' })), 'http://127.0.0.1:9100');
+    assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443#x' })), 'http://127.0.0.1:9100');
+    assert.equal(originOf.vary, 'Host, X-Forwarded-Host, Forwarded');
   });
 });

@@ -1,33 +1,42 @@
 import type { IncomingMessage } from 'node:http';
-
-/** The origin (scheme, host and port) a request reached this server at: what clients must name in resources and audiences. */
-export type RequestOrigin = (req: IncomingMessage) => string;
+import { originText, parseAuthority, type Authority } from './authority.js';
 
 /**
- * Without a public URL, a request's origin is http:// and its Host header (already checked by the
- * host guard). With one (a TLS-terminating reverse proxy in front), a request for the public host,
- * in its Host header or in the proxy's X-Forwarded-Host or Forwarded header, reached the server at
- * the public origin. Only the configured origin is ever answered: a forged header can at most name
- * the operator's own public address, never one of the sender's choosing.
+ * The origin (scheme, host and port) a request reached this server at: what clients must name in
+ * resources and audiences. `vary` lists the request headers it depends on, for the `Vary` header
+ * of every answer that shows it.
+ */
+export type RequestOrigin = ((req: IncomingMessage) => string) & { readonly vary: string };
+
+/**
+ * Without a public URL, a request's origin is http:// and its Host header, as the host guard parsed
+ * and allowed it (rebuilt from the parsed host and port, never copied). With one (a TLS-terminating
+ * reverse proxy in front), a request for the public host, in its Host header or in the proxy's
+ * X-Forwarded-Host or Forwarded header, reached the server at the public origin. Only the
+ * configured origin is ever answered: a forged header can at most name the operator's own public
+ * address, never one of the sender's choosing.
  */
 export function requestOrigin(publicUrl: string | undefined): RequestOrigin {
-  if (publicUrl === undefined) return (req) => `http://${req.headers.host ?? 'localhost'}`;
+  const own = (req: IncomingMessage) => originText('http', checkedHost(req));
+  if (publicUrl === undefined) return Object.assign(own, { vary: 'Host' });
   const pub = new URL(publicUrl);
-  const isPublic = (host: string | undefined) => host !== undefined && hostOf(pub.protocol, host) === pub.host;
-  return (req) => {
-    const forwarded = [firstValue(req.headers['x-forwarded-host']), forwardedHost(req.headers.forwarded), req.headers.host];
-    return forwarded.some(isPublic) ? pub.origin : `http://${req.headers.host ?? 'localhost'}`;
+  const scheme = pub.protocol.slice(0, -1);
+  const isPublic = (host: string | undefined) => {
+    const authority = host === undefined ? undefined : parseAuthority(host);
+    return authority !== undefined && originText(scheme, authority) === pub.origin;
   };
+  const origin = (req: IncomingMessage) => {
+    const named = [firstValue(req.headers['x-forwarded-host']), forwardedHost(req.headers.forwarded), req.headers.host];
+    return named.some(isPublic) ? pub.origin : own(req);
+  };
+  return Object.assign(origin, { vary: 'Host, X-Forwarded-Host, Forwarded' });
 }
 
-/** `host[:port]` as a URL of `protocol` normalizes it (lower case, default port dropped), or undefined. */
-function hostOf(protocol: string, host: string): string | undefined {
-  try {
-    const url = new URL(`${protocol}//${host.trim()}`);
-    return url.pathname === '/' && !url.username && !url.search ? url.host : undefined;
-  } catch {
-    return undefined;
-  }
+/** The Host header the guard let through; every listener checks it before anything asks for the origin. */
+function checkedHost(req: IncomingMessage): Authority {
+  const authority = req.headers.host === undefined ? undefined : parseAuthority(req.headers.host);
+  if (!authority) throw new Error('The request origin was asked for before the Host header was checked.');
+  return authority;
 }
 
 /** The first of a list header's values (a proxy chain appends; the first is what the client asked for). */

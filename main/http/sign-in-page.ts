@@ -31,6 +31,11 @@ export function endedPage(message: string): string {
   return page('Sign-in ended', '', `<h1>This sign-in has ended</h1>\n<p>${escapeHtml(message)}</p>`);
 }
 
+/** A sign-in refused before the owner is asked (an unknown client, an answer address it did not register): nothing is sent anywhere. */
+export function refusedPage(message: string): string {
+  return page('Sign-in refused', '', `<h1>This sign-in cannot start</h1>\n<p>${escapeHtml(message)}</p>\n<p class="quiet">Nothing was sent to the app and the owner of this machine was not asked.</p>`);
+}
+
 function page(title: string, head: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -11,7 +11,7 @@ import { OutputFile, type OutputFileLimits } from './output-file.js';
 import { terminateProcessGroup } from './process-group.js';
 import { loadTerminal } from './terminal-module.js';
 import { RECENT_OUTPUT_BYTES, RecentOutput } from './recent-output.js';
-import { DEFAULT_SAVED_OUTPUT_TOTAL_MB, SavedOutputs } from './saved-outputs.js';
+import { DEFAULT_SAVED_OUTPUT_TOTAL_MB, outputFileName, SavedOutputs } from './saved-outputs.js';
 
 export type { CapturedOutput } from './output-capture.js';
 
@@ -50,6 +50,8 @@ export interface RunOptions {
   onProgress?: (message: string) => void;
   /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
   sandbox?: { launch(command: string, tty: boolean): Promise<Launch> };
+  /** The root of the place the command runs for (`""`: This machine): its outputs are saved in that place's folder. */
+  place?: string;
 }
 
 export interface BashResult {
@@ -62,6 +64,8 @@ export interface BashResult {
   serverStopped: boolean;
   /** Stopped because its stdout or stderr passed the saved-output limit (BASH_SAVED_OUTPUT_MAX_BYTES). */
   outputTooLarge: boolean;
+  /** Stopped because its place's sandbox changed (stopPlace): why, in words. */
+  policyChanged?: string;
   durationMs: number;
   /** The timeout applied, after capping. */
   timeoutSeconds: number;
@@ -108,7 +112,11 @@ interface Started {
 }
 
 interface Running {
+  /** The root of the place it runs for. */
+  place: string;
   stop(): void;
+  /** Stops it at once (SIGKILL): its place's policy changed. */
+  stopForPolicy(why: string): void;
   settled: Promise<unknown>;
 }
 
@@ -143,7 +151,11 @@ export class CommandRunner {
    * age, now and then every hour, until stopSweeping(). Failures are reported, never thrown.
    */
   startSweeping(report: (line: string) => void): void {
-    const sweep = () => void this.saved.sweep(this.writing).catch((error: unknown) => report(`Could not remove old bash outputs in ${this.saved.base}: ${(error as Error).message}`));
+    const sweep = () =>
+      void this.saved.sweep(this.writing).then(
+        (left) => left.forEach((line) => report(`Saved bash outputs: ${line}`)),
+        (error: unknown) => report(`Could not remove old bash outputs in ${this.saved.base}: ${(error as Error).message}`),
+      );
     sweep();
     this.sweeper ??= setInterval(sweep, SWEEP_INTERVAL_MS).unref();
   }
@@ -153,12 +165,17 @@ export class CommandRunner {
     this.sweeper = undefined;
   }
 
-  /** Removes this server's saved outputs (the agent endpoint stops: no agent can read them any more). */
-  async removeSavedOutputs(): Promise<void> {
-    await this.saved.removeOwn();
+  /** Removes this server's saved outputs (the agent endpoint stops: no agent can read them any more); returns what it left alone. */
+  async removeSavedOutputs(): Promise<string[]> {
+    return this.saved.removeOwn();
   }
 
-  async run(input: BashInput, { signal, onProgress, sandbox }: RunOptions = {}): Promise<BashResult> {
+  /** The folder where the commands of the place whose root is `placeRoot` save their outputs (made now if need be). */
+  outputFolder(placeRoot: string): Promise<string> {
+    return this.saved.dir(placeRoot);
+  }
+
+  async run(input: BashInput, { signal, onProgress, sandbox, place = '' }: RunOptions = {}): Promise<BashResult> {
     if (typeof input.command !== 'string' || input.command.trim() === '') {
       throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
     }
@@ -176,7 +193,7 @@ export class CommandRunner {
     // The one place where output files are named.
     const paths: string[] = [];
     const outputPath = async (stream: 'stdout' | 'stderr' | 'output'): Promise<string> => {
-      const path = join(await this.saved.dir(), `${id}-${stream}.log`);
+      const path = join(await this.saved.dir(place), outputFileName(id, stream));
       paths.push(path);
       this.writing.add(path);
       return path;
@@ -198,12 +215,14 @@ export class CommandRunner {
       throw error;
     }
 
-    let stopReason: 'timeout' | 'cancel' | 'shutdown' | 'output-limit' | undefined;
+    let stopReason: 'timeout' | 'cancel' | 'shutdown' | 'output-limit' | 'policy' | undefined;
+    let policyChanged: string | undefined;
     let stopping: Promise<void> | undefined;
     const stop = (reason: NonNullable<typeof stopReason>): void => {
       if (stopping) return;
       stopReason = reason;
-      stopping = terminateProcessGroup(child.pid, BASH_KILL_GRACE_MS);
+      // What ran under a policy that no longer holds gets no grace to keep working.
+      stopping = terminateProcessGroup(child.pid, reason === 'policy' ? 0 : BASH_KILL_GRACE_MS);
     };
     const timer = setTimeout(() => stop('timeout'), timeoutSeconds * 1000);
     const onAbort = (): void => stop('cancel');
@@ -241,7 +260,15 @@ export class CommandRunner {
       await stopping;
       return exit;
     });
-    const entry: Running = { stop: () => stop('shutdown'), settled: done.catch(() => {}) };
+    const entry: Running = {
+      place,
+      stop: () => stop('shutdown'),
+      stopForPolicy: (why) => {
+        policyChanged ??= why;
+        stop('policy');
+      },
+      settled: done.catch(() => {}),
+    };
     this.running.add(entry);
     try {
       const exit = await done;
@@ -254,6 +281,7 @@ export class CommandRunner {
         cancelled: stopReason === 'cancel',
         serverStopped: stopReason === 'shutdown',
         outputTooLarge: stopReason === 'output-limit',
+        ...(stopReason === 'policy' && policyChanged !== undefined && { policyChanged }),
         durationMs: Date.now() - startedAt,
         timeoutSeconds,
         tty,
@@ -284,6 +312,16 @@ export class CommandRunner {
   /** How many commands run now: Stop on the page asks first when agents have some. */
   get runningCount(): number {
     return this.running.size;
+  }
+
+  /**
+   * Stops at once every command of the place whose root is `placeRoot` (its policy changed: what
+   * ran under the old one must not go on), saying `why` in their answers; resolves once they are gone.
+   */
+  async stopPlace(placeRoot: string, why: string): Promise<void> {
+    const all = [...this.running].filter((entry) => entry.place === placeRoot);
+    for (const entry of all) entry.stopForPolicy(why);
+    await Promise.all(all.map((entry) => entry.settled));
   }
 
   /** Stops every running command's process group and waits until they are gone (for shutdown). */

@@ -16,7 +16,17 @@ interface Op {
   b: number;
 }
 
-export function unifiedDiff(before: string, after: string): string {
+export interface DiffOptions {
+  /** The numbers of the first lines of `before` and `after` (parts of larger files); 1 by default. */
+  firstLine?: { a: number; b: number };
+  /**
+   * `before` and `after` were cut from larger files at that end, where they need not line up:
+   * hunks that reach their line there are left out.
+   */
+  cut?: 'start' | 'end';
+}
+
+export function unifiedDiff(before: string, after: string, options: DiffOptions = {}): string {
   const a = splitLines(before);
   const b = splitLines(after);
   let prefix = 0;
@@ -36,7 +46,21 @@ export function unifiedDiff(before: string, after: string): string {
     const ai = a.length - suffix + i;
     ops.push({ kind: ' ', text: a[ai]!, a: ai, b: b.length - suffix + i });
   }
-  return render(hunks(ops));
+  const offset = { a: (options.firstLine?.a ?? 1) - 1, b: (options.firstLine?.b ?? 1) - 1 };
+  return render(hunks(options.cut ? trustedOps(ops, a.length, b.length, options.cut) : ops), offset);
+}
+
+/**
+ * The ops of a diff of parts cut from larger files that can be trusted: those away from the cut
+ * end, where a line of one side may have its counterpart beyond the other's end.
+ */
+function trustedOps(ops: Op[], aLength: number, bLength: number, cut: 'start' | 'end'): Op[] {
+  if (cut === 'end') {
+    const near = ops.findIndex((op) => op.a >= aLength - 1 - CONTEXT_LINES || op.b >= bLength - 1 - CONTEXT_LINES);
+    return near === -1 ? ops : ops.slice(0, near);
+  }
+  const near = ops.findLastIndex((op) => op.a <= CONTEXT_LINES || op.b <= CONTEXT_LINES);
+  return ops.slice(near + 1);
 }
 
 function splitLines(text: string): string[] {
@@ -114,18 +138,23 @@ function hunks(ops: Op[]): Op[][] {
   return result;
 }
 
-function render(groups: Op[][]): string {
+function render(groups: Op[][], offset: { a: number; b: number }): string {
   const lines: string[] = [];
   for (const group of groups) {
     const first = group[0]!;
     const aCount = group.filter((op) => op.kind !== '+').length;
     const bCount = group.filter((op) => op.kind !== '-').length;
     // Unified format: an empty side names the line before it.
-    const aStart = aCount === 0 ? first.a : first.a + 1;
-    const bStart = bCount === 0 ? first.b : first.b + 1;
+    const aStart = offset.a + (aCount === 0 ? first.a : first.a + 1);
+    const bStart = offset.b + (bCount === 0 ? first.b : first.b + 1);
     lines.push(`@@ -${aStart},${aCount} +${bStart},${bCount} @@`);
     for (const op of group) lines.push(op.kind + shorten(op.text));
   }
+  return capped(lines);
+}
+
+/** Diff lines, at most DIFF_MAX_LINES of them, and how many more there were. */
+export function capped(lines: string[]): string {
   if (lines.length <= DIFF_MAX_LINES) return lines.join('\n');
   return [...lines.slice(0, DIFF_MAX_LINES), `... ${lines.length - DIFF_MAX_LINES} more diff lines not shown`].join('\n');
 }

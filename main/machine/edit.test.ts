@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EDIT_MAX_FILE_BYTES, editFile } from './edit.js';
+import { unifiedDiff } from './diff.js';
+import { editFile } from './edit.js';
 import type { MachineError } from './errors.js';
+import { SCAN_BUFFER_BYTES } from './newline-scanner.js';
 
 let dir: string;
 let count = 0;
@@ -133,15 +135,77 @@ describe('edit', () => {
     await assertFailsUnchanged(await file(Buffer.from([0x61, 0, 0x62])), [{ old_string: 'a', new_string: 'b' }], 'not_text', /not a UTF-8 text file/);
   });
 
-  it(`refuses a file over ${EDIT_MAX_FILE_BYTES} bytes and suggests bash`, async () => {
-    await assertFailsUnchanged(await file(Buffer.alloc(EDIT_MAX_FILE_BYTES + 1, 0x61)), [{ old_string: 'a', new_string: 'b', replace_all: true }], 'too_large', /bash/);
-  });
-
   it('says a missing file is not found and suggests write', async () => {
     await assert.rejects(editFile({ path: join(dir, 'absent.txt'), edits: [{ old_string: 'a', new_string: 'b' }] }), (error: MachineError) => {
       assert.equal(error.code, 'not_found');
       assert.match(error.message, /no such file\. Use write to create it/);
       return true;
     });
+  });
+});
+
+/** The edits applied as the spec says, in memory: each to the result of the ones before. */
+function editedInMemory(text: string, edits: Array<{ old_string: string; new_string: string }>): string {
+  return edits.reduce((current, edit) => current.split(edit.old_string).join(edit.new_string), text);
+}
+
+describe('edit: files of many buffers, streamed', () => {
+  // About 5 buffers of numbered lines, with a two-byte character here and there.
+  const big = Array.from({ length: 300_000 }, (_, i) => `line ${i + 1} ${i % 7 === 0 ? 'é' : 'e'}\n`).join('');
+  const boundary = (n: number): number => Buffer.from(big).subarray(0, n * SCAN_BUFFER_BYTES).toString('utf8').length;
+
+  it('matches across buffer boundaries, applies edits in order, and shows the same diff as a whole-file one', async () => {
+    const path = await file(big);
+    // Text that straddles the end of the second and of the third buffer.
+    const across2 = big.slice(boundary(2) - 10, boundary(2) + 10);
+    const across3 = big.slice(boundary(3) - 5, boundary(3) + 20);
+    const edits = [
+      { old_string: across2, new_string: 'FIRST\nEDIT' },
+      { old_string: 'FIRST\nEDIT', new_string: 'SECOND\nEDIT\nTOO' },
+      { old_string: across3, new_string: '' },
+    ];
+    const result = await editFile({ path, edits });
+    const expected = editedInMemory(big, edits);
+    assert.equal(await readFile(path, 'utf8'), expected);
+    assert.equal(result.replacements, 3);
+    // Far apart: the diff of the start and of the end of the change, with the lines between left out.
+    const [head, gap, tail] = result.diff.split(/\n(\.\.\. lines .*)\n/);
+    assert.equal(`${head}\n${tail}`, unifiedDiff(big, expected));
+    const [, from, to] = /^\.\.\. lines (\d+)-(\d+) \(numbered as before the edit\) are not shown: more changes may be there$/.exec(gap!) ?? [];
+    assert.ok(Number(from) > 156_144 && Number(to) < 230_278 && Number(from) < Number(to), gap);
+  });
+
+  it('replaces every match across the file with replace_all; a diff of many changes says where it stops', async () => {
+    const path = await file(big);
+    const result = await editFile({ path, edits: [{ old_string: 'é', new_string: 'E', replace_all: true }] });
+    assert.equal(await readFile(path, 'utf8'), big.split('é').join('E'));
+    assert.equal(result.replacements, big.split('é').length - 1);
+    const start = big.split('\n').slice(0, 100).join('\n');
+    assert.deepEqual(result.diff.split('\n').slice(1, 20), unifiedDiff(start, start.split('é').join('E')).split('\n').slice(1, 20));
+    assert.ok(result.diff.split('\n').length <= 81);
+  });
+
+  it('finds two matches in different buffers ambiguous, and a later edit not found, writing nothing and leaving no temp file', async () => {
+    const path = await file(`${big}line 1 é\n`);
+    await assertFailsUnchanged(path, [{ old_string: 'line 1 é\n', new_string: 'x' }, { old_string: 'line 299999 e\n', new_string: 'y' }], 'edit_failed', /^edit 1 of 2 failed: old_string matches 2 places/);
+    await assertFailsUnchanged(path, [{ old_string: 'line 299999 e\n', new_string: 'y' }, { old_string: 'line 299999 e\n', new_string: 'z' }], 'edit_failed', /^edit 2 of 2 failed: old_string was not found .*\(after applying edits 1-1\)/);
+    assert.deepEqual((await readdir(dir)).filter((name) => name.endsWith('.tmp')), []);
+  });
+
+  it('refuses a file that stops being text after its first buffers, writing nothing', async () => {
+    const path = await file(Buffer.concat([Buffer.from(big), Buffer.from([0xc3])]));
+    await assertFailsUnchanged(path, [{ old_string: 'line 1 é', new_string: 'x' }], 'not_text', /not a UTF-8 text file/);
+    await writeFile(path, `${big}\u0000`);
+    await assertFailsUnchanged(path, [{ old_string: 'line 1 é', new_string: 'x' }], 'not_text', /not a UTF-8 text file/);
+  });
+
+  it('takes LF as CRLF in a large CRLF file, and as LF where one LF stands alone far down', async () => {
+    const crlf = big.replaceAll('\n', '\r\n');
+    const path = await file(crlf);
+    await editFile({ path, edits: [{ old_string: 'line 299998 e\nline 299999 e\n', new_string: 'a\nb\n' }] });
+    assert.equal(await readFile(path, 'utf8'), crlf.replace('line 299998 e\r\nline 299999 e\r\n', 'a\r\nb\r\n'));
+    const mixed = `${crlf}lone\n`;
+    await writeFile(path, mixed);
+    await assertFailsUnchanged(path, [{ old_string: 'line 2 e\nline 3 e', new_string: 'x' }], 'edit_failed', /was not found/);
   });
 });

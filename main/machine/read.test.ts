@@ -339,14 +339,47 @@ describe('read: scanning forward', () => {
     for (const line of [2, 31_000, all.length - 1]) {
       const result = await readText({ path, offset: line, limit: 2 });
       assert.equal(result.text, all.slice(line - 1, line + 1).join(''), `line ${line}`);
-      assert.equal(result.totalLines, all.length);
+      assert.equal(result.totalLines, line + 1 === all.length ? all.length : undefined, 'a total only once the read got to the end');
+      assert.equal((await readText({ path, offset: line, limit: 2, total: true })).totalLines, all.length);
     }
+  });
+
+  it('stops at its last line, and says that more follow without counting them', async () => {
+    // 256 GiB, sparse: a read that went on to the end would not finish.
+    const path = await file('sparse-huge.txt', lines(5000));
+    await run('truncate', ['-s', '256G', path]);
+    const result = await readText({ path, offset: 2, limit: 3 });
+    assert.equal(result.text, 'line 2\nline 3\nline 4\n');
+    assert.equal(result.totalLines, undefined);
+    assert.equal(result.note, '[lines 2-4, more follow; call read with offset 5 to continue]');
+    const byDefault = await readText({ path });
+    assert.equal(byDefault.text, lines(READ_DEFAULT_LINE_LIMIT));
+    assert.equal(byDefault.note, `[lines 1-${READ_DEFAULT_LINE_LIMIT}, more follow; call read with offset ${READ_DEFAULT_LINE_LIMIT + 1} to continue]`);
+  });
+
+  it('counts the lines in the buffer it read anyway, so a file of one buffer always has its total', async () => {
+    const result = await readText({ path: await file('one-buffer.txt', lines(50_000)), limit: 2 });
+    assert.equal(result.totalLines, 50_000);
+    assert.equal(result.note, '[lines 1-2 of 50000; call read with offset 3 to continue]');
+  });
+
+  it('reads on to the end of a line cut at the cap, to say whether more lines follow', async () => {
+    const long = 'x'.repeat(3 * SCAN_BUFFER_BYTES);
+    const path = await file('cut-then-more.txt', `${long}\nnext\n${'y\n'.repeat(SCAN_BUFFER_BYTES)}`);
+    const result = await readText({ path });
+    assert.equal(result.text, 'x'.repeat(READ_MAX_TEXT_BYTES));
+    assert.equal(
+      result.note,
+      `[line 1 is longer than the 256 KiB cap: only its beginning is shown. Read the rest of it with encoding "base64" and offset ${READ_MAX_TEXT_BYTES} (a 0-based byte offset), or the next lines with offset 2]`,
+    );
+    const last = await readText({ path: await file('cut-last.txt', long) });
+    assert.match(last.note ?? '', /^\[line 1 of 1 is longer than the 256 KiB cap: .*byte offset\)\]$/);
   });
 
   it('counts the lines of a large file as wc -l does', { skip: process.platform !== 'linux' }, async () => {
     const { path } = await wideFile('forward-count.txt');
     const { stdout } = await run('wc', ['-l', path]);
-    assert.equal((await readText({ path, limit: 1 })).totalLines, Number(stdout.trim().split(' ')[0]));
+    assert.equal((await readText({ path, limit: 1, total: true })).totalLines, Number(stdout.trim().split(' ')[0]));
     const noNewline = await file('forward-count-open.txt', 'a\n'.repeat(SCAN_BUFFER_BYTES) + 'last');
     const result = await readText({ path: noNewline, offset: SCAN_BUFFER_BYTES + 1 });
     assert.equal(result.text, 'last');

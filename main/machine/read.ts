@@ -2,6 +2,7 @@ import { close, closeSync, constants, fstatSync, open, read, readSync } from 'no
 import { extname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { MachineError, fileSystemError, isDirectoryError } from './errors.js';
+import { openSpot, type FileRules } from './file-target.js';
 import { LocalFileSystems } from './local-file-system.js';
 import { SCAN_BUFFER_BYTES, releaseScanBuffer, takeScanBuffer, type ScanBuffer } from './newline-scanner.js';
 import { completeUtf8Prefix, looksLikeText } from './utf8.js';
@@ -46,6 +47,8 @@ export interface ReadInput {
   limit?: number;
   /** Absent: text unless the file looks binary. */
   encoding?: 'text' | 'base64';
+  /** Text: count every line of the file, to give its total (a read of the whole file). */
+  total?: boolean;
 }
 
 export interface TextReadResult {
@@ -53,8 +56,9 @@ export interface TextReadResult {
   path: string;
   text: string;
   /**
-   * First and last line returned (1-based; endLine < startLine when nothing was returned), and the
-   * file's line count. Absent when the lines were found by reading from the end, which counts no further.
+   * First and last line returned (1-based; endLine < startLine when nothing was returned), absent
+   * when the lines were found by reading from the end, which counts no further; and the file's line
+   * count, when the read got to the end of the file (or the total was asked for).
    */
   startLine?: number;
   endLine?: number;
@@ -80,18 +84,36 @@ export interface BinaryReadResult {
 
 export type ReadResult = TextReadResult | BinaryReadResult;
 
-export async function readFile(input: ReadInput): Promise<ReadResult> {
-  const path = resolve(input.path);
+/**
+ * Reads `input.path`; under place or strict, `rules` are the policy's, applied to what is opened
+ * (file-target.ts), and the answer names the real path.
+ */
+export async function readFile(input: ReadInput, rules?: FileRules): Promise<ReadResult> {
+  const requested = resolve(input.path);
   if (input.offset !== undefined && !Number.isInteger(input.offset)) {
     throw new MachineError('invalid_input', `offset must be a whole number (got ${input.offset}).`);
   }
   checkCount(input.limit, 'limit', 1);
-  const fd = await openFile(path, OPEN_FLAGS).catch((error: unknown) => {
-    throw fileSystemError(error, path, 'read');
-  });
+  let path = requested;
+  let fd: number;
+  let closeFolder = () => {};
+  if (rules) {
+    const spot = openSpot(requested, { rules, action: 'read' });
+    if (!spot.file) {
+      spot.close();
+      throw fileSystemError(Object.assign(new Error('no such file'), { code: 'ENOENT' }), requested, 'read');
+    }
+    ({ path, fd } = { path: spot.path, fd: spot.file.fd });
+    closeFolder = () => spot.close();
+  } else {
+    fd = await openFile(path, OPEN_FLAGS).catch((error: unknown) => {
+      throw fileSystemError(error, path, 'read');
+    });
+  }
   let sync = false;
   const scan = takeScanBuffer();
   try {
+    closeFolder();
     // An fstat of a file just opened never waits (not on a pipe or a device, and network and FUSE
     // file systems have just fetched its attributes to open it), so it is synchronous.
     const info = fstatSync(fd);
@@ -114,7 +136,7 @@ export async function readFile(input: ReadInput): Promise<ReadResult> {
     if (encoding === 'base64') return await readBytes(readAt, path, info.size, input, input.encoding === undefined);
     const limit = input.limit ?? READ_DEFAULT_LINE_LIMIT;
     const offset = input.offset ?? 1;
-    if (offset >= 0) return await readLines(file, bytesRead, Math.max(1, offset), limit);
+    if (offset >= 0) return await readLines(file, bytesRead, Math.max(1, offset), limit, input.total === true);
     return info.size > 0 ? await readLastLines(file, -offset, limit) : await readLastLinesOfUnsizedFile(file, bytesRead, -offset, limit);
   } catch (error) {
     throw fileSystemError(error, path, 'read');
@@ -223,20 +245,31 @@ function collect(data: Buffer, at: number, position: number, cursor: Cursor, col
 }
 
 /**
- * Reads the file once from its start, `bytesRead` bytes of which are already in the buffer: skips
- * to line `startLine` and counts the lines after the collector's at memory speed, and hands the
- * lines between to the collector (if any). Memory stays at one buffer plus the answer whatever the
- * file's size. Returns the number of lines in the file.
+ * Reads the file from its start, `bytesRead` bytes of which are already in the buffer: skips to
+ * line `startLine` counting newlines at memory speed, and hands the lines from there to the
+ * collector (if any). Once it is done, reads no further (on to the end of a line cut at the byte
+ * cap only), unless `countAll`: then it counts the lines to the end. Lines already in the buffer
+ * are counted anyway, so a file that fits one buffer always gets its total. Memory stays at one
+ * buffer plus the answer whatever the file's size. Returns the number of lines in the file, or
+ * undefined when it stopped before the end (more follows).
  */
-async function scanLines(file: OpenFile, bytesRead: number, startLine: number, collector: LineCollector | undefined): Promise<number> {
+async function scanLines(file: OpenFile, bytesRead: number, startLine: number, collector: LineCollector | undefined, countAll: boolean): Promise<number | undefined> {
   const { scan, size } = file;
   const cursor: Cursor = { line: 1, lineStart: 0, newlines: 0 };
   let position = 0;
   let lastByte = -1;
+  let finishingLine = false; // the collector cut a line at the cap: read on to its end
   while (bytesRead > 0) {
     const data = scan.buffer.subarray(0, bytesRead);
     let at = 0;
-    if (collector && !collector.done) {
+    if (finishingLine) {
+      const newline = data.indexOf(0x0a);
+      at = newline === -1 ? bytesRead : newline + 1;
+      if (newline !== -1) {
+        cursor.newlines += 1;
+        finishingLine = false;
+      }
+    } else if (collector && !collector.done) {
       if (cursor.line < startLine) {
         const newlines = scan.countNewlines(0, bytesRead);
         if (cursor.line + newlines < startLine) {
@@ -254,24 +287,31 @@ async function scanLines(file: OpenFile, bytesRead: number, startLine: number, c
         }
       }
       at = collect(data, at, position, cursor, collector);
+      // A line cut at the cap that goes on past this buffer.
+      finishingLine = collector.cutAt !== undefined && at === bytesRead && data[bytesRead - 1] !== 0x0a;
     }
+    const end = position + bytesRead;
+    const stopping = collector?.done === true && !finishingLine && !countAll;
+    if (stopping && at < bytesRead && (size === 0 || end < size)) return undefined;
     if (at < bytesRead) cursor.newlines += scan.countNewlines(at, bytesRead);
-    position += bytesRead;
+    position = end;
     lastByte = data[bytesRead - 1]!;
     // A regular file ends at its size; files such as those in /proc say 0 and are read until empty.
     if (size > 0 && position >= size) break;
+    if (stopping && size > 0) return undefined;
     bytesRead = await file.readAt(scan.buffer, 0, SCAN_BUFFER_BYTES, position);
+    if (stopping && bytesRead > 0) return undefined;
   }
   collector?.finish();
   // The last line has no newline but is still a line.
   return cursor.newlines + (position > 0 && lastByte !== 0x0a ? 1 : 0);
 }
 
-async function readLines(file: OpenFile, bytesRead: number, startLine: number, limit: number): Promise<TextReadResult> {
+async function readLines(file: OpenFile, bytesRead: number, startLine: number, limit: number, countAll: boolean): Promise<TextReadResult> {
   const collector = new LineCollector(limit);
-  const totalLines = await scanLines(file, bytesRead, startLine, collector);
+  const totalLines = await scanLines(file, bytesRead, startLine, collector, countAll);
   if (totalLines === 0) return emptyFile(file.path);
-  if (startLine > totalLines) {
+  if (totalLines !== undefined && startLine > totalLines) {
     throw new MachineError('out_of_range', `offset ${startLine} is past the end of ${file.path}, which has ${totalLines} lines.`);
   }
   return numberedLines(file.path, collector, startLine, totalLines);
@@ -342,13 +382,13 @@ async function readLastLines(file: OpenFile, fromEnd: number, limit: number): Pr
 
 /** The last lines of a file that reports no size (such as those in /proc): counts its lines, then reads them. */
 async function readLastLinesOfUnsizedFile(file: OpenFile, bytesRead: number, fromEnd: number, limit: number): Promise<TextReadResult> {
-  const totalLines = await scanLines(file, bytesRead, Infinity, undefined);
+  const totalLines = (await scanLines(file, bytesRead, Infinity, undefined, true))!;
   if (totalLines === 0) return emptyFile(file.path);
   const again = await file.readAt(file.scan.buffer, 0, SCAN_BUFFER_BYTES, 0);
   const collector = new LineCollector(limit);
   const startLine = Math.max(1, totalLines - fromEnd + 1);
   // The file may have changed between the two reads; the second one's count is the one shown.
-  return numberedLines(file.path, collector, startLine, await scanLines(file, again, startLine, collector));
+  return numberedLines(file.path, collector, startLine, await scanLines(file, again, startLine, collector, true));
 }
 
 /** Reads `length` bytes at `position` into the scan buffer (fewer if the file ends sooner); returns how many. */
@@ -366,19 +406,26 @@ function emptyFile(path: string): TextReadResult {
   return { kind: 'text', path, text: '', startLine: 1, endLine: 0, totalLines: 0, note: '[the file is empty]' };
 }
 
-/** The answer for lines whose numbers are known, with a note saying which they are and how to go on. */
-function numberedLines(path: string, collector: LineCollector, startLine: number, totalLines: number): TextReadResult {
+/**
+ * The answer for lines whose numbers are known, with a note saying which they are and how to go on;
+ * `totalLines` undefined: the read stopped before the end of the file, so more lines follow.
+ */
+function numberedLines(path: string, collector: LineCollector, startLine: number, totalLines: number | undefined): TextReadResult {
   const endLine = startLine + collector.lines - 1;
-  const result: TextReadResult = { kind: 'text', path, text: collector.text(), startLine, endLine, totalLines };
+  const result: TextReadResult = { kind: 'text', path, text: collector.text(), startLine, endLine };
+  if (totalLines !== undefined) result.totalLines = totalLines;
+  const more = totalLines === undefined || endLine < totalLines;
+  const of = totalLines === undefined ? '' : ` of ${totalLines}`;
   if (collector.cutAt !== undefined) {
     result.note =
-      `[line ${endLine} of ${totalLines} is longer than the ${READ_MAX_TEXT_BYTES / 1024} KiB cap: only its beginning is shown. ` +
+      `[line ${endLine}${of} is longer than the ${READ_MAX_TEXT_BYTES / 1024} KiB cap: only its beginning is shown. ` +
       `Read the rest of it with encoding "base64" and offset ${collector.cutAt} (a 0-based byte offset)` +
-      (endLine < totalLines ? `, or the next lines with offset ${endLine + 1}]` : ']');
-  } else if (startLine > 1 || endLine < totalLines) {
-    const more = endLine < totalLines ? `; call read with offset ${endLine + 1} to continue` : '';
+      (more ? `, or the next lines with offset ${endLine + 1}]` : ']');
+  } else if (startLine > 1 || more) {
     const why = collector.hitByteCap ? ` (stopped at the ${READ_MAX_TEXT_BYTES / 1024} KiB cap)` : '';
-    result.note = `[lines ${startLine}-${endLine} of ${totalLines}${why}${more}]`;
+    const follow = totalLines === undefined ? ', more follow' : '';
+    const next = more ? `; call read with offset ${endLine + 1} to continue` : '';
+    result.note = `[lines ${startLine}-${endLine}${of}${why}${follow}${next}]`;
   }
   return result;
 }

@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CommandRunner } from './command-runner.js';
-import { SavedOutputs } from './saved-outputs.js';
+import { outputFileName, placeFolderName, SavedOutputs } from './saved-outputs.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const MB = 1024 ** 2;
+/** An output id as the runner makes them. */
+const ID = '2026-12-02T10-00-00-000Z-0123abcd';
 
 let dir: string;
 before(async () => {
@@ -35,15 +37,21 @@ async function older(path: string, ms: number): Promise<void> {
 }
 
 describe('saved bash outputs', () => {
-  it('keeps each server in a folder of its own, removed when the server stops', async () => {
+  it('keeps each server in a folder of its own and each place in one of its own, private, removed when the server stops', async () => {
     const base = join(dir, 'stop');
     const runner = new CommandRunner({ maxTimeoutSeconds: 60, outputDir: base });
-    const result = await runner.run({ command: big(20_000) });
-    const path = result.stdout.fullOutputPath!;
-    assert.equal(dirname(dirname(path)), base);
-    assert.match(basename(dirname(path)), new RegExp(`^${process.pid}-[0-9a-f]+$`));
-    assert.ok((await stat(path)).size > 0);
-    await runner.removeSavedOutputs();
+    const alpha = (await runner.run({ command: big(20_000) }, { place: 'Crew/alpha' })).stdout.fullOutputPath!;
+    const beta = (await runner.run({ command: big(20_000) }, { place: 'Crew/beta' })).stdout.fullOutputPath!;
+    const server = dirname(dirname(alpha));
+    assert.equal(dirname(server), base);
+    assert.match(basename(server), new RegExp(`^${process.pid}-[0-9a-f]{8}$`));
+    assert.equal(dirname(alpha), join(server, placeFolderName('Crew/alpha')));
+    assert.equal(dirname(beta), join(server, placeFolderName('Crew/beta')));
+    assert.notEqual(dirname(alpha), dirname(beta));
+    assert.equal(await runner.outputFolder('Crew/alpha'), dirname(alpha));
+    for (const folder of [server, dirname(alpha), dirname(beta)]) assert.equal((await stat(folder)).mode & 0o777, 0o700, folder);
+    assert.equal((await stat(alpha)).mode & 0o777, 0o600);
+    assert.deepEqual(await runner.removeSavedOutputs(), []);
     assert.deepEqual(await readdir(base), []);
     // The next command saves again, in a new folder.
     const again = await runner.run({ command: big(20_000) });
@@ -90,34 +98,77 @@ describe('saved bash outputs', () => {
   it('sweeps the folders of servers that are gone and the files older than a day, at start', async () => {
     const base = join(dir, 'sweep');
     const gone = join(base, `${await deadPid()}-0badc0de`);
-    await mkdir(gone, { recursive: true, mode: 0o700 });
-    await writeFile(join(gone, 'left-by-a-crash-stdout.log'), 'x');
+    await mkdir(join(gone, placeFolderName('Crew/alpha')), { recursive: true, mode: 0o700 });
+    await writeFile(join(gone, placeFolderName('Crew/alpha'), outputFileName(ID, 'stdout')), 'x');
     // A folder of a server still running (this process): only its files past a day go.
-    const live = join(base, `${process.pid}-00c0ffee`);
-    await mkdir(live, { mode: 0o700 });
-    await writeFile(join(live, 'old-stdout.log'), 'old');
-    await older(join(live, 'old-stdout.log'), DAY + 60_000);
-    await writeFile(join(live, 'fresh-stdout.log'), 'fresh');
+    const live = join(base, `${process.pid}-00c0ffee`, placeFolderName(''));
+    await mkdir(live, { recursive: true, mode: 0o700 });
+    await writeFile(join(live, outputFileName(ID, 'stdout')), 'old');
+    await older(join(live, outputFileName(ID, 'stdout')), DAY + 60_000);
+    await writeFile(join(live, outputFileName(ID, 'stderr')), 'fresh');
 
     const runner = new CommandRunner({ maxTimeoutSeconds: 60, outputDir: base });
     const reports: string[] = [];
     runner.startSweeping((line) => reports.push(line));
     runner.stopSweeping();
     await waitFor(async () => !(await readdir(base)).includes(basename(gone)));
-    await waitFor(async () => !(await readdir(live)).includes('old-stdout.log'));
-    assert.deepEqual(await readdir(live), ['fresh-stdout.log']);
+    await waitFor(async () => !(await readdir(live)).includes(outputFileName(ID, 'stdout')));
+    assert.deepEqual(await readdir(live), [outputFileName(ID, 'stderr')]);
     assert.deepEqual(reports, []);
+  });
+
+  it('never follows a link, removes only the files it names, never leaves its folder, and says what it left alone', async () => {
+    const base = join(dir, 'planted');
+    await mkdir(base, { mode: 0o700 });
+    // What the links point at: a state dir and a home folder with day-old files in them.
+    const victim = join(dir, 'victim');
+    const place = join(victim, placeFolderName(''));
+    await mkdir(place, { recursive: true });
+    const targets = [join(victim, 'secrets.key'), join(victim, outputFileName(ID, 'stdout')), join(place, outputFileName(ID, 'stdout'))];
+    for (const target of targets) {
+      await writeFile(target, 'keep me');
+      await older(target, 2 * DAY);
+    }
+    // pid 1 always runs; a dead pid's folder is removed whole; both named as a server's folder would be.
+    await symlink(victim, join(base, '1-deadbeef'));
+    await symlink(victim, join(base, `${await deadPid()}-0000cafe`));
+    // Inside real folders: a place folder that is a link, an output name that is a link, a file of a name never given.
+    const dead = join(base, `${await deadPid()}-0badf00d`);
+    await mkdir(join(dead, placeFolderName('Crew/alpha')), { recursive: true, mode: 0o700 });
+    await symlink(victim, join(dead, placeFolderName('Crew/beta')));
+    await symlink(targets[0]!, join(dead, placeFolderName('Crew/alpha'), outputFileName(ID, 'stderr')));
+    await writeFile(join(dead, placeFolderName('Crew/alpha'), 'notes.txt'), 'not ours');
+    await writeFile(join(dead, placeFolderName('Crew/alpha'), outputFileName(ID, 'stdout')), 'ours');
+
+    const saved = new SavedOutputs({ base, maxTotalBytes: MB });
+    const left = await saved.sweep();
+    for (const target of targets) assert.equal(await readFile(target, 'utf8'), 'keep me', target);
+    assert.equal((await lstat(join(base, '1-deadbeef'))).isSymbolicLink(), true, 'the link itself is left too');
+    await assert.rejects(lstat(join(dead, placeFolderName('Crew/alpha'), outputFileName(ID, 'stdout'))), 'its own file went');
+    const text = left.join('\n');
+    assert.match(text, /1-deadbeef: a link \(left alone\)/);
+    assert.match(text, /-0000cafe: a link \(left alone\)/);
+    assert.match(text, new RegExp(`${placeFolderName('Crew/beta')}: a link \\(left alone\\)`));
+    assert.match(text, new RegExp(`${outputFileName(ID, 'stderr')}: not a regular file \\(left alone\\)`));
+    assert.match(text, /notes\.txt: not a name this app gives \(left alone\)/);
+    assert.match(text, /-0badf00d: holds files this app did not make \(left alone\)/);
+
+    // A base that is a link is not swept at all.
+    const linked = join(dir, 'linked-base');
+    await symlink(victim, linked);
+    assert.deepEqual(await new SavedOutputs({ base: linked, maxTotalBytes: MB }).sweep(), [`${linked}: not a private folder of this user (left alone, with all in it)`]);
+    for (const target of targets) assert.equal(await readFile(target, 'utf8'), 'keep me', target);
   });
 
   it('sweeps its own files past their age, but not those of a command still running', async () => {
     let now = Date.now();
     const saved = new SavedOutputs({ base: join(dir, 'own'), maxTotalBytes: 10 * MB, now: () => now });
-    const own = await saved.dir();
-    await writeFile(join(own, 'done-stdout.log'), 'done');
-    await writeFile(join(own, 'running-stdout.log'), 'still writing');
+    const own = await saved.dir('');
+    await writeFile(join(own, outputFileName(ID, 'stdout')), 'done');
+    await writeFile(join(own, outputFileName(ID, 'stderr')), 'still writing');
     now += DAY + 1000;
-    await saved.sweep(new Set([join(own, 'running-stdout.log')]));
-    assert.deepEqual(await readdir(own), ['running-stdout.log']);
+    await saved.sweep(new Set([join(own, outputFileName(ID, 'stderr'))]));
+    assert.deepEqual(await readdir(own), [outputFileName(ID, 'stderr')]);
     await saved.removeOwn();
   });
 
@@ -126,7 +177,7 @@ describe('saved bash outputs', () => {
     await mkdir(base);
     await chmod(base, 0o755);
     const saved = new SavedOutputs({ base, maxTotalBytes: MB });
-    await assert.rejects(saved.dir(), /is not a private folder of this user; remove it/);
+    await assert.rejects(saved.dir(''), /is not a private folder of this user; remove it/);
     const runner = new CommandRunner({ maxTimeoutSeconds: 60, outputDir: base });
     const result = await runner.run({ command: big(20_000) });
     assert.equal(result.stdout.fullOutputPath, undefined);
@@ -137,8 +188,8 @@ describe('saved bash outputs', () => {
   it('uses a private folder of this user in the OS temp dir by default', async () => {
     const saved = new SavedOutputs({ maxTotalBytes: MB });
     assert.equal(saved.base, join(tmpdir(), `persona-workspace-output-${process.getuid!()}`));
-    const own = await saved.dir();
-    assert.equal(dirname(own), saved.base);
+    const own = await saved.dir('');
+    assert.equal(dirname(dirname(own)), saved.base);
     assert.equal((await stat(saved.base)).mode & 0o777, 0o700);
     await saved.removeOwn();
     await assert.rejects(readFile(join(own, 'x')), /ENOENT/);

@@ -1,4 +1,5 @@
 /** Helpers to cut UTF-8 byte buffers without splitting a character. */
+import { isUtf8 } from 'node:buffer';
 
 /** Drops an incomplete multi-byte sequence at the end of `bytes`. */
 export function completeUtf8Prefix(bytes: Buffer): Buffer {
@@ -27,5 +28,47 @@ export function looksLikeText(bytes: Buffer, partial: boolean): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Whether a stream of bytes, given in pieces, is text: valid UTF-8 without NUL bytes (what edit
+ * accepts). A character cut between two pieces is checked once the next piece completes it.
+ */
+export class Utf8Stream {
+  private tail: Buffer = Buffer.alloc(0);
+  private valid = true;
+
+  push(piece: Buffer): void {
+    if (!this.valid || piece.length === 0) return;
+    if (piece.includes(0)) {
+      this.valid = false;
+      return;
+    }
+    let body = piece;
+    if (this.tail.length > 0) {
+      // The character cut at the end of the last piece, completed by the start of this one.
+      const joined = Buffer.concat([this.tail, piece.subarray(0, 3)]);
+      const whole = completeUtf8Prefix(joined);
+      if (whole.length <= this.tail.length) {
+        // Still cut (a piece of fewer than 3 bytes): wait for more.
+        if (joined.length - this.tail.length === piece.length && piece.length < 3) this.tail = Buffer.from(joined);
+        else this.valid = false;
+        return;
+      }
+      if (!isUtf8(whole)) {
+        this.valid = false;
+        return;
+      }
+      body = piece.subarray(whole.length - this.tail.length);
+    }
+    const whole = completeUtf8Prefix(body);
+    this.valid = isUtf8(whole);
+    this.tail = Buffer.from(body.subarray(whole.length));
+  }
+
+  /** At the end of the stream: whether all of it was text. */
+  end(): boolean {
+    return this.valid && this.tail.length === 0;
   }
 }

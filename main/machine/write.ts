@@ -1,8 +1,8 @@
-import { access, constants, mkdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { writeFileAtomic } from '../state/atomic-write.js';
+import { accessSync, closeSync, constants } from 'node:fs';
+import { resolve } from 'node:path';
 import { MachineError, fileSystemError } from './errors.js';
-import { existingFile } from './file-target.js';
+import { openSpot, type FileRules } from './file-target.js';
+import { replaceFile, writeAll } from './replace-file.js';
 
 export interface WriteInput {
   path: string;
@@ -18,23 +18,32 @@ export interface WriteResult {
   created: boolean;
 }
 
-export async function writeFile(input: WriteInput): Promise<WriteResult> {
+/**
+ * Writes `input.path` whole, atomically; under place or strict, `rules` are the policy's, applied
+ * to the folder and file actually written (file-target.ts).
+ */
+export async function writeFile(input: WriteInput, rules?: FileRules): Promise<WriteResult> {
   const data = input.encoding === 'base64' ? decodeBase64(input.content) : Buffer.from(input.content, 'utf8');
   const requested = resolve(input.path);
+  const spot = openSpot(requested, { rules, create: true, action: 'write' });
   try {
-    const existing = await existingFile(requested, 'write');
-    const path = existing?.path ?? requested;
+    const existing = spot.file;
     if (existing) {
-      // A rename would replace even a read-only file; respect its protection instead.
-      await access(path, constants.W_OK);
-    } else {
-      await mkdir(dirname(path), { recursive: true });
+      // A rename would replace even a read-only file; respect its protection instead. Asked of the
+      // open file where the system can name it (Linux), else of the path checked.
+      try {
+        accessSync(process.platform === 'linux' ? `/proc/self/fd/${existing.fd}` : spot.path, constants.W_OK);
+      } finally {
+        closeSync(existing.fd);
+      }
     }
     // Keep an existing file's permissions (e.g. an executable script stays executable).
-    await writeFileAtomic(path, data, existing ? { mode: existing.info.mode & 0o7777 } : {});
-    return { path, bytes: data.length, created: !existing };
+    await replaceFile(spot, existing ? existing.info.mode & 0o7777 : undefined, (fd) => writeAll(fd, data));
+    return { path: spot.path, bytes: data.length, created: !existing };
   } catch (error) {
     throw fileSystemError(error, requested, 'write');
+  } finally {
+    spot.close();
   }
 }
 

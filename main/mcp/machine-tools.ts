@@ -3,8 +3,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_SAVED_OUTPUT_MAX_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
 import { DIFF_MAX_LINES } from '../machine/diff.js';
-import { EDIT_MAX_FILE_BYTES, editFile } from '../machine/edit.js';
+import { editFile } from '../machine/edit.js';
 import { MachineError } from '../machine/errors.js';
+import type { FileRules } from '../machine/file-target.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type ReadResult } from '../machine/read.js';
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
 import type { PlaceSandbox } from '../machine/sandbox/place-sandbox.js';
@@ -19,6 +20,8 @@ export interface MachineToolDeps {
    * MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
    */
   sandbox?: () => Promise<PlaceSandbox | undefined>;
+  /** The session's place root (`""`: This machine): its commands' outputs are saved in its own folder. */
+  place?: string;
 }
 
 const KiB = 1024;
@@ -27,11 +30,8 @@ const GiB = 1024 ** 3;
 /** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
 export function machineTools(deps: MachineToolDeps): SessionTool[] {
   const max = deps.commands.maxTimeoutSeconds;
-  // Under place or strict, the file tools work on the real path the policy allowed (links resolved).
-  const allowed = async (path: string, mode: 'read' | 'write'): Promise<string> => {
-    const sandbox = await deps.sandbox?.();
-    return sandbox ? sandbox.checkFile(path, mode) : path;
-  };
+  // Under place or strict, the file tools apply the policy's rules to what they open (file-target.ts).
+  const rules = async (): Promise<FileRules | undefined> => deps.sandbox?.();
   const defaultTimeout = Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
   return [
     defineTool({
@@ -43,6 +43,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         `and a negative offset counts from the end: offset -10 returns the last 10 lines (like tail -n 10), found by reading back from the end ` +
         `of the file, so it is fast on files of any size (line numbers are given when known). ` +
         `at most ${READ_MAX_TEXT_BYTES / KiB} KiB per call, and a note after the text says which lines were returned and the offset to continue from. ` +
+        `A read stops at its last line: the note gives the file's line count when the read reached the end of the file, else says that more follow ` +
+        `(total: true counts them all, which reads the whole file). ` +
         `A file that is not text (NUL bytes or invalid UTF-8), or any file read with encoding "base64", comes back as base64 with offset/limit in bytes ` +
         `(offset 0-based), at most ${READ_MAX_BINARY_BYTES / KiB} KiB of the file per call; png, jpeg, gif and webp images that fit come back as images. ` +
         `To list a directory or search files, use bash (ls, find, grep).`,
@@ -55,10 +57,11 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
           .describe('Text: first line to return, 1-based; negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based.'),
         limit: z.number().int().min(1).optional().describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
         encoding: z.enum(['text', 'base64']).optional().describe('Force text or base64; by default text unless the file is binary.'),
+        total: z.boolean().optional().describe("Text: also count the file's lines, to give the total (reads the whole file)."),
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      handler: (args) => asToolResult(async () => readAnswer(await readFile({ ...args, path: await allowed(args.path, 'read') }))),
+      handler: (args) => asToolResult(async () => readAnswer(await readFile(args, await rules()))),
     }),
     defineTool({
       name: 'write',
@@ -76,7 +79,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
-          const result = await writeFile({ ...args, path: await allowed(args.path, 'write') });
+          const result = await writeFile(args, await rules());
           return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
         }),
     }),
@@ -88,7 +91,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
         'exactly once (whitespace and indentation included) unless replace_all is true, which replaces every match. All edits are checked ' +
         'before anything is written: if one fails, the file is left untouched and the error says which edit failed and why. ' +
         'LF line breaks in old_string also match a CRLF file, which keeps its CRLF endings; the file keeps its permissions. ' +
-        `The answer shows a diff of the change (at most ${DIFF_MAX_LINES} lines). Files over ${EDIT_MAX_FILE_BYTES / KiB / KiB} MiB: use bash.`,
+        `Files of any size: the file streams through the edits into its replacement. The answer shows a diff of the change (at most ${DIFF_MAX_LINES} lines).`,
       input: {
         path: z.string().min(1).describe('File path, absolute or relative to the working directory.'),
         edits: z
@@ -106,7 +109,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       handler: (args) =>
         asToolResult(async () => {
-          const result = await editFile({ ...args, path: await allowed(args.path, 'write') });
+          const result = await editFile(args, await rules());
           const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
           return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
         }),
@@ -147,7 +150,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       handler: (args, extra) =>
         asToolResult(async () => {
           const sandbox = await deps.sandbox?.();
-          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), ...(sandbox && { sandbox }) });
+          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }) });
           const answer = bashAnswer(result, args.timeout, max);
           if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
           return answer;
@@ -247,6 +250,9 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   }
   if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
   if (result.serverStopped) lines.push('The server is shutting down: the command and every process it started were stopped.');
+  if (result.policyChanged) {
+    lines.push(`Stopped: ${result.policyChanged}; the command and every process it started were stopped. Run it again: it runs under the new policy.`);
+  }
   if (result.outputTooLarge) {
     lines.push(
       `Its output passed ${BASH_SAVED_OUTPUT_MAX_BYTES / GiB} GiB, the most this server saves for one command: the command and every process it started were stopped. ` +
@@ -276,7 +282,7 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
   // A command that was stopped before it finished did not do its job: an error, whatever it printed.
   // A non-zero exit is the command's own answer, not a failure of the call.
-  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge;
+  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge || result.policyChanged !== undefined;
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { ConnectionView, PlaceConnections } from '../connections/place-connections.js';
 import type { Place } from '../places/place-root.js';
 import { userError } from '../user-errors.js';
-import { defineTool, toolError, type SessionTool } from './session-tool.js';
+import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-tool.js';
 
 /**
  * manage_my_mcp_servers: the agent lists, connects and removes the MCP connections of the place it
@@ -17,17 +17,21 @@ export function manageConnectionsTool(place: Place, person: string, connections:
       `List, connect, test or remove the MCP connections of ${place.label}, the place this session works in. ` +
       'Each connection uses the login of the person who added it, and everyone who uses this place uses it as that person. ' +
       'list: every connection with whose login it uses and whether it works now (its server is asked), and if not, why. ' +
-      'connect: add a connector from the catalog by its id (catalog), with secret naming a secret of this place that holds the API key when the connector needs one; ' +
+      'connect: add a connector from the catalog by its id (catalog), with secret naming a secret of this place that holds the API key when the connector needs one ' +
+      '(a local server of the catalog takes env instead: each variable it reads and the secret of this place that holds its value); ' +
       'then it is tried at once. test: ask a connection\'s server again now, by name. remove: remove a connection by its name (as list shows it; owner when several people added the same one). ' +
       'Adding and removing need edit rights on the place. The tools of a connection appear as <name>__<tool>.',
     input: {
       action: z.enum(['list', 'connect', 'test', 'remove']),
       catalog: z.string().optional().describe('connect: the catalog id of the connector, e.g. "linear".'),
       secret: z.string().optional().describe('connect: the name of this place\'s secret that holds the API key, for connectors that need one.'),
+      env: z.record(z.string(), z.string()).optional().describe('connect, for a local server of the catalog: each variable it reads → the name of this place\'s secret that holds its value.'),
       name: z.string().optional().describe('test, remove: the connection name, e.g. "u1a2b3c4d__linear".'),
       owner: z.string().optional().describe('test, remove: whose connection, when several people added the same server.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    // The session's instructions send agents here: never deferred behind a client's tool search.
+    _meta: ALWAYS_LOAD,
     handler: (args) =>
       answer(async () => {
         switch (args.action) {
@@ -38,7 +42,7 @@ export function manageConnectionsTool(place: Place, person: string, connections:
           }
           case 'connect': {
             if (!args.catalog) throw new MissingArgument('connect needs catalog: the id of a connector from the catalog.');
-            const added = await connections.add(person, place, { catalog: args.catalog, ...(args.secret && { secret: args.secret }) });
+            const added = await connections.add(person, place, { catalog: args.catalog, ...(args.secret && { secret: args.secret }), ...(args.env && { env: args.env }) });
             if (added.state !== 'connected' && added.state !== 'sign-in') return `Added ${added.displayName} as ${added.name}, but it does not work yet (${added.state}): ${added.reason}`;
             try {
               const connected = await connections.connect(person, place, added.name);

@@ -1,4 +1,4 @@
-import { policyOf, type AccessDirectory } from '../places/access-directory.js';
+import { otherPlacesFolders, policyOf, type AccessDirectory } from '../places/access-directory.js';
 import type { Place } from '../places/place-root.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
@@ -21,10 +21,16 @@ export class PlacePolicy {
    * without a sandbox is refused, never run unsandboxed.
    */
   async sandbox(): Promise<PlaceSandbox | undefined> {
-    const policy = await this.current();
+    const dir = await this.access.snapshot();
+    const policy = policyOf(dir, this.place);
     if (policy.kind === 'machine') return undefined;
     const problem = await sandboxProblem(this.host.env);
     if (problem) throw sandboxMissing(`${this.place.label} has the ${policy.kind} policy, but ${problem}`);
-    return PlaceSandbox.open({ ...policy, kind: policy.kind }, this.place.label, this.place.root, this.host);
+    // Without the folder (it cannot be made), outputs come back through pipes, none saved.
+    const outputs = await this.host.outputsOf?.(this.place.root).catch(() => undefined);
+    return PlaceSandbox.open({ ...policy, kind: policy.kind }, this.place.label, this.place.root, this.host, {
+      otherPlaceFolders: otherPlacesFolders(dir, this.place),
+      ...(outputs !== undefined && { outputs }),
+    });
   }
 }

@@ -4,7 +4,8 @@ import type { ConnectionHealth } from '../connections/gateway/connection-health.
 import type { UpstreamProgress, UpstreamTool } from '../connections/gateway/upstream-connection.js';
 import { UpstreamUnavailableError } from '../connections/gateway/upstream-unavailable-error.js';
 import type { PlaceConnections } from '../connections/place-connections.js';
-import { gatewayToolName, isPersonalShapedName } from '../connections/store/naming.js';
+import { gatewayToolNames, isPersonalShapedName } from '../connections/store/naming.js';
+import { ToolArguments } from '../connections/gateway/tool-arguments.js';
 import type { PlaceConnection } from '../connections/store/connection-store.js';
 import type { Place } from '../places/place-root.js';
 import { searchHint } from '../connections/tool-search/search-hint.js';
@@ -24,6 +25,9 @@ export interface PlaceToolsDeps {
   /** Told once per connection and cause when an upstream's tools cannot be listed. */
   report: (message: string) => void;
 }
+
+/** Shared by every session: each upstream schema is compiled once, on its first call. */
+const toolArguments = new ToolArguments();
 
 /** How long tools/list waits for the first check of a connection never checked before answering without it. */
 const FIRST_CHECK_WAIT_MS = 700;
@@ -84,31 +88,67 @@ export class PlaceTools implements ToolSource {
     const made = this.made.get(key);
     if (made?.connection === connection && made.upstream === last.tools) return made.tools;
     const hint = searchHint(connection.displayName, this.deps.catalogDescription(connection.catalogId));
-    // Tools turned off in this place are neither listed nor callable. (Names are unique: the health check keeps the first of each.)
-    const off = new Set<string>(connection.disabledTools);
-    const tools = last.tools
-      .filter((tool) => !off.has(tool.name))
-      .map((tool) => ({
-        definition: { ...tool, name: gatewayToolName(connection.name, tool.name), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
-        search: { name: tool.name, service: hint },
-        call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => this.call(connection, tool.name, args, extra),
-      }));
+    const tools = connectionTools(connection, hint, last.tools, (tool, args, extra) => this.call(connection, tool, args, extra));
     this.made.set(key, { connection, upstream: last.tools, tools });
     return tools;
   }
 
   // The tool table finds a connection tool through tools(), which checked the connection's
   // usability for this very call: no second check here.
-  private async call(connection: PlaceConnection, tool: string, args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult> {
+  private async call(connection: PlaceConnection, tool: UpstreamTool, args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult> {
+    const problems = toolArguments.problems(tool.inputSchema, args);
+    if (problems.length) return toolError(mismatch(connection, tool, problems));
     const onProgress = progressRelay(extra);
     try {
-      const result = await (await this.deps.gateway.upstream(connection)).call(tool, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
+      const result = await (await this.deps.gateway.upstream(connection)).call(tool.name, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
       return result as CallToolResult;
     } catch (error) {
       if (error instanceof UpstreamUnavailableError) return toolError(error.message);
       throw error;
     }
   }
+}
+
+/**
+ * A connection's upstream tools as a session offers them: named `<server>__<tool>` (see
+ * gatewayToolNames), titled with the connection's name and the upstream's own, hinted for
+ * clients' own tool search. Tools turned off in the place are neither listed nor callable; the
+ * names are made over all of them, so that turning one off renames no other.
+ */
+export function connectionTools(
+  connection: Pick<PlaceConnection, 'name' | 'displayName' | 'disabledTools'>,
+  hint: string,
+  upstream: readonly UpstreamTool[],
+  call: (tool: UpstreamTool, args: Record<string, unknown> | undefined, extra: ToolExtra) => Promise<CallToolResult>,
+): SessionTool[] {
+  // Names are unique: the health check keeps the first of each.
+  const names = gatewayToolNames(connection.name, upstream.map((tool) => tool.name));
+  const off = new Set<string>(connection.disabledTools);
+  return upstream.flatMap((tool, i) =>
+    off.has(tool.name)
+      ? []
+      : [
+          {
+            definition: { ...tool, name: names[i]!, title: titleOf(connection.displayName, tool), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
+            upstream: { tool: tool.name, server: connection.displayName, service: hint },
+            call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => call(tool, args, extra),
+          },
+        ],
+  );
+}
+
+/** `GitHub: get_pull_request_reviews`, or with the upstream's own title `Google Calendar: List Events (list-events)`. */
+function titleOf(server: string, tool: UpstreamTool): string {
+  const own = tool.title ?? (typeof tool.annotations?.title === 'string' ? tool.annotations.title : undefined);
+  return own && own !== tool.name ? `${server}: ${own} (${tool.name})` : `${server}: ${tool.name}`;
+}
+
+/** The answer to arguments that do not fit: what is wrong, and the schema to follow. */
+function mismatch(connection: PlaceConnection, tool: UpstreamTool, problems: string[]): string {
+  return (
+    `The arguments for ${tool.name} (${connection.displayName}) do not fit its input schema, so it was not called: ${problems.join('; ')}.\n` +
+    `Call it again with arguments that follow this input schema:\n${JSON.stringify(tool.inputSchema)}`
+  );
 }
 
 /** Forwards an upstream's progress to the agent, under the agent's own progress token. */

@@ -7,8 +7,8 @@ export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** A tool as one MCP session offers it: its wire definition and how to call it. */
 export interface SessionTool {
   definition: Tool;
-  /** A connection tool's words for tool search: its upstream name, and its service's name and what it does. */
-  search?: { name: string; service: string };
+  /** A connection tool's own words: the upstream's name for it, the connection's name, and what the service does (the search hint). */
+  upstream?: { tool: string; server: string; service: string };
   /** `args` as the client sent them; the tool validates them. */
   call(args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult>;
 }

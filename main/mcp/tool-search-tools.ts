@@ -49,7 +49,7 @@ export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): 
       if (matches.length === 0) return text(`No connection tool matches "${args.query}". Try other words, or the service's name.`);
       const tools = matches.map(({ tool: { tool } }) => ({
         name: tool.definition.name,
-        ...(tool.search && { service: tool.search.service }),
+        ...(tool.upstream && { server: tool.upstream.server, tool: tool.upstream.tool }),
         description: shorten(tool.definition.description ?? ''),
         inputSchema: tool.definition.inputSchema,
       }));
@@ -89,8 +89,8 @@ export function callToolTarget(args: Record<string, unknown> | undefined): { nam
 
 function searchable(tool: SessionTool): Ranked {
   // The upstream's own name: `<connection>__` is a hash and an id, which the service's words say better.
-  const { name, service } = tool.search ?? { name: tool.definition.name, service: '' };
-  return { name, description: `${tool.definition.title ?? ''} ${tool.definition.description ?? ''}`, service, tool };
+  const { tool: name, service } = tool.upstream ?? { tool: tool.definition.name, service: '' };
+  return { name, description: tool.definition.description ?? '', service, tool };
 }
 
 function shorten(description: string): string {

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCall } from './direct-tool-calls.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
-import { CALL_TOOL, callToolTarget, callToolTool, searchToolsTool } from './tool-search-tools.js';
+import { CALL_TOOL, callToolTarget, callToolTool, SEARCH_TOOLS, searchToolsTool } from './tool-search-tools.js';
 
 /** Wraps every tool call; the host supplies auditing. */
 export type ToolRunner = (tool: string, extra: ToolExtra, fn: () => Promise<CallToolResult>) => Promise<CallToolResult>;
@@ -45,15 +45,16 @@ export function installToolTable(server: McpServer, fixed: SessionTool[], source
     if (name === CALL_TOOL) {
       // The named tool runs as if called directly: the same lookup (place, usability, switches) and the same audit record.
       const target = callToolTarget(args);
-      if ('error' in target) return toolError(target.error);
+      // Refused, and audited like every call.
+      if ('error' in target) return run(CALL_TOOL, extra, async () => toolError(target.error));
       ({ name, arguments: args } = target);
     }
     const tool = byName.get(name) ?? (await findIn(sources, name));
     if (!tool) {
       // Refused, and audited like every call: probing for tools is worth a record too.
       const reasons = await Promise.all(sources.map((source) => source.explainUnknown?.(name)));
-      const reason = reasons.find(Boolean);
-      return run(name, extra, async () => toolError(reason ?? `There is no tool named "${name}". List the tools to see what this server offers.`));
+      const reason = reasons.find(Boolean) ?? (await unknownName(name, await sourceTools(), (count) => toolSearch(fixed.length + count)));
+      return run(name, extra, async () => toolError(reason));
     }
     return run(name, extra, () => tool.call(args, extra));
   };
@@ -77,6 +78,20 @@ function validated(call: (request: CallToolRequest, extra: ToolExtra) => Promise
     if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
     return result.data;
   };
+}
+
+/**
+ * The answer to a name no tool has: the full names of the tools whose upstream calls them so
+ * (`slack_post_message` → `u1a2b3c4d__slack__slack_post_message`), else where to look.
+ */
+async function unknownName(name: string, tools: SessionTool[], searching: (toolCount: number) => Promise<boolean>): Promise<string> {
+  const matches = tools.filter((tool) => tool.upstream?.tool === name || tool.definition.name.endsWith(`__${name}`));
+  if (matches.length) {
+    const listed = matches.map((tool) => `${tool.definition.name}${tool.upstream ? ` (${tool.upstream.server})` : ''}`).join(', ');
+    return `There is no tool named "${name}". Tools of this place's connections go by their full names: ${listed}. Call ${matches.length === 1 ? 'it' : 'one'} by that name.`;
+  }
+  const look = (await searching(tools.length)) ? `Find tools with ${SEARCH_TOOLS}` : 'List the tools to see what this server offers';
+  return `There is no tool named "${name}". ${look}.`;
 }
 
 async function findIn(sources: ToolSource[], name: string): Promise<SessionTool | undefined> {

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { VersionedJsonFile } from '../state/versioned-json-file.js';
 import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { placeFromRoot, PlacePathError, type Place } from './place-root.js';
-import { checkPolicy, MACHINE_POLICY, PolicyInputError, type SandboxPolicy } from './sandbox-policy.js';
+import { checkPolicy, MACHINE_POLICY, PolicyInputError, type PlaceLimits, type PolicyParts, type SandboxPolicy } from './sandbox-policy.js';
 import { LOCAL_PERSON, printableProblem, userIdProblem } from './user-id.js';
 
 export const ACCESS_FILE = 'access.json';
@@ -29,6 +29,12 @@ export interface StoredPolicy {
   readonly folders?: readonly string[];
   /** The hosts its sandboxed commands may reach (network-allow-list.ts); absent: none listed. */
   readonly network?: readonly string[];
+  /** Paths sealed beyond the credential stores; absent: none. */
+  readonly seal?: readonly string[];
+  /** Credential stores lifted for this place; absent: none. */
+  readonly unseal?: readonly string[];
+  /** Limits other than the defaults; absent: the defaults. */
+  readonly limits?: PlaceLimits;
 }
 
 /** The whole directory: people by user id, and access by place root. It holds no secrets. */
@@ -76,10 +82,17 @@ const directorySchema = z
         editors: z.array(userId).optional(),
         readers: z.array(userId).optional(),
         policy: z
-          .strictObject({ kind: z.enum(['place', 'strict']), folders: z.array(z.string()).optional(), network: z.array(z.string()).optional() })
+          .strictObject({
+            kind: z.enum(['place', 'strict']),
+            folders: z.array(z.string()).optional(),
+            network: z.array(z.string()).optional(),
+            seal: z.array(z.string()).optional(),
+            unseal: z.array(z.string()).optional(),
+            limits: z.strictObject({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).optional(),
+          })
           .superRefine((policy, ctx) => {
             try {
-              checkPolicy(policy.kind, policy.folders, policy.network);
+              checkPolicy(policy.kind, policy);
             } catch (error) {
               if (!(error instanceof PolicyInputError)) throw error;
               ctx.addIssue({ code: 'custom', message: error.message });
@@ -185,14 +198,28 @@ export class AccessDirectory {
   /**
    * Sets the sandbox policy of a place's agents (for This machine, `""`: of tokens that name no
    * place). `machine` is kept as no policy at all; the folders are checked and normalized. The
-   * network allow-list stays, unless the policy becomes `machine` (which reaches every host).
+   * network allow-list, seals and limits stay, unless the policy becomes `machine` (which reaches
+   * everything).
    */
   async setPlacePolicy(root: string, kind: string, folders: readonly string[] = []): Promise<AccessDirectorySnapshot> {
     placeOfRoot(root);
     return this.updatePlace(root, (entry) => {
-      const network = kind === 'machine' ? [] : (entry.policy?.network ?? []);
-      return { ...entry, policy: storedPolicy(checkedPolicy(kind, folders, network)) };
+      const kept = kind === 'machine' ? {} : { ...entry.policy };
+      return { ...entry, policy: storedPolicy(checkedPolicy(kind, { ...kept, folders })) };
     });
+  }
+
+  /**
+   * Sets what is sealed for a place's agents beyond the credential stores (`seal`) and which
+   * credential stores they may reach (`unseal`). Only with the place or strict policy.
+   */
+  async setPlaceSeals(root: string, seals: { seal: readonly string[]; unseal: readonly string[] }): Promise<AccessDirectorySnapshot> {
+    return this.updateSandboxed(root, (policy) => ({ ...policy, seal: seals.seal, unseal: seals.unseal }));
+  }
+
+  /** Sets the limits of a place's sandboxed commands (absent ones: the defaults). Only with the place or strict policy. */
+  async setPlaceLimits(root: string, limits: PlaceLimits): Promise<AccessDirectorySnapshot> {
+    return this.updateSandboxed(root, (policy) => ({ ...policy, limits }));
   }
 
   /**
@@ -200,12 +227,15 @@ export class AccessDirectory {
    * policy gives). Only with the place or strict policy: machine reaches every host already.
    */
   async setPlaceNetwork(root: string, hosts: readonly string[]): Promise<AccessDirectorySnapshot> {
+    return this.updateSandboxed(root, (policy) => ({ ...policy, network: hosts }), 'whose commands reach every host already');
+  }
+
+  /** Changes the parts of a place or strict policy; refused under machine, which reaches everything already. */
+  private updateSandboxed(root: string, change: (policy: StoredPolicy) => PolicyParts, why = 'which reaches everything already'): Promise<AccessDirectorySnapshot> {
     const place = placeOfRoot(root);
     return this.updatePlace(root, (entry) => {
-      if (!entry.policy) {
-        throw new AccessInputError(`${place.label} has the machine policy, whose commands reach every host already: choose the place or strict policy first.`);
-      }
-      return { ...entry, policy: storedPolicy(checkedPolicy(entry.policy.kind, entry.policy.folders ?? [], hosts)) };
+      if (!entry.policy) throw new AccessInputError(`${place.label} has the machine policy, ${why}: choose the place or strict policy first.`);
+      return { ...entry, policy: storedPolicy(checkedPolicy(entry.policy.kind, change(entry.policy))) };
     });
   }
 
@@ -228,12 +258,17 @@ export class AccessDirectory {
 /** The sandbox policy of a place's agents in this snapshot (`machine` when none is set). */
 export function policyOf(dir: AccessDirectorySnapshot, place: Place): SandboxPolicy {
   const stored = Object.hasOwn(dir.places, place.root) ? dir.places[place.root]?.policy : undefined;
-  return stored ? { kind: stored.kind, folders: stored.folders ?? [], ...(stored.network?.length && { network: stored.network }) } : MACHINE_POLICY;
+  return stored ? { ...stored, folders: stored.folders ?? [] } : MACHINE_POLICY;
 }
 
-function checkedPolicy(kind: string, folders: readonly string[], network: readonly string[]): SandboxPolicy {
+/** The extra folders of every other place with a policy: protected from this place's agents like those places' own folders. */
+export function otherPlacesFolders(dir: AccessDirectorySnapshot, place: Place): string[] {
+  return Object.entries(dir.places).flatMap(([root, access]) => (root === place.root ? [] : (access.policy?.folders ?? [])));
+}
+
+function checkedPolicy(kind: string, parts: PolicyParts): SandboxPolicy {
   try {
-    return checkPolicy(kind, folders, network);
+    return checkPolicy(kind, parts);
   } catch (error) {
     if (error instanceof PolicyInputError) throw new AccessInputError(error.message);
     throw error;
@@ -243,7 +278,8 @@ function checkedPolicy(kind: string, folders: readonly string[], network: readon
 /** As the file keeps it: machine as nothing, empty lists left out. */
 function storedPolicy(policy: SandboxPolicy): StoredPolicy | undefined {
   if (policy.kind === 'machine') return undefined;
-  return { kind: policy.kind, ...(policy.folders.length && { folders: policy.folders }), ...(policy.network?.length && { network: policy.network }) };
+  const { kind, folders, ...rest } = policy;
+  return { kind, ...(folders.length && { folders }), ...rest };
 }
 
 function placeOfRoot(root: string): Place {

@@ -67,7 +67,9 @@ function ref(place: Place): PlaceRef {
 function clientView(client: SignedInClient): SignedInClientInfo {
   return {
     id: client.id,
+    clientId: client.clientId,
     name: client.name,
+    ...(client.redirectUri && { redirectUri: client.redirectUri }),
     place: ref(placeFromRoot(client.place)),
     approvedAt: client.approvedAt,
     ...(client.lastUsedAt && { lastUsedAt: client.lastUsedAt }),

@@ -56,6 +56,8 @@ export interface SignedInClient {
   clientId: string;
   name: string;
   place: string;
+  /** Where the sign-in's answer went. */
+  redirectUri?: string;
   approvedAt: string;
   lastUsedAt?: string;
   revokedAt?: string;
@@ -238,6 +240,7 @@ export class AuthorizationServer {
       clientName: issued.clientName,
       place: issued.place,
       resource: issued.resource,
+      redirectUri: issued.redirectUri,
       approvedAt: new Date(nowMs).toISOString(),
       lastUsedAt: new Date(nowMs).toISOString(),
       refreshHash: sha256(refresh),
@@ -262,13 +265,13 @@ export class AuthorizationServer {
         return current;
       }
       if (grant.revokedAt) {
-        result = new OAuthServerError('invalid_grant', 'This client\'s access was revoked. Sign in again and ask the machine\'s owner to approve it.');
+        result = new OAuthServerError('invalid_grant', revokedMessage(grant.revokedWhy));
         return current;
       }
       if (grant.rotatedHashes.includes(presented)) {
         // Someone holds a refresh token that was already exchanged: one of the two copies leaked.
         result = new OAuthServerError('invalid_grant', 'This refresh token was already used, so it may have been stolen: the client\'s access is revoked. Sign in again.');
-        return replaceGrant(current, { ...grant, revokedAt: new Date(this.now()).toISOString(), revokedWhy: 'a refresh token was used twice' });
+        return replaceGrant(current, { ...grant, revokedAt: new Date(this.now()).toISOString(), revokedWhy: 'a refresh token was used twice, so it may have been stolen' });
       }
       if (!safeEqualHex(grant.refreshHash, presented)) {
         result = new OAuthServerError('invalid_grant', 'This refresh token is not valid. Sign in again.');
@@ -315,6 +318,7 @@ export class AuthorizationServer {
         clientId: g.clientId,
         name: g.clientName,
         place: g.place,
+        ...(g.redirectUri && { redirectUri: g.redirectUri }),
         approvedAt: g.approvedAt,
         ...(g.lastUsedAt && { lastUsedAt: g.lastUsedAt }),
         ...(g.revokedAt && { revokedAt: g.revokedAt }),
@@ -324,7 +328,7 @@ export class AuthorizationServer {
   }
 
   /** Ends a client's access: its access and refresh tokens are refused from the next request on. */
-  async revokeGrant(id: string, why = 'revoked by the owner'): Promise<SignedInClient> {
+  async revokeGrant(id: string, why = 'by the machine\'s owner'): Promise<SignedInClient> {
     await this.file.update((current) => {
       const grant = current.grants.find((g) => g.id === id);
       if (!grant) throw new UnknownClientError(`No signed-in client has the id ${/^[0-9a-f]{16}$/.test(id) ? id : 'given'}. List them with "persona-mcp-workspace clients list".`);
@@ -335,10 +339,11 @@ export class AuthorizationServer {
   }
 
   /** For the verifier, on every request: one `stat` unless the file changed. */
-  async grantStatus(id: string): Promise<{ status: 'active' | 'revoked' | 'unknown'; name?: string }> {
+  async grantStatus(id: string): Promise<GrantStatus> {
     const grant = (await this.file.read()).grants.find((g) => g.id === id);
     if (!grant) return { status: 'unknown' };
-    return { status: grant.revokedAt ? 'revoked' : 'active', name: grant.clientName };
+    if (!grant.revokedAt) return { status: 'active', name: grant.clientName };
+    return { status: 'revoked', name: grant.clientName, ...(grant.revokedWhy && { revokedWhy: grant.revokedWhy }) };
   }
 
   /** Notes that a client used its access now; written at most once a minute per client. */
@@ -386,7 +391,7 @@ export class AuthorizationServer {
     if (!issued || issued.clientId !== clientId) throw new OAuthServerError('invalid_grant', 'This authorization code is not valid for this client.');
     if (issued.used) {
       // A code presented twice was intercepted: end whatever the first exchange got.
-      if (issued.grantId) await this.revokeGrant(issued.grantId, 'its authorization code was used twice');
+      if (issued.grantId) await this.revokeGrant(issued.grantId, 'its authorization code was used twice, so it may have been stolen');
       throw new OAuthServerError('invalid_grant', 'This authorization code was already used. Sign in again.');
     }
     if (issued.expiresAt <= this.now()) throw new OAuthServerError('invalid_grant', 'This authorization code expired. Sign in again.');
@@ -440,6 +445,19 @@ export class AuthorizationServer {
     const cutoff = this.now() - REQUEST_KEEP_MS;
     return requests.filter((r) => Date.parse(r.expiresAt) > cutoff);
   }
+}
+
+/** Whether a signed-in client's access holds, and why not when it was ended. */
+export interface GrantStatus {
+  status: 'active' | 'revoked' | 'unknown';
+  name?: string;
+  /** What ended it: the owner, the client signing out, a reused refresh token or code. */
+  revokedWhy?: string;
+}
+
+/** What a client whose access was ended is told, with the recorded reason. */
+export function revokedMessage(why: string | undefined): string {
+  return `This client's access was revoked${why ? ` (${why})` : ''}. Sign in again.`;
 }
 
 /** A resource URL as an audience: origin and path, no query (the place rides in its own claim). */

@@ -1,5 +1,13 @@
-/** The OAuth error codes this authorization server answers with (RFC 6749 §5.2, RFC 8707 §2). */
-export type OAuthErrorCode = 'invalid_request' | 'invalid_grant' | 'invalid_target' | 'invalid_client' | 'invalid_client_metadata' | 'access_denied';
+/** The OAuth error codes this authorization server answers with (RFC 6749 §4.1.2.1 and §5.2, RFC 8707 §2). */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_grant'
+  | 'invalid_target'
+  | 'invalid_client'
+  | 'invalid_client_metadata'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error';
 
 /**
  * A request to the authorization server is refused. `code` is the OAuth error code; the message is

@@ -55,6 +55,8 @@ const grantSchema = z.object({
   /** The approved place's root ('' is This machine). */
   place: z.string(),
   resource: z.string(),
+  /** Where the sign-in's answer went (absent in grants recorded before it was kept). */
+  redirectUri: z.string().optional(),
   approvedAt: iso,
   lastUsedAt: iso.optional(),
   revokedAt: iso.optional(),

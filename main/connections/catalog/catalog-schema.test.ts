@@ -3,7 +3,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CATALOG_ID_PATTERN, CatalogFileError, loadBuiltinCatalog, loadCatalog, parseBuiltinCatalog } from './catalog-schema.js';
+import { CATALOG_ID_PATTERN, CatalogFileError, loadBuiltinCatalog, loadCatalog, parseBuiltinCatalog, type CatalogEntry, type RemoteCatalogEntry } from './catalog-schema.js';
 
 const rawFile = JSON.parse(await readFile(new URL('./builtin-catalog.json', import.meta.url), 'utf8')) as {
   version: 1;
@@ -28,6 +28,11 @@ function rejects(data: unknown, pattern: RegExp): void {
   });
 }
 
+
+function remoteEntries(entries: readonly CatalogEntry[]): RemoteCatalogEntry[] {
+  return entries.filter((entry): entry is RemoteCatalogEntry => entry.transport !== 'stdio');
+}
+
 describe('the built-in catalog file', () => {
   const catalog = loadBuiltinCatalog();
 
@@ -42,8 +47,8 @@ describe('the built-in catalog file', () => {
     for (const id of ids) assert.match(id, CATALOG_ID_PATTERN);
   });
 
-  it('points every entry at an https URL with a known transport and auth kind', () => {
-    for (const entry of catalog.entries) {
+  it('points every remote entry at an https URL with a known transport and auth kind', () => {
+    for (const entry of remoteEntries(catalog.entries)) {
       assert.equal(new URL(entry.url).protocol, 'https:', entry.id);
       assert.ok(['streamable-http', 'sse'].includes(entry.transport), entry.id);
       assert.ok(['oauth', 'api-key', 'none'].includes(entry.auth), entry.id);
@@ -54,16 +59,25 @@ describe('the built-in catalog file', () => {
 
   it('defines every sign-in group it uses, and each group covers at least two servers', () => {
     const groupIds = new Set(catalog.groups.map((group) => group.id));
-    for (const entry of catalog.entries) if (entry.signInGroup) assert.ok(groupIds.has(entry.signInGroup), entry.id);
+    for (const entry of remoteEntries(catalog.entries)) if (entry.signInGroup) assert.ok(groupIds.has(entry.signInGroup), entry.id);
     for (const group of catalog.groups) {
-      assert.ok(catalog.entries.filter((entry) => entry.signInGroup === group.id).length >= 2, group.id);
+      assert.ok(remoteEntries(catalog.entries).filter((entry) => entry.signInGroup === group.id).length >= 2, group.id);
     }
   });
 
   it('offers neither Google nor GitHub, by id, name or URL host', () => {
-    for (const entry of catalog.entries) {
-      assert.doesNotMatch(`${entry.id} ${entry.name}`, /google|gmail|youtube|github/i, entry.id);
+    for (const entry of catalog.entries) assert.doesNotMatch(`${entry.id} ${entry.name}`, /google|gmail|youtube|github/i, entry.id);
+    for (const entry of remoteEntries(catalog.entries)) {
       assert.doesNotMatch(new URL(entry.url).hostname, /(^|\.)(google|googleapis|gmail|youtube|github|githubcopilot)\.com$/, entry.id);
+    }
+  });
+
+  it('offers a few well-known local servers, each run by its launcher with no input but its variables', () => {
+    const local = catalog.entries.filter((entry) => entry.transport === 'stdio');
+    assert.ok(local.length >= 3);
+    for (const entry of local) {
+      assert.ok(['npx', 'uvx'].includes(entry.local.command), entry.id);
+      assert.equal(entry.auth, 'none');
     }
   });
 });
@@ -149,7 +163,7 @@ describe('loadCatalog with an own catalog file', () => {
   it('takes http URLs only when private network targets are allowed', async () => {
     const path = await write(own([entry('local', 'http://127.0.0.1:8080/mcp')]));
     assert.throws(() => loadCatalog({ path, allowHttp: false }), (error: unknown) => error instanceof CatalogFileError && /entries\.0\.url: must be an https URL/.test(error.message));
-    assert.equal(loadCatalog({ path, allowHttp: true }).entries[0]!.url, 'http://127.0.0.1:8080/mcp');
+    assert.equal(remoteEntries(loadCatalog({ path, allowHttp: true }).entries)[0]!.url, 'http://127.0.0.1:8080/mcp');
   });
 
   it('refuses ids of the built-in catalog, a file that is not JSON, and a missing file, saying what to do', async () => {

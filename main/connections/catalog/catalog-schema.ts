@@ -21,34 +21,85 @@ const apiKeySchema = z.object({
   prefix: z.string().optional(),
 });
 
-const entryFields = {
-  url: httpsUrl,
+const commonFields = {
   id: z.string().regex(CATALOG_ID_PATTERN, 'must be 1-32 characters of a-z, 0-9 and -'),
   name: z.string().trim().min(1).max(100),
   // One line: the page shows it as the row's detail.
   description: z.string().trim().min(1).max(200).regex(/^[^\r\n]*$/, 'must be one line'),
+  homepage: httpsUrl.optional(),
+  docs: httpsUrl.optional(),
+};
+
+const entryFields = {
+  ...commonFields,
+  url: httpsUrl,
   transport: z.enum(['streamable-http', 'sse']),
   auth: z.enum(['oauth', 'api-key', 'none']),
   apiKey: apiKeySchema.optional(),
   signInGroup: z.string().regex(CATALOG_ID_PATTERN).optional(),
   // The provider offers no dynamic client registration: the person brings a client ID and secret.
   needsOwnOAuthApp: z.literal(true).optional(),
-  homepage: httpsUrl.optional(),
-  docs: httpsUrl.optional(),
+};
+
+/**
+ * A local server the catalog offers: a package run by its launcher (npx for npm, uvx for PyPI),
+ * with the arguments it declares, the variables it reads (the person names a place secret for
+ * each), and the hosts it installs from (asked for under strict).
+ */
+const localEntryFields = {
+  ...commonFields,
+  transport: z.literal('stdio'),
+  auth: z.literal('none'),
+  local: z.strictObject({
+    command: z.enum(['npx', 'uvx']),
+    args: z.array(z.string().max(4000).regex(/^[^\0]*$/, 'no NUL character')).max(100),
+    env: z
+      .array(
+        z.strictObject({
+          name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name'),
+          description: z.string().max(300).optional(),
+          required: z.boolean(),
+          secret: z.boolean(),
+        }),
+      )
+      .max(50),
+    hosts: z.array(z.string()).max(10).optional(),
+  }),
 };
 
 
-/** A catalog entry as the page and the add route see it. */
-export const catalogEntrySchema = z
-  .strictObject({
-    ...entryFields,
-    source: z.enum(['built-in', 'custom', 'registry']),
-    // The registry's own server name (`io.github.owner/server`), kept for display and support.
-    registryName: z.string().min(1).optional(),
-  })
-  .superRefine(checkAuthFields);
+const entryOrigin = {
+  source: z.enum(['built-in', 'custom', 'registry']),
+  // The registry's own server name (`io.github.owner/server`), kept for display and support.
+  registryName: z.string().min(1).optional(),
+};
+
+/** A catalog entry as the page and the add route see it: a remote server, or a local one. */
+export const catalogEntrySchema = z.union([z.strictObject({ ...entryFields, ...entryOrigin }).superRefine(checkAuthFields), z.strictObject({ ...localEntryFields, ...entryOrigin })]);
 
 export type CatalogEntry = z.infer<typeof catalogEntrySchema>;
+export type LocalCatalogEntry = Extract<CatalogEntry, { transport: 'stdio' }>;
+export type RemoteCatalogEntry = Exclude<CatalogEntry, LocalCatalogEntry>;
+
+/** What makes two entries the same server: a remote's endpoint, a local one's launcher and package. */
+export function serverKeyOf(entry: Pick<CatalogEntry, 'transport'> & { url?: string; local?: { command: string; args: string[] } }): string {
+  if (entry.transport === 'stdio' && entry.local) return `${entry.local.command} ${entry.local.args.find((arg) => !arg.startsWith('-'))?.replace(/(.)@[^@/]*$/, '$1') ?? ''}`;
+  return endpointKey(entry.url ?? '');
+}
+
+/**
+ * Identifies a server endpoint regardless of spelling: host and path, case-insensitive, without
+ * query, trailing slash or the trailing `/mcp` or `/sse` (a provider's two transports are one server).
+ */
+export function endpointKey(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const path = parsed.pathname.toLowerCase().replace(/\/+$/, '').replace(/\/(mcp|sse)$/, '');
+    return `${parsed.host.toLowerCase()}${path}`;
+  } catch {
+    return url.toLowerCase();
+  }
+}
 
 const signInGroupSchema = z.strictObject({
   id: z.string().regex(CATALOG_ID_PATTERN),
@@ -63,7 +114,7 @@ function catalogFileSchema(allowHttp: boolean) {
   return z.strictObject({
     version: z.literal(1),
     groups: z.array(signInGroupSchema),
-    entries: z.array(z.strictObject({ ...entryFields, ...(allowHttp && { url: httpOrHttpsUrl }) }).superRefine(checkAuthFields)).min(1),
+    entries: z.array(z.union([z.strictObject({ ...entryFields, ...(allowHttp && { url: httpOrHttpsUrl }) }).superRefine(checkAuthFields), z.strictObject(localEntryFields)])).min(1),
   });
 }
 
@@ -105,22 +156,28 @@ export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.jso
   for (const entry of entries) {
     if (seenIds.has(entry.id)) problems.push(`entry id "${entry.id}" is used twice`);
     seenIds.add(entry.id);
-    const excluded = excludedProviderReason(entry);
+    const excluded = excludedProviderReason(entry.transport === 'stdio' ? { id: entry.id, name: entry.name, url: '' } : entry);
     if (excluded) problems.push(`entry "${entry.id}" ${excluded}; Google and GitHub are not offered as connectors`);
   }
   const groupIds = new Set<string>();
   for (const group of groups) {
     if (groupIds.has(group.id)) problems.push(`group id "${group.id}" is used twice`);
     groupIds.add(group.id);
-    const members = entries.filter((entry) => entry.signInGroup === group.id).length;
+    const members = entries.filter((entry) => groupOf(entry) === group.id).length;
     if (members < 2) problems.push(`group "${group.id}" has ${members} entr${members === 1 ? 'y' : 'ies'}; a sign-in group needs at least two`);
   }
   for (const entry of entries) {
-    if (entry.signInGroup && !groupIds.has(entry.signInGroup)) problems.push(`entry "${entry.id}" names sign-in group "${entry.signInGroup}", which is not defined`);
+    const group = groupOf(entry);
+    if (group && !groupIds.has(group)) problems.push(`entry "${entry.id}" names sign-in group "${group}", which is not defined`);
   }
   if (problems.length > 0) throw broken(problems);
   const origin = options.origin ?? 'built-in';
   return { entries: entries.map((entry) => ({ ...entry, source: origin })), groups };
+}
+
+/** The sign-in group of a remote entry (a local server signs in to nothing). */
+export function groupOf(entry: { transport: string; signInGroup?: string }): string | undefined {
+  return entry.transport === 'stdio' ? undefined : entry.signInGroup;
 }
 
 /** The curated catalog shipped with the app; throws `CatalogFileError` if the file is broken. */

@@ -85,7 +85,8 @@ describe('CatalogService', () => {
     assert.deepEqual(listing.registry, { state: 'ok', fetchedAt: new Date(clock).toISOString(), ageSeconds: 0 });
     assert.deepEqual(listing.entries.slice(0, builtin.entries.length), builtin.entries);
     const registry = listing.entries.slice(builtin.entries.length);
-    assert.equal(registry.length, 9);
+    // Servers 0-11, three of them local packages.
+    assert.equal(registry.length, 12);
     assert.ok(registry.every((entry) => entry.source === 'registry'));
     assert.ok(!registry.some((entry) => /linear|google/i.test(entry.name)), 'Linear is built in; Google is not offered');
 

@@ -1,8 +1,7 @@
-import { loadBuiltinCatalog, type BuiltinCatalog, type CatalogEntry, type SignInGroup } from './catalog-schema.js';
+import { groupOf, loadBuiltinCatalog, serverKeyOf, type BuiltinCatalog, type CatalogEntry, type SignInGroup } from './catalog-schema.js';
 import { searchCatalog } from '../../../common/catalog-search.js';
 import { readRegistryCache, writeRegistryCache, type RegistryCache } from './registry-cache.js';
 import { fetchRegistryCatalog, RegistryError, type RegistryFetchOptions } from './registry-client.js';
-import { endpointKey } from './registry-mapping.js';
 
 export const DEFAULT_REGISTRY_MAX_AGE_MS = 6 * 60 * 60 * 1000;
 /** Automatic refreshes (on a stale or failed registry) wait this long after the last attempt; Retry does not. */
@@ -67,7 +66,7 @@ export class CatalogService {
   constructor(private readonly options: CatalogServiceOptions) {
     this.builtin = options.builtin ?? loadBuiltinCatalog();
     this.builtinIds = new Set(this.builtin.entries.map((entry) => entry.id));
-    this.builtinEndpoints = new Set(this.builtin.entries.map((entry) => endpointKey(entry.url)));
+    this.builtinEndpoints = new Set(this.builtin.entries.map((entry) => serverKeyOf(entry)));
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_REGISTRY_MAX_AGE_MS;
     this.now = options.now ?? Date.now;
   }
@@ -92,7 +91,7 @@ export class CatalogService {
   list(query: { search?: string } = {}): CatalogListing {
     this.refreshIfDue();
     const entries = searchCatalog([...this.builtin.entries, ...this.registryEntries()], query.search);
-    const usedGroups = new Set(entries.map((entry) => entry.signInGroup));
+    const usedGroups = new Set(entries.map(groupOf));
     return {
       entries,
       groups: this.builtin.groups.filter((group) => usedGroups.has(group.id)),
@@ -143,7 +142,7 @@ export class CatalogService {
         ...this.options.registry,
         baseUrl: this.registryUrl,
         reservedIds: this.builtinIds,
-        skipUrls: this.builtin.entries.map((entry) => entry.url),
+        skipKeys: this.builtin.entries.map(serverKeyOf),
       });
     } catch (error) {
       this.failure =
@@ -163,7 +162,7 @@ export class CatalogService {
 
   /** Cached registry entries minus any that a newer built-in list now offers itself. */
   private registryEntries(): CatalogEntry[] {
-    return (this.cache?.entries ?? []).filter((entry) => !this.builtinIds.has(entry.id) && !this.builtinEndpoints.has(endpointKey(entry.url)));
+    return (this.cache?.entries ?? []).filter((entry) => !this.builtinIds.has(entry.id) && !this.builtinEndpoints.has(serverKeyOf(entry)));
   }
 
   private status(): RegistryStatus {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { generateRegistryServers, startRegistryFixture, type RegistryFixture } from '../../../e2e/fixtures/registry-server.js';
-import { loadBuiltinCatalog } from './catalog-schema.js';
+import { loadBuiltinCatalog, serverKeyOf, type RemoteCatalogEntry } from './catalog-schema.js';
 import { fetchRegistryCatalog, fetchRegistryServers, OFFICIAL_REGISTRY_URL, RegistryError } from './registry-client.js';
 import { parseRegistryPage } from './registry-response.js';
 
@@ -115,23 +115,26 @@ describe('fetchRegistryCatalog', () => {
   before(async () => (fixture = await startRegistryFixture({ servers: generateRegistryServers(12) })));
   after(() => fixture.close());
 
-  it('keeps the latest version of remote servers only, minus Google and the built-in list', async () => {
+  it('keeps the latest version of each server, remote or a local package, minus Google and the built-in list', async () => {
     const builtin = loadBuiltinCatalog();
     const entries = await fetchRegistryCatalog({
       baseUrl: fixture.url,
       reservedIds: builtin.entries.map((e) => e.id),
-      skipUrls: builtin.entries.map((e) => e.url),
+      skipKeys: builtin.entries.map(serverKeyOf),
     });
-    // Of servers 0-11, 2, 6 and 10 are local-only packages.
     assert.deepEqual(
       entries.map((e) => e.registryName),
-      [0, 1, 3, 4, 5, 7, 8, 9, 11].map((i) => `io.github.fixture-org/server-${String(i).padStart(4, '0')}`),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) => `io.github.fixture-org/server-${String(i).padStart(4, '0')}`),
     );
     assert.ok(entries.every((e) => e.source === 'registry'));
-    const first = entries[0]!;
-    assert.equal(first.url, 'https://server-0.mcp.example.com/mcp', 'the 1.2.0 version, not the older 0.9.0 listed after it');
-    assert.equal(entries.find((e) => e.registryName?.endsWith('server-0001'))?.transport, 'sse');
-    assert.deepEqual(entries.find((e) => e.registryName?.endsWith('server-0003'))?.apiKey, { header: 'X-API-Key' });
+    const byName = (n: number) => entries.find((e) => e.registryName?.endsWith(`server-${String(n).padStart(4, '0')}`)) as RemoteCatalogEntry;
+    assert.equal(byName(0).url, 'https://server-0.mcp.example.com/mcp', 'the 1.2.0 version, not the older 0.9.0 listed after it');
+    assert.equal(byName(1).transport, 'sse');
+    assert.deepEqual(byName(3).apiKey, { header: 'X-API-Key' });
+    // Servers 2, 6 and 10 are packages only: run with npx.
+    const local = entries.find((e) => e.registryName?.endsWith('server-0002'));
+    assert.ok(local?.transport === 'stdio');
+    assert.deepEqual(local.local, { command: 'npx', args: ['-y', '@fixture/server-2@1.2.0'], env: [], hosts: [] });
   });
 
   it('reads a registry of 1,000 servers in pages of 100', async () => {
@@ -140,9 +143,10 @@ describe('fetchRegistryCatalog', () => {
       const entries = await fetchRegistryCatalog({ baseUrl: large.url });
       // 1,000 servers plus 100 older versions, Google and Linear: 1,102 items in 12 pages.
       assert.equal(large.requests.length, 12);
-      // Three in four servers have a remote; Linear is kept here, as no built-in URLs were given.
-      assert.equal(entries.length, 751);
-      assert.equal(new Set(entries.map((e) => e.id)).size, 751);
+      // Three in four servers have a remote, the others a package; Linear is kept here, as no built-in URLs were given.
+      assert.equal(entries.length, 1001);
+      assert.equal(entries.filter((e) => e.transport === 'stdio').length, 250);
+      assert.equal(new Set(entries.map((e) => e.id)).size, 1001);
     } finally {
       await large.close();
     }

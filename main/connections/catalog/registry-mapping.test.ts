@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { serverKeyOf, type RemoteCatalogEntry } from './catalog-schema.js';
 import { catalogEntriesFromRegistry, compareVersions, endpointKey } from './registry-mapping.js';
 import type { RegistryRemote, RegistryServerItem } from './registry-response.js';
 
@@ -10,6 +11,7 @@ function server(name: string, overrides: Partial<RegistryServerItem> = {}): Regi
     version: '1.0.0',
     description: `Server ${name}.`,
     remotes: [{ type: 'streamable-http', url: `https://${slug}.example.com/mcp` }],
+    packages: [],
     status: 'active',
     isLatest: true,
     ...overrides,
@@ -52,7 +54,7 @@ describe('catalogEntriesFromRegistry', () => {
       server('a.example/sse', { remotes: [remote('sse', 'https://sse-only.example.com/sse')] }),
     ]);
     assert.deepEqual(
-      entries.map((e) => [e.registryName, e.transport, e.url]),
+      entries.map((e) => [e.registryName, e.transport, (e as RemoteCatalogEntry).url]),
       [
         ['a.example/both', 'streamable-http', 'https://both.example.com/mcp'],
         ['a.example/sse', 'sse', 'https://sse-only.example.com/sse'],
@@ -68,7 +70,7 @@ describe('catalogEntriesFromRegistry', () => {
       server('a.example/versions', { version: '1.9.0', isLatest: undefined, remotes: [remote('sse', 'https://v19.example.com/sse')] }),
     ]);
     assert.deepEqual(
-      entries.map((e) => e.url),
+      entries.map((e) => (e as RemoteCatalogEntry).url),
       ['https://flagged-new.example.com/sse', 'https://v110.example.com/sse'],
     );
   });
@@ -101,7 +103,7 @@ describe('catalogEntriesFromRegistry', () => {
         server('a.example/first', { remotes: [remote('streamable-http', 'https://same.example.com/mcp')] }),
         server('a.example/second', { remotes: [remote('sse', 'https://same.example.com/sse')] }),
       ],
-      { skipUrls: ['https://mcp.linear.app/mcp', 'https://mcp.stripe.com'] },
+      { skipKeys: ['https://mcp.linear.app/mcp', 'https://mcp.stripe.com'].map((url) => serverKeyOf({ transport: 'streamable-http', url })) },
     );
     assert.deepEqual(entries.map((e) => e.registryName), ['a.example/first']);
   });
@@ -116,7 +118,7 @@ describe('catalogEntriesFromRegistry', () => {
       server('a.example/region', { remotes: [remote('streamable-http', 'https://r.example.com/mcp', [{ name: 'X-Region', isRequired: true }])] }),
     ]);
     assert.deepEqual(
-      Object.fromEntries(entries.map((e) => [e.registryName, [e.auth, e.apiKey]])),
+      Object.fromEntries(entries.map((e) => [e.registryName, [e.auth, (e as RemoteCatalogEntry).apiKey]])),
       {
         'a.example/bearer': ['api-key', { header: 'Authorization', prefix: 'Bearer ' }],
         'a.example/optional': ['none', undefined],
@@ -177,5 +179,43 @@ describe('endpointKey', () => {
     assert.equal(endpointKey('https://huggingface.co/mcp?login'), endpointKey('https://huggingface.co/mcp'));
     assert.equal(endpointKey('https://mcp.stripe.com/'), endpointKey('https://mcp.stripe.com'));
     assert.notEqual(endpointKey('https://bindings.mcp.cloudflare.com/mcp'), endpointKey('https://builds.mcp.cloudflare.com/mcp'));
+  });
+});
+
+describe('catalogEntriesFromRegistry: local servers', () => {
+  const pkg = (overrides: Record<string, unknown> = {}) => ({ registryType: 'npm', registryBaseUrl: 'https://packages.example.org', identifier: '@acme/files-mcp', version: '2.1.0', transport: { type: 'stdio' }, ...overrides });
+
+  it('offers an npm or PyPI package run over stdio when there is no remote, with its variables and where it installs from', () => {
+    const entries = catalogEntriesFromRegistry([
+      server('a.example/files', {
+        remotes: [],
+        packages: [
+          pkg({
+            packageArguments: [{ type: 'named', name: '--read-only' }, { type: 'positional', value: 'stdio' }],
+            environmentVariables: [{ name: 'ACME_TOKEN', description: 'Your token', isRequired: true, isSecret: true }],
+          }),
+        ],
+      }),
+      server('a.example/py', { remotes: [], packages: [pkg({ registryType: 'pypi', identifier: 'acme-mcp', version: '0.3', registryBaseUrl: undefined })] }),
+    ]);
+    assert.deepEqual(
+      entries.map((e) => [e.registryName, e.transport === 'stdio' && e.local]),
+      [
+        ['a.example/files', { command: 'npx', args: ['-y', '@acme/files-mcp@2.1.0', '--read-only', 'stdio'], env: [{ name: 'ACME_TOKEN', description: 'Your token', required: true, secret: true }], hosts: ['packages.example.org'] }],
+        ['a.example/py', { command: 'uvx', args: ['acme-mcp@0.3'], env: [], hosts: [] }],
+      ],
+    );
+  });
+
+  it('prefers a remote, and leaves out a package that needs input or a secret on its command line, or is not stdio', () => {
+    const entries = catalogEntriesFromRegistry([
+      server('a.example/both', { packages: [pkg()] }),
+      server('a.example/folder', { remotes: [], packages: [pkg({ packageArguments: [{ type: 'positional', valueHint: 'dir', isRequired: true }] })] }),
+      server('a.example/secret-arg', { remotes: [], packages: [pkg({ packageArguments: [{ type: 'named', name: '--token', value: 'x', isSecret: true }] })] }),
+      server('a.example/template', { remotes: [], packages: [pkg({ packageArguments: [{ type: 'positional', value: '{dir}' }] })] }),
+      server('a.example/http', { remotes: [], packages: [pkg({ transport: { type: 'streamable-http' } })] }),
+      server('a.example/oci', { remotes: [], packages: [pkg({ registryType: 'oci' })] }),
+    ]);
+    assert.deepEqual(entries.map((e) => [e.registryName, e.transport]), [['a.example/both', 'streamable-http']]);
   });
 });

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
-import { catalogEntrySchema, type CatalogEntry } from './catalog-schema.js';
+import { catalogEntrySchema, serverKeyOf, type CatalogEntry } from './catalog-schema.js';
+
+export { endpointKey } from './catalog-schema.js';
 import { excludedProviderReason } from './excluded-providers.js';
-import type { RegistryHeader, RegistryRemote, RegistryServerItem } from './registry-response.js';
+import { canonicalHost } from '../../places/network-allow-list.js';
+import type { RegistryArgument, RegistryHeader, RegistryPackage, RegistryRemote, RegistryServerItem } from './registry-response.js';
 
 export interface RegistryMappingOptions {
   /** Ids already taken (the built-in entries); registry ids never reuse them. */
   reservedIds?: Iterable<string>;
-  /** Server URLs already offered (the built-in entries); the registry's copies are dropped. */
-  skipUrls?: Iterable<string>;
+  /** Servers already offered (the built-in entries, by serverKeyOf); the registry's copies are dropped. */
+  skipKeys?: Iterable<string>;
 }
 
 const MAX_ID_LENGTH = 32;
@@ -16,7 +19,8 @@ const KEY_HEADER = /authorization|api[-_]?key|token|secret|key/i;
 
 /**
  * Turns registry servers into catalog entries: the latest version of each name, only if it is
- * active and has an https remote (streamable HTTP preferred over SSE), minus Google, GitHub and
+ * active and has an https remote (streamable HTTP preferred over SSE) or, failing that, an npm or
+ * PyPI package run over stdio that needs no input but its variables; minus Google, GitHub and
  * anything the built-in list already offers. Sorted by name.
  *
  * The registry does not say how a remote authenticates. An entry is `api-key` when the remote
@@ -24,39 +28,26 @@ const KEY_HEADER = /authorization|api[-_]?key|token|secret|key/i;
  * often OAuth) is discovered when connecting, from the server's protected-resource metadata.
  */
 export function catalogEntriesFromRegistry(items: Iterable<RegistryServerItem>, options: RegistryMappingOptions = {}): CatalogEntry[] {
-  const seenEndpoints = new Set([...(options.skipUrls ?? [])].map(endpointKey));
-  const candidates: { item: RegistryServerItem; remote: RegistryRemote }[] = [];
+  const seen = new Set(options.skipKeys ?? []);
+  const candidates: { item: RegistryServerItem; server: RegistryRemote | LocalPackage }[] = [];
   for (const item of latestPerName(items)) {
     if (item.status !== undefined && item.status !== 'active') continue;
-    const remote = pickRemote(item.remotes);
-    if (!remote) continue;
-    if (excludedProviderReason({ name: item.title, url: remote.url, registryName: item.name })) continue;
-    const endpoint = endpointKey(remote.url);
-    if (seenEndpoints.has(endpoint)) continue;
-    seenEndpoints.add(endpoint);
-    candidates.push({ item, remote });
+    const server = pickRemote(item.remotes) ?? pickPackage(item.packages);
+    if (!server) continue;
+    if (excludedProviderReason({ name: item.title, url: 'url' in server ? server.url : '', registryName: item.name })) continue;
+    const key = 'url' in server ? serverKeyOf({ transport: 'streamable-http', url: server.url }) : serverKeyOf({ transport: 'stdio', local: server });
+    if (seen.has(key)) continue;
+    seen.add(key);
+    candidates.push({ item, server });
   }
   const ids = assignIds(candidates.map(({ item }) => item.name), new Set(options.reservedIds ?? []));
   const entries: CatalogEntry[] = [];
-  for (const { item, remote } of candidates) {
-    const parsed = catalogEntrySchema.safeParse(toEntry(item, remote, ids.get(item.name)!));
+  for (const { item, server } of candidates) {
+    const id = ids.get(item.name)!;
+    const parsed = catalogEntrySchema.safeParse('url' in server ? toEntry(item, server, id) : toLocalEntry(item, server, id));
     if (parsed.success) entries.push(parsed.data);
   }
   return entries.sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base', numeric: true }) || a.id.localeCompare(b.id));
-}
-
-/**
- * Identifies a server endpoint regardless of spelling: host and path, case-insensitive, without
- * query, trailing slash or the trailing `/mcp` or `/sse` (a provider's two transports are one server).
- */
-export function endpointKey(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const path = parsed.pathname.toLowerCase().replace(/\/+$/, '').replace(/\/(mcp|sse)$/, '');
-    return `${parsed.host.toLowerCase()}${path}`;
-  } catch {
-    return url.toLowerCase();
-  }
 }
 
 function latestPerName(items: Iterable<RegistryServerItem>): RegistryServerItem[] {
@@ -106,6 +97,66 @@ function comparePart(a: string, b: string): number {
   const numB = /^\d+$/.test(b) ? Number(b) : NaN;
   if (!Number.isNaN(numA) && !Number.isNaN(numB)) return Math.sign(numA - numB);
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A package as the catalog runs it: its launcher, arguments, variables and where it installs from. */
+interface LocalPackage {
+  command: 'npx' | 'uvx';
+  args: string[];
+  env: { name: string; description?: string; required: boolean; secret: boolean }[];
+  hosts: string[];
+}
+
+const LAUNCHERS: Record<string, 'npx' | 'uvx'> = { npm: 'npx', pypi: 'uvx' };
+
+/**
+ * The first npm or PyPI package run over stdio whose arguments are all fixed: one that needs a
+ * value from the person (a folder, say), or a secret on its command line, is not offered yet.
+ */
+function pickPackage(packages: RegistryPackage[]): LocalPackage | undefined {
+  for (const pkg of packages) {
+    const command = LAUNCHERS[pkg.registryType];
+    if (!command || (pkg.transport && pkg.transport.type !== 'stdio')) continue;
+    const runtime = argumentsOf(pkg.runtimeArguments ?? []);
+    const own = argumentsOf(pkg.packageArguments ?? []);
+    if (!runtime || !own || !/^[@A-Za-z0-9][\w.@/-]*$/.test(pkg.identifier)) continue;
+    const spec = pkg.version && /^[\w.+-]+$/.test(pkg.version) ? `${pkg.identifier}@${pkg.version}` : pkg.identifier;
+    const host = pkg.registryBaseUrl?.startsWith('https://') ? canonicalHost(new URL(pkg.registryBaseUrl).hostname) : undefined;
+    return {
+      command,
+      args: [...(command === 'npx' ? ['-y'] : []), ...runtime, spec, ...own],
+      env: (pkg.environmentVariables ?? []).map((v) => ({ name: v.name, ...(v.description && { description: v.description.replace(/\s+/g, ' ').slice(0, 300) }), required: v.isRequired === true, secret: v.isSecret === true })),
+      hosts: host ? [host] : [],
+    };
+  }
+  return undefined;
+}
+
+/** The arguments as a command line, or undefined when one needs the person's input or is secret. */
+function argumentsOf(declared: RegistryArgument[]): string[] | undefined {
+  const args: string[] = [];
+  for (const arg of declared) {
+    const value = arg.value ?? arg.default;
+    if (arg.isSecret || (value !== undefined && value.includes('{'))) return undefined;
+    if (value === undefined && arg.isRequired) return undefined;
+    if (arg.type === 'named' && arg.name) args.push(arg.name, ...(value !== undefined ? [value] : []));
+    else if (arg.type === 'positional' && value !== undefined) args.push(value);
+  }
+  return args;
+}
+
+function toLocalEntry(item: RegistryServerItem, local: LocalPackage, id: string): unknown {
+  return {
+    id,
+    name: oneLine(item.title || item.name.slice(item.name.indexOf('/') + 1), 100),
+    description: oneLine(item.description || `MCP server ${item.name} from the MCP Registry.`, MAX_DESCRIPTION_LENGTH),
+    transport: 'stdio',
+    auth: 'none',
+    local,
+    ...(item.websiteUrl && isPlainHttpsUrl(item.websiteUrl) && { homepage: item.websiteUrl }),
+    source: 'registry',
+    registryName: item.name,
+  };
 }
 
 function pickRemote(remotes: RegistryRemote[]): RegistryRemote | undefined {

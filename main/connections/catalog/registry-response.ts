@@ -20,6 +20,38 @@ const remoteSchema = z.looseObject({
 });
 
 export type RegistryRemote = z.infer<typeof remoteSchema>;
+
+/** An argument a package declares (positional, or named like `--port`), with a fixed value or not. */
+const argumentSchema = z.looseObject({
+  type: z.string(),
+  name: z.string().optional(),
+  value: z.string().optional(),
+  default: z.string().optional(),
+  isRequired: z.boolean().optional(),
+  isSecret: z.boolean().optional(),
+});
+
+const variableSchema = z.looseObject({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  isRequired: z.boolean().optional(),
+  isSecret: z.boolean().optional(),
+});
+
+/** A package of a local server (npm, PyPI, ...), run over stdio. */
+const packageSchema = z.looseObject({
+  registryType: z.string(),
+  registryBaseUrl: z.string().optional(),
+  identifier: z.string().min(1),
+  version: z.string().optional(),
+  transport: z.looseObject({ type: z.string() }).optional(),
+  runtimeArguments: z.array(argumentSchema).optional(),
+  packageArguments: z.array(argumentSchema).optional(),
+  environmentVariables: z.array(variableSchema).optional(),
+});
+
+export type RegistryPackage = z.infer<typeof packageSchema>;
+export type RegistryArgument = z.infer<typeof argumentSchema>;
 export type RegistryHeader = z.infer<typeof headerSchema>;
 
 const serverSchema = z.looseObject({
@@ -28,8 +60,9 @@ const serverSchema = z.looseObject({
   title: z.string().optional(),
   description: z.string().optional(),
   websiteUrl: z.string().optional(),
-  // Each remote is checked on its own: a malformed one is skipped, the others still count.
+  // Each remote and package is checked on its own: a malformed one is skipped, the others still count.
   remotes: z.array(z.unknown()).optional(),
+  packages: z.array(z.unknown()).optional(),
 });
 
 const officialMetaSchema = z.looseObject({
@@ -50,6 +83,7 @@ export interface RegistryServerItem {
   description?: string;
   websiteUrl?: string;
   remotes: RegistryRemote[];
+  packages: RegistryPackage[];
   status?: string;
   publishedAt?: string;
   isLatest?: boolean;
@@ -84,6 +118,10 @@ export function parseServerItem(data: unknown): RegistryServerItem | undefined {
     const result = remoteSchema.safeParse(remote);
     return result.success ? [result.data] : [];
   });
+  const packages = (server.packages ?? []).flatMap((pkg) => {
+    const result = packageSchema.safeParse(pkg);
+    return result.success ? [result.data] : [];
+  });
   return {
     name: server.name,
     version: server.version,
@@ -91,6 +129,7 @@ export function parseServerItem(data: unknown): RegistryServerItem | undefined {
     description: server.description,
     websiteUrl: server.websiteUrl,
     remotes,
+    packages,
     status: official?.status,
     publishedAt: official?.publishedAt,
     isLatest: official?.isLatest,

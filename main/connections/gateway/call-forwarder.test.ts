@@ -141,7 +141,7 @@ describe('UpstreamConnection forwarding through its CallForwarder', () => {
   it('opens a new session once when the upstream answers 404 (session expired), and the call goes through', async () => {
     const conn = new UpstreamConnection(
       { name: 'u0123abcd__fixture', displayName: 'Fixture', url: upstream.url, transport: 'streamable-http' },
-      { credentials: 'header', allowPrivateNetwork: true, headers: async () => HEADERS, timeoutMs: 5_000 },
+      { credentials: 'header', allowPrivateNetwork: true, appPorts: () => [], headers: async () => HEADERS, timeoutMs: 5_000 },
     );
     await conn.call('echo', { text: 'one' });
     const initializesBefore = upstream.requests.filter((r) => r['mcp-session-id'] === undefined).length;

@@ -31,7 +31,7 @@ describe('ConnectionHealth', () => {
     upstream = await startUpstream();
     // Remote connections only here: a local one would not start.
     const local = { start: () => Promise.reject(new Error('no local servers in this test')), policyKey: async () => '', logDir: tmpdir(), idleMs: 60_000 };
-    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, credentials: async () => ({}), signedFetch: (_c, base) => base, local });
+    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, appPorts: () => [], credentials: async () => ({}), signedFetch: (_c, base) => base, local });
     health = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
     gateway.onFailure((c, error) => health.failed(c, error));
     health.onChange((root) => changed.push(root));

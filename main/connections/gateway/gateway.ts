@@ -25,6 +25,8 @@ export interface GatewayOptions {
   timeoutMs: number;
   /** Lets connections reach loopback and private addresses (local development and tests). */
   allowPrivateNetwork: boolean;
+  /** The ports this app listens on: never reached on this machine, whatever the setting. */
+  appPorts: () => readonly number[];
   /** The headers that carry a connection's credentials, read at each (re)connect. */
   credentials: (connection: PlaceConnection) => Promise<Record<string, string>>;
   /** For OAuth connections: adds the access token to every request, refreshing it as needed. */
@@ -65,6 +67,7 @@ export class Gateway {
         credentials: connection.auth.kind,
         timeoutMs: this.options.timeoutMs,
         allowPrivateNetwork: this.options.allowPrivateNetwork,
+        appPorts: this.options.appPorts,
         headers: () => this.options.credentials(connection),
         ...(connection.auth.kind === 'oauth' && { signedFetch: (base: FetchLike) => this.options.signedFetch(remote, base) }),
         onToolsChanged: () => {

@@ -12,7 +12,7 @@ function connect(
 ) {
   return new UpstreamConnection(
     { name: 'u0123abcd__fixture', displayName: 'Fixture', url: upstream.url, transport: 'streamable-http' },
-    { credentials: 'header', allowPrivateNetwork: options.allowPrivateNetwork ?? true, headers: async () => ({ [KEY.header]: options.key ?? KEY.value }), timeoutMs: options.timeoutMs ?? 5_000, ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }), ...(options.onFailure && { onFailure: options.onFailure }) },
+    { credentials: 'header', allowPrivateNetwork: options.allowPrivateNetwork ?? true, appPorts: () => [], headers: async () => ({ [KEY.header]: options.key ?? KEY.value }), timeoutMs: options.timeoutMs ?? 5_000, ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }), ...(options.onFailure && { onFailure: options.onFailure }) },
   );
 }
 
@@ -161,7 +161,7 @@ describe('UpstreamConnection diagnosis: each failure is sorted into what a perso
   function plain(url: string, credentials: 'none' | 'header' = 'none') {
     return new UpstreamConnection(
       { name: 'u0123abcd__open', displayName: 'Open', url, transport: 'streamable-http' },
-      { credentials, allowPrivateNetwork: true, headers: async () => ({}), timeoutMs: 800 },
+      { credentials, allowPrivateNetwork: true, appPorts: () => [], headers: async () => ({}), timeoutMs: 800 },
     );
   }
 

@@ -50,6 +50,8 @@ export interface UpstreamConnectionOptions {
   onFailure?: (error: UpstreamUnavailableError) => void;
   /** Lets the connection reach loopback and private addresses (local development and tests). */
   allowPrivateNetwork: boolean;
+  /** The ports this app listens on: never reached on this machine, whatever the setting. */
+  appPorts: () => readonly number[];
   /** Adds a login to every request (OAuth: the access token, kept fresh). */
   signedFetch?: (base: FetchLike) => FetchLike;
 }
@@ -167,7 +169,7 @@ export class UpstreamConnection {
     const url = new URL(this.target.url);
     const headers = await this.options.headers();
     const requestInit = { headers };
-    const network = createGuardedFetch({ allowPrivateNetwork: this.options.allowPrivateNetwork });
+    const network = createGuardedFetch({ allowPrivateNetwork: this.options.allowPrivateNetwork, appPorts: this.options.appPorts });
     const signed = this.options.signedFetch ? this.options.signedFetch(network.fetch) : network.fetch;
     const fetch: FetchLike = async (input, init) => {
       const response = await signed(input, init);

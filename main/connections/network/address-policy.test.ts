@@ -79,4 +79,37 @@ describe('isForbiddenAddress', () => {
       assert.equal(isForbiddenAddress(text), 'not a plain IP address', text);
     }
   });
+
+  it('with the private-network setting, lets in loopback and private ranges, also in their IPv4-mapped forms', () => {
+    for (const address of ['127.0.0.1', '127.1.2.3', '::1', '10.0.0.1', '172.16.0.1', '192.168.1.1', '100.64.0.1', 'fd12:3456::1', '::ffff:127.0.0.1', '::ffff:10.1.2.3', '8.8.8.8']) {
+      assert.equal(isForbiddenAddress(address, true), undefined, address);
+    }
+  });
+
+  it('with the private-network setting, still refuses link-local, metadata, unspecified and other special addresses', () => {
+    const refused: [string, string][] = [
+      ['169.254.169.254', 'metadata'],
+      ['169.254.0.23', 'link-local'],
+      ['100.100.100.200', 'metadata'],
+      ['fd00:ec2::254', 'metadata'],
+      ['fe80::1', 'link-local'],
+      ['fe80::1%eth0', 'link-local'],
+      ['0.0.0.0', 'unspecified'],
+      ['::', 'unspecified'],
+      ['::ffff:169.254.169.254', 'IPv4-mapped IPv6 address of 169.254.169.254, the cloud metadata'],
+      ['::ffff:a9fe:a9fe', 'metadata'],
+      ['::ffff:0.0.0.0', 'unspecified'],
+      ['64:ff9b::a9fe:a9fe', 'metadata'],
+      ['2002:a9fe:a9fe::', 'metadata'],
+      ['::127.0.0.1', 'deprecated'],
+      ['192.0.0.192', 'IETF'],
+      ['224.0.0.1', 'multicast'],
+      ['255.255.255.255', 'broadcast'],
+      ['fec0::1', 'site-local'],
+    ];
+    for (const [address, reason] of refused) {
+      const got = isForbiddenAddress(address, true);
+      assert.ok(got?.includes(reason), `${address}: expected a reason with "${reason}", got ${JSON.stringify(got)}`);
+    }
+  });
 });

@@ -4,28 +4,34 @@ import { BlockList, isIP } from 'node:net';
  * Which IP addresses a connection may never reach: anything that is not a public unicast address
  * on the internet. A remote MCP server is always public; an address on this machine, its networks
  * or its cloud provider's metadata service is where a forged URL would do harm (SSRF).
+ *
+ * The private-network setting (local development) lets in the ranges marked `private` only:
+ * loopback and the private networks. Link-local and metadata addresses, the unspecified address and
+ * every other special range stay refused whatever the setting: no MCP server is reached there.
  */
 
 interface Range {
   network: string;
   prefix: number;
   reason: string;
+  /** Loopback or a private network: allowed with the private-network setting. */
+  private?: true;
 }
 
-// Checked in order, so the precise reasons (metadata services) come before the ranges holding them.
+// Checked in order, so the metadata services (never allowed) come before the private ranges holding them.
 const IPV4_RANGES: Range[] = [
   { network: '169.254.169.254', prefix: 32, reason: 'the cloud metadata service address' },
   { network: '100.100.100.200', prefix: 32, reason: 'the cloud metadata service address (Alibaba Cloud)' },
   { network: '0.0.0.0', prefix: 8, reason: 'an unspecified ("this network") address (0.0.0.0/8)' },
-  { network: '10.0.0.0', prefix: 8, reason: 'a private address (10.0.0.0/8)' },
-  { network: '100.64.0.0', prefix: 10, reason: 'a carrier-grade NAT address (100.64.0.0/10)' },
-  { network: '127.0.0.0', prefix: 8, reason: 'a loopback address (127.0.0.0/8)' },
+  { network: '10.0.0.0', prefix: 8, reason: 'a private address (10.0.0.0/8)', private: true },
+  { network: '100.64.0.0', prefix: 10, reason: 'a carrier-grade NAT address (100.64.0.0/10)', private: true },
+  { network: '127.0.0.0', prefix: 8, reason: 'a loopback address (127.0.0.0/8)', private: true },
   { network: '169.254.0.0', prefix: 16, reason: 'a link-local address (169.254.0.0/16)' },
-  { network: '172.16.0.0', prefix: 12, reason: 'a private address (172.16.0.0/12)' },
+  { network: '172.16.0.0', prefix: 12, reason: 'a private address (172.16.0.0/12)', private: true },
   { network: '192.0.0.0', prefix: 24, reason: 'an IETF protocol address (192.0.0.0/24)' },
   { network: '192.0.2.0', prefix: 24, reason: 'a documentation address (192.0.2.0/24)' },
   { network: '192.88.99.0', prefix: 24, reason: 'a deprecated 6to4 relay address (192.88.99.0/24)' },
-  { network: '192.168.0.0', prefix: 16, reason: 'a private address (192.168.0.0/16)' },
+  { network: '192.168.0.0', prefix: 16, reason: 'a private address (192.168.0.0/16)', private: true },
   { network: '198.18.0.0', prefix: 15, reason: 'a benchmarking address (198.18.0.0/15)' },
   { network: '198.51.100.0', prefix: 24, reason: 'a documentation address (198.51.100.0/24)' },
   { network: '203.0.113.0', prefix: 24, reason: 'a documentation address (203.0.113.0/24)' },
@@ -37,9 +43,9 @@ const IPV4_RANGES: Range[] = [
 // Addresses embedding an IPv4 address (mapped, NAT64, 6to4) are decoded before these are consulted.
 const IPV6_RANGES: Range[] = [
   { network: '::', prefix: 128, reason: 'the unspecified address (::)' },
-  { network: '::1', prefix: 128, reason: 'the loopback address (::1)' },
+  { network: '::1', prefix: 128, reason: 'the loopback address (::1)', private: true },
   { network: 'fd00:ec2::254', prefix: 128, reason: 'the cloud metadata service address (AWS)' },
-  { network: 'fc00::', prefix: 7, reason: 'a unique-local (private) address (fc00::/7)' },
+  { network: 'fc00::', prefix: 7, reason: 'a unique-local (private) address (fc00::/7)', private: true },
   { network: 'fe80::', prefix: 10, reason: 'a link-local address (fe80::/10)' },
   { network: 'fec0::', prefix: 10, reason: 'a deprecated site-local address (fec0::/10)' },
   { network: 'ff00::', prefix: 8, reason: 'a multicast address (ff00::/8)' },
@@ -59,38 +65,41 @@ const IPV6_RANGES: Range[] = [
 // All of global unicast: an IPv6 address outside it that nothing above named is still not public.
 const GLOBAL_UNICAST = blockList('2000::', 3, 'ipv6');
 
-const IPV4_CHECKS = IPV4_RANGES.map((range) => ({ list: blockList(range.network, range.prefix, 'ipv4'), reason: range.reason }));
-const IPV6_CHECKS = IPV6_RANGES.map((range) => ({ list: blockList(range.network, range.prefix, 'ipv6'), reason: range.reason }));
+const IPV4_CHECKS = IPV4_RANGES.map((range) => ({ list: blockList(range.network, range.prefix, 'ipv4'), reason: range.reason, private: range.private === true }));
+const IPV6_CHECKS = IPV6_RANGES.map((range) => ({ list: blockList(range.network, range.prefix, 'ipv6'), reason: range.reason, private: range.private === true }));
 
 /**
- * Why a connection may not go to `ip`, or undefined when it is a public unicast address. `ip` must
- * be a plain IPv4 dotted quad or an IPv6 address (a zone id is ignored); anything else — shorthand
- * IPv4 forms included — is refused, since it is not what DNS answers or the URL parser produce.
+ * Why a connection may not go to `ip`, or undefined when it is a public unicast address (or, with
+ * `allowPrivateNetwork`, a loopback or private one). `ip` must be a plain IPv4 dotted quad or an
+ * IPv6 address (a zone id is ignored); anything else — shorthand IPv4 forms included — is refused,
+ * since it is not what DNS answers or the URL parser produce.
  */
-export function isForbiddenAddress(ip: string): string | undefined {
+export function isForbiddenAddress(ip: string, allowPrivateNetwork = false): string | undefined {
   const version = isIP(ip);
-  if (version === 4) return ipv4Reason(ip);
+  if (version === 4) return ipv4Reason(ip, allowPrivateNetwork);
   // The zone says which interface to use, not where the address points.
-  if (version === 6) return ipv6Reason(ip.replace(/%.*$/, ''));
+  if (version === 6) return ipv6Reason(ip.replace(/%.*$/, ''), allowPrivateNetwork);
   return 'not a plain IP address';
 }
 
-function ipv4Reason(ip: string): string | undefined {
-  return IPV4_CHECKS.find((check) => check.list.check(ip, 'ipv4'))?.reason;
+function ipv4Reason(ip: string, allowPrivate: boolean): string | undefined {
+  const check = IPV4_CHECKS.find((c) => c.list.check(ip, 'ipv4'));
+  return check && !(allowPrivate && check.private) ? check.reason : undefined;
 }
 
-function ipv6Reason(ip: string): string | undefined {
+function ipv6Reason(ip: string, allowPrivate: boolean): string | undefined {
   const groups = hextets(ip);
   const embedded = embeddedIPv4(groups);
   if (embedded) {
-    const reason = ipv4Reason(embedded.ipv4);
+    // Judged as the IPv4 host it reaches: ::ffff:127.0.0.1 is loopback, ::ffff:169.254.169.254 the metadata service.
+    const reason = ipv4Reason(embedded.ipv4, allowPrivate);
     if (reason) return `${embedded.form} of ${embedded.ipv4}, ${reason}`;
-    // Deprecated and not routed as the IPv4 host it names: nothing public answers on it.
+    // Deprecated and not routed as the IPv4 host it names: nothing answers on it.
     if (embedded.form === 'an IPv4-compatible IPv6 address') return `${embedded.form} (deprecated, ::/96)`;
     return undefined;
   }
-  const reason = IPV6_CHECKS.find((check) => check.list.check(ip, 'ipv6'))?.reason;
-  if (reason) return reason;
+  const check = IPV6_CHECKS.find((c) => c.list.check(ip, 'ipv6'));
+  if (check) return allowPrivate && check.private ? undefined : check.reason;
   if (!GLOBAL_UNICAST.check(ip, 'ipv6')) return 'not a global unicast address (outside 2000::/3)';
   return undefined;
 }

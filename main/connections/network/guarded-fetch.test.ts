@@ -9,6 +9,8 @@ import { testCertificate } from '../../../test/support/test-certificate.js';
 import { createGuardedFetch, MAX_REDIRECTS } from './guarded-fetch.js';
 import { NetworkPolicyError, type NetworkPolicyErrorKind } from './network-policy-error.js';
 import type { ResolvedAddress } from './target-check.js';
+import { interfaceAddresses } from './this-machine.js';
+import { isForbiddenAddress } from './address-policy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Outbound guard. These tests must never send anything off this machine, also when the code under
@@ -206,7 +208,7 @@ describe('createGuardedFetch, default policy: hostile URLs are refused before an
   for (const [url, kind, asked] of BATTERY) {
     it(`refuses ${url} (${kind})`, async () => {
       const resolver = fixedResolver(answers);
-      const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+      const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
       // A secret in the query string must never reach the message (messages end up in logs).
       const withSecret = `${url}?code=s3cret-value`;
       await assert.rejects(guarded.fetch(withSecret), (error: unknown) => {
@@ -233,7 +235,7 @@ describe('createGuardedFetch, default policy: hostile URLs are refused before an
 
   it('refuses an IPv6 zone id: the URL parser rejects it before anything is resolved or connected', async () => {
     const resolver = fixedResolver(answers);
-    const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
     await assert.rejects(guarded.fetch('https://[fe80::1%25eth0]/'), TypeError);
     assert.deepEqual(resolver.asked, []);
     assert.deepEqual(attempts, []);
@@ -241,14 +243,14 @@ describe('createGuardedFetch, default policy: hostile URLs are refused before an
   });
 
   it('names the private answer among several', async () => {
-    const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: fixedResolver(answers).resolve });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: fixedResolver(answers).resolve });
     await assert.rejects(guarded.fetch('https://mixed.example/'), /"mixed\.example" resolves to 93\.184\.216\.34 and 192\.168\.0\.10; 192\.168\.0\.10 is a private address \(192\.168\.0\.0\/16\)/);
     await guarded.close();
   });
 
   it('lets a name resolving to a public address through to the connect step, pinned to that address', async () => {
     const resolver = fixedResolver(answers);
-    const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
     // The outbound guard stops it there: the socket asked its lookup, got the checked address, and was refused.
     await assert.rejects(guarded.fetch('https://public.example/mcp'), (error: unknown) => {
       assert.ok(!(error instanceof NetworkPolicyError));
@@ -293,7 +295,7 @@ describe('createGuardedFetch, default policy: redirects over https', { skip: tls
   });
 
   it('follows a same-origin redirect, pinned to the checked (public) address', async () => {
-    const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
     const response = await guarded.fetch(`https://hop.example:${server.port}/start`);
     assert.equal(await response.text(), `at hop.example:${server.port}/next`);
     assert.ok(attempts.length > 0);
@@ -302,7 +304,7 @@ describe('createGuardedFetch, default policy: redirects over https', { skip: tls
   });
 
   it('keeps a same-host redirect on the address checked first, even when the name now resolves to a private one', async () => {
-    const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
     server.requests.length = 0;
     const response = await guarded.fetch(`https://rebind.example:${server.port}/start`);
     await response.text();
@@ -316,16 +318,16 @@ describe('createGuardedFetch, default policy: redirects over https', { skip: tls
   });
 
   it('checks again after close(): a new connection resolves the name anew', async () => {
-    const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
     await (await guarded.fetch(`https://hop.example:${server.port}/start`)).text();
     await guarded.close();
-    const fresh = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+    const fresh = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
     await assert.rejects(fresh.fetch(`https://rebind.example:${server.port}/next`), isPolicyError('private-address'));
     await fresh.close();
   });
 
   it('refuses a redirect to another origin, naming both origins', async () => {
-    const guarded = createGuardedFetch({ allowPrivateNetwork: false, resolve: resolver.resolve });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: resolver.resolve });
     server.requests.length = 0;
     await assert.rejects(guarded.fetch(`https://hop.example:${server.port}/away?token=s3cret`), (error: unknown) => {
       isPolicyError('redirect')(error);
@@ -370,7 +372,7 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
     elsewhere.requests.length = 0;
   });
 
-  const local = (resolve?: (host: string) => Promise<ResolvedAddress[]>) => createGuardedFetch({ allowPrivateNetwork: true, ...(resolve && { resolve }) });
+  const local = (resolve?: (host: string) => Promise<ResolvedAddress[]>) => createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [], ...(resolve && { resolve }) });
 
   it('fetches from a loopback http server', async () => {
     const guarded = local();
@@ -508,5 +510,57 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
     await guarded.close();
     await assert.rejects(guarded.fetch(`${server.origin}/after-close`));
     assert.equal(server.requests.length, 0);
+  });
+
+  it('still refuses link-local, metadata and unspecified addresses, and names resolving there, before any socket opens', async () => {
+    const resolver = fixedResolver({ 'metadata.test': ['169.254.169.254'], 'mapped.test': ['::ffff:169.254.169.254'], 'zero.test': ['0.0.0.0'], 'mixed.test': ['127.0.0.1', 'fe80::1'] });
+    const guarded = local(resolver.resolve);
+    const targets = [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://169.254.1.1/',
+      'http://100.100.100.200/',
+      'http://[fe80::1]/',
+      'http://[fd00:ec2::254]/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://[::ffff:a9fe:a9fe]/',
+      'http://[64:ff9b::a9fe:a9fe]/',
+      'http://0xa9fea9fe/',
+      `http://0.0.0.0:${server.port}/`,
+      `http://[::]:${server.port}/`,
+      'http://metadata.test/',
+      'http://mapped.test/',
+      `http://zero.test:${server.port}/`,
+      `http://mixed.test:${server.port}/`,
+    ];
+    for (const target of targets) await assert.rejects(guarded.fetch(target), isPolicyError('private-address'), target);
+    assert.deepEqual(attempts, []);
+    assert.equal(server.requests.length, 0);
+    await guarded.close();
+  });
+
+  it('refuses the app\'s own ports on any spelling of this machine, by address or by name', async () => {
+    const own = server.port;
+    const resolver = fixedResolver({ 'own.test': ['127.0.0.1'], 'own6.test': ['::1'] });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [own], resolve: resolver.resolve });
+    const targets = [
+      `http://127.0.0.1:${own}/api/tokens`,
+      `http://127.1.2.3:${own}/`,
+      `http://2130706433:${own}/`,
+      `http://0x7f.1:${own}/`,
+      `http://[::1]:${own}/mcp`,
+      `http://[::ffff:127.0.0.1]:${own}/`,
+      `http://own.test:${own}/`,
+      `http://own6.test:${own}/`,
+      // This machine's other addresses (those the setting lets in at all; the others are refused anyway).
+      ...interfaceAddresses().filter((a) => !a.includes('%') && isForbiddenAddress(a, true) === undefined).map((a) => `http://${a.includes(':') ? `[${a}]` : a}:${own}/`),
+    ];
+    for (const target of targets) await assert.rejects(guarded.fetch(target), isPolicyError('app-port'), target);
+    const system = createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [own] });
+    await assert.rejects(system.fetch(`http://localhost:${own}/`), isPolicyError('app-port'));
+    assert.deepEqual(attempts, []);
+    assert.equal(server.requests.length, 0);
+    // Another loopback port is the switch's point: a local MCP server.
+    assert.equal(await (await guarded.fetch(`${elsewhere.origin}/`)).text(), 'elsewhere');
+    await Promise.all([guarded.close(), system.close()]);
   });
 });

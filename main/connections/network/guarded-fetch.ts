@@ -13,6 +13,8 @@ const REQUEST_BODY_HEADERS = ['content-encoding', 'content-language', 'content-l
 export interface GuardedFetchOptions {
   /** Local development (WORKSPACE_ALLOW_PRIVATE_NETWORK=1): plain http, loopback and private addresses allowed. */
   allowPrivateNetwork: boolean;
+  /** The ports this app listens on: never reached on this machine, whatever the setting. */
+  appPorts: () => readonly number[];
   /** Where host names are resolved; the system resolver unless given. */
   resolve?: Resolver;
 }
@@ -38,7 +40,7 @@ export interface GuardedFetch {
  * back through here and is checked. `redirect: 'error'` fails on any redirect, as in fetch.
  */
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
-  const policy: TargetPolicy = { allowPrivateNetwork: options.allowPrivateNetwork, resolve: options.resolve ?? resolveWithSystem };
+  const policy: TargetPolicy = { allowPrivateNetwork: options.allowPrivateNetwork, appPorts: options.appPorts, resolve: options.resolve ?? resolveWithSystem };
   const pins = new PinnedAddresses();
   // undici is loaded with the first request: a server that never calls out never loads it.
   let loaded: Promise<{ agent: Agent; fetch: typeof undiciFetch }> | undefined;

@@ -1,5 +1,5 @@
 /** Why a URL was refused before anything was sent to it. */
-export type NetworkPolicyErrorKind = 'scheme' | 'private-address' | 'localhost' | 'redirect' | 'userinfo' | 'resolve-failed';
+export type NetworkPolicyErrorKind = 'scheme' | 'private-address' | 'app-port' | 'localhost' | 'redirect' | 'userinfo' | 'resolve-failed';
 
 /**
  * A fetch for a connection was refused by the SSRF guard. The message names the URL's origin

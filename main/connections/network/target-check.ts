@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { isForbiddenAddress } from './address-policy.js';
+import { interfaceAddresses, isThisMachine } from './this-machine.js';
 import { LOCAL_DEVELOPMENT_HINT, NetworkPolicyError, originOf } from './network-policy-error.js';
 
 export interface ResolvedAddress {
@@ -15,8 +16,10 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 export const resolveWithSystem: Resolver = (hostname) => lookup(hostname, { all: true });
 
 export interface TargetPolicy {
-  /** Local development: plain http, loopback and private addresses allowed. */
+  /** Local development: plain http, loopback and private addresses allowed (never link-local, metadata or unspecified ones). */
   allowPrivateNetwork: boolean;
+  /** The ports this app listens on (agent endpoint, control plane): on this machine, refused whatever the setting. */
+  appPorts: () => readonly number[];
   resolve: Resolver;
 }
 
@@ -38,9 +41,12 @@ export async function checkTarget(url: URL, policy: TargetPolicy): Promise<Resol
   }
 
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  const appPort = policy.appPorts().includes(port);
   if (isIP(host)) {
-    const reason = allowPrivate ? undefined : isForbiddenAddress(host);
-    if (reason) throw privateAddress(origin, `${host} is ${reason}`);
+    const reason = isForbiddenAddress(host, allowPrivate);
+    if (reason) throw privateAddress(origin, `${host} is ${reason}`, allowPrivate);
+    if (appPort && isThisMachine(host)) throw ownPort(origin, host, port);
     return undefined;
   }
   // Refused by name: resolvers answer these with loopback without asking DNS (RFC 6761), and a
@@ -59,16 +65,17 @@ export async function checkTarget(url: URL, policy: TargetPolicy): Promise<Resol
   if (addresses.length === 0) {
     throw new NetworkPolicyError('resolve-failed', `Refused ${origin}: "${host}" resolves to no address. Check the URL.`);
   }
-  if (!allowPrivate) {
-    // Every answer, not just the first: the socket may try any of them, and a mix of public and
-    // private answers is how DNS rebinding slips past a check of one.
-    for (const { address } of addresses) {
-      const reason = isForbiddenAddress(address);
-      if (!reason) continue;
+  // Every answer, not just the first: the socket may try any of them, and a mix of public and
+  // private answers is how DNS rebinding slips past a check of one.
+  const local = appPort ? interfaceAddresses() : [];
+  for (const { address } of addresses) {
+    const reason = isForbiddenAddress(address, allowPrivate);
+    if (reason) {
       const answers = addresses.map((a) => a.address);
       const why = answers.length === 1 ? `"${host}" resolves to ${address}, which is ${reason}` : `"${host}" resolves to ${answers.join(' and ')}; ${address} is ${reason}`;
-      throw privateAddress(origin, why);
+      throw privateAddress(origin, why, allowPrivate);
     }
+    if (appPort && isThisMachine(address, local)) throw ownPort(origin, `"${host}" (${address})`, port);
   }
   return addresses;
 }
@@ -78,6 +85,16 @@ function isLocalhostName(host: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost');
 }
 
-function privateAddress(origin: string, why: string): NetworkPolicyError {
-  return new NetworkPolicyError('private-address', `Refused ${origin}: ${why}. Connections may only reach public internet addresses. ${LOCAL_DEVELOPMENT_HINT}`);
+function privateAddress(origin: string, why: string, allowPrivate: boolean): NetworkPolicyError {
+  const rule = allowPrivate
+    ? 'Connections may reach public addresses and, with WORKSPACE_ALLOW_PRIVATE_NETWORK=1, loopback and private networks; never link-local, metadata or unspecified addresses.'
+    : `Connections may only reach public internet addresses. ${LOCAL_DEVELOPMENT_HINT}`;
+  return new NetworkPolicyError('private-address', `Refused ${origin}: ${why}. ${rule}`);
+}
+
+function ownPort(origin: string, where: string, port: number): NetworkPolicyError {
+  return new NetworkPolicyError(
+    'app-port',
+    `Refused ${origin}: ${where} is this machine, and ${port} is a port of this app (its agent endpoint or control plane), which connections never reach, whatever the private-network setting.`,
+  );
 }

@@ -687,7 +687,7 @@ describe('begin, when the provider does not cooperate', () => {
 
 describe("the app's SSRF-guarded fetch", () => {
   it('carries the whole flow when private targets are allowed (local development), and stops it at the first request when not', async () => {
-    const guarded = createGuardedFetch({ allowPrivateNetwork: true });
+    const guarded = createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [] });
     const h = await harness({}, { fetch: guarded.fetch });
     try {
       const connection = connectionTo(h.fixture);
@@ -703,7 +703,7 @@ describe("the app's SSRF-guarded fetch", () => {
       await guarded.close();
     }
 
-    const strict = createGuardedFetch({ allowPrivateNetwork: false });
+    const strict = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [] });
     const refusedHere = await harness({}, { fetch: strict.fetch });
     try {
       await refused(refusedHere.oauth.begin(connectionTo(refusedHere.fixture)), SignInFailedError, /^Cannot reach Fixture at http:\/\/127\.0\.0\.1:\d+\/mcp: .*WORKSPACE_ALLOW_PRIVATE_NETWORK=1/);

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ConnectionInputError } from './errors.js';
-import { gatewayToolName, isCatalogId, isPersonalShapedName, serverNameOf, storeIdOf } from './naming.js';
+import { loadSet } from '../../../bench/tool-search-set/set.js';
+import { customName } from '../server-url.js';
+import { gatewayToolName, gatewayToolNames, isCatalogId, isPersonalShapedName, serverNameOf, storeIdOf, unlistedCatalogId } from './naming.js';
 
 const VALID_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -83,9 +85,33 @@ describe('isPersonalShapedName', () => {
   });
 });
 
-describe('gatewayToolName', () => {
-  const server = serverNameOf(storeIdOf('local', 'Crew/alpha'), 'linear');
+describe('unlistedCatalogId', () => {
+  it('is a slug of the name the person gave', () => {
+    assert.equal(unlistedCatalogId('GitHub', new Set()), 'github');
+    assert.equal(unlistedCatalogId('  Jira (Acme) ', new Set()), 'jira-acme');
+    assert.equal(unlistedCatalogId('Café Décor', new Set()), 'cafe-decor');
+    assert.equal(unlistedCatalogId('Google Calendar', new Set()), 'google-calendar');
+    assert.equal(unlistedCatalogId('日本語', new Set()), 'server');
+    const long = unlistedCatalogId('The Very Long Name Of An Internal Tooling Server', new Set());
+    assert.ok(isCatalogId(long), long);
+    assert.equal(long, 'the-very-long-name-of-an');
+  });
+
+  it('takes the first id that is neither in the catalog nor already the person\'s in the place', () => {
+    assert.equal(unlistedCatalogId('Linear', new Set(['linear'])), 'linear-2');
+    assert.equal(unlistedCatalogId('Linear', new Set(['linear', 'linear-2'])), 'linear-3');
+    const full = 'a'.repeat(32);
+    assert.equal(unlistedCatalogId(full, new Set([full])), `${'a'.repeat(30)}-2`);
+  });
+});
+
+describe('gatewayToolNames', () => {
+  const storeId = storeIdOf('local', 'Crew/alpha');
+  const server = serverNameOf(storeId, 'linear');
   const other = serverNameOf(storeIdOf('alice', 'Crew/alpha'), 'linear');
+  const prefix = `u${storeId.slice(0, 8)}__`;
+  /** The stem of a changed tool part: what comes before its tag. */
+  const toolPart = (name: string) => name.slice(name.indexOf('__', prefix.length) + 2);
 
   it('uses <server>__<tool> as it is when that is a valid name of at most 64 characters', () => {
     assert.equal(gatewayToolName(server, 'list_issues'), `${server}__list_issues`);
@@ -94,54 +120,65 @@ describe('gatewayToolName', () => {
     assert.equal(gatewayToolName(server, longest), `${server}__${longest}`);
   });
 
-  it('sanitizes, cuts and tags names that are invalid or too long, deterministically', () => {
-    const dotted = gatewayToolName(server, 'issues.list');
-    assert.match(dotted, new RegExp(`^${server}__issues_list-[0-9a-f]{8}$`));
-    assert.equal(gatewayToolName(server, 'issues.list'), dotted, 'same input, same name');
-
-    const long = gatewayToolName(server, 'x'.repeat(64 - server.length - 1));
-    assert.equal(long.length, 64);
-    assert.ok(long.startsWith(`${server}__xxx`));
-    assert.match(long, /-[0-9a-f]{8}$/);
+  it("shortens the connection's id before the tool's own name, only as far as each tool needs", () => {
+    const long = serverNameOf(storeId, 'github-enterprise-cloud-eu-west');
+    const tools = ['get_me', 'get_pull_request_review_comments', 'list_code_scanning_alerts_for_org'];
+    const names = gatewayToolNames(long, tools);
+    assert.equal(names[0], `${long}__get_me`, 'fits whole');
+    for (const [i, name] of names.entries()) {
+      assert.ok(name.length <= 64, name);
+      assert.equal(toolPart(name), tools[i], 'the tool keeps its own name');
+    }
+    assert.match(names[1]!, new RegExp(`^${prefix}github-enter-[0-9a-f]{6}__get_pull_request_review_comments$`));
+    assert.equal(names[1]!.length, 64, 'the id keeps as much as fits');
+    assert.equal(gatewayToolNames(long, tools).join(), names.join(), 'deterministic');
   });
 
-  it('never maps two tools that differ only in characters that sanitize the same to one name', () => {
-    const names = ['a.b', 'a b', 'a/b', 'a:b', 'a\u00e9b', 'a😀b', 'a_b', 'a\u0000b'].map((tool) => gatewayToolName(server, tool));
+  it('cuts a tool name only when even the shortest id does not fit, never two tools to one stem', () => {
+    const tools = [
+      'get_pull_request_review_comments_for_the_latest_commit',
+      'get_pull_request_review_comments_for_the_latest_commit_v2',
+      'get_pull_request_reviews_with_their_comments_and_authors',
+      'get_pull_request_status_of_every_check_on_the_head_commit',
+      'get_pull_request',
+    ];
+    const names = gatewayToolNames(server, tools);
+    assert.equal(names[4], `${server}__get_pull_request`);
+    const stems = names.slice(0, 4).map((name) => {
+      assert.ok(name.length <= 64, name);
+      assert.match(name, new RegExp(`^${prefix}l-[0-9a-f]{6}__[A-Za-z0-9_]+-[0-9a-f]{6}$`));
+      return toolPart(name).slice(0, -7);
+    });
+    assert.equal(new Set(stems).size, 4, stems.join(' '));
+    assert.ok(stems.every((stem) => stem.startsWith('get_')), stems.join(' '));
+    // The same tools listed in another order get the same names.
+    const reversed = gatewayToolNames(server, [...tools].reverse()).reverse();
+    assert.deepEqual(reversed, names);
+  });
+
+  it('tags names that are invalid, and never maps two that sanitize the same to one name', () => {
+    const dotted = gatewayToolName(server, 'issues.list');
+    assert.match(dotted, new RegExp(`^${prefix}l-[0-9a-f]{6}__issues_list-[0-9a-f]{6}$`));
+    const tools = ['a.b', 'a b', 'a/b', 'a:b', 'a\u00e9b', 'a😀b', 'a_b', 'a\u0000b'];
+    const names = gatewayToolNames(server, tools);
     assert.equal(new Set(names).size, names.length);
     assert.equal(names[6], `${server}__a_b`, 'the valid one stays plain');
     for (const name of names) assert.match(name, VALID_TOOL_NAME);
   });
 
-  it('keeps very long names that share their first 64 characters apart', () => {
-    const prefix = 'y'.repeat(80);
-    const names = ['', 'a', 'b', 'a'.repeat(500)].map((tail) => gatewayToolName(server, prefix + tail));
-    assert.equal(new Set(names).size, names.length);
-    for (const name of names) assert.equal(name.length, 64);
-  });
-
-  it('keeps unicode apart, down to lone surrogates that UTF-8 would merge', () => {
-    const tools = ['café', 'cafe\u0301', 'cafè', '日本語', '日本人', '\uD800', '\uD801', '\uDC00', '😀', '😁'];
-    const names = tools.map((tool) => gatewayToolName(server, tool));
-    assert.equal(new Set(names).size, names.length);
-    for (const name of names) assert.match(name, VALID_TOOL_NAME);
-    // One code point, one "_": an emoji is not two.
-    assert.match(gatewayToolName(server, '😀'), new RegExp(`^${server}___-[0-9a-f]{8}$`));
-  });
-
-  it('hashes a plain join that looks like a hashed name, so the two never meet', () => {
+  it('changes a kept part that ends like a tag, so that it never meets a changed one', () => {
     const hashed = gatewayToolName(server, 'a.b');
-    const lookalike = hashed.slice(server.length + 2); // "a_b-<8 hex>", itself a valid tool name
+    const lookalike = toolPart(hashed); // "a_b-<6 hex>", itself a valid tool name
     const name = gatewayToolName(server, lookalike);
     assert.notEqual(name, hashed);
-    assert.match(name, /-[0-9a-f]{8}$/);
-    // A tag-like tail that is not 8 lowercase hex digits is an ordinary name.
-    assert.equal(gatewayToolName(server, 'deploy-DEADBEEF'), `${server}__deploy-DEADBEEF`);
-    assert.equal(gatewayToolName(server, 'deploy-abc'), `${server}__deploy-abc`);
+    assert.equal(gatewayToolName(server, 'deploy-DEADBE'), `${server}__deploy-DEADBE`);
+    const taggedId = serverNameOf(storeId, 'foo-abcdef');
+    assert.match(gatewayToolName(taggedId, 'x'), new RegExp(`^${prefix}foo-abcdef-[0-9a-f]{6}__x$`));
   });
 
   it('keeps servers apart, even when one catalog id extends another', () => {
-    const base = serverNameOf(storeIdOf('local', 'Crew/alpha'), 'foo');
-    const longer = serverNameOf(storeIdOf('local', 'Crew/alpha'), 'foo-bar');
+    const base = serverNameOf(storeId, 'foo');
+    const longer = serverNameOf(storeId, 'foo-bar');
     const pairs: [string, string][] = [
       [base, '-bar__x'],
       [longer, 'x'],
@@ -150,9 +187,11 @@ describe('gatewayToolName', () => {
       [other, 'same'],
       [server, 'z'.repeat(70)],
       [other, 'z'.repeat(70)],
+      [serverNameOf(storeId, 'a'.repeat(32)), 'y'.repeat(40)],
+      [serverNameOf(storeId, `${'a'.repeat(31)}b`), 'y'.repeat(40)],
     ];
     const names = pairs.map(([s, t]) => gatewayToolName(s, t));
-    assert.equal(new Set(names).size, names.length);
+    assert.equal(new Set(names).size, names.length, names.join('\n'));
   });
 
   it('gives distinct valid names to many random tool names', () => {
@@ -160,18 +199,22 @@ describe('gatewayToolName', () => {
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     const alphabet = [...'abAB09_-.: /é😀\uD800', '\u0000'];
     const seen = new Map<string, string>();
-    for (const s of [server, other]) {
-      for (let i = 0; i < 5000; i++) {
+    for (const s of [server, other, serverNameOf(storeId, 'a-rather-long-catalog-id-here')]) {
+      const tools = new Set<string>();
+      for (let i = 0; i < 3000; i++) {
         const length = Math.floor(random() * 90);
         let tool = '';
         for (let c = 0; c < length; c++) tool += alphabet[Math.floor(random() * alphabet.length)];
-        const key = `${s}\0${tool}`;
-        const name = gatewayToolName(s, tool);
+        tools.add(tool);
+      }
+      const list = [...tools];
+      gatewayToolNames(s, list).forEach((name, i) => {
+        const key = `${s}\0${list[i]}`;
         assert.match(name, VALID_TOOL_NAME);
         const earlier = seen.get(name);
         assert.ok(earlier === undefined || earlier === key, `${JSON.stringify(key)} and ${JSON.stringify(earlier)} both map to ${name}`);
         seen.set(name, key);
-      }
+      });
     }
   });
 
@@ -180,4 +223,35 @@ describe('gatewayToolName', () => {
       assert.throws(() => gatewayToolName(bad, 'tool'), ConnectionInputError, bad);
     }
   });
+});
+
+describe('the names of 156 real tools of eight servers added as unlisted connections', () => {
+  const set = loadSet();
+  const storeId = storeIdOf('local', '_users/alice/Chats/Code/projects/42');
+
+  for (const named of [true, false]) {
+    it(named ? 'named as the person named them: every name whole' : 'added with no name, by their real URLs: cut only where no other fit exists', () => {
+      const ids = new Set<string>();
+      const all: string[] = [];
+      for (const service of set) {
+        const catalogId = unlistedCatalogId(named ? service.name : customName(new URL(service.url)), ids);
+        ids.add(catalogId);
+        const server = serverNameOf(storeId, catalogId);
+        const tools = service.tools.map((t) => t.name);
+        const names = gatewayToolNames(server, tools);
+        names.forEach((name, i) => {
+          assert.match(name, VALID_TOOL_NAME);
+          const tool = tools[i]!;
+          if (`${server}__${tool}`.length <= 64) assert.equal(name, `${server}__${tool}`, 'whole when it fits');
+          // The tool keeps its own name whenever the shortest connection part (8 characters) leaves room.
+          else if (tool.length <= 64 - 11 - 2 - Math.min(8, catalogId.length)) assert.ok(name.endsWith(`__${tool}`), name);
+          else assert.fail(`${tool} had to be cut: ${name}`);
+        });
+        if (named) assert.ok(names.every((name, i) => name === `${server}__${tools[i]}`), service.name);
+        all.push(...names);
+      }
+      assert.equal(all.length, 156);
+      assert.equal(new Set(all).size, all.length, 'no two tools share a name');
+    });
+  }
 });

@@ -1,4 +1,5 @@
 import { depth, type PathPlan, type PathRule } from './path-plan.js';
+import { START_SCRIPT_INSIDE } from './start-script.js';
 
 export interface BwrapInput {
   readonly plan: PathPlan;
@@ -17,6 +18,8 @@ export interface BwrapInput {
    * (network-bridge.ts); bound read-only where the plan does not show it already (strict).
    */
   readonly runtimeDir?: string;
+  /** The start script's file on the host (start-script.ts), bound read-only at START_SCRIPT_INSIDE. */
+  readonly startScript?: string;
 }
 
 /** The device nodes a sandboxed command gets (when the machine has them), in a /dev of its own. */
@@ -30,7 +33,7 @@ export const SANDBOX_DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/ran
  * of reach; what network it gets comes through the proxy, network-bridge.ts), no capabilities.
  * The environment is the one bubblewrap is started with (it passes it on).
  */
-export function bwrapArgs({ plan, kinds, cwd, newSession, runtimeDir }: BwrapInput): string[] {
+export function bwrapArgs({ plan, kinds, cwd, newSession, runtimeDir, startScript }: BwrapInput): string[] {
   const args: string[] = [];
   if (plan.fallback.access === 'ro') args.push('--ro-bind', '/', '/');
   // A /dev of a few device nodes rather than bubblewrap's --dev: --dev mounts a devpts, which an
@@ -40,6 +43,7 @@ export function bwrapArgs({ plan, kinds, cwd, newSession, runtimeDir }: BwrapInp
   for (const device of SANDBOX_DEVICES) if (kinds.get(device) === 'file') args.push('--dev-bind', device, device);
   for (const [name, fd] of [['fd', ''], ['stdin', '/0'], ['stdout', '/1'], ['stderr', '/2']] as const) args.push('--symlink', `/proc/self/fd${fd}`, `/dev/${name}`);
   args.push('--tmpfs', '/dev/shm', '--proc', '/proc');
+  if (startScript !== undefined) args.push('--ro-bind', startScript, START_SCRIPT_INSIDE);
   // Outer paths first, so that a deeper rule (the place's folder inside another area) wins.
   const ordered = [...plan.rules].filter((rule) => rule.path !== '/proc' && rule.path !== '/dev').sort((a, b) => depth(a.path) - depth(b.path));
   const covering = [...ordered, ...plan.sealed];

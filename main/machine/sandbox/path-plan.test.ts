@@ -7,13 +7,20 @@ const base = {
   placeLabel: 'Crew alpha',
   workspaceRoot: '/ws',
   placeFolder: '/ws/Crew/alpha',
-  tempDirs: ['/tmp'],
+  tempDirs: ['/tmp', '/var/tmp'],
   appPaths: ['/home/u/.local/state/persona-mcp-workspace', '/home/u/.config/persona-mcp-workspace', '/run/user/1000', '/tmp/dbus-abc'],
   systemDirs: ['/usr', '/etc'],
   skillsDir: '/ws/.agents/skills',
 };
-const place = pathPlan({ ...base, policy: { kind: 'place', folders: ['/srv/data'] } });
-const strict = pathPlan({ ...base, policy: { kind: 'strict', folders: ['/srv/data'] } });
+const context = {
+  outputs: '/tmp/persona-workspace-output-1000/42-0123abcd/place-0123456789abcdef',
+  otherPlaceFolders: ['/srv/beta-data', '/srv/data'],
+  socketDirs: ['/run'],
+  sealedPaths: [{ path: '/home/u/.ssh', why: 'it is sealed by the rule "~/.ssh" (SSH keys)' }],
+};
+const place = pathPlan({ ...base, ...context, policy: { kind: 'place', folders: ['/srv/data'] } });
+const strict = pathPlan({ ...base, ...context, policy: { kind: 'strict', folders: ['/srv/data'] } });
+const strictHome = pathPlan({ ...base, ...context, policy: { kind: 'strict', folders: ['/srv/data', '/home/u'] } });
 
 function allowed(plan: PathPlan, path: string, mode: 'read' | 'write'): boolean {
   return decide(plan, path, mode).allowed;
@@ -24,10 +31,32 @@ describe('the path plan of a place', () => {
     for (const path of ['/etc/hosts', '/home/u/notes.txt', '/ws/README.md', '/ws/Crew/alpha/x', '/ws/.agents/skills/a/SKILL.md', '/srv/data/y']) {
       assert.ok(allowed(place, path, 'read'), `read ${path}`);
     }
-    for (const path of ['/ws/Crew/alpha', '/ws/Crew/alpha/deep/new.txt', '/tmp/scratch', '/srv/data/y']) assert.ok(allowed(place, path, 'write'), `write ${path}`);
+    for (const path of ['/ws/Crew/alpha', '/ws/Crew/alpha/deep/new.txt', '/srv/data/y']) assert.ok(allowed(place, path, 'write'), `write ${path}`);
     for (const path of ['/etc/hosts', '/ws/README.md', '/home/u/notes.txt', '/ws/Crew/alphabet/x', '/ws/.agents/skills/a/SKILL.md']) {
       assert.ok(!allowed(place, path, 'write'), `write ${path}`);
     }
+  });
+
+  it('place and strict: a temp folder of their own (not the file tools\'), the place\'s saved outputs readable, read-only', () => {
+    for (const plan of [place, strict]) {
+      for (const path of ['/tmp/scratch', '/tmp/tmux-1000/default', '/var/tmp/x', '/tmp/persona-workspace-output-1000/42-0123abcd/place-fedcba9876543210/x-stdout.log']) {
+        const decision = decide(plan, path, 'read');
+        assert.deepEqual(decision, { allowed: false, why: `under the ${plan.kind} policy the place's sandbox has a temp folder of its own, which the file tools do not reach` }, path);
+      }
+      const own = `${context.outputs}/2026-12-02T10-00-00-000Z-0123abcd-stdout.log`;
+      assert.ok(allowed(plan, own, 'read'), `${plan.kind} reads its own outputs`);
+      assert.ok(!allowed(plan, own, 'write'), `${plan.kind} never changes them`);
+    }
+  });
+
+  it('place and strict: the running system\'s sockets, other places\' extra folders and the sealed paths are out of reach, even inside an extra folder', () => {
+    for (const plan of [place, strict, strictHome]) {
+      assert.deepEqual(decide(plan, '/run/docker.sock', 'read'), { allowed: false, why: "it holds the running system's sockets, through which a command would act outside the sandbox" });
+      assert.deepEqual(decide(plan, '/srv/beta-data/x', 'read'), { allowed: false, why: "it is one of another place's extra folders" });
+      assert.ok(allowed(plan, '/srv/data/x', 'write'), 'a folder both places have stays this one\'s too');
+      assert.deepEqual(decide(plan, '/home/u/.ssh/id_rsa', 'read'), { allowed: false, why: 'it is sealed by the rule "~/.ssh" (SSH keys)' });
+    }
+    assert.ok(allowed(strictHome, '/home/u/notes.txt', 'write'), 'the home folder is one of its extra folders');
   });
 
   it('place and strict: the app\'s state, config, keychain sockets, other places and /proc are out of reach', () => {
@@ -80,7 +109,7 @@ describe('the path plan of a place', () => {
     assert.match(message, /^Refused by the place policy of Crew alpha: cannot read \/ws\/Crew\/beta\/notes\.txt, because it is another place's folder\. /);
     assert.match(message, /The person who runs this app can change it on the Connections page .* "persona-mcp-workspace places policy"/);
     const write = decide(place, '/etc/hosts', 'write');
-    assert.deepEqual(write, { allowed: false, why: 'the place policy writes only in /ws/Crew/alpha, /tmp, /srv/data' });
+    assert.deepEqual(write, { allowed: false, why: 'the place policy writes only in /ws/Crew/alpha, /srv/data and a temp folder of its own' });
   });
 });
 
@@ -95,17 +124,18 @@ describe('bubblewrap arguments from the plan', () => {
     ['/etc', 'dir'],
     ['/home/u/.local/state/persona-mcp-workspace', 'dir'],
     ['/tmp/dbus-abc', 'file'],
+    [context.outputs, 'dir'],
     ['/dev/null', 'file'],
   ]);
   const pairs = (args: string[]): string[] => args.flatMap((arg, i) => (arg.startsWith('--') ? [`${arg} ${args[i + 1] ?? ''}`] : []));
 
   it('place: the machine read-only, outer mounts first, other places and the app\'s paths covered, no network', () => {
     const args = bwrapArgs({ plan: place, kinds, cwd: '/ws/Crew/alpha', newSession: true });
-    const order = ['--ro-bind /', '--bind /tmp', '--ro-bind /ws', '--tmpfs /ws/Crew', '--bind /ws/Crew/alpha', '--tmpfs /home/u/.local/state/persona-mcp-workspace', '--ro-bind /dev/null'];
+    const order = ['--ro-bind /', '--ro-bind /ws', '--tmpfs /tmp', '--tmpfs /ws/Crew', '--bind /ws/Crew/alpha', '--tmpfs /home/u/.local/state/persona-mcp-workspace', '--ro-bind /dev/null'];
     const seen = pairs(args);
     const positions = order.map((pair) => seen.indexOf(pair));
     assert.ok(positions.every((p) => p >= 0), `${order} in ${seen}`);
-    assert.deepEqual([...positions].sort((a, b) => a - b), positions, 'in this order');
+    assert.deepEqual([...positions].sort((a, b) => a - b), positions, `in this order: ${seen}`);
     assert.ok(!seen.some((pair) => pair.includes('/srv/data')), 'an extra folder that does not exist is not mounted');
     for (const flag of ['--unshare-pid', '--unshare-net', '--die-with-parent', '--new-session']) assert.ok(args.includes(flag), flag);
     assert.deepEqual(args.slice(args.indexOf('--cap-drop'), args.indexOf('--cap-drop') + 2), ['--cap-drop', 'ALL']);
@@ -113,6 +143,7 @@ describe('bubblewrap arguments from the plan', () => {
     for (const pair of ['--tmpfs /dev', '--dev-bind /dev/null', '--tmpfs /dev/shm', '--proc /proc']) assert.ok(seen.includes(pair), pair);
     const remounted = args.flatMap((arg, i) => (arg === '--remount-ro' ? [args[i + 1]] : []));
     assert.deepEqual(remounted, ['/ws/Crew', '/home/u/.local/state/persona-mcp-workspace'], 'covering folders read-only, the root not');
+    assert.ok(seen.indexOf(`--ro-bind ${context.outputs}`) > seen.indexOf('--tmpfs /tmp'), 'its outputs shown read-only in its private /tmp');
     assert.ok(args.indexOf('--remount-ro') > args.indexOf('/ws/Crew/alpha'), 'after the place is mounted inside');
   });
 

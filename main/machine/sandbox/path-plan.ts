@@ -36,10 +36,22 @@ export interface PlanInput {
   /** All paths absolute and real. */
   readonly workspaceRoot: string;
   readonly placeFolder: string;
-  /** The system's temp folders (Linux: /tmp; macOS: the user's temp folder and /private/tmp). */
+  /**
+   * The system's temp folders (Linux: /tmp, /var/tmp and TMPDIR; macOS: the user's temp folder and
+   * /private/tmp): the sandbox has a private one of its own instead, so none of the owner's
+   * sockets and other users' files there is in reach.
+   */
   readonly tempDirs: readonly string[];
   /** The app's state dir, config dir, keychain sockets: never reached under place or strict. */
   readonly appPaths: readonly string[];
+  /** Further sealed paths and why (credential stores, the owner's seals, the owner's sockets). */
+  readonly sealedPaths?: readonly { readonly path: string; readonly why: string }[];
+  /** Folders of the running system's sockets (/run): hidden, a socket is reached through any path a command can see. */
+  readonly socketDirs?: readonly string[];
+  /** The extra folders of the other places: protected like their folders. */
+  readonly otherPlaceFolders?: readonly string[];
+  /** The place's saved bash outputs (saved-outputs.ts): readable, at the path the answers name. */
+  readonly outputs?: string;
   /** What programs need to run, read-only under strict (/usr, /etc, ...). */
   readonly systemDirs: readonly string[];
   /** The skills folder: read-only under both, so that skills' bundled files can be read and run. */
@@ -51,35 +63,45 @@ export const PLACE_AREAS = ['Workflow', 'Crew', '_users'] as const;
 
 const APP_STATE = "it is the app's own state, settings or keychain, which agents of a place never reach";
 const OTHER_PLACE = "it is another place's folder";
+const OTHER_PLACE_FOLDER = "it is one of another place's extra folders";
 const KERNEL = "it is the host's processes or devices";
+const SOCKETS = "it holds the running system's sockets, through which a command would act outside the sandbox";
 
 export function pathPlan(input: PlanInput): PathPlan {
   const { policy, placeFolder, tempDirs } = input;
-  const writable = [placeFolder, ...(policy.kind === 'place' ? tempDirs : []), ...policy.folders];
-  const writes = `the ${policy.kind} policy writes only in ${writable.join(', ')}`;
+  const writable = [placeFolder, ...policy.folders];
+  const writes = `the ${policy.kind} policy writes only in ${writable.join(', ')} and a temp folder of its own`;
   const rules = new Map<string, PathRule>();
   const add = (path: string, access: PathAccess, why: string): void => void rules.set(path, { path, access, why });
 
   let fallback: PathRule;
   if (policy.kind === 'place') {
     fallback = { path: '/', access: 'ro', why: writes };
-    for (const dir of tempDirs) add(dir, 'rw', writes);
     // The workspace may be under the temp folder (tests, scratch checkouts): it stays read-only.
     add(input.workspaceRoot, 'ro', writes);
   } else {
     fallback = { path: '/', access: 'none', why: `the strict policy reaches only ${[placeFolder, ...policy.folders].join(', ')} and the system folders` };
     for (const dir of input.systemDirs) add(dir, 'ro', writes);
-    for (const dir of tempDirs) add(dir, 'scratch', "under the strict policy the place's sandbox has a temp folder of its own, which the file tools do not reach");
     // Out of reach anyway, but said outright: the workspace may be under the temp folder.
     add(input.workspaceRoot, 'none', fallback.why);
   }
+  // A workspace that is a temp folder itself keeps its rule.
+  for (const dir of tempDirs) {
+    if (!rules.has(dir)) add(dir, 'scratch', `under the ${policy.kind} policy the place's sandbox has a temp folder of its own, which the file tools do not reach`);
+  }
   add('/proc', 'none', KERNEL);
   add('/dev', 'none', KERNEL);
+  for (const dir of input.socketDirs ?? []) add(dir, 'none', SOCKETS);
   for (const area of PLACE_AREAS) add(posix.join(input.workspaceRoot, area), 'none', OTHER_PLACE);
+  for (const folder of input.otherPlaceFolders ?? []) add(folder, 'none', OTHER_PLACE_FOLDER);
   add(input.skillsDir, 'ro', writes);
+  if (input.outputs !== undefined) add(input.outputs, 'ro', "it is the place's saved bash outputs, which its agents read but never change");
   for (const folder of [placeFolder, ...policy.folders]) add(folder, 'rw', writes);
 
-  const sealed = input.appPaths.map((path) => ({ path, access: 'none' as const, why: APP_STATE }));
+  const sealed = [
+    ...input.appPaths.map((path) => ({ path, access: 'none' as const, why: APP_STATE })),
+    ...(input.sealedPaths ?? []).map(({ path, why }) => ({ path, access: 'none' as const, why })),
+  ];
   return { kind: policy.kind, placeLabel: input.placeLabel, placeFolder, fallback, rules: [...rules.values()], sealed };
 }
 

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { closeSync } from 'node:fs';
 import { link, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MachineError } from '../errors.js';
+import { openSpot } from '../file-target.js';
 import { sandboxProblem } from './sandbox-check.js';
 import { appPathsOf, PlaceSandbox, realPathOf, sandboxEnv } from './place-sandbox.js';
 
@@ -38,25 +40,34 @@ describe('a place sandbox on a real file system', () => {
   });
   after(() => rm(top, { recursive: true, force: true }));
 
+  /** Where the file tools would work on `path` under the sandbox's rules (file-target.ts): its real path. */
+  async function checkFile(path: string, mode: 'read' | 'write'): Promise<string> {
+    const spot = openSpot(path, { rules: sandbox, action: mode, create: mode === 'write' });
+    if (spot.file) closeSync(spot.file.fd);
+    spot.close();
+    return spot.path;
+  }
+
   it('allows the place\'s own files, and writes of new ones, at their real path', async () => {
-    assert.equal(await sandbox.checkFile(join(ws, 'Crew', 'alpha', 'own.txt'), 'write'), join(ws, 'Crew', 'alpha', 'own.txt'));
-    assert.equal(await sandbox.checkFile(join(ws, 'Crew', 'alpha', 'new', 'deep.txt'), 'write'), join(ws, 'Crew', 'alpha', 'new', 'deep.txt'));
+    assert.equal(await checkFile(join(ws, 'Crew', 'alpha', 'own.txt'), 'write'), join(ws, 'Crew', 'alpha', 'own.txt'));
+    assert.equal(await checkFile(join(ws, 'Crew', 'alpha', 'new', 'deep.txt'), 'write'), join(ws, 'Crew', 'alpha', 'new', 'deep.txt'));
+    await rm(join(ws, 'Crew', 'alpha', 'new'), { recursive: true });
   });
 
   it('refuses the app\'s state, directly, through a link, a dangling link, `..`, or a hard link', async () => {
     const appState = /app's own state/;
-    await assert.rejects(sandbox.checkFile(join(stateDir, 'secrets.key'), 'read'), refused('read', appState));
-    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'key-link'), 'read'), refused('read', /key-link \(really .*state\/secrets\.key\).*app's own state/));
-    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'dangling'), 'write'), refused('write', appState));
-    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', '..', '..', '..', 'state', 'secrets.key'), 'read'), refused('read', appState));
-    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'hard-key'), 'read'), refused('read', /hard link to one of the app's own files/));
+    await assert.rejects(checkFile(join(stateDir, 'secrets.key'), 'read'), refused('read', appState));
+    await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'key-link'), 'read'), refused('read', /key-link \(really .*state\/secrets\.key\).*app's own state/));
+    await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'dangling'), 'write'), refused('write', appState));
+    await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', '..', '..', '..', 'state', 'secrets.key'), 'read'), refused('read', appState));
+    await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'hard-key'), 'read'), refused('read', /hard link to one of the app's own files/));
   });
 
   it('runs no command while one of the app\'s files has a hard link, and runs again once it is gone', async () => {
     const hard = join(ws, 'Crew', 'alpha', 'hard-key');
     await assert.rejects(sandbox.launch('true', false), (error: unknown) =>
       error instanceof MachineError && error.code === 'refused_by_policy' && /^Refused by the place policy of Crew alpha: no command runs while the app's file .*\/state\/secrets\.key has another name \(a hard link\)/.test(error.message));
-    await assert.rejects(sandbox.checkFile(hard, 'write'), refused('write', /hard link to one of the app's own files/));
+    await assert.rejects(checkFile(hard, 'write'), refused('write', /hard link to one of the app's own files/));
     await rm(hard);
     const again = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', { workspaceRoot: ws, stateDir, skillsDir: join(ws, '.agents', 'skills'), env: { PATH: '/usr/bin' } });
     const launch = await again.launch('true', false);
@@ -67,10 +78,10 @@ describe('a place sandbox on a real file system', () => {
   });
 
   it('refuses another place\'s files, through a link too, and writes outside', async () => {
-    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'read'), refused('read', /another place's folder/));
-    await assert.rejects(sandbox.checkFile(join(ws, 'Crew', 'alpha', 'beta-dir', 'notes.txt'), 'read'), refused('read', /another place's folder/));
-    await assert.rejects(sandbox.checkFile(join(ws, 'top.txt'), 'write'), refused('write', /writes only in/));
-    await assert.rejects(sandbox.checkFile('/proc/self/environ', 'read'), refused('read', /host's processes/));
+    await assert.rejects(checkFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'read'), refused('read', /another place's folder/));
+    await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'beta-dir', 'notes.txt'), 'read'), refused('read', /another place's folder/));
+    await assert.rejects(checkFile(join(ws, 'top.txt'), 'write'), refused('write', /writes only in/));
+    await assert.rejects(checkFile('/proc/self/environ', 'read'), refused('read', /host's processes/));
   });
 
   it('resolves paths that do not exist yet through their deepest existing folder', async () => {

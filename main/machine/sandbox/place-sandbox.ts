@@ -1,7 +1,8 @@
-import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { sealedPaths, type SealedPath } from '../../places/credential-stores.js';
 import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
 import { configDir } from '../../settings-file.js';
 import type { Launch } from '../command-runner.js';
@@ -11,6 +12,7 @@ import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
 import { bridgeEnv, proxyEnv, runtimeDir, SandboxNetwork, systemNetworkMachine, type SandboxNetworkSetup } from './network-bridge.js';
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
 import { enforcerFor, type Enforcer } from './sandbox-check.js';
+import { START_SCRIPT_INSIDE, startScriptFile } from './start-script.js';
 import type { SandboxPool } from './sandbox-pool.js';
 import { PRIVATE_TEMP_FOLDER, privateTempOf, sandboxBash, seatbeltLaunch } from './seatbelt-launch.js';
 import { LoopbackProxy } from './seatbelt-network.js';
@@ -18,6 +20,50 @@ import { MACOS_SYSTEM_DIRS } from './seatbelt-profile.js';
 
 /** What programs need to run under strict on Linux: mounted read-only when they exist. */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc', '/opt'];
+
+/** What a place's sandbox needs to know of the server beside its policy. */
+export interface PlaceContext {
+  /** The place's saved bash outputs (its folder, made already): readable inside, at the same path. */
+  readonly outputs?: string;
+  /** The other places' extra folders (otherPlacesFolders): out of reach like their folders. */
+  readonly otherPlaceFolders?: readonly string[];
+}
+
+const OWNER_SOCKET = "it is a socket of the owner's programs (tmux, screen, Docker, an editor), through which a command would run outside the sandbox";
+
+/**
+ * The owner's sockets named by the app's environment or in their usual places in the home folder
+ * (the temp folder and /run are hidden whole): a socket is reached through any path a command can
+ * see, whatever its network, so each is sealed.
+ */
+export function ownerSocketsOf(env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+  const paths = ['.docker/run', '.colima', '.rd', '.lima'].map((path) => join(home, path));
+  const named: Array<string | undefined> = [
+    env.TMUX?.split(',')[0],
+    env.TMUX_TMPDIR,
+    env.SCREENDIR,
+    /^unix:\/\/(\/.+)$/.exec(env.DOCKER_HOST ?? '')?.[1],
+    /^unix:(\/.+)$/.exec(env.KITTY_LISTEN_ON ?? '')?.[1],
+    env.VSCODE_IPC_HOOK_CLI,
+    env.VSCODE_GIT_IPC_HANDLE,
+  ];
+  for (const path of named) if (path && isAbsolute(path)) paths.push(path);
+  return paths;
+}
+
+/** The credential stores and the owner's seals of a policy, as paths. */
+function sealedPathsOf(policy: SandboxPolicy, env: NodeJS.ProcessEnv, platform: NodeJS.Platform): SealedPath[] {
+  return sealedPaths({ ...(policy.seal && { seal: policy.seal }), ...(policy.unseal && { unseal: policy.unseal }) }, env, platform);
+}
+
+/** Why a sealed path is refused: the rule, and how the owner lifts it. */
+function sealWhy(seal: SealedPath, placeRoot: string): string {
+  const place = placeRoot === '' ? '.' : placeRoot;
+  return seal.byDefault
+    ? `it is sealed by the rule "${seal.rule}" (${seal.what}); the person who runs this app can lift it for this place with "persona-mcp-workspace places unseal ${place} '${seal.rule}'"`
+    : `it is sealed by the rule "${seal.rule}" (a path the owner sealed for this place); "persona-mcp-workspace places unseal ${place} '${seal.rule}'" lifts it`;
+}
 
 /** Variables a sandboxed command never inherits: the app's secrets and the ways to the keychain. */
 const WITHHELD_ENV = /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|GPG_AGENT_INFO$|KRB5CCNAME$|XDG_RUNTIME_DIR$|PERSONA_)/;
@@ -40,6 +86,8 @@ export interface SandboxHost {
   readonly appPorts?: () => readonly number[];
   /** The platform whose sandbox is used (enforcerFor); the running one unless a test says otherwise. */
   readonly platform?: NodeJS.Platform;
+  /** The folder of a place's saved bash outputs (CommandRunner.outputFolder), made if need be. */
+  readonly outputsOf?: (placeRoot: string) => Promise<string>;
 }
 
 /**
@@ -93,27 +141,44 @@ export class PlaceSandbox {
     /** What the network reaches, in words, for explanations. */
     private readonly networkWords: string,
     private readonly enforcer: Enforcer | undefined,
-    /** Strict's temp folder of its own under Seatbelt (privateTempOf); none elsewhere. */
+    /** The temp folder of its own under Seatbelt (privateTempOf); none elsewhere. */
     private readonly privateTemp: string | undefined,
+    /** The place's root (`""`: This machine). */
+    readonly placeRoot: string,
+    /** The start script's file (start-script.ts): run by bash before each command. */
+    private readonly startScript: string,
   ) {}
+
+  /** The place as the CLI takes it. */
+  private get placeArg(): string {
+    return this.placeRoot === '' ? '.' : this.placeRoot;
+  }
 
   /**
    * Resolved on every call, with synchronous calls: some forty local look-ups take a fraction of a
    * millisecond in one go, and several when each waits its turn in the thread pool (bench/sandbox.ts).
    */
-  static open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeFolder: string, host: SandboxHost): PlaceSandbox {
+  static open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeRoot: string, host: SandboxHost, context: PlaceContext = {}): PlaceSandbox {
     const workspaceRoot = realPathOf(resolve(host.workspaceRoot));
-    const enforcer = enforcerFor(host.platform ?? process.platform);
+    const platform = host.platform ?? process.platform;
+    const enforcer = enforcerFor(platform);
     const seatbelt = enforcer === 'seatbelt';
-    const temp = realPathOf(tmpdir());
+    const appPaths = appPathsOf(host).map((path) => realPathOf(path));
+    const sealedPaths = [
+      ...ownerSocketsOf(host.env).map((path) => ({ path: realPathOf(path), why: OWNER_SOCKET })),
+      ...sealedPathsOf(policy, host.env, platform).map((seal) => ({ path: realPathOf(seal.path), why: sealWhy(seal, placeRoot) })),
+    ];
     const plan = pathPlan({
       policy: { kind: policy.kind, folders: policy.folders.map((folder) => realPathOf(folder)) },
       placeLabel,
       workspaceRoot,
-      placeFolder: realPathOf(resolve(host.workspaceRoot, placeFolder)),
-      // On macOS the user's temp folder (TMPDIR) and the shared /tmp are both the system's.
-      tempDirs: seatbelt && temp !== '/private/tmp' ? [temp, '/private/tmp'] : [temp],
-      appPaths: appPathsOf(host).map((path) => realPathOf(path)),
+      placeFolder: realPathOf(resolve(host.workspaceRoot, placeRoot)),
+      tempDirs: [...new Set((seatbelt ? [tmpdir(), '/private/tmp', '/private/var/tmp'] : [tmpdir(), '/tmp', '/var/tmp']).map((dir) => realPathOf(dir)))],
+      appPaths,
+      sealedPaths,
+      socketDirs: seatbelt ? ['/private/var/run'] : ['/run'],
+      otherPlaceFolders: (context.otherPlaceFolders ?? []).map((folder) => realPathOf(folder)),
+      ...(context.outputs !== undefined && { outputs: realPathOf(context.outputs) }),
       systemDirs: seatbelt ? MACOS_SYSTEM_DIRS : SYSTEM_DIRS,
       skillsDir: realPathOf(resolve(host.skillsDir)),
     });
@@ -121,41 +186,42 @@ export class PlaceSandbox {
     const network: SandboxNetworkSetup | undefined =
       policy.kind === 'place' || policy.network?.length
         ? {
-            rules: { kind: policy.kind, placeLabel, placeRoot: placeFolder, allow: policy.network ?? [] },
+            rules: { kind: policy.kind, placeLabel, placeRoot, allow: policy.network ?? [] },
             machine: systemNetworkMachine(host.appPorts ?? (() => [])),
             socketRoot: join(host.stateDir, 'sandbox-network'),
           }
         : undefined;
+    // Made before the look-ups below: the state dir may not exist yet.
+    const startScript = startScriptFile(host.stateDir);
     const kinds = new Map<string, 'dir' | 'file'>();
-    const inodes = new Map<string, number>();
+    const inodes: Array<[string, number | undefined]> = [];
     for (const path of [...[...plan.rules, ...plan.sealed].map((rule) => rule.path), ...SANDBOX_DEVICES, ...(network ? [runtimeDir()] : [])]) {
       const info = lstatSync(path, { throwIfNoEntry: false });
-      if (!info) continue;
-      kinds.set(path, info.isDirectory() ? 'dir' : 'file');
-      inodes.set(path, info.ino);
+      inodes.push([path, info?.ino]);
+      if (info) kinds.set(path, info.isDirectory() ? 'dir' : 'file');
     }
-    const identity = JSON.stringify(plan.rules.filter((rule) => rule.access !== 'none').map((rule) => [rule.path, inodes.get(rule.path)]));
+    // Every path the sandbox mounts, by inode: one that appeared (a credential store made since),
+    // went or was replaced needs a new live sandbox, whose mounts cover it.
+    const identity = JSON.stringify(inodes);
     const stateDir = realPathOf(resolve(host.stateDir));
-    const privateTemp = seatbelt && plan.kind === 'strict' ? privateTempOf(stateDir, plan.placeFolder) : undefined;
+    const privateTemp = seatbelt ? privateTempOf(stateDir, plan.placeFolder) : undefined;
     // The private temp folders are the places' files, not the app's: not walked for hard links.
-    const linked = linkedAppFiles(plan.sealed.map((rule) => rule.path), join(stateDir, PRIVATE_TEMP_FOLDER));
-    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linked, network, describeNetwork(policy), enforcer, privateTemp);
+    const linked = linkedAppFiles(appPaths, join(stateDir, PRIVATE_TEMP_FOLDER));
+    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linked, network, describeNetwork(policy), enforcer, privateTemp, placeRoot, startScript);
   }
 
   /**
-   * The real path of `path` if the policy lets the file tools `mode` it; otherwise a refusal that
-   * says which policy refused it and who can change it. Symbolic links and `..` are resolved
-   * first, and a file hard-linked to one of the app's own files is refused too.
+   * Refuses (throws, saying which policy refused it and who can change it) what the policy does not
+   * let the file tools `mode`: the real path `real`, or the open file `info` when it is a hard
+   * link to one of the app's own files. The file tools call it on what they open, through
+   * descriptors (main/machine/file-target.ts), so the path checked is the file used.
    */
-  async checkFile(path: string, mode: 'read' | 'write'): Promise<string> {
-    const real = realPathOf(resolve(path));
+  checkFile(requested: string, real: string, mode: 'read' | 'write', info?: Stats): void {
     const decision = decide(this.plan, real, mode);
-    if (!decision.allowed) throw this.refusal(path, real, mode, decision.why);
-    const info = await stat(real).catch(() => undefined);
+    if (!decision.allowed) throw this.refusal(requested, real, mode, decision.why);
     if (info && !info.isDirectory() && info.nlink > 1 && (this.linked.overLimit || this.linked.inodes.has(`${info.dev}:${info.ino}`))) {
-      throw this.refusal(path, real, mode, "it is a hard link to one of the app's own files (state, settings or keychain)");
+      throw this.refusal(requested, real, mode, "it is a hard link to one of the app's own files (state, settings or keychain)");
     }
-    return real;
   }
 
   /**
@@ -175,11 +241,11 @@ export class PlaceSandbox {
       throw new MachineError('refused_by_policy', `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`);
     }
     if (this.enforcer === 'seatbelt') return this.launchSeatbelt(command);
-    const runtime = this.network ? { runtimeDir: runtimeDir() } : {};
-    const env = this.network ? { ...this.env, ...proxyEnv() } : this.env;
+    const runtime = { startScript: this.startScript, ...(this.network && { runtimeDir: runtimeDir() }) };
+    const env = { ...this.env, ...(this.network && proxyEnv()), BASH_ENV: START_SCRIPT_INSIDE };
     if (!tty && this.sandboxes && (await canEnterSandboxes(env))) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
-      const live = await this.sandboxes.acquire(this.plan.placeFolder, args, this.network ? bridgeEnv(env) : env, this.identity, this.network);
+      const live = await this.sandboxes.acquire(this.placeRoot, args, this.network ? bridgeEnv(env) : env, this.identity, this.network);
       return live.launch(command, env);
     }
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
@@ -201,7 +267,14 @@ export class PlaceSandbox {
    */
   private async launchSeatbelt(command: string): Promise<Launch> {
     if (this.privateTemp !== undefined) await mkdir(this.privateTemp, { recursive: true, mode: 0o700 });
-    const input = { plan: this.plan, command, bash: sandboxBash(this.plan, this.env.PATH), env: this.env, ...(this.privateTemp !== undefined && { privateTemp: this.privateTemp }) };
+    const input = {
+      plan: this.plan,
+      command,
+      bash: sandboxBash(this.plan, this.env.PATH),
+      env: { ...this.env, BASH_ENV: this.startScript },
+      startScript: this.startScript,
+      ...(this.privateTemp !== undefined && { privateTemp: this.privateTemp }),
+    };
     if (!this.network) return seatbeltLaunch(input);
     const proxy = await LoopbackProxy.open(this.network.rules, this.network.machine);
     return { ...seatbeltLaunch({ ...input, proxyPort: proxy.port }), release: () => void proxy.close() };
@@ -211,8 +284,9 @@ export class PlaceSandbox {
   explanation(): string {
     const writable = this.plan.rules.filter((rule) => rule.access === 'rw').map((rule) => rule.path);
     return (
-      `This command ran in the sandbox of the ${this.plan.kind} policy of ${this.plan.placeLabel}: it writes only in ${writable.join(', ')}; ` +
-      `the app's state, settings and keychain, other places' folders, the host's processes and the app's ports are out of its reach; ` +
+      `This command ran in the sandbox of the ${this.plan.kind} policy of ${this.plan.placeLabel}: it writes only in ${writable.join(', ')} and a /tmp of its own; ` +
+      `the app's state, settings and keychain, the owner's credential stores (~/.ssh, cloud and registry logins, browser profiles, shell histories: "persona-mcp-workspace places seal ${this.placeArg}" lists them) and sockets, ` +
+      `other places' folders, the host's processes and the app's ports are out of its reach; ` +
       `its network: ${this.networkWords} (through a proxy, set in HTTP_PROXY and HTTPS_PROXY). ${POLICY_OWNER_HINT}`
     );
   }

@@ -12,6 +12,8 @@ export const SANDBOX_IDLE_MS = 60_000;
 export class SandboxPool {
   private readonly live = new Map<string, Promise<LiveSandbox>>();
   private readonly all = new Set<LiveSandbox>();
+  /** Every running sandbox of each place, the one in use and those retired but still running commands. */
+  private readonly byPlace = new Map<string, Set<LiveSandbox>>();
   /** The proxies of sandboxes that ended, being closed. */
   private readonly closing = new Set<Promise<void>>();
   private closed = false;
@@ -19,7 +21,7 @@ export class SandboxPool {
   constructor(private readonly idleMs = SANDBOX_IDLE_MS) {}
 
   /**
-   * The running sandbox of `place` made from exactly `args` and `env` over the same folders
+   * The running sandbox of `place` (its root) made from exactly `args` and `env` over the same folders
    * (`identity`) and with the same network rules, started if need be. With `network`, the sandbox
    * gets a proxy of its own (ended with it) and runs the bridge to it as its program.
    */
@@ -42,8 +44,12 @@ export class SandboxPool {
     try {
       const sandbox = await starting;
       this.all.add(sandbox);
+      const ofPlace = this.byPlace.get(place) ?? new Set();
+      this.byPlace.set(place, ofPlace.add(sandbox));
       void sandbox.whenEnded.then(() => {
         this.all.delete(sandbox);
+        ofPlace.delete(sandbox);
+        if (ofPlace.size === 0 && this.byPlace.get(place) === ofPlace) this.byPlace.delete(place);
         if (this.live.get(place) === starting) this.live.delete(place);
       });
       return sandbox;
@@ -51,6 +57,18 @@ export class SandboxPool {
       if (this.live.get(place) === starting) this.live.delete(place);
       throw error;
     }
+  }
+
+  /**
+   * Ends every sandbox of `place` now, with everything still running in them (background
+   * processes included: their PID namespace goes with the sandbox). Its policy changed; the next
+   * command starts a new one.
+   */
+  async endPlace(place: string): Promise<void> {
+    const starting = this.live.get(place);
+    this.live.delete(place);
+    const started = await starting?.catch(() => undefined);
+    await Promise.all([...(this.byPlace.get(place) ?? []), ...(started ? [started] : [])].map((sandbox) => sandbox.stop()));
   }
 
   /** Ends every sandbox, and the commands still in them (server shutdown). */

@@ -116,10 +116,15 @@ describe('the Seatbelt path of a place sandbox (platform darwin, run on any)', (
     assert.equal(sandboxBash(plan, undefined), '/bin/bash');
   });
 
-  it('place: the user\'s temp folder and /private/tmp writable, TMPDIR left as it is', async () => {
+  it('place: a private temp folder as under strict, the system\'s out of reach; bash runs the start script first', async () => {
     const launch = await open('place').launch('true', false);
-    assert.ok(launch.args[1]!.includes('(allow file-read* file-write* (subpath "/private/tmp"))'));
-    assert.equal(launch.env?.TMPDIR, undefined);
+    const profile = launch.args[1]!;
+    assert.ok(profile.includes('(deny file-read* file-write* (subpath "/private/tmp"))'), profile);
+    const temp = privateTempOf(state, alpha);
+    assert.equal(launch.env?.TMPDIR, temp);
+    assert.ok(profile.includes(`(allow file-read* file-write* (subpath "${temp}"))`));
+    assert.equal(launch.env?.BASH_ENV, join(state, 'sandbox', 'start.sh'));
+    assert.ok(profile.includes(`(allow file-read* (literal "${join(state, 'sandbox', 'start.sh')}"))`));
     launch.release?.();
   });
 });

@@ -54,8 +54,10 @@ export interface SeatbeltLaunchInput {
   readonly env: Readonly<Record<string, string>>;
   /** With network: the loopback port of the command's proxy. */
   readonly proxyPort?: number;
-  /** Strict's private temp folder (privateTempOf), made already. */
+  /** The private temp folder (privateTempOf), made already. */
   readonly privateTemp?: string;
+  /** The start script's file (start-script.ts), which the environment's BASH_ENV names. */
+  readonly startScript?: string;
 }
 
 /**
@@ -63,8 +65,8 @@ export interface SeatbeltLaunchInput {
  * environment points programs at the proxy and (strict) at the private temp folder: /tmp itself
  * is the machine's, out of reach under strict.
  */
-export function seatbeltLaunch({ plan, command, bash, env, proxyPort, privateTemp }: SeatbeltLaunchInput): Launch {
-  const profile = seatbeltProfile({ plan, ...(proxyPort !== undefined && { proxyPort }), ...(privateTemp !== undefined && { privateTemp }) });
+export function seatbeltLaunch({ plan, command, bash, env, proxyPort, privateTemp, startScript }: SeatbeltLaunchInput): Launch {
+  const profile = seatbeltProfile({ plan, ...(proxyPort !== undefined && { proxyPort }), ...(privateTemp !== undefined && { privateTemp }), ...(startScript !== undefined && { startScript }) });
   return {
     file: SANDBOX_EXEC,
     args: ['-p', profile, bash, '-c', command],

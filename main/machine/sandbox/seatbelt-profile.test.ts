@@ -90,12 +90,12 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
     assert.ok(!strict.includes('network-outbound'));
   });
 
-  it('place: reads everywhere, writes the place and both temp folders; network only to the proxy\'s loopback port', () => {
+  it('place: reads everywhere, writes the place, the system\'s temp folders out of reach; network only to the proxy\'s loopback port', () => {
     const place = seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 53128 }).split('\n');
     const root = lineOf(place, '(allow file-read* (subpath "/"))');
     assert.equal(place[root + 1], '(deny file-write* (subpath "/"))');
-    lineOf(place, '(allow file-read* file-write* (subpath "/private/tmp"))');
-    lineOf(place, '(allow file-read* file-write* (subpath "/private/var/folders/ab/xyz/T"))');
+    lineOf(place, '(deny file-read* file-write* (subpath "/private/tmp"))');
+    lineOf(place, '(deny file-read* file-write* (subpath "/private/var/folders/ab/xyz/T"))');
     assert.deepEqual(place.filter(Boolean).slice(-2), ['(deny network*)', '(allow network-outbound (remote ip "localhost:53128"))']);
     assert.throws(() => seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 70000 }), /not a port/);
   });

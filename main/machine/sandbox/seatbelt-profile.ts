@@ -89,6 +89,8 @@ export interface SeatbeltInput {
    * app's sealed state dir, where no other place reaches.
    */
   readonly privateTemp?: string;
+  /** The start script's file (start-script.ts), in the sealed state dir: readable, that file only. */
+  readonly startScript?: string;
 }
 
 /**
@@ -101,7 +103,7 @@ export interface SeatbeltInput {
  * name in the first place. Pure, so that its text is unit-tested on every platform; it runs only on
  * macOS (e2e/sandbox-escape-macos.test.ts).
  */
-export function seatbeltProfile({ plan, proxyPort, privateTemp }: SeatbeltInput): string {
+export function seatbeltProfile({ plan, proxyPort, privateTemp, startScript }: SeatbeltInput): string {
   if (proxyPort !== undefined && (!Number.isInteger(proxyPort) || proxyPort < 1 || proxyPort > 65_535)) throw new RangeError(`${proxyPort} is not a port.`);
   const lines = [
     '(version 1)',
@@ -133,12 +135,13 @@ export function seatbeltProfile({ plan, proxyPort, privateTemp }: SeatbeltInput)
     `(allow file-read* ${ROOT_LINKS.map((link) => `(literal ${quote(link)})`).join(' ')})`,
   );
   for (const r of plan.sealed) lines.push(...rule(r));
-  const reachable = [...plan.rules.filter((r) => r.access === 'ro' || r.access === 'rw').map((r) => r.path), ...(privateTemp === undefined ? [] : [privateTemp])];
+  const reachable = [...plan.rules.filter((r) => r.access === 'ro' || r.access === 'rw').map((r) => r.path), ...[privateTemp, startScript].filter((path) => path !== undefined)];
   // Looking up a reachable path (realpath, pwd -P) stats each folder on the way: their metadata
   // only, never their contents. After the sealed paths: strict's temp folder is inside one.
   const ancestors = new Set(reachable.flatMap(ancestorsOf));
   if (ancestors.size) lines.push(`(allow file-read-metadata ${[...ancestors].map((path) => `(literal ${quote(path)})`).join(' ')})`);
   if (privateTemp !== undefined) lines.push(`(allow file-read* file-write* (subpath ${quote(privateTemp)}))`);
+  if (startScript !== undefined) lines.push(`(allow file-read* (literal ${quote(startScript)}))`);
   // Nothing out of reach may be moved into reach: renaming a folder that holds a sealed or hidden
   // path (a writable temp folder holding the state dir) would take it out from under its rule.
   // bubblewrap's mounts make such a rename fail; here each folder on the way is pinned.

@@ -56,6 +56,15 @@ function ClientRow({ client: c, onRevoked }: { client: SignedInClientInfo; onRev
           <div className="row-detail">
             {c.place.label} · allowed {timeWords(c.approvedAt)} · last used {c.lastUsedAt ? timeWords(c.lastUsedAt) : 'never'}
           </div>
+          <div className="row-detail">
+            Client <code>{c.clientId}</code>
+            {c.redirectUri && (
+              <>
+                {' '}
+                · answers to <code>{c.redirectUri}</code>
+              </>
+            )}
+          </div>
         </div>
         <div className="row-actions">
           <RevokeButton name={c.name} question={<>Revoke? Its sessions end at once.</>} revoke={revoke} />

@@ -1,0 +1,59 @@
+import { isAbsolute, join } from 'node:path';
+
+/** The MCP clients whose configurations this app reads (import) and writes (its own entry). */
+export const CLIENTS = ['claude-desktop', 'cursor', 'vscode', 'claude-code'] as const;
+export type ClientId = (typeof CLIENTS)[number];
+
+export const CLIENT_NAMES: Record<ClientId, string> = {
+  'claude-desktop': 'Claude Desktop',
+  cursor: 'Cursor',
+  vscode: 'VS Code',
+  'claude-code': 'Claude Code',
+};
+
+/** One configuration file of a client: whose, for whom, where, and under which key its servers are. */
+export interface ClientFile {
+  client: ClientId;
+  /** `user`: the person's own, for every project; `project`: a folder's (here, a place's). */
+  scope: 'user' | 'project';
+  path: string;
+  /** The path to the servers object in the JSON: `mcpServers` (Claude, Cursor), `servers` (VS Code). */
+  serversAt: string[];
+}
+
+export interface Machine {
+  home: string;
+  platform: NodeJS.Platform;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The user-level files, where each client keeps them on this platform:
+ * Claude Desktop's `claude_desktop_config.json` in its application-support folder (Linux: the
+ * unofficial builds' `~/.config/Claude`), Cursor's `~/.cursor/mcp.json`, VS Code's `mcp.json` in
+ * its user folder, and Claude Code's `~/.claude.json` (its user-scope servers).
+ */
+export function userFiles({ home, platform, env }: Machine): ClientFile[] {
+  const appData = env.APPDATA && isAbsolute(env.APPDATA) ? env.APPDATA : join(home, 'AppData', 'Roaming');
+  const xdgConfig = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
+  const appSupport = platform === 'darwin' ? join(home, 'Library', 'Application Support') : platform === 'win32' ? appData : xdgConfig;
+  return [
+    { client: 'claude-desktop', scope: 'user', path: join(appSupport, 'Claude', 'claude_desktop_config.json'), serversAt: ['mcpServers'] },
+    { client: 'cursor', scope: 'user', path: join(home, '.cursor', 'mcp.json'), serversAt: ['mcpServers'] },
+    { client: 'vscode', scope: 'user', path: join(appSupport, 'Code', 'User', 'mcp.json'), serversAt: ['servers'] },
+    { client: 'claude-code', scope: 'user', path: join(home, '.claude.json'), serversAt: ['mcpServers'] },
+  ];
+}
+
+/**
+ * A folder's own files: Cursor's `.cursor/mcp.json`, VS Code's `.vscode/mcp.json`, Claude Code's
+ * `.mcp.json`, and Claude Code's servers for that folder kept in `~/.claude.json` (its "local" scope).
+ */
+export function projectFiles(folder: string, machine: Machine): ClientFile[] {
+  return [
+    { client: 'cursor', scope: 'project', path: join(folder, '.cursor', 'mcp.json'), serversAt: ['mcpServers'] },
+    { client: 'vscode', scope: 'project', path: join(folder, '.vscode', 'mcp.json'), serversAt: ['servers'] },
+    { client: 'claude-code', scope: 'project', path: join(folder, '.mcp.json'), serversAt: ['mcpServers'] },
+    { client: 'claude-code', scope: 'project', path: join(machine.home, '.claude.json'), serversAt: ['projects', folder, 'mcpServers'] },
+  ];
+}

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { close, closeSync, constants, fchmod, fsync, openSync, renameSync, unlinkSync, write } from 'node:fs';
+import { promisify } from 'node:util';
+import type { FileSpot } from './file-target.js';
+
+const closeAsync = promisify(close);
+const fchmodAsync = promisify(fchmod);
+const fsyncAsync = promisify(fsync);
+
+/**
+ * Gives the spot's file new content so that a reader (or a crash) sees the old file or the new one,
+ * never half of one: `fill` writes a temp file made beside it, in the very folder that was checked
+ * (through the spot's folder path, never a second lookup of the folder by name); it is synced and
+ * renamed over the file, and the folder synced. If anything fails, the temp file is removed: the
+ * file and its folder are as they were. `mode`: the new file's permissions, exactly (an existing
+ * file's are kept this way). The temp file is open for reading too, so `fill` can read back what it wrote.
+ */
+export async function replaceFile(spot: FileSpot, mode: number | undefined, fill: (fd: number) => Promise<void>): Promise<void> {
+  const temp = `${spot.folder}/.${spot.name}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+  // O_EXCL and O_NOFOLLOW: a fresh file, never something the agent put at that name meanwhile.
+  const fd = openSync(temp, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | spot.openFlags, mode ?? 0o666);
+  let open = true;
+  try {
+    await fill(fd);
+    // The umask may have narrowed the mode given to open(); set it exactly.
+    if (mode !== undefined) await fchmodAsync(fd, mode);
+    await fsyncAsync(fd);
+    open = false;
+    await closeAsync(fd);
+    renameSync(temp, `${spot.folder}/${spot.name}`);
+  } catch (error) {
+    if (open) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Already renamed, or never made.
+    }
+    throw error;
+  }
+  await syncFolder(spot.folder);
+}
+
+/** Makes the rename itself durable; not every platform can open a folder for fsync. */
+async function syncFolder(folder: string): Promise<void> {
+  let fd: number;
+  try {
+    fd = openSync(folder, constants.O_RDONLY);
+  } catch {
+    return;
+  }
+  // Windows refuses fsync on folders; the rename is atomic there all the same.
+  await fsyncAsync(fd).catch(() => {});
+  closeSync(fd);
+}
+
+/** Writes all of `data` at `position`. */
+export async function writeAll(fd: number, data: Uint8Array, position = 0): Promise<void> {
+  for (let done = 0; done < data.length; ) {
+    done += await new Promise<number>((resolve, reject) => {
+      write(fd, data, done, data.length - done, position + done, (error, written) => (error ? reject(error) : resolve(written)));
+    });
+  }
+}
