@@ -9,7 +9,7 @@ import { CommandRunner } from '../main/machine/command-runner.js';
 import { machineTools } from '../main/mcp/machine-tools.js';
 import type { SessionTool, ToolExtra } from '../main/mcp/session-tool.js';
 import { callToolTool, searchToolsTool } from '../main/mcp/tool-search-tools.js';
-import { KEYWORDS, PHRASES, type Query } from './tool-search-set/queries.js';
+import { HELD_OUT, KEYWORDS, PHRASES, type Query } from './tool-search-set/queries.js';
 import { loadSet } from './tool-search-set/set.js';
 
 const machine = machineTools({ skillsDir: '/nonexistent', commands: new CommandRunner({ maxTimeoutSeconds: 600 }) });
@@ -49,7 +49,7 @@ const bytes = (tools: SessionTool[]) => Buffer.byteLength(JSON.stringify({ tools
 const on = bytes([...machine, search, callToolTool()]);
 const off = bytes([...machine, ...placeTools]);
 
-const all = [...PHRASES, ...KEYWORDS].map(([query]) => query);
+const all = [...PHRASES, ...HELD_OUT, ...KEYWORDS].map(([query]) => query);
 for (let i = 0; i < 300; i += 1) await search.call({ query: all[i % all.length] }, extra); // warm up
 const times: number[] = [];
 for (let i = 0; i < 3000; i += 1) {
@@ -61,11 +61,14 @@ times.sort((a, b) => a - b);
 const pct = (p: number) => times[Math.floor((times.length - 1) * p)]!.toFixed(3);
 
 const phrases = await ranks(PHRASES);
+const heldOut = await ranks(HELD_OUT);
 const keywords = await ranks(KEYWORDS);
 const line = (label: string, r: typeof phrases, n: number) =>
   `${label}: top-1 ${r.top1}/${n}, top-3 ${r.top3}/${n} (${((100 * r.top3) / n).toFixed(1)}%), top-5 ${r.top5}/${n}`;
 console.log(line('task phrases', phrases, PHRASES.length));
+console.log(line('held-out phrases', heldOut, HELD_OUT.length));
 console.log(line('keyword queries', keywords, KEYWORDS.length));
 console.log(`search_tools in-process over ${placeTools.length} tools: p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms, p99 ${pct(0.99)} ms (${times.length} searches)`);
 console.log(`tools/list (machine tools + ${placeTools.length} connection tools): ${off} bytes with tool search off, ${on} bytes on`);
 if (process.argv.includes('--misses')) console.log(`\nnot in the top 3:\n${[...phrases.misses, ...keywords.misses].join('\n')}`);
+if (process.argv.includes('--held-out-misses')) console.log(`\nheld out, not in the top 3:\n${heldOut.misses.join('\n')}`);

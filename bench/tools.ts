@@ -6,7 +6,11 @@
  *          command redirected to a file by bash (started in a session of its own, as the runner
  *          starts commands; also shown from this session), and this process's peak RSS growth;
  *   tail:  read with offset -10 on a 1 GB file of 120 million lines (against `tail -n 10`);
- *   scan:  a forward read of the file's last line (a scan of the whole file) against `wc -l`.
+ *   scan:  a forward read of the file's last line (a scan of the whole file) against `wc -l`;
+ *   head:  a forward read of the first 2,000 lines of the 1 GB file (no scan) against `head -n 2000`;
+ *   edit:  edit of one unique line in a 50 MB file against `sed -i` on a copy of the same file, and
+ *          edit of one line near the end of the 1 GB file, with this process's peak RSS growth;
+ *   write: write of 10 MiB of text (the tool's string) against `cp` of a 10 MiB file.
  *
  * The core functions run in this process, as in the server. The bash case runs first, so that the
  * peak RSS it reports is its own. Everything it writes goes to one temp folder, deleted at the end
@@ -16,12 +20,14 @@
  * alternating which goes first, so drift in the machine's load hits both alike).
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile as readRaw, rm, stat, writeFile as writeRaw } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CommandRunner } from '../main/machine/command-runner.js';
+import { editFile } from '../main/machine/edit.js';
 import { readFile, type TextReadResult } from '../main/machine/read.js';
+import { writeFile } from '../main/machine/write.js';
 import { log, median } from './lib/util.js';
 
 const run = promisify(execFile);
@@ -129,6 +135,70 @@ try {
   figures['forward scan of 1 GB: wc -l (ms, median)'] = median(wc!).toFixed(0);
   figures['forward scan of 1 GB: ratio (goal <= 2)'] = (median(scan!) / median(wc!)).toFixed(2);
   log(`scan: ${list(scan!)} ms; wc -l ${list(wc!)} ms`);
+
+  // 5. head: the first 2,000 lines, which a read reads and no more.
+  const [head, headTool] = await alternate(
+    async () => {
+      const result = (await readFile({ path, limit: 2000 })) as TextReadResult;
+      if (result.endLine !== 2000 || !result.text.endsWith('\n2000\n') || result.totalLines !== undefined) throw new Error('the head read went wrong');
+    },
+    () => run('head', ['-n', '2000', path]),
+  );
+  figures['first 2000 lines of 1 GB: read limit 2000 (ms, median)'] = median(head!).toFixed(1);
+  figures['first 2000 lines of 1 GB: head -n 2000, process start included (ms, median)'] = median(headTool!).toFixed(1);
+  figures['first 2000 lines of 1 GB: ratio (goal <= 2)'] = (median(head!) / median(headTool!)).toFixed(2);
+  log(`head: ${list(head!, 1)} ms; head -n 2000 ${list(headTool!, 1)} ms`);
+
+  // 6. edit of the 1 GB file near its end: memory stays bounded (one round; it rewrites 1 GB).
+  const rssBeforeEdit = process.memoryUsage().rss;
+  let rssPeakEdit = rssBeforeEdit;
+  const editSampler = setInterval(() => (rssPeakEdit = Math.max(rssPeakEdit, process.memoryUsage().rss)), 20);
+  const bigEdit = await timed(() => editFile({ path, edits: [{ old_string: `\n${LINES - 1}\n`, new_string: '\nedited\n' }] }));
+  clearInterval(editSampler);
+  if (bigEdit.value.replacements !== 1) throw new Error('the 1 GB edit went wrong');
+  figures['edit of 1 GB, one line near the end (ms)'] = bigEdit.ms.toFixed(0);
+  figures['edit of 1 GB: peak RSS growth (MiB)'] = ((rssPeakEdit - rssBeforeEdit) / MiB).toFixed(1);
+  log(`edit 1 GB: ${bigEdit.ms.toFixed(0)} ms, RSS growth ${((rssPeakEdit - rssBeforeEdit) / MiB).toFixed(1)} MiB`);
+  await rm(path);
+
+  // 7. edit of a 50 MB file: one unique line, back and forth, against sed -i on a copy.
+  const ours50 = join(dir, 'edit-ours.txt');
+  const sed50 = join(dir, 'edit-sed.txt');
+  await shell(`seq 1 6500000 > ${ours50}`);
+  await copyFile(ours50, sed50);
+  const size50 = (await stat(ours50)).size;
+  let oursRound = 0;
+  let sedRound = 0;
+  const [edit50, sed] = await alternate(
+    async () => {
+      const [from, to] = oursRound++ % 2 === 0 ? ['\n3250000\n', '\nedited\n'] : ['\nedited\n', '\n3250000\n'];
+      const result = await editFile({ path: ours50, edits: [{ old_string: from, new_string: to }] });
+      if (result.replacements !== 1) throw new Error('the 50 MB edit went wrong');
+    },
+    () => (sedRound++ % 2 === 0 ? run('sed', ['-i', 's/^3250000$/edited/', sed50]) : run('sed', ['-i', 's/^edited$/3250000/', sed50])),
+  );
+  if (!(await readRaw(ours50)).equals(await readRaw(sed50))) throw new Error('edit and sed -i made different files');
+  figures[`edit of ${(size50 / 1e6).toFixed(0)} MB, one unique line (ms, median)`] = median(edit50!).toFixed(1);
+  figures[`edit of ${(size50 / 1e6).toFixed(0)} MB: sed -i (ms, median)`] = median(sed!).toFixed(1);
+  figures[`edit of ${(size50 / 1e6).toFixed(0)} MB: ratio (goal <= 1.5)`] = (median(edit50!) / median(sed!)).toFixed(2);
+  log(`edit 50 MB: ${list(edit50!, 1)} ms; sed -i ${list(sed!, 1)} ms`);
+
+  // 8. write of 10 MiB, against cp of a 10 MiB file.
+  // Flat, as JSON.parse makes the tool's arguments (a repeated string is a rope, slower to encode).
+  const content = Buffer.from('x'.repeat(63).concat('\n').repeat((10 * MiB) / 64)).toString('utf8');
+  const source = join(dir, 'source.txt');
+  await writeRaw(source, content);
+  const [write10, cp] = await alternate(
+    async () => {
+      const result = await writeFile({ path: join(dir, 'written.txt'), content });
+      if (result.bytes !== 10 * MiB) throw new Error('the write went wrong');
+    },
+    () => run('cp', [source, join(dir, 'copied.txt')]),
+  );
+  figures['write of 10 MiB (ms, median)'] = median(write10!).toFixed(1);
+  figures['write of 10 MiB: cp, process start included (ms, median)'] = median(cp!).toFixed(1);
+  figures['write of 10 MiB: ratio (goal <= 2)'] = (median(write10!) / median(cp!)).toFixed(2);
+  log(`write 10 MiB: ${list(write10!, 1)} ms; cp ${list(cp!, 1)} ms`);
 
   log(`done; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   process.stdout.write(`| figure (file of ${size} bytes, ${ROUNDS} rounds) | value |\n| --- | --- |\n`);

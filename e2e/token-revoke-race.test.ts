@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { builtPath } from '../test/support/built.js';
 import { callApi } from '../test/support/control-api.js';
 import { startHost, type HostFixture } from '../test/support/host-fixture.js';
 import { CLI, repeatUntil, runNode } from './race-support.js';
@@ -8,7 +8,7 @@ import { CLI, repeatUntil, runNode } from './race-support.js';
 // The server creates tokens (POST /api/tokens) while another process revokes them in the same state
 // dir: each change is made under the lock both take, on a fresh read, so no revocation is lost.
 
-const REVOKER = fileURLToPath(new URL('./fixtures/revoke-tokens.ts', import.meta.url));
+const REVOKER = builtPath(new URL('./fixtures/revoke-tokens.ts', import.meta.url));
 const ROUNDS = 300;
 
 describe('revocations from another process while the server creates tokens', () => {
@@ -45,7 +45,7 @@ describe('revocations from another process while the server creates tokens', () 
   it(`loses none of ${ROUNDS} revocations, nor any token created meanwhile`, async () => {
     const victims: Array<{ id: string; token: string }> = [];
     for (let i = 0; i < ROUNDS; i++) victims.push((await api('POST', '/tokens', { name: `victim ${i}` })).json.token);
-    const revoker = runNode(['--import', 'tsx', REVOKER, fx.stateDir], env, JSON.stringify(victims.map((v) => v.id)));
+    const revoker = runNode([REVOKER, fx.stateDir], env, JSON.stringify(victims.map((v) => v.id)));
     const created = await createUntil(revoker);
     const { code, stdout, stderr } = await revoker;
     assert.equal(code, 0, stderr);

@@ -137,6 +137,53 @@ export const PHRASES: readonly Query[] = [
   ["are we paying for machines we don't need in CI", ['circleci/find_underused_resource_classes']],
 ];
 
+/**
+ * A second set, written after the first had been studied and before the search's new vocabulary was
+ * first run, and never looked at to change it: how the search does on phrases it was not shaped by.
+ */
+export const HELD_OUT: readonly Query[] = [
+  ['who is assigned to the flaky login issue on github', ['github/get_issue', 'github/search_issues']],
+  ['list every repo that mentions terraform', ['github/search_repositories', 'github/search_code']],
+  ['drop a comment on PR 9 saying it needs tests', ['github/add_issue_comment', 'github/create_pull_request_review']],
+  ['which files did the last PR touch', ['github/get_pull_request_files']],
+  ['see the latest commits on the release branch', ['github/list_commits']],
+  ['reopen issue 300', ['github/update_issue']],
+  ['have the checks passed on PR 71', ['github/get_pull_request_status']],
+  ['send a heads up to #eng that the api is down', ['slack/slack_post_message']],
+  ['get me the email address of the new hire on slack', ['slack/slack_get_user_profile', 'slack/slack_get_users']],
+  ['add a party emoji to the launch post', ['slack/slack_add_reaction']],
+  ['respond in the incident thread with the eta', ['slack/slack_reply_to_thread']],
+  ['list the slack members', ['slack/slack_get_users']],
+  ['what are the top crashes this week', ['sentry/search_issues']],
+  ['assign the checkout exception to Priya', ['sentry/update_issue']],
+  ['how often did the payment timeout happen since monday', ['sentry/search_events', 'sentry/search_issue_events']],
+  ['which release introduced the regression', ['sentry/find_releases']],
+  ['show me the sentry teams', ['sentry/find_teams']],
+  ['find the docs for sentry performance monitoring', ['sentry/search_docs']],
+  ['run a query to count orders per day', ['supabase/execute_sql']],
+  ['create an index on users.email', ['supabase/apply_migration']],
+  ['list the edge functions we have deployed', ['supabase/list_edge_functions']],
+  ['check the postgres logs for slow queries', ['supabase/query_logs', 'supabase/get_advisors']],
+  ['delete the old feature branch database', ['supabase/delete_branch']],
+  ['what region and plan is our org on', ['supabase/get_organization']],
+  ['search notion for the hiring plan', ['notion/API-post-search']],
+  ['append a summary section to the retro page', ['notion/API-patch-block-children']],
+  ['who am I connected as in notion', ['notion/API-get-self']],
+  ['create a new database for bug triage in notion', ['notion/API-create-a-data-source']],
+  ['what meetings do I have on thursday', ['gcal/list-events']],
+  ['invite Lee to the design review', ['gcal/update-event']],
+  ['remove the recurring sync from my calendar', ['gcal/delete-event']],
+  ['find a slot when the whole team is free', ['gcal/get-freebusy']],
+  ['send Jane the meeting notes by email', ['gmail/send_email']],
+  ['find emails from stripe last month', ['gmail/search_emails']],
+  ['move the receipts to the finance label', ['gmail/modify_email', 'gmail/batch_modify_emails']],
+  ['delete the label i no longer use', ['gmail/delete_label']],
+  ['show me the ci logs for the broken deploy', ['circleci/get_build_failure_logs']],
+  ['what projects am I following in circleci', ['circleci/list_followed_projects']],
+  ['trigger a build for the main branch', ['circleci/run_pipeline']],
+  ['did the unit tests pass on the last job', ['circleci/get_job_test_results']],
+];
+
 export const KEYWORDS: readonly Query[] = [
   ['github merge pull request', ['github/merge_pull_request']],
   ['github create issue', ['github/create_issue']],

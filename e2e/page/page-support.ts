@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { enterWorkspace, freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { enterWorkspace, freePort, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { callApi } from '../../test/support/control-api.js';
 
 // What the Agent access and Server page tests share: Debian's Chromium against a real headless
@@ -86,10 +86,8 @@ export async function tabUntil(page: Page, check: string, max: number, backwards
  * Waits until a page expression is true. It asks from here, not with page.waitForFunction, whose
  * polling evaluates strings inside the page, which the page's CSP (no 'unsafe-eval') refuses.
  */
-export async function pageUntil(page: Page, expression: string, timeoutMs = 5_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !(await page.evaluate(expression)); await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > deadline) throw new Error(`The page never had: ${expression}`);
-  }
+export async function pageUntil(page: Page, expression: string, timeoutMs = 10_000): Promise<void> {
+  await waitFor(() => page.evaluate(expression), timeoutMs, `the page to have: ${expression}`);
 }
 
 /** What the page's clipboard holds now. */

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { openPage, skipReason, type PageFixture } from './page-support.js';
+import { waitFor } from '../../test/support/wait.js';
 
 // The Server screen in Debian's Chromium against a real headless host: Stop and Start really close
 // and open the /mcp port, and tool calls of real MCP clients appear in the activity by themselves.
@@ -122,11 +123,7 @@ describe('the page: the server', { skip: skipReason }, () => {
     const { page } = p;
     const { client } = await p.fx.connect(await p.fx.token('long runner'));
     const call = client.callTool({ name: 'bash', arguments: { command: 'sleep 60' } }).catch((error: unknown) => error);
-    const deadline = Date.now() + 10_000;
-    while ((await p.api('GET', '/server')).json.runningCommands !== 1) {
-      assert.ok(Date.now() < deadline, 'the command runs');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(async () => (await p.api('GET', '/server')).json.runningCommands === 1, 10_000, 'the command to run');
     await status().getByRole('button', { name: 'Stop server' }).click();
     const confirm = status().getByRole('group', { name: 'Stop the server?' });
     await confirm.getByText('Stop? An agent has a command running; it ends.').waitFor();

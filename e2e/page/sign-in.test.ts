@@ -46,7 +46,8 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
     await tab.getByRole('heading', { name: 'Waiting for the owner of this machine' }).waitFor();
     const code = (await tab.locator('.code').textContent())!.trim();
     assert.match(code, /^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
-    assert.match(await tab.content(), /Page-approved agent/);
+    // The waiting page reloads itself every few seconds: a locator is looked up again on the new page.
+    await tab.getByText('Page-approved agent', { exact: false }).first().waitFor();
 
     const row = waiting().getByRole('listitem', { name: `Sign-in of Page-approved agent, code ${code}` });
     await row.getByText('Allow Page-approved agent to work on this machine in Crew alpha?').waitFor();

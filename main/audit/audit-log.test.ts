@@ -4,6 +4,7 @@ import { appendFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { waitFor } from '../../test/support/wait.js';
 import { AuditLog, type AuditEntry } from './audit-log.js';
 
 const entry = (overrides: Partial<AuditEntry> = {}): AuditEntry => ({
@@ -13,14 +14,6 @@ const entry = (overrides: Partial<AuditEntry> = {}): AuditEntry => ({
   outcome: 'ok',
   ...overrides,
 });
-
-async function waitFor(done: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    assert.ok(Date.now() < deadline, 'timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function lines(path: string): Promise<Record<string, unknown>[]> {
   const text = await readFile(path, 'utf8');
@@ -95,7 +88,7 @@ describe('AuditLog', () => {
 
   it('keeps records back for the batch time, so that they share one write', async () => {
     const patient = new AuditLog({ stateDir, batchMs: 3_600_000 });
-    // File requests made from the audit log's code only: the test's loader (tsx) does disk work of
+    // File requests made from the audit log's code only: other code in this process does disk work of
     // its own at times.
     let fileRequests = 0;
     const hook = createHook({
@@ -127,7 +120,7 @@ describe('AuditLog', () => {
   it('writes by itself once the batch time is over', async () => {
     const quick = new AuditLog({ stateDir, batchMs: 20 });
     quick.record(entry({ tool: 'a' }));
-    await waitFor(async () => (await readFile(join(stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"tool":"a"'));
+    await waitFor(async () => (await readFile(join(stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"tool":"a"'), 10_000, 'the record to be written');
     await quick.close();
   });
 
@@ -138,7 +131,7 @@ describe('AuditLog', () => {
     await patient.flush();
     assert.equal((await lines(path)).length, 1);
     for (let i = 0; i < 1000; i++) patient.record(entry({ tool: `t${i}` }));
-    await waitFor(async () => (await stat(path)).size >= 64 * 1024);
+    await waitFor(async () => (await stat(path)).size >= 64 * 1024, 10_000, '64 KiB to be written');
     await patient.close();
     assert.equal((await lines(path)).length, 1001);
   });

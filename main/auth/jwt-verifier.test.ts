@@ -17,6 +17,7 @@ import {
   type JWK,
   type JWTPayload,
 } from 'jose';
+import { testClock } from '../../test/support/clock.js';
 import { AgentTokenStore, APP_TOKEN_ISSUER } from './agent-tokens.js';
 import { AuthError, JwtConfigError, JwtVerifier, wwwAuthenticate, type AuthErrorReason } from './jwt-verifier.js';
 
@@ -189,11 +190,13 @@ describe('JwtVerifier with an external HS256 secret', () => {
   });
 
   it('refuses a token it already verified once it expires', async () => {
+    const clock = testClock();
+    const verifier = await JwtVerifier.create({ secret: SECRET, issuer: 'https://persona.example', audience: 'workspace', now: clock.now });
     // Accepted within the 5 s tolerance, then remembered; the window is checked again on each use.
     const token = await sign(secretBytes, 'HS256', { ...good, exp: now() - 4 });
     await verifier.verifyToken(token);
     await verifier.verifyToken(token);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    clock.advance(2_100);
     await refused(verifier, token, 'expired');
   });
 

@@ -88,6 +88,8 @@ export interface JwtVerifierOptions {
   appTokens?: AppTokenAuthority;
   /** OAuth access tokens this app issued (signed with the same key, `sub: grant:<id>`). */
   grants?: GrantAuthority;
+  /** The time (ms since the epoch) tokens' `exp` and `nbf` are checked against. */
+  now?: () => number;
 }
 
 export const AUTH_REALM = 'persona-mcp-workspace';
@@ -133,6 +135,7 @@ export class JwtVerifier {
     private readonly externalOptions: JWTVerifyOptions,
     private readonly app: { authority: AppTokenAuthority; key: Uint8Array; keyId: string } | undefined,
     private readonly grants: GrantAuthority | undefined,
+    private readonly now: () => number,
   ) {}
 
   /** Loads the keys now, so a bad setting stops startup instead of failing every request. */
@@ -161,6 +164,7 @@ export class JwtVerifier {
       },
       app,
       options.grants,
+      options.now ?? Date.now,
     );
   }
 
@@ -184,7 +188,7 @@ export class JwtVerifier {
     if (token.length === 0) throw new AuthError('missing', 'This server needs a bearer token.');
     // A token in the cache passed every check below once; its header can't have changed since.
     const cached = this.verified.get(token);
-    if (cached && stillInWindow(cached)) {
+    if (cached && stillInWindow(cached, this.now() / 1000)) {
       if (cached.caller.tokenId !== undefined) await this.checkAppToken(cached.caller.tokenId);
       if (cached.caller.client) await this.checkGrant(cached.caller, audience);
       return cached.caller;
@@ -225,6 +229,7 @@ export class JwtVerifier {
         algorithms: ['HS256'],
         issuer: APP_TOKEN_ISSUER,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: new Date(this.now()),
         requiredClaims: ['sub', 'jti'],
       }).then((result) => result.payload),
     );
@@ -264,7 +269,7 @@ export class JwtVerifier {
     // Several sources may accept the algorithm; only a signature mismatch moves on to the next one.
     for (const candidate of candidates) {
       try {
-        const payload = await mapJoseErrors(candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms }));
+        const payload = await mapJoseErrors(candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms, currentDate: new Date(this.now()) }));
         const caller = callerClaims(payload);
         // `local` is whoever runs the app; no issuer can hand that name to a token.
         if (caller.subject === LOCAL_PERSON) {
@@ -280,8 +285,7 @@ export class JwtVerifier {
 }
 
 /** Whether a remembered token is still inside its exp/nbf window (with the same tolerance as jose). */
-function stillInWindow({ exp, nbf }: Verified): boolean {
-  const now = Date.now() / 1000;
+function stillInWindow({ exp, nbf }: Verified, now: number): boolean {
   return (exp === undefined || now <= exp + CLOCK_TOLERANCE_SECONDS) && (nbf === undefined || now + CLOCK_TOLERANCE_SECONDS >= nbf);
 }
 

@@ -4,8 +4,9 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { builtUrl } from '../../test/support/built.js';
+import { waitFor } from '../../test/support/wait.js';
 import { BASH_KILL_GRACE_MS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, CommandRunner } from './command-runner.js';
 import type { MachineError } from './errors.js';
 
@@ -34,13 +35,9 @@ async function alive(pid: number): Promise<boolean> {
 }
 
 /** Waits for a file the command writes (e.g. a background job's pid) and returns its trimmed content. */
-async function waitForFile(path: string): Promise<string> {
-  for (let i = 0; i < 100; i += 1) {
-    const text = await readFile(path, 'utf8').catch(() => '');
-    if (text.trim() !== '') return text.trim();
-    await sleep(50);
-  }
-  throw new Error(`${path} never appeared`);
+/** The text a command writes to `path`, once it has. */
+function waitForFile(path: string): Promise<string> {
+  return waitFor(async () => (await readFile(path, 'utf8').catch(() => '')).trim(), 10_000, `${path} to be written`);
 }
 
 let pidFiles = 0;
@@ -263,13 +260,13 @@ describe('CommandRunner where node-pty cannot load', () => {
     const code = `import { register } from 'node:module';
       register('data:text/javascript,' + encodeURIComponent(
         'export async function resolve(specifier, context, next) { if (specifier === "node-pty") throw new Error("pty.node: cannot open shared object file"); return next(specifier, context); }'));
-      const { CommandRunner } = await import(${JSON.stringify(new URL('./command-runner.ts', import.meta.url).href)});
+      const { CommandRunner } = await import(${JSON.stringify(builtUrl(new URL('./command-runner.ts', import.meta.url)))});
       const runner = new CommandRunner({ maxTimeoutSeconds: 10 });
       const plain = await runner.run({ command: 'echo plain' });
       let tty;
       try { await runner.run({ command: 'echo tty', tty: true }); tty = 'succeeded'; } catch (error) { tty = { code: error.code, message: error.message }; }
       console.log(JSON.stringify({ plain: plain.stdout.text, tty }));`;
-    const { stdout, stderr } = await execFileAsync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code]).catch((error: { stdout: string; stderr: string }) => error);
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['--input-type=module', '-e', code]).catch((error: { stdout: string; stderr: string }) => error);
     const outcome = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null', undefined) as { plain: string; tty: { code: string; message: string } } | null;
     assert.ok(outcome, stderr);
     assert.equal(outcome.plain, 'plain\n');

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import { posix } from 'node:path';
 import { MachineError, fileSystemError, isDirectoryError } from './errors.js';
+import { realPathOf } from './sandbox/place-sandbox.js';
 
 export type FileMode = 'read' | 'write';
 
@@ -105,33 +106,6 @@ function spotByCheckedName(path: string, mode: FileMode, rules: FileRules, optio
     throw error;
   }
   return spot(folder, posix.basename(real), real, file, O_NOFOLLOW_ANY, undefined);
-}
-
-/** The real path of `path` as it would be: the deepest existing ancestor's, the rest appended, dangling links followed. */
-function realPathOf(path: string): string {
-  const rest: string[] = [];
-  let current = path;
-  for (let hops = 0; hops <= MAX_HOPS; ) {
-    try {
-      const real = realpathSync.native(current);
-      return posix.join(real, ...rest);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    }
-    const link = readLinkOrUndefined(current);
-    if (link !== undefined) {
-      current = posix.resolve(posix.dirname(current), link, ...rest);
-      rest.length = 0;
-      hops += 1;
-      continue;
-    }
-    const parent = posix.dirname(current);
-    if (parent === current) return path;
-    rest.unshift(posix.basename(current));
-    current = parent;
-  }
-  throw tooManyLinks(path);
 }
 
 interface OpenFolder {

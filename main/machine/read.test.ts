@@ -6,6 +6,8 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { builtUrl } from '../../test/support/built.js';
+import { waitFor } from '../../test/support/wait.js';
 import { MachineError } from './errors.js';
 import { SCAN_BUFFER_BYTES } from './newline-scanner.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type BinaryReadResult, type TextReadResult } from './read.js';
@@ -44,18 +46,10 @@ async function readWithoutPrivileges(path: string): Promise<{ code: string; mess
     const error = await readFile({ path }).then(() => assert.fail('read succeeded'), (e: MachineError) => e);
     return { code: error.code, message: error.message };
   }
-  const script = `import(${JSON.stringify(new URL('./read.ts', import.meta.url).href)}).then((m) => m.readFile({ path: ${JSON.stringify(path)} }))
+  const script = `import(${JSON.stringify(builtUrl(new URL('./read.ts', import.meta.url)))}).then((m) => m.readFile({ path: ${JSON.stringify(path)} }))
     .then(() => console.log('{}'), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })))`;
-  const { stdout } = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '-e', script]);
+  const { stdout } = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script]);
   return JSON.parse(stdout) as { code: string; message: string };
-}
-
-async function waitFor(done: () => Promise<boolean>, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    assert.ok(Date.now() < deadline, 'timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 function lines(count: number, make = (n: number) => `line ${n}`): string {
@@ -499,7 +493,7 @@ describe('read: errors', () => {
       await readFile({ path: sub }).catch(() => {});
       await readFile({ path: '/dev/null' }).catch(() => {});
     }
-    await waitFor(async () => (await openFiles()) <= atStart);
+    await waitFor(async () => (await openFiles()) <= atStart, 10_000, 'every file to be closed');
   });
 
   it('says permission denied', async () => {

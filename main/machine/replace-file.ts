@@ -1,19 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { close, closeSync, constants, fchmod, fsync, openSync, renameSync, unlinkSync, write } from 'node:fs';
+import { close, closeSync, constants, fchmod, openSync, renameSync, unlinkSync, write } from 'node:fs';
 import { promisify } from 'node:util';
 import type { FileSpot } from './file-target.js';
 
 const closeAsync = promisify(close);
 const fchmodAsync = promisify(fchmod);
-const fsyncAsync = promisify(fsync);
 
 /**
- * Gives the spot's file new content so that a reader (or a crash) sees the old file or the new one,
- * never half of one: `fill` writes a temp file made beside it, in the very folder that was checked
- * (through the spot's folder path, never a second lookup of the folder by name); it is synced and
- * renamed over the file, and the folder synced. If anything fails, the temp file is removed: the
- * file and its folder are as they were. `mode`: the new file's permissions, exactly (an existing
- * file's are kept this way). The temp file is open for reading too, so `fill` can read back what it wrote.
+ * Gives the spot's file new content so that a reader sees the old file or the new one, never half
+ * of one: `fill` writes a temp file made beside it, in the very folder that was checked (through
+ * the spot's folder path, never a second lookup of the folder by name), which is renamed over the
+ * file. If anything fails, the temp file is removed: the file and its folder are as they were.
+ * Not synced to disk, as `cp`, `sed -i` and editors do not: a sync costs more than the write of a
+ * 10 MiB file (bench/README.md); the app's own state files are (state/atomic-write.ts). `mode`:
+ * the new file's permissions, exactly (an existing file's are kept this way). The temp file is open
+ * for reading too, so `fill` can read back what it wrote.
  */
 export async function replaceFile(spot: FileSpot, mode: number | undefined, fill: (fd: number) => Promise<void>): Promise<void> {
   const temp = `${spot.folder}/.${spot.name}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
@@ -24,7 +25,6 @@ export async function replaceFile(spot: FileSpot, mode: number | undefined, fill
     await fill(fd);
     // The umask may have narrowed the mode given to open(); set it exactly.
     if (mode !== undefined) await fchmodAsync(fd, mode);
-    await fsyncAsync(fd);
     open = false;
     await closeAsync(fd);
     renameSync(temp, `${spot.folder}/${spot.name}`);
@@ -37,20 +37,6 @@ export async function replaceFile(spot: FileSpot, mode: number | undefined, fill
     }
     throw error;
   }
-  await syncFolder(spot.folder);
-}
-
-/** Makes the rename itself durable; not every platform can open a folder for fsync. */
-async function syncFolder(folder: string): Promise<void> {
-  let fd: number;
-  try {
-    fd = openSync(folder, constants.O_RDONLY);
-  } catch {
-    return;
-  }
-  // Windows refuses fsync on folders; the rename is atomic there all the same.
-  await fsyncAsync(fd).catch(() => {});
-  closeSync(fd);
 }
 
 /** Writes all of `data` at `position`. */

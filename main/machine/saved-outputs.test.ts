@@ -5,6 +5,7 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, uti
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { waitFor } from '../../test/support/wait.js';
 import { CommandRunner } from './command-runner.js';
 import { outputFileName, placeFolderName, SavedOutputs } from './saved-outputs.js';
 
@@ -111,8 +112,8 @@ describe('saved bash outputs', () => {
     const reports: string[] = [];
     runner.startSweeping((line) => reports.push(line));
     runner.stopSweeping();
-    await waitFor(async () => !(await readdir(base)).includes(basename(gone)));
-    await waitFor(async () => !(await readdir(live)).includes(outputFileName(ID, 'stdout')));
+    await waitFor(async () => !(await readdir(base)).includes(basename(gone)), 10_000, "the dead server's folder to be swept");
+    await waitFor(async () => !(await readdir(live)).includes(outputFileName(ID, 'stdout')), 10_000, 'the old file to be swept');
     assert.deepEqual(await readdir(live), [outputFileName(ID, 'stderr')]);
     assert.deepEqual(reports, []);
   });
@@ -195,11 +196,3 @@ describe('saved bash outputs', () => {
     await assert.rejects(readFile(join(own, 'x')), /ENOENT/);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i += 1) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assert.fail('the condition never held');
-}

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { builtUrl } from '../../test/support/built.js';
 import type { MachineError } from './errors.js';
 import { writeFile } from './write.js';
 
@@ -24,10 +25,10 @@ async function writeWithoutPrivileges(path: string, content: string): Promise<{ 
     const error = await writeFile({ path, content }).then(() => assert.fail('write succeeded'), (e: MachineError) => e);
     return { code: error.code, message: error.message };
   }
-  const script = `import(${JSON.stringify(new URL('./write.ts', import.meta.url).href)})
+  const script = `import(${JSON.stringify(builtUrl(new URL('./write.ts', import.meta.url)))})
     .then((m) => m.writeFile({ path: ${JSON.stringify(path)}, content: ${JSON.stringify(content)} }))
     .then(() => console.log('{}'), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })))`;
-  const { stdout } = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '-e', script]);
+  const { stdout } = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script]);
   return JSON.parse(stdout) as { code: string; message: string };
 }
 

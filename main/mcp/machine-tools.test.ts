@@ -3,10 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { CommandRunner } from '../machine/command-runner.js';
 import { machineTools } from './machine-tools.js';
 import type { ToolExtra } from './session-tool.js';
@@ -50,15 +49,6 @@ async function alive(pid: number): Promise<boolean> {
     return false;
   }
   return !/^\d+ \(.*\) [ZX] /.test(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''));
-}
-
-async function waitFor<T>(get: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 100; i += 1) {
-    const value = await get();
-    if (value !== undefined) return value;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('machine tools over MCP', () => {
@@ -220,18 +210,19 @@ describe('machine tools over MCP', () => {
     const pending = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidPath}; wait` } }, undefined, {
       signal: controller.signal,
     });
-    const pid = await waitFor(async () => Number(await readFile(pidPath, 'utf8').catch(() => '')) || undefined, 'the background pid');
+    const pid = await waitFor(async () => Number(await readFile(pidPath, 'utf8').catch(() => '')) || undefined, 10_000, 'the background pid');
     controller.abort();
     await assert.rejects(pending);
-    await waitFor(async () => ((await alive(pid)) ? undefined : true), 'the background job to die');
+    await waitFor(async () => !(await alive(pid)), 10_000, 'the background job to die');
   });
 
   it('bash answers a cancelled command with an error result', async () => {
     // Over MCP a cancelled request gets no answer at all, so the tool is called as the session calls it.
     const bash = machineTools({ skillsDir, commands: new CommandRunner({ maxTimeoutSeconds: 30 }) }).find((tool) => tool.definition.name === 'bash')!;
     const controller = new AbortController();
-    const pending = bash.call({ command: 'sleep 30' }, { signal: controller.signal } as ToolExtra);
-    await sleep(200);
+    const started = join(dir, 'cancelled-started');
+    const pending = bash.call({ command: `touch ${started}; sleep 30` }, { signal: controller.signal } as ToolExtra);
+    await waitFor(() => readFile(started).then(() => true, () => false), 10_000, 'the command to start');
     controller.abort();
     const result = await pending;
     assert.equal(result.isError, true);
@@ -284,8 +275,8 @@ describe('machine tools over MCP', () => {
     await waitFor(async () => {
       const log = await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '');
       tools = new Set(log.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { tool: string }).tool));
-      return tools.size === 6 ? tools : undefined;
-    }, 'every tool in the audit log');
+      return tools.size === 6;
+    }, 10_000, 'every tool in the audit log');
     assert.deepEqual([...tools].sort(), ['bash', 'edit', 'manage_my_mcp_servers', 'read', 'skill', 'write']);
   });
 

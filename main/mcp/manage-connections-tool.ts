@@ -16,16 +16,15 @@ export function manageConnectionsTool(place: Place, person: string, connections:
     description:
       `List, connect, test or remove the MCP connections of ${place.label}, the place this session works in. ` +
       'Each connection uses the login of the person who added it, and everyone who uses this place uses it as that person. ' +
-      'list: every connection with whose login it uses and whether it works now (its server is asked), and if not, why. ' +
-      'connect: add a connector from the catalog by its id (catalog), with secret naming a secret of this place that holds the API key when the connector needs one ' +
-      '(a local server of the catalog takes env instead: each variable it reads and the secret of this place that holds its value); ' +
-      'then it is tried at once. test: ask a connection\'s server again now, by name. remove: remove a connection by its name (as list shows it; owner when several people added the same one). ' +
-      'Adding and removing need edit rights on the place. The tools of a connection appear as <name>__<tool>.',
+      'list: each connection, whose login it uses, whether it works now (its server is asked) and if not, why. ' +
+      'connect: add a catalog connector by its id, with the secrets it needs; it is tried at once. ' +
+      'test: ask a connection\'s server again now. remove: remove a connection and its login. ' +
+      'Adding and removing need edit rights on the place. A connection\'s tools are named <name>__<tool>.',
     input: {
       action: z.enum(['list', 'connect', 'test', 'remove']),
       catalog: z.string().optional().describe('connect: the catalog id of the connector, e.g. "linear".'),
-      secret: z.string().optional().describe('connect: the name of this place\'s secret that holds the API key, for connectors that need one.'),
-      env: z.record(z.string(), z.string()).optional().describe('connect, for a local server of the catalog: each variable it reads → the name of this place\'s secret that holds its value.'),
+      secret: z.string().optional().describe('connect: this place\'s secret holding the API key, if the connector needs one.'),
+      env: z.record(z.string(), z.string()).optional().describe('connect, a local server: each variable it reads → this place\'s secret holding its value.'),
       name: z.string().optional().describe('test, remove: the connection name, e.g. "u1a2b3c4d__linear".'),
       owner: z.string().optional().describe('test, remove: whose connection, when several people added the same server.'),
     },

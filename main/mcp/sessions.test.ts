@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { raw, type RawResponse } from '../../test/support/raw-http.js';
+import { waitFor } from '../../test/support/wait.js';
 import { McpSessions } from './sessions.js';
 
 // The limit's other side: when every session of a caller is busy, a new one is refused, not made
@@ -59,15 +60,12 @@ describe('McpSessions at its limit', () => {
 
   const waitCall = (id: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'wait', arguments: {} } });
   const ping = { jsonrpc: '2.0', id: 'ping', method: 'ping' };
-  const until = async (check: () => boolean) => {
-    while (!check()) await new Promise((r) => setTimeout(r, 5));
-  };
 
   it('refuses a new session with 429 while every session has a call in progress, and makes room once one is idle', async () => {
     const first = (await open('alice')).headers['mcp-session-id'] as string;
     const second = (await open('alice')).headers['mcp-session-id'] as string;
     const calls = [send('alice', first, waitCall('a')), send('alice', second, waitCall('b'))];
-    await until(() => gates.has('a') && gates.has('b'));
+    await waitFor(() => gates.has('a') && gates.has('b'), 10_000, 'both calls to start');
 
     const refused = await open('alice');
     assert.equal(refused.status, 429);

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { ToolRanking } from '../connections/tool-search/tool-ranking.js';
+import { parameterText } from '../connections/tool-search/search-words.js';
+import { type SearchableTool, ToolRanking } from '../connections/tool-search/tool-ranking.js';
 import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-tool.js';
 
 export const SEARCH_TOOLS = 'search_tools';
@@ -11,10 +12,7 @@ const MAX_MATCHES = 20;
 /** A description this long says what the tool does; longer ones are mostly examples. */
 const MAX_DESCRIPTION_CHARS = 1000;
 
-interface Ranked {
-  name: string;
-  description: string;
-  service: string;
+interface Ranked extends SearchableTool {
   tool: SessionTool;
 }
 
@@ -35,7 +33,7 @@ export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): 
     name: SEARCH_TOOLS,
     title: "Search this place's connection tools",
     description:
-      "Find tools of this place's MCP connections by what you want to do, e.g. \"create a Linear issue\": the best matches with their input schemas, to run with call_tool.",
+      "Find this place's connection tools by what you want to do (\"create a Linear issue\"): the best matches with their input schemas, to run with call_tool.",
     input: {
       query: z.string().min(1).max(500).describe('A few words; naming the service helps.'),
       limit: z.number().int().min(1).max(MAX_MATCHES).optional().describe(`Matches to return (default ${DEFAULT_MATCHES}).`),
@@ -63,7 +61,7 @@ export function callToolTool(): SessionTool {
   return defineTool({
     name: CALL_TOOL,
     title: 'Call a tool found with search_tools',
-    description: "Run a tool search_tools found, by its exact name, with arguments following its input schema; the answer is the tool's own.",
+    description: "Run a tool search_tools found, by its full name, with arguments per its input schema: the tool's own answer.",
     input: {
       name: z.string().min(1).describe('The tool name as search_tools gave it.'),
       arguments: z.record(z.string(), z.unknown()).optional().describe("Per the tool's input schema."),
@@ -90,7 +88,15 @@ export function callToolTarget(args: Record<string, unknown> | undefined): { nam
 function searchable(tool: SessionTool): Ranked {
   // The upstream's own name: `<connection>__` is a hash and an id, which the service's words say better.
   const { tool: name, service } = tool.upstream ?? { tool: tool.definition.name, service: '' };
-  return { name, description: tool.definition.description ?? '', service, tool };
+  const readOnly = tool.definition.annotations?.readOnlyHint;
+  return {
+    name,
+    description: tool.definition.description ?? '',
+    service,
+    parameters: parameterText(tool.definition.inputSchema),
+    ...(typeof readOnly === 'boolean' && { readOnly }),
+    tool,
+  };
 }
 
 function shorten(description: string): string {

@@ -18,7 +18,7 @@ const SETTLE_MS = 10;
 
 /**
  * Tells, as soon as the access directory changes (the page, the API or the CLI wrote it), which
- * places' sandboxes changed: their own policy (kind, folders, network, seals, limits), or another
+ * places' sandboxes changed: their own policy (kind, folders, network, seals), or another
  * place's extra folders, which their sandbox hides. What ran under the old policy is then ended
  * (services.ts): a policy change takes effect at once, not when the running commands end.
  */

@@ -27,26 +27,7 @@ export interface SandboxPolicy {
   readonly seal?: readonly string[];
   /** Credential stores (credential-stores.ts, by name) this place's agents may reach; absent when none. */
   readonly unseal?: readonly string[];
-  /** Limits of the place's sandboxed commands other than the defaults (place-limits.ts); absent: the defaults. */
-  readonly limits?: PlaceLimits;
 }
-
-/** What a place's sandboxed commands may use together; each absent one has its default. */
-export interface PlaceLimits {
-  /** Processes and threads at once. */
-  readonly processes?: number;
-  /** Memory, in MiB (the private /tmp's files count too). */
-  readonly memoryMb?: number;
-  /** The private /tmp's size, in MiB. */
-  readonly tmpMb?: number;
-}
-
-/** What the owner may set a limit to: enough for a shell to start, at most what a machine could have. */
-export const LIMIT_RANGES: Readonly<Record<keyof PlaceLimits, readonly [number, number]>> = {
-  processes: [16, 4_194_304],
-  memoryMb: [64, 64 * 1024 * 1024],
-  tmpMb: [1, 64 * 1024 * 1024],
-};
 
 /** The rest of a policy beside its kind: what checkPolicy checks. */
 export interface PolicyParts {
@@ -54,7 +35,6 @@ export interface PolicyParts {
   readonly network?: readonly string[];
   readonly seal?: readonly string[];
   readonly unseal?: readonly string[];
-  readonly limits?: PlaceLimits;
 }
 
 export const MACHINE_POLICY: SandboxPolicy = Object.freeze({ kind: 'machine', folders: Object.freeze([]) });
@@ -82,17 +62,16 @@ export function networkCommandLine(placeRoot: string): string {
 /**
  * Checks and normalizes a policy given by a person: a known kind, absolute folders, no duplicates,
  * host names on the network allow-list, sealed paths absolute (or in the home folder, `~/...`),
- * lifted seals naming credential stores, limits in range. Under `machine` only the kind: it
+ * lifted seals naming credential stores. Under `machine` only the kind: it
  * reaches everything.
  */
 export function checkPolicy(kind: string, parts: PolicyParts = {}): SandboxPolicy {
   if (!isPolicyKind(kind)) throw new PolicyInputError(`"${kind}" is not a policy: use machine, place or strict.`);
-  const { folders = [], network = [], seal = [], unseal = [], limits = {} } = parts;
+  const { folders = [], network = [], seal = [], unseal = [] } = parts;
   if (kind === 'machine') {
     if (folders.length > 0) throw new PolicyInputError('Extra folders go with the place or strict policy; machine already reaches every folder.');
     if (network.length > 0) throw new PolicyInputError('A network allow-list goes with the place or strict policy; machine already reaches every host.');
     if (seal.length > 0 || unseal.length > 0) throw new PolicyInputError('Sealed paths go with the place or strict policy; machine reaches every path.');
-    if (Object.keys(limits).length > 0) throw new PolicyInputError('Limits go with the place or strict policy; machine commands run unsandboxed.');
   }
   if (folders.length > MAX_FOLDERS) throw new PolicyInputError(`At most ${MAX_FOLDERS} extra folders.`);
   const normalized = folders.map((folder) => {
@@ -121,22 +100,12 @@ export function checkPolicy(kind: string, parts: PolicyParts = {}): SandboxPolic
   for (const name of unseal) {
     if (!isCredentialStoreName(name)) throw new PolicyInputError(`"${name}" is not one of the sealed credential stores: see "persona-mcp-workspace places seal PLACE" for their names.`);
   }
-  const checkedLimits: { -readonly [K in keyof PlaceLimits]: number } = {};
-  for (const [name, value] of Object.entries(limits) as Array<[keyof PlaceLimits, unknown]>) {
-    const range = Object.hasOwn(LIMIT_RANGES, name) ? LIMIT_RANGES[name] : undefined;
-    if (!range) throw new PolicyInputError(`"${name}" is not a limit: use processes, memoryMb or tmpMb.`);
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < range[0] || value > range[1]) {
-      throw new PolicyInputError(`The ${name} limit must be a whole number from ${range[0]} to ${range[1]} (got ${String(value)}).`);
-    }
-    checkedLimits[name] = value;
-  }
   return {
     kind,
     folders: [...new Set(normalized)],
     ...(hosts.length > 0 && { network: hosts }),
     ...(sealed.length > 0 && { seal: [...new Set(sealed)] }),
     ...(unseal.length > 0 && { unseal: [...new Set(unseal)] }),
-    ...(Object.keys(checkedLimits).length > 0 && { limits: checkedLimits }),
   };
 }
 

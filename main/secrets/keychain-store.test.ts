@@ -146,7 +146,7 @@ describe('KeychainSecretStore without a usable keychain', () => {
     const script =
       'set -e; export XDG_DATA_HOME="$(mktemp -d)"; trap \'rm -rf "$XDG_DATA_HOME"\' EXIT; ' +
       'eval "$(printf test | gnome-keyring-daemon --unlock --components=secrets)" >/dev/null; ' +
-      `"${process.execPath}" --import tsx --input-type=module -e "$CHILD_CODE"`;
+      `"${process.execPath}" --input-type=module -e "$CHILD_CODE"`;
     const result = await runCommand('dbus-run-session', ['--', 'bash', '-c', script], { CHILD_CODE: code });
     assert.equal(result.code, 0, result.stderr);
     const outcomes = outcomeOf(result) as Record<string, { name?: string; message?: string }>;

@@ -38,9 +38,9 @@ function statSyncOrAbsent(path: string): BigIntStats | undefined {
   }
 }
 
-export function isSettled(stats: BigIntStats): boolean {
+export function isSettled(stats: BigIntStats, now: number): boolean {
   const changedMs = Number((stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs) / 1_000_000n);
-  return Date.now() - changedMs >= RACY_MS;
+  return now - changedMs >= RACY_MS;
 }
 
 export async function statOrAbsent(path: string): Promise<BigIntStats | undefined> {

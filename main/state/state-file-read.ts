@@ -16,8 +16,9 @@ export type JsonParse = { json: unknown } | { problem: string };
 /**
  * Reads `path`: the text and the stat it was read with, or, when it is absent, the folder's stamp
  * (taken before listing it, so a change in between only causes a re-read) and the newest aside.
+ * `now` tells whether the file has settled.
  */
-export async function readStateFile(path: string): Promise<StateFileRead> {
+export async function readStateFile(path: string, now: () => number = Date.now): Promise<StateFileRead> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -25,7 +26,7 @@ export async function readStateFile(path: string): Promise<StateFileRead> {
     if (!isNotFound(error)) throw error;
     const dirStats = await statOrAbsent(dirname(path));
     const aside = dirStats && (await newestAside(path));
-    return { stamp: absentStamp(dirStats), settled: dirStats === undefined || isSettled(dirStats), absent: true, ...(aside && { aside }) };
+    return { stamp: absentStamp(dirStats), settled: dirStats === undefined || isSettled(dirStats, now()), absent: true, ...(aside && { aside }) };
   }
   let stats: BigIntStats;
   let text: string;
@@ -36,7 +37,7 @@ export async function readStateFile(path: string): Promise<StateFileRead> {
   } finally {
     await handle.close();
   }
-  return { stamp: fileStamp(stats), settled: isSettled(stats), text };
+  return { stamp: fileStamp(stats), settled: isSettled(stats, now()), text };
 }
 
 /** JSON.parse that refuses `__proto__` keys: keys are user data, and that one would be dropped or change a prototype. */

@@ -62,14 +62,8 @@ export function textOf(result: unknown): string {
   return block.text;
 }
 
-/** Resolves once `check` returns true, polling; fails after `ms`. */
-export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+// The tests that start a host wait with the shared helper; it is here for them to import with the fixture.
+export { waitFor } from './wait.js';
 
 /** Whether `pid` is a live process; a zombie (dead, waiting to be reaped by init) is not. */
 export function processAlive(pid: number): boolean {

@@ -11,6 +11,7 @@ import { after, before } from 'node:test';
 import { EncryptedFileSecretStore } from '../../main/secrets/encrypted-file-store.js';
 import { KeychainSecretStore } from '../../main/secrets/keychain-store.js';
 import type { SecretStore } from '../../main/secrets/secret-store.js';
+import { builtUrl } from './built.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -48,9 +49,9 @@ export function secretBackends(prefix: string): { keychain: SecretStore; backend
   };
 }
 
-/** `import` specifier of a module of main/secrets, for code run in a child process. */
+/** `import` specifier of a module of main/secrets (`x.ts`), for code run in a child process. */
 export function moduleUrl(file: string): string {
-  return JSON.stringify(new URL(`../../main/secrets/${file}`, import.meta.url).href);
+  return JSON.stringify(builtUrl(new URL(`../../main/secrets/${file}`, import.meta.url)));
 }
 
 export interface ChildResult {
@@ -59,9 +60,9 @@ export interface ChildResult {
   stderr: string;
 }
 
-/** Runs ES module `code` (TypeScript imports allowed) in a new Node process with `env` added. */
+/** Runs ES module `code` (importing compiled modules: `moduleUrl`) in a new Node process with `env` added. */
 export function runChild(code: string, env: Record<string, string> = {}): Promise<ChildResult> {
-  return runCommand(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], env);
+  return runCommand(process.execPath, ['--input-type=module', '-e', code], env);
 }
 
 export function runCommand(command: string, args: string[], env: Record<string, string> = {}): Promise<ChildResult> {

@@ -50,7 +50,8 @@ describe('CatalogService', () => {
       stateDir,
       registryUrl: fixture.url,
       builtin,
-      registry: { timeoutMs: 300 },
+      // Long enough for the local fixture on a busy machine; the test of a timeout sets a short one.
+      registry: { timeoutMs: 10_000 },
       report: (message) => reports.push(message),
       now: () => clock,
       ...overrides,
@@ -142,7 +143,7 @@ describe('CatalogService', () => {
 
   it('lists the built-in catalog with an actionable error when the first fetch times out', async () => {
     fixture.setMode('hang');
-    const catalog = service();
+    const catalog = service({ registry: { timeoutMs: 300 } });
     await catalog.start();
     await catalog.idle();
     const listing = catalog.list();

@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
+import { waitFor } from '../../../test/support/wait.js';
 import type { PlaceConnection } from '../store/connection-store.js';
 import { ConnectionHealth } from './connection-health.js';
 import { Gateway } from './gateway.js';
@@ -31,7 +32,9 @@ describe('ConnectionHealth', () => {
     upstream = await startUpstream();
     // Remote connections only here: a local one would not start.
     const local = { start: () => Promise.reject(new Error('no local servers in this test')), policyKey: async () => '', logDir: tmpdir(), idleMs: 60_000 };
-    gateway = new Gateway({ timeoutMs: 1_000, allowPrivateNetwork: true, appPorts: () => [], credentials: async () => ({}), signedFetch: (_c, base) => base, local });
+    // No test here waits for a timeout: a long one keeps a first request on a busy machine (which
+    // loads the client and HTTP modules) from being taken for a server that does not answer.
+    gateway = new Gateway({ timeoutMs: 10_000, allowPrivateNetwork: true, appPorts: () => [], credentials: async () => ({}), signedFetch: (_c, base) => base, local });
     health = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
     gateway.onFailure((c, error) => health.failed(c, error));
     health.onChange((root) => changed.push(root));
@@ -76,9 +79,7 @@ describe('ConnectionHealth', () => {
 
     const heard = changed.length;
     upstream.setMode('ok');
-    const deadline = Date.now() + 3_000;
-    while (health.health(connection).last?.kind !== 'ok' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(health.health(connection).last?.kind, 'ok');
+    await waitFor(() => health.health(connection).last?.kind === 'ok', 10_000, 'a re-check to find the server back');
     assert.equal(changed.length, heard + 1, 'places heard that the tools came back');
     const after = initializes();
     await new Promise((r) => setTimeout(r, 1_000));
@@ -91,9 +92,7 @@ describe('ConnectionHealth', () => {
     upstream.setMode('http-500');
     const start = initializes();
     await Promise.all(Array.from({ length: 5 }, async () => (await gateway.upstream(connection)).call('echo', { text: 'x' }).catch(() => {})));
-    const deadline = Date.now() + 3_000;
-    while (health.health(connection).last?.kind !== 'failed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(health.health(connection).last?.kind, 'failed');
+    await waitFor(() => health.health(connection).last?.kind === 'failed', 10_000, 'the failed calls to be checked');
     health.forget(connection);
     const forgotten = initializes();
     await new Promise((r) => setTimeout(r, 600));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startUpstream, type UpstreamFixture, type UpstreamMode } from '../../../e2e/fixtures/upstream-server.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { UpstreamConnection, type UpstreamProgress } from './upstream-connection.js';
 import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 
@@ -57,9 +58,7 @@ describe('UpstreamConnection', () => {
     const call = conn.call('slow', { seconds: 30 }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 300);
     await assert.rejects(call, (e: unknown) => !(e instanceof UpstreamUnavailableError), 'a cancellation is not reported as an outage');
-    const deadline = Date.now() + 5_000;
-    while (!upstream.cancelled.includes('slow') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(upstream.cancelled.includes('slow'), 'the upstream tool saw the cancellation');
+    await waitFor(() => upstream.cancelled.includes('slow'), 10_000, 'the upstream tool to see the cancellation');
     await conn.close();
   });
 
@@ -143,9 +142,7 @@ describe('UpstreamConnection', () => {
     const conn = connect(upstream, { onToolsChanged: () => (changed += 1) });
     assert.equal((await conn.tools()).length, 5);
     upstream.addTool('fresh_tool');
-    const deadline = Date.now() + 5_000;
-    while (changed === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(changed > 0);
+    await waitFor(() => changed > 0, 10_000, 'the tools to be told changed');
     assert.ok((await conn.tools()).some((t) => t.name === 'fresh_tool'));
     await conn.close();
   });

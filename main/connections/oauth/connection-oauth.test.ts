@@ -15,6 +15,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { walkSignIn } from '../../../e2e/fixtures/oauth-browser.js';
 import { startUpstream } from '../../../e2e/fixtures/upstream-server.js';
 import { startOAuthFixture, TEST_USER, type OAuthFixture, type OAuthFixtureOptions } from '../../../e2e/fixtures/oauth-server.js';
+import { testClock } from '../../../test/support/clock.js';
 import { assertNotInFiles, testKeychain } from '../../../test/support/secrets.js';
 import { ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { createGuardedFetch } from '../network/guarded-fetch.js';
@@ -24,9 +25,10 @@ import { OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInRequir
 import type { OAuthRecord } from './oauth-store.js';
 import type { CallbackAnswer, OAuthConnection } from './sign-in.js';
 
-const ACCESS_TTL_S = 2;
-// A 2 s token is refreshed once less than half its life (1 s) is left.
-const UNTIL_REFRESH_MS = 1_100;
+// Access tokens last an hour at the provider, so none expires for real during a test; the tests move
+// the ConnectionOAuth's clock past the moment it renews one (less than a minute of life left).
+const ACCESS_TTL_S = 3600;
+const UNTIL_REFRESH_MS = (ACCESS_TTL_S - 30) * 1000;
 const BROWSER = fileURLToPath(new URL('../../../e2e/fixtures/oauth-browser.sh', import.meta.url));
 
 const keychain = testKeychain();
@@ -58,6 +60,8 @@ after(async () => {
 interface Harness {
   fixture: OAuthFixture;
   oauth: ConnectionOAuth;
+  /** The ConnectionOAuth's clock. */
+  clock: ReturnType<typeof testClock>;
   callbackUrl: string;
   changes: SignInChange[];
   close(): Promise<void>;
@@ -85,12 +89,14 @@ async function harness(fixtureOptions: OAuthFixtureOptions = {}, options: Partia
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const callbackUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth/callback`;
-  oauth = new ConnectionOAuth({ secrets, fetch, redirectUrl: () => callbackUrl, ...options });
+  const clock = testClock();
+  oauth = new ConnectionOAuth({ secrets, fetch, redirectUrl: () => callbackUrl, now: clock.now, ...options });
   const changes: SignInChange[] = [];
   oauth.onStateChange((change) => changes.push(change));
   return {
     fixture,
     oauth,
+    clock,
     callbackUrl,
     changes,
     async close() {
@@ -161,8 +167,6 @@ async function whoami(client: Client): Promise<{ sub: string; client: string }> 
 function echoes(client: Client, count: number) {
   return Promise.allSettled(Array.from({ length: count }, (_, i) => client.callTool({ name: 'echo', arguments: { text: `call ${i}` } })));
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Asserts `promise` rejects with an error of `type` whose message matches `message`; keeps the message for the final search. */
 async function refused(promise: Promise<unknown>, type: new (...args: never[]) => Error, message: RegExp): Promise<Error> {
@@ -243,7 +247,7 @@ describe('the life of a login', () => {
 
   it('refreshes an expiring token once for 20 calls at once, and uses the new one only once the rotated refresh token is stored', async () => {
     const before = (await stored(connection)).tokens!;
-    await sleep(UNTIL_REFRESH_MS);
+    h.clock.advance(UNTIL_REFRESH_MS);
     const { refreshes, tokenRequests } = h.fixture.counters;
     const accepted = h.fixture.acceptedAccessTokens.length;
     const results = await echoes(client, 20);
@@ -272,7 +276,7 @@ describe('the life of a login', () => {
     const granted = (await stored(connection)).tokens!.scope;
     assert.ok(granted);
     assert.ok(h.fixture.revokeAllRefreshTokens() > 0);
-    await sleep(UNTIL_REFRESH_MS);
+    h.clock.advance(UNTIL_REFRESH_MS);
     const { tokenRequests } = h.fixture.counters;
     const results = await echoes(client, 20);
     for (const result of results) {
@@ -515,7 +519,7 @@ describe('registration', () => {
 
       const client = await mcpClient(h, connection);
       assert.equal((await whoami(client)).client, ownApp.clientId);
-      await sleep(UNTIL_REFRESH_MS);
+      h.clock.advance(UNTIL_REFRESH_MS);
       assert.equal((await whoami(client)).client, ownApp.clientId);
       assert.equal(h.fixture.counters.refreshes, 1, 'refreshed with the app secret');
       await client.close();
@@ -578,7 +582,7 @@ describe('registration', () => {
       const first = (await stored(connection)).client!.information.client_id;
       const client = await mcpClient(h, connection);
       await h.fixture.forgetClient(first);
-      await sleep(UNTIL_REFRESH_MS);
+      h.clock.advance(UNTIL_REFRESH_MS);
       const { tokenRequests } = h.fixture.counters;
       await refused(client.callTool({ name: 'whoami', arguments: {} }), SignInRequiredError, /Fixture no longer accepts this app's registration/);
       await refused(client.callTool({ name: 'whoami', arguments: {} }), SignInRequiredError, /not signed in/);
@@ -693,7 +697,7 @@ describe("the app's SSRF-guarded fetch", () => {
       const connection = connectionTo(h.fixture);
       await signIn(h, connection);
       const client = await mcpClient(h, connection, guarded.fetch);
-      await sleep(UNTIL_REFRESH_MS);
+      h.clock.advance(UNTIL_REFRESH_MS);
       assert.equal((await whoami(client)).sub, TEST_USER);
       assert.equal(h.fixture.counters.refreshes, 1);
       await client.close();
@@ -728,7 +732,7 @@ describe('staying signed in when things fail', () => {
       await signIn(h, connection);
       const client = await mcpClient(h, connection);
       const before = (await stored(connection)).tokens!;
-      await sleep(UNTIL_REFRESH_MS);
+      h.clock.advance(UNTIL_REFRESH_MS);
       tokenEndpointDown = true;
       await refused(client.callTool({ name: 'whoami', arguments: {} }), TokenRefreshError, /Could not renew the login of Fixture: fetch failed \(ECONNREFUSED\)\. It is kept/);
       assert.deepEqual((await stored(connection)).tokens, before);
@@ -757,7 +761,7 @@ describe('staying signed in when things fail', () => {
       await signIn(h, connection);
       const client = await mcpClient(h, connection);
       const before = (await stored(connection)).tokens!;
-      await sleep(UNTIL_REFRESH_MS);
+      h.clock.advance(UNTIL_REFRESH_MS);
       keychainFails = true;
       const accepted = h.fixture.acceptedAccessTokens.length;
       await refused(client.callTool({ name: 'whoami', arguments: {} }), Error, /The OS keychain is locked/);

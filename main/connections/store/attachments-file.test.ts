@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { testClock } from '../../../test/support/clock.js';
+import { RACY_MS } from '../../state/file-stamp.js';
 import { type Attachments, AttachmentsFile, type ConnectionRecord } from './attachments-file.js';
 import { ConnectionStoreError } from './errors.js';
 import { serverNameOf, storeIdOf } from './naming.js';
@@ -87,11 +88,13 @@ describe('AttachmentsFile', () => {
   });
 
   it('costs only a stat once the file has settled, and re-reads a file changed moments ago', async () => {
+    const clock = testClock();
+    const file = new AttachmentsFile(path, {}, clock.now);
     await writeRaw(valid);
     const first = await file.read();
     // Within two seconds of a change, a later change might not show in the stat: read again.
     assert.ok((await file.read()).generation > first.generation);
-    await sleep(2_100);
+    clock.advance(RACY_MS + 100);
     const settled = await file.read();
     assert.equal((await file.read()).generation, settled.generation, 'the same read while the file is unchanged');
   });

@@ -127,6 +127,8 @@ export class AttachmentsFile {
   constructor(
     readonly path: string,
     private readonly lockOptions: FileLockOptions = {},
+    /** The time, to tell a settled file from one changed moments ago. */
+    private readonly now: () => number = Date.now,
   ) {
     this.lockPath = `${path}.lock`;
   }
@@ -166,7 +168,7 @@ export class AttachmentsFile {
   /** The file's stat identity, or its folder's while it is absent (an aside may appear or go). */
   private async load(): Promise<Loaded> {
     const generation = ++this.generation;
-    const read = await readStateFile(this.path);
+    const read = await readStateFile(this.path, this.now);
     const { stamp, settled } = read;
     if ('absent' in read) {
       const outcome = read.aside ? { error: await this.asideError(read.aside) } : { attachments: { version: 1 as const, stores: {} } };

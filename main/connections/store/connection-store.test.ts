@@ -5,20 +5,21 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { type AddConnectionInput, ConnectionStore } from './connection-store.js';
+import { builtPath } from '../../../test/support/built.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { linear } from '../../../test/support/connection-store/linear.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './errors.js';
 import { serverNameOf, storeIdOf } from './naming.js';
 
 const run = promisify(execFile);
-const supportFile = (name: string) => fileURLToPath(new URL(`../../../test/support/connection-store/${name}`, import.meta.url));
+const supportFile = (name: string) => builtPath(new URL(`../../../test/support/connection-store/${name}`, import.meta.url));
 
 
 /** Resolves with the next roots told to a listener of `store`, or rejects after `ms`. */
-function nextChange(store: ConnectionStore, ms = 3000): Promise<string[]> {
+function nextChange(store: ConnectionStore, ms = 10_000): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       stop();
@@ -294,8 +295,21 @@ describe('ConnectionStore', () => {
         watcher.close();
         const told: string[][] = [];
         watcher.onChange((roots) => told.push(roots));
-        await other.add(linear({ root: 'Crew/gamma' }));
-        await sleep(150);
+        // A watcher still open, polling as often, sees two changes one after the other: its second
+        // poll came at least one interval after the first change, so the closed one, were it still
+        // polling, would have told that change by then.
+        const open = new ConnectionStore({ stateDir, pollIntervalMs: 20 });
+        await open.watch();
+        try {
+          const gamma = nextChange(open);
+          await other.add(linear({ root: 'Crew/gamma' }));
+          assert.deepEqual(await gamma, ['Crew/gamma']);
+          const delta = nextChange(open);
+          await other.add(linear({ root: 'Crew/delta' }));
+          assert.deepEqual(await delta, ['Crew/delta']);
+        } finally {
+          open.close();
+        }
         assert.deepEqual(told, []);
       } finally {
         watcher.close();
@@ -316,7 +330,9 @@ describe('ConnectionStore', () => {
             ? Object.fromEntries(Object.entries(value).reverse().map(([key, inner]) => [key, reversed(inner)]))
             : value;
         await writeFile(store.path, JSON.stringify(reversed(JSON.parse(await readFile(store.path, 'utf8')))));
-        await sleep(150);
+        // The watcher reads the new file (a poll may read it first: then this read finds it known);
+        // either read compares it with what was told before.
+        await watcher.list('Crew/alpha');
         assert.deepEqual(told, []);
       } finally {
         watcher.close();
@@ -337,8 +353,7 @@ describe('ConnectionStore', () => {
       await watcher.watch();
       try {
         await writeFile(store.path, 'garbage');
-        await sleep(100);
-        await assert.rejects(readFile(store.path), { code: 'ENOENT' });
+        await waitFor(() => readFile(store.path).then(() => false, () => true), 10_000, 'the poll to move the file aside');
         await assert.rejects(watcher.list('Crew/alpha'), (error: unknown) => {
           assert.ok(error instanceof ConnectionStoreError);
           return error.movedTo !== undefined;
@@ -349,7 +364,7 @@ describe('ConnectionStore', () => {
     });
 
     it('keeps the write and the other listeners when a listener throws, and lets its error surface', async () => {
-      const child = await run(process.execPath, ['--import', 'tsx', supportFile('throwing-listener.ts'), stateDir]).then(
+      const child = await run(process.execPath, [supportFile('throwing-listener.ts'), stateDir]).then(
         () => assert.fail('the listener error was swallowed'),
         (error: { code: number; stdout: string; stderr: string }) => error,
       );
@@ -401,7 +416,7 @@ describe('ConnectionStore', () => {
 
     it('keeps all concurrent adds of two processes', async () => {
       const workers = ['one', 'two'].map((prefix) =>
-        spawn(process.execPath, ['--import', 'tsx', supportFile('add-worker.ts'), stateDir, prefix, '25'], {
+        spawn(process.execPath, [supportFile('add-worker.ts'), stateDir, prefix, '25'], {
           stdio: ['pipe', 'pipe', 'inherit'],
         }),
       );

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CommandRunner } from '../command-runner.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { LiveSandbox } from './live-sandbox.js';
 import { PlaceSandbox } from './place-sandbox.js';
 import { SandboxPool } from './sandbox-pool.js';
@@ -80,12 +81,7 @@ describe('a live sandbox per place', () => {
     assert.equal(cancelled.cancelled, true);
     // The cancelled sleep is killed at once, but on a loaded machine may not be reaped yet when ps
     // looks: it must be gone within a few seconds, never stay.
-    let left = '';
-    for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      left = (await run('strict', 'ps -e -o comm= | grep -c sleep || true')).stdout.text;
-      if (left === '1\n') break;
-    }
-    assert.equal(left, '1\n', 'only the sandbox\'s own sleeping program is left');
+    await waitFor(async () => (await run('strict', 'ps -e -o comm= | grep -c sleep || true')).stdout.text === '1\n', 10_000, "only the sandbox's own sleeping program to be left");
   });
 
   it('a new sandbox when the policy changes; the old one ends; an idle one ends', async () => {

