@@ -36,8 +36,6 @@ export const placePolicy = z.object({
   seal: z.array(z.string()).optional(),
   /** Credential stores (by name) this place's agents may reach; absent when none. */
   unseal: z.array(z.string()).optional(),
-  /** Limits of the place's sandboxed commands other than the defaults: processes, memory and /tmp in MiB. */
-  limits: z.object({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).optional(),
   problem: z.string().optional(),
 });
 export type PlacePolicy = z.infer<typeof placePolicy>;
