@@ -1,5 +1,5 @@
 // npm run bench:tool-search — tool search on the evaluation set (bench/tool-search-set: 156 tools of
-// eight real MCP servers, 120 task phrases in people's words, 52 keyword queries), in-process:
+// eight real MCP servers, 120 task phrases in people's words, 40 held-out ones, 52 keyword queries), in-process:
 // how often the right tool is in the top 1, 3 and 5, search_tools latency, and tools/list bytes
 // with tool search on against off. Figures go in bench/README.md.
 import { serverNameOf, storeIdOf, unlistedCatalogId } from '../main/connections/store/naming.js';

@@ -35,6 +35,21 @@ describe('parseCommand', () => {
     assert.throws(() => parseCommand(['connections', 'add', '--url', 'https://a.example', '--env', 'A=B']), /go with --command/);
   });
 
+  it('parses connections import and clients connect', () => {
+    assert.deepEqual(parseCommand(['connections', 'import', '--workspace-path', 'Crew/a']), { kind: 'connections-import', workspacePath: 'Crew/a', items: [], all: false, json: false });
+    assert.deepEqual(parseCommand(['connections', 'import', 'abc', 'def']), { kind: 'connections-import', workspacePath: '', items: ['abc', 'def'], all: false, json: false });
+    assert.throws(() => parseCommand(['connections', 'import', '--all', 'abc']), /--all or the IDs/);
+    assert.deepEqual(parseCommand(['clients', 'connect', 'cursor', '--workspace-path', 'Crew/a', '--oauth', '--project']), {
+      kind: 'clients-connect',
+      client: 'cursor',
+      workspacePath: 'Crew/a',
+      auth: 'oauth',
+      scope: 'project',
+      replace: false,
+    });
+    assert.throws(() => parseCommand(['clients', 'connect', 'emacs']), /claude-desktop, cursor, vscode, claude-code/);
+  });
+
   it('parses places network: show, off, or the hosts', () => {
     assert.deepEqual(parseCommand(['places', 'network', 'Crew/a']), { kind: 'places-network', place: 'Crew/a' });
     assert.deepEqual(parseCommand(['places', 'network', 'Crew/a', 'off']), { kind: 'places-network', place: 'Crew/a', hosts: [] });

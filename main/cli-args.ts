@@ -1,3 +1,4 @@
+import { CLIENTS, type ClientId } from './connections/client-configs/client-files.js';
 import { parseArgs } from 'node:util';
 import type { ConnectionEdit } from '../common/api/connections.js';
 import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, ENVIRONMENT, type ServeFlags } from './config.js';
@@ -23,6 +24,8 @@ export type Command =
   | { kind: 'deny'; code: string }
   | { kind: 'clients-list'; json: boolean }
   | { kind: 'clients-revoke'; id: string }
+  | { kind: 'clients-connect'; client: ClientId; workspacePath: string; auth: 'token' | 'oauth'; scope: 'user' | 'project'; name?: string; replace: boolean }
+  | { kind: 'connections-import'; workspacePath: string; items: string[]; all: boolean; json: boolean }
   | { kind: 'connections-list'; workspacePath: string; json: boolean }
   | {
       kind: 'connections-add';
@@ -67,12 +70,16 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} deny CODE
   ${PRODUCT_NAME} clients list [--json]
   ${PRODUCT_NAME} clients revoke ID
+  ${PRODUCT_NAME} clients connect claude-desktop|cursor|vscode|claude-code [--workspace-path PATH] [--oauth]
+                                  [--project] [--name NAME] [--replace]   (writes this server into its configuration)
   ${PRODUCT_NAME} connections list [--workspace-path PATH] [--json]
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --catalog ID [--secret NAME]
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --url URL [--name NAME] [--transport sse]
                                   [--header HEADER --secret NAME [--prefix 'Bearer ']]
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --command PROGRAM [--name NAME] [--env VAR=SECRET]...
                                   [--host HOST]... [-- ARGUMENT...]   (a local server, run over stdio)
+  ${PRODUCT_NAME} connections import [--workspace-path PATH] [--json] [--all | ID...]
+                                  (lists, or adds, the servers of Claude Desktop, Cursor, VS Code and Claude Code)
   ${PRODUCT_NAME} connections remove NAME [--workspace-path PATH] [--owner ID]
   ${PRODUCT_NAME} connections test NAME [--workspace-path PATH] [--owner ID]
   ${PRODUCT_NAME} connections show NAME [--workspace-path PATH] [--owner ID] [--json]
@@ -265,8 +272,22 @@ function parseClients(argv: string[]): Command {
       if (positionals.length !== 1) throw new UsageError('clients revoke needs exactly one client ID; "clients list" shows them.');
       return { kind: 'clients-revoke', id: positionals[0]! };
     }
+    case 'connect': {
+      const { values, positionals } = parse(rest, { ...PLACE, oauth: { type: 'boolean' }, project: { type: 'boolean' }, name: { type: 'string' }, replace: { type: 'boolean' } });
+      const client = positionals[0];
+      if (positionals.length !== 1 || !(CLIENTS as readonly string[]).includes(client!)) throw new UsageError(`clients connect needs one client: ${CLIENTS.join(', ')}.`);
+      return {
+        kind: 'clients-connect',
+        client: client as ClientId,
+        workspacePath: values['workspace-path'] ?? '',
+        auth: values.oauth ? 'oauth' : 'token',
+        scope: values.project ? 'project' : 'user',
+        ...(values.name && { name: values.name }),
+        replace: values.replace ?? false,
+      };
+    }
     default:
-      throw new UsageError(`"clients" needs one of: list, revoke${action ? ` (got "${action}")` : ''}.`);
+      throw new UsageError(`"clients" needs one of: list, revoke, connect${action ? ` (got "${action}")` : ''}.`);
   }
 }
 
@@ -347,6 +368,11 @@ function parseConnections(argv: string[]): Command {
         },
       };
     }
+    case 'import': {
+      const { values, positionals } = parse(rest, { ...PLACE, json: { type: 'boolean' }, all: { type: 'boolean' } });
+      if (values.all && positionals.length) throw new UsageError('connections import takes --all or the IDs of the servers to add, not both.');
+      return { kind: 'connections-import', workspacePath: values['workspace-path'] ?? '', items: positionals, all: values.all ?? false, json: values.json ?? false };
+    }
     case 'remove': {
       const { values, positionals } = parse(rest, { ...PLACE, owner: { type: 'string' } });
       if (positionals.length !== 1) throw new UsageError('connections remove needs exactly one connection name; "connections list" shows them.');
@@ -411,7 +437,7 @@ function parseConnections(argv: string[]): Command {
       };
     }
     default:
-      throw new UsageError(`"connections" needs one of: list, add, remove, test, show, edit${action ? ` (got "${action}")` : ''}.`);
+      throw new UsageError(`"connections" needs one of: list, add, import, remove, test, show, edit${action ? ` (got "${action}")` : ''}.`);
   }
 }
 

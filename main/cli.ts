@@ -44,6 +44,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./cli-places.js')).policyCommand(command, env);
     case 'places-network':
       return (await import('./cli-places.js')).networkCommand(command, env);
+    case 'clients-connect':
+      return (await import('./cli-client-configs.js')).clientConnectCommand(command, env);
+    case 'connections-import':
+      return (await import('./cli-client-configs.js')).importCommand(command, env);
     case 'places-seal':
       return (await import('./cli-places.js')).sealCommand(command, env);
     case 'places-tool-search':

@@ -20,6 +20,9 @@ export const NODE_BUNDLE: BuildOptions = {
   format: 'esm',
   target: 'node20',
   external: ['keytar', 'node-pty', 'electron'],
+  // A package's ES module build where it has one: a UMD build (jsonc-parser's "main") require()s its
+  // own files by names computed at runtime, which the bundle does not carry.
+  mainFields: ['module', 'main'],
   // Bundled CommonJS packages (express, ...) call require() for Node's own modules, which an ES
   // module does not have.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },

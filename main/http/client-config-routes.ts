@@ -1,14 +1,13 @@
-import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import * as z from 'zod';
-import { CLIENT_NAMES, CLIENTS, projectFiles, userFiles, type Machine } from '../connections/client-configs/client-files.js';
-import { entryFor, writeServerEntry } from '../connections/client-configs/client-entry.js';
+import { CLIENT_NAMES, CLIENTS, machineOf, projectFiles, userFiles } from '../connections/client-configs/client-files.js';
+import { connectClient, DEFAULT_ENTRY_NAME, entryFileOf } from '../connections/client-configs/client-entry.js';
 import { ClientImport } from '../connections/client-configs/client-import.js';
-import { ConnectionRequestError } from '../connections/place-rules.js';
 import type { Place } from '../places/place-root.js';
 import type { Services } from '../services.js';
 import type { HostControl } from './control-plane.js';
+import { mcpUrlOf } from './mcp-urls.js';
 
 const importBody = z.object({ workspace_path: z.string().optional(), items: z.array(z.string().max(64)).min(1).max(200) }).strict();
 const writeBody = z
@@ -23,21 +22,6 @@ const writeBody = z
     replace: z.boolean().optional(),
   })
   .strict();
-
-/** The machine whose clients are read: the home folder and environment of the person who runs the app. */
-export function machineOf(env: NodeJS.ProcessEnv): Machine {
-  return { home: env.HOME && env.HOME.startsWith('/') ? env.HOME : homedir(), platform: process.platform, env };
-}
-
-/** This server's MCP URL for a client on this machine: the public one, the running one, else the configured address. */
-export function mcpUrlOf(config: Services['config'], host: Pick<HostControl, 'status'>): string {
-  if (config.publicUrl) return `${config.publicUrl}/mcp`;
-  const status = host.status();
-  if (status.state === 'running') return status.url;
-  if (config.port === 0) throw new ConnectionRequestError('The server has no port yet (it picks one when it starts). Start it, then write the configuration.', 409);
-  const address = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  return `http://${address}:${config.port}/mcp`;
-}
 
 /**
  * Import from the MCP clients on this machine (what would be added, then the chosen ones), and
@@ -76,21 +60,9 @@ export function clientConfigRoutes(services: Services, host: HostControl, helper
     helpers.localOnly(res);
     const body = writeBody.parse(req.body);
     const place = helpers.placeOf(req);
-    const scope = body.scope ?? 'user';
-    const file = (scope === 'user' ? userFiles(machine) : projectFiles(resolve(config.workspaceRoot, place.root), machine)).find((f) => f.client === body.client && f.serversAt.length === 1)!;
-    const base = mcpUrlOf(config, host);
-    // A token is bound to its place; an OAuth client names the place in the URL (the owner approves it).
-    const token =
-      body.auth === 'token' ? await services.tokens.create({ name: `${CLIENT_NAMES[body.client]} (written to its configuration)`, ...(place.root && { workspacePath: place.root }) }) : undefined;
-    const url = body.auth === 'oauth' && place.root ? `${base}?workspace_path=${encodeURIComponent(place.root)}` : base;
-    try {
-      const written = await writeServerEntry(file, body.name ?? 'persona-workspace', entryFor(body.client, { url, ...(token && { token: token.token }) }), { replace: body.replace ?? false });
-      res.status(201).json({ written, ...(token && { token: { id: token.id, name: token.name } }) });
-    } catch (error) {
-      // The token goes with the entry that was not written.
-      if (token) await services.tokens.revoke(token.id).catch(() => {});
-      throw error;
-    }
+    const file = entryFileOf(body.client, body.scope ?? 'user', resolve(config.workspaceRoot, place.root), machine);
+    const answer = await connectClient({ client: body.client, file, url: mcpUrlOf(config, host), placeRoot: place.root, auth: body.auth, name: body.name ?? DEFAULT_ENTRY_NAME, replace: body.replace ?? false, tokens: services.tokens });
+    res.status(201).json(answer);
   });
 
   return router;

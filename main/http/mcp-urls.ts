@@ -1,3 +1,6 @@
+import type { HostStatus } from '../../common/host-status.js';
+import type { Config } from '../config.js';
+import { ConnectionRequestError } from '../connections/place-rules.js';
 import type { IncomingMessage } from 'node:http';
 import type { RequestOrigin } from './request-origin.js';
 
@@ -42,3 +45,14 @@ function placeQuery(target: string): string {
   const asSent = [...params.keys()].length === 1 && new URL(`http://localhost/?${sent}`).search === `?${sent}`;
   return asSent ? `?${sent}` : `?${new URLSearchParams({ workspace_path: place })}`;
 }
+
+/** This server's MCP URL for a client on this machine: the public one, the running one, else the configured address. */
+export function mcpUrlOf(config: Pick<Config, 'publicUrl' | 'port' | 'host'>, host: { status(): HostStatus }): string {
+  if (config.publicUrl) return `${config.publicUrl}/mcp`;
+  const status = host.status();
+  if (status.state === 'running') return status.url;
+  if (config.port === 0) throw new ConnectionRequestError('The server has no port yet (it picks one when it starts). Start it, then write the configuration.', 409);
+  const address = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${address}:${config.port}/mcp`;
+}
+

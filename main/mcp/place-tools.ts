@@ -70,7 +70,7 @@ export class PlaceTools implements ToolSource {
     }
     return (
       `errPlaceMCPUnavailable: "${name}" is not a tool of any MCP connection of ${this.place.label} that works now. ` +
-      'It may belong to another place, have been removed, or be paused; list the tools, or use manage_my_mcp_servers to see this place\'s connections.'
+      'It may belong to another place, have been removed, or be paused; find this place\'s tools in tools/list (or with search_tools where it is listed), and its connections with manage_my_mcp_servers.'
     );
   }
 

@@ -65,6 +65,14 @@ describe('writing this server into a client configuration', () => {
     assert.equal(replaced.replaced, true);
   });
 
+  it('keeps a file written on one line on one line', async () => {
+    const file = projectFiles(join(home, 'one-line'), machine)[0]!;
+    await mkdir(join(home, 'one-line', '.cursor'), { recursive: true });
+    await writeFile(file.path, '{"mcpServers":{"a":{"url":"https://a.example/mcp"}}}');
+    await writeServerEntry(file, 'pw', { url: 'http://127.0.0.1:9100/mcp' }, { replace: false });
+    assert.equal(await readFile(file.path, 'utf8'), '{"mcpServers":{"a":{"url":"https://a.example/mcp"},"pw": {"url":"http://127.0.0.1:9100/mcp"}}}');
+  });
+
   it('makes a missing file, and never writes into a file that does not parse or through a link', async () => {
     const project = join(home, 'project');
     const [cursorProject, vscodeProject] = projectFiles(project, machine);

@@ -2,7 +2,7 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createScanner, findNodeAtLocation, parseTree, SyntaxKind, type Node } from 'jsonc-parser';
 import { writeFileAtomic } from '../../state/atomic-write.js';
-import { CLIENT_NAMES, type ClientFile, type ClientId } from './client-files.js';
+import { CLIENT_NAMES, projectFiles, userFiles, type ClientFile, type ClientId, type Machine } from './client-files.js';
 import { ClientConfigError, parseConfig, readConfigText, valueAt } from './config-file.js';
 
 /** How the client reaches this server: the MCP URL, and a token of this app, or none (it signs in with OAuth). */
@@ -26,6 +26,9 @@ export interface WrittenEntry {
 }
 
 const TOKEN_SHOWN = '<token>';
+
+/** The name of this server's entry in a client's configuration, unless the person picks another. */
+export const DEFAULT_ENTRY_NAME = 'persona-workspace';
 
 /**
  * This server's entry in each client's own format: Cursor takes a URL (and headers), VS Code and
@@ -93,9 +96,11 @@ export async function writeServerEntry(file: ClientFile, name: string, entry: Re
 export function withValue(text: string, path: string[], value: unknown): string {
   const root = parseTree(text, [], { allowTrailingComma: true });
   if (!root || root.type !== 'object') throw new ClientConfigError('The file does not hold a JSON object.');
-  const unit = /^([ \t]+)\S/m.exec(text)?.[1] ?? '  ';
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  const pretty = (v: unknown, indent: string) => JSON.stringify(v, null, unit).split('\n').join(eol + indent);
+  // A file on one line stays on one line.
+  const compact = !text.trim().includes('\n');
+  const unit = compact ? '' : (/^([ \t]+)\S/m.exec(text)?.[1] ?? '  ');
+  const eol = compact ? '' : text.includes('\r\n') ? '\r\n' : '\n';
+  const pretty = (v: unknown, indent: string) => (compact ? JSON.stringify(v) : JSON.stringify(v, null, unit).split('\n').join(eol + indent));
   const existing = findNodeAtLocation(root, path);
   if (existing) return splice(text, existing.offset, existing.length, pretty(value, lineIndent(text, existing.offset)));
   // The deepest object on the path, and what is still missing below it.
@@ -108,10 +113,10 @@ export function withValue(text: string, path: string[], value: unknown): string 
   const last = parent.children?.at(-1);
   const parentIndent = lineIndent(text, parent.offset);
   if (!last) {
-    const indent = parentIndent + unit;
-    return splice(text, parent.offset + 1, 0, `${eol}${indent}${JSON.stringify(path[depth])}: ${pretty(nested, indent)}${eol}${parentIndent}`);
+    const indent = compact ? '' : parentIndent + unit;
+    return splice(text, parent.offset + 1, 0, `${eol}${indent}${JSON.stringify(path[depth])}: ${pretty(nested, indent)}${eol}${compact ? '' : parentIndent}`);
   }
-  const indent = lineStartsAt(text, last.offset) ? lineIndent(text, last.offset) : parentIndent + unit;
+  const indent = compact ? '' : lineStartsAt(text, last.offset) ? lineIndent(text, last.offset) : parentIndent + unit;
   const property = `${JSON.stringify(path[depth])}: ${pretty(nested, indent)}`;
   // After a trailing comma, if the last property has one (JSONC); else a comma of our own.
   const scanner = createScanner(text, false);
@@ -141,4 +146,49 @@ function lineStartsAt(text: string, offset: number): boolean {
 function tokenOf(entry: Record<string, unknown>): string | undefined {
   const text = JSON.stringify(entry);
   return /Bearer ([A-Za-z0-9._~+/=-]+)/.exec(text)?.[1];
+}
+
+/** What connecting a client needs: which, where its file is, and how it gets in. */
+export interface ConnectClientInput {
+  client: ClientId;
+  /** The person's own file, or the place folder's. */
+  file: ClientFile;
+  /** This server's MCP URL. */
+  url: string;
+  /** The place the client works in ('' is This machine). */
+  placeRoot: string;
+  auth: 'token' | 'oauth';
+  name: string;
+  replace: boolean;
+  /** Makes a token of this app for the client, bound to the place; revokes it again. */
+  tokens: {
+    create(input: { name: string; workspacePath?: string }): Promise<{ id: string; name: string; token: string }>;
+    revoke(id: string): Promise<unknown>;
+  };
+}
+
+/**
+ * Writes this server into a client's configuration: with a new token bound to the place (the
+ * token is revoked again if the file is not written), or the URL naming the place for an OAuth
+ * sign-in that the owner then approves.
+ */
+export async function connectClient(input: ConnectClientInput): Promise<{ written: WrittenEntry; token?: { id: string; name: string } }> {
+  const token = input.auth === 'token' ? await input.tokens.create({ name: `${CLIENT_NAMES[input.client]} (written to its configuration)`, ...(input.placeRoot && { workspacePath: input.placeRoot }) }) : undefined;
+  const url = input.auth === 'oauth' && input.placeRoot ? `${input.url}?workspace_path=${encodeURIComponent(input.placeRoot)}` : input.url;
+  try {
+    const written = await writeServerEntry(input.file, input.name, entryFor(input.client, { url, ...(token && { token: token.token }) }), { replace: input.replace });
+    return { written, ...(token && { token: { id: token.id, name: token.name } }) };
+  } catch (error) {
+    if (token) await input.tokens.revoke(token.id).catch(() => {});
+    throw error;
+  }
+}
+
+/** The file of a client this server's entry goes in: the person's, or the place folder's. */
+export function entryFileOf(client: ClientId, scope: 'user' | 'project', folder: string, machine: Machine): ClientFile {
+  // Claude Code's per-folder entries in ~/.claude.json are its own to write: the project file is `.mcp.json`.
+  const files = scope === 'user' ? userFiles(machine) : projectFiles(folder, machine).filter((f) => f.serversAt.length === 1);
+  const file = files.find((f) => f.client === client);
+  if (!file) throw new ClientConfigError(`${CLIENT_NAMES[client]} has no ${scope} configuration file this app writes.`);
+  return file;
 }

@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
 /** The MCP clients whose configurations this app reads (import) and writes (its own entry). */
@@ -57,3 +58,9 @@ export function projectFiles(folder: string, machine: Machine): ClientFile[] {
     { client: 'claude-code', scope: 'project', path: join(machine.home, '.claude.json'), serversAt: ['projects', folder, 'mcpServers'] },
   ];
 }
+
+/** The machine whose clients are read: the home folder and environment of the person who runs the app. */
+export function machineOf(env: NodeJS.ProcessEnv): Machine {
+  return { home: env.HOME && env.HOME.startsWith('/') ? env.HOME : homedir(), platform: process.platform, env };
+}
+

@@ -116,8 +116,9 @@ function cutAtWord(slug: string, max: number): string {
  * The connection's part gives way first: where the whole join is too long, the catalog id is cut
  * and tagged (`github-enterprise-cloud` → `github-ent-1a2b3c`) as far as that tool needs, down to
  * one character and the tag. Only a tool name that does not fit even then, or has characters a
- * tool name cannot have, is changed itself: its words are shortened (`get_pull_request_reviews` →
- * `get_pul_req_reviews`), and then cut, plus `-` and 6 hex of a hash of the upstream name.
+ * tool name cannot have, is changed itself: its words are shortened
+ * (`get_pull_request_review_comments_for_the_latest_commit` → `get_pul_req_rev_com_for_the_lat_com`),
+ * and then cut, plus `-` and 6 hex of a hash of the upstream name.
  *
  * Deterministic and collision-free: the connection part holds no `_`, so a name splits back into
  * the store's `u<hash>`, the connection part and the tool part. A catalog id is kept whole only
@@ -191,7 +192,7 @@ function freeStem(tool: string, room: number, taken: ReadonlySet<string>): strin
 /**
  * The tool's name within `room` characters, keeping every word's start: the longest word loses its
  * last letter, again and again (down to 3 letters; of equal ones the last), and only then is the
- * whole cut. `get_pull_request_review_comments` in 24 → `get_pull_req_rev_comm`.
+ * whole cut. `get_pull_request_review_comments` in 24 → `get_pull_reque_revi_comm`.
  */
 function shortenWords(tool: string, room: number): string {
   if (tool.length <= room) return tool;
@@ -206,7 +207,7 @@ function shortenWords(tool: string, room: number): string {
     pieces[longest] = pieces[longest]!.slice(0, -1);
     length -= 1;
   }
-  return pieces.join('').slice(0, room);
+  return pieces.join('').slice(0, room).replace(/[_-]+$/, '');
 }
 
 function tagOf(text: string): string {
