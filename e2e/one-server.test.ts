@@ -56,7 +56,8 @@ describe('one server per state dir, and the CLI asks it', () => {
   it('adds a server that accepts and never answers at once, as checking, saying how to follow it', async () => {
     const added = await cli(fx.stateDir, ['connections', 'add', '--url', hanging.url, '--name', 'Hanging']);
     assert.equal(added.code, 0, added.stderr);
-    assert.ok(added.ms < 8_000, `took ${added.ms.toFixed(0)} ms`);
+    // Its server is given 60 s; a CLI start on a busy machine takes a few.
+    assert.ok(added.ms < 30_000, `took ${added.ms.toFixed(0)} ms`);
     assert.match(added.stdout, /^Added Hanging to This machine as \S+ \(checking: /);
     assert.match(added.stdout, /The server goes on checking it; the page shows how that ends, and so does: persona-mcp-workspace connections show \S+/);
     assert.doesNotMatch(added.stderr, /No server runs/, 'it asked the running server');

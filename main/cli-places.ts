@@ -223,7 +223,8 @@ function atServer(server: ServerClient, place: Place): PlaceConnectionsAt {
     details: async (name, owner) => (await server.call('GET', withQuery(path(name), where(owner)), connectionDetailsAnswer)).connection,
     edit: async (name, edit, owner) => (await server.call('PATCH', withQuery(path(name), where(owner)), connectionAnswer, edit)).connection,
     test: async (name, owner) => (await server.call('POST', withQuery(path(name, '/test'), where(owner)), connectionAnswer)).connection,
-    add: async (request) => (await server.call('POST', '/mcp/place', connectionAnswer, addBodyOf(place.root, request))).connection,
+    // The server goes on checking it: the command answers once it is saved.
+    add: async (request) => (await server.call('POST', '/mcp/place', connectionAnswer, addBodyOf({ workspace_path: place.root, wait: false }, request))).connection,
     remove: async (name, owner) => (await server.call('DELETE', withQuery(path(name), where(owner)), removedAnswer)).removed,
   };
 }

@@ -157,7 +157,15 @@ export const addConnection = z.union([
 export type AddConnection = z.infer<typeof addConnection>;
 
 /** POST /api/mcp/place: what to add (a local server's fields at the top level), and where. */
-const where = { workspace_path: z.string().optional() };
+const where = {
+  workspace_path: z.string().optional(),
+  /**
+   * false: answer as soon as the connection is saved (within a couple of seconds), with its state
+   * then ("checking" while its server has not answered); the check goes on and its outcome reaches
+   * every surface as it comes. Absent or true: answer with what its server answered.
+   */
+  wait: z.boolean().optional(),
+};
 export const addConnectionBody = z.union([
   z.object({ ...where, ...catalogFields }).strict(),
   z.object({ ...where, server: serverSpec }).strict(),
@@ -166,15 +174,15 @@ export const addConnectionBody = z.union([
 export type AddConnectionBody = z.input<typeof addConnectionBody>;
 
 /** The body of POST /api/mcp/place that asks for `request` in the place `workspacePath`. */
-export function addBodyOf(workspacePath: string, request: AddConnection): AddConnectionBody {
-  return 'local' in request ? { workspace_path: workspacePath, ...request.local } : { workspace_path: workspacePath, ...request };
+export function addBodyOf(where: { workspace_path: string; wait?: boolean }, request: AddConnection): AddConnectionBody {
+  return 'local' in request ? { ...where, ...request.local } : { ...where, ...request };
 }
 
 /** What an add request asks for, without where. */
 export function addRequestOf(body: z.infer<typeof addConnectionBody>): AddConnection {
   if ('catalog' in body) return { catalog: body.catalog, ...(body.secret && { secret: body.secret }), ...(body.env && { env: body.env }) };
   if ('server' in body) return { server: body.server };
-  const { workspace_path: _, ...local } = body;
+  const { workspace_path: _, wait: __, ...local } = body;
   return { local };
 }
 

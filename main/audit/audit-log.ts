@@ -40,7 +40,7 @@ const READ_CHUNK_BYTES = 64 * 1024;
 /** The last records kept in memory, for the page's recent activity (its largest ask). */
 export const RECENT_KEPT = 500;
 /** How far back from its end the log is read for the records of earlier runs. */
-const EARLIER_MAX_BYTES = 2 * 1024 * 1024;
+const EARLIER_MAX_BYTES = 512 * 1024;
 
 export interface AuditLogOptions {
   stateDir: string;

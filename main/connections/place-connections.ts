@@ -71,8 +71,8 @@ const SIGN_IN_TTL_MS = 10 * 60_000;
 /** How long a list waits for the first check of connections never checked before it answers "checking". */
 const FIRST_CHECK_WAIT_MS = 1_500;
 
-/** How long an add waits for its server (whether it asks for a sign-in, then its check) before it answers "checking". */
-const ADD_WAIT_MS = 2_000;
+/** How long an add that answers soon waits for its server (whether it asks for a sign-in, then its check) before it answers "checking". */
+export const ANSWER_SOON_MS = 2_000;
 
 /**
  * A place's MCP connections under the spec's rules: who adds (editors), who removes (the adder or
@@ -141,13 +141,12 @@ export class PlaceConnections {
 
   /**
    * Adds a connection and checks its server at once with its credentials: the answer says what the
-   * server said (a refused key, an unreachable host), so a failed add never looks fine. A server
-   * that has not answered within `waitMs` (the CLI with no server running waits for the whole
-   * check) is shown "checking": the check goes on, and its outcome reaches every surface as it
-   * comes (onChange).
+   * server said (a refused key, an unreachable host), so a failed add never looks fine. With
+   * `waitMs`, a server that has not answered by then is shown "checking": the check goes on, and
+   * its outcome reaches every surface as it comes (onChange).
    */
   async add(person: string, place: Place, request: AddConnection, options: { waitMs?: number } = {}): Promise<ConnectionView> {
-    const deadline = Date.now() + (options.waitMs ?? ADD_WAIT_MS);
+    const deadline = options.waitMs === undefined ? undefined : Date.now() + options.waitMs;
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
     const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server, deadline);
@@ -155,7 +154,10 @@ export class PlaceConnections {
     if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
     const facts = await this.facts(place, [added]);
-    if (!this.gate(dir, place, added, facts)) await waitAtMost(this.deps.health.check(added), Math.max(0, deadline - Date.now()));
+    if (!this.gate(dir, place, added, facts)) {
+      const check = this.deps.health.check(added);
+      await (deadline === undefined ? check : waitAtMost(check, Math.max(0, deadline - Date.now())));
+    }
     return this.view(dir, person, place, added, facts);
   }
 
@@ -482,7 +484,7 @@ export class PlaceConnections {
     return { catalogId: entry.id, displayName: entry.name, transport: 'stdio', local, auth: { kind: 'none' } };
   }
 
-  private async fromServer(person: string, place: Place, server: Extract<AddConnection, { server: unknown }>['server'], deadline: number): Promise<NewConnection> {
+  private async fromServer(person: string, place: Place, server: Extract<AddConnection, { server: unknown }>['server'], deadline: number | undefined): Promise<NewConnection> {
     const url = await this.checkedUrl(server.url);
     // Shown on every surface and to agents: one inert line, like a server's own names.
     const displayName = inertLine(server.name ?? '', MAX_TITLE) || customName(url);
@@ -495,7 +497,7 @@ export class PlaceConnections {
     // that does not say by the deadline is taken as open: its check then finds a sign-in it asks for.
     const auth: ConnectionAuth = server.header
       ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
-      : (await answerBy(this.deps.asksForSignIn(url.href), deadline, false))
+      : (await (deadline === undefined ? this.deps.asksForSignIn(url.href) : answerBy(this.deps.asksForSignIn(url.href), deadline, false)))
         ? { kind: 'oauth' }
         : { kind: 'none' };
     return {

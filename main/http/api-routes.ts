@@ -34,6 +34,7 @@ import {
 import { ACTIVITY_MAX_LIMIT, activityAnswer, serverInfo as serverInfoAnswer } from '../../common/api/server.js';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
+import { ANSWER_SOON_MS } from '../connections/place-connections.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import { policyOf } from '../places/access-directory.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
@@ -94,8 +95,9 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   });
 
   router.post('/mcp/place', async (req, res) => {
-    const request = addRequestOf(addConnectionBody.parse(req.body));
-    res.status(201).json({ connection: await connections.add(person(res), placeOf(req), request) } satisfies Answer<typeof connectionAnswer>);
+    const body = addConnectionBody.parse(req.body);
+    const added = await connections.add(person(res), placeOf(req), addRequestOf(body), body.wait === false ? { waitMs: ANSWER_SOON_MS } : {});
+    res.status(201).json({ connection: added } satisfies Answer<typeof connectionAnswer>);
   });
 
   router.post('/mcp/place/connect', async (req, res) => {
