@@ -20,7 +20,7 @@ export function isValidSkillName(name: string): boolean {
   return name.length <= SKILL_NAME_MAX_CHARS && SKILL_NAME_PATTERN.test(name);
 }
 
-/** Parses a SKILL.md found in folder `folder`; a file that breaks the spec gives the reason why. */
+/** Parses a SKILL.md found in folder `folder`; a file that breaks the Agent Skills spec gives the reason why. */
 export function parseSkillFile(text: string, folder: string): ParsedSkillFile {
   const match = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?---[ \t]*(?:\r?\n|$)/.exec(text);
   if (!match) return { ok: false, reason: 'SKILL.md must start with YAML frontmatter between two "---" lines' };

@@ -113,7 +113,7 @@ describe('agent sign-in answered from the CLI', () => {
  * oauth4webapi is a strict client: the protected resource metadata must name the resource exactly
  * as the URL it was asked for (RFC 9728 §3.3), the issuer exactly as the resource names it (RFC
  * 8414 §3.3), and everything is checked by the letter. It signs in for the place named in the MCP
- * URL, as the README shows (`/mcp?workspace_path=Crew/alpha`), starting from the 401 as MCP clients do.
+ * URL, as docs/agent-sign-in.md shows (`/mcp?workspace_path=Crew/alpha`), starting from the 401 as MCP clients do.
  */
 describe('oauth4webapi, a strict client, signing in for a place named in the URL', () => {
   let fx: HostFixture;

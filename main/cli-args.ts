@@ -1,8 +1,8 @@
 import { CLIENTS, type ClientId } from './connections/client-configs/client-files.js';
 import { parseArgs } from 'node:util';
 import type { ConnectionEdit } from '../common/api/connections.js';
-import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, ENVIRONMENT, type ServeFlags } from './config.js';
-import { SECRET_STORE_ENVIRONMENT } from './secrets/open-secret-store.js';
+import type { ServeFlags } from './config.js';
+import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, SETTINGS, type Setting } from './settings.js';
 import { PRODUCT_NAME } from './version.js';
 
 export class UsageError extends Error {
@@ -138,8 +138,15 @@ Options:
   -v, --version       print the version
 
 Environment:
-${Object.entries({ ...ENVIRONMENT, ...SECRET_STORE_ENVIRONMENT }).map(([name, text]) => `  ${name.padEnd(31)} ${text}`).join('\n')}
+${(Object.values(SETTINGS) as Setting[]).flatMap((s) => (s.env ? [`  ${s.env.padEnd(31)} ${environmentHelp(s)}`] : [])).join('\n')}
 `;
+
+/** A variable's line in --help: what it sets, its flag, and its default. */
+function environmentHelp(setting: Setting): string {
+  const how = setting.kind === 'boolean' ? 'Set to 1: ' : '';
+  const about = how ? setting.about.charAt(0).toLowerCase() + setting.about.slice(1) : setting.about;
+  return `${how}${about}${setting.flag ? ` As ${setting.flag}.` : ''} Default: ${setting.default}.`;
+}
 
 /** Takes `--config FILE` (or `--config=FILE`), which every command accepts, out of the arguments. */
 export function takeConfigFlag(argv: string[]): { configFile?: string; rest: string[] } {

@@ -1,5 +1,6 @@
 import { loadConfig, type ServeFlags } from './config.js';
-import { effectiveSettings, type SettingName, type SettingsFile } from './settings-file.js';
+import { effectiveSettings, type SettingsFile } from './settings-file.js';
+import type { SettingName } from './settings.js';
 import { recordedSecretStore } from './secrets/open-secret-store.js';
 
 /** Each setting's effective value and where it came from. */

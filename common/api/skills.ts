@@ -9,7 +9,7 @@ export const skillMetadata = z.object({
   license: z.string().optional(),
   compatibility: z.string().optional(),
   metadata: z.record(z.string(), z.string()).optional(),
-  /** As written: the spec's space-delimited list of tool names. */
+  /** As written: the Agent Skills spec's space-delimited list of tool names (a YAML list is joined with spaces). */
   allowedTools: z.string().optional(),
 });
 

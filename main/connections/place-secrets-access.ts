@@ -11,7 +11,7 @@ export interface PlaceSecretsAccessDeps {
 }
 
 /**
- * A place's secrets under the spec's rules: readers see the names (never the values), editors set
+ * A place's secrets under the place connections spec's rules (place-mcp-connections.md): readers see the names (never the values), editors set
  * and remove them. Apart from the connections so that the `secrets` commands load none of the
  * gateway, OAuth or catalog code.
  */

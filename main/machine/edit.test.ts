@@ -144,7 +144,7 @@ describe('edit', () => {
   });
 });
 
-/** The edits applied as the spec says, in memory: each to the result of the ones before. */
+/** The edits applied as the product spec (persona-mcp-workspace.md) says, in memory: each to the result of the ones before. */
 function editedInMemory(text: string, edits: Array<{ old_string: string; new_string: string }>): string {
   return edits.reduce((current, edit) => current.split(edit.old_string).join(edit.new_string), text);
 }

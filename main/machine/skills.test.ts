@@ -61,7 +61,7 @@ describe('listSkills', () => {
     });
   });
 
-  it('skips skills that break the spec and says why', async () => {
+  it('skips skills that break the Agent Skills spec and says why', async () => {
     const cases: Record<string, [string, RegExp]> = {
       'wrong-folder': [skillMd('name: other-name\ndescription: x'), /name "other-name" does not match its folder "wrong-folder"/],
       Upper: [skillMd('name: Upper\ndescription: x'), /name "Upper" is invalid: use 1-64 lowercase letters/],

@@ -101,7 +101,7 @@ const cases: [string, AccessDirectorySnapshot, string, typeof crew, Access][] = 
   ['base', base, 'constructor', crew, 'none'],
 ];
 
-test('canRead and canEdit follow the spec for every person, place kind and directory state', () => {
+test('canRead and canEdit follow the place connections spec for every person, place kind and directory state', () => {
   for (const [state, dir, person, place, expected] of cases) {
     const label = `${person} in ${place.label} (${state})`;
     assert.equal(canEdit(dir, person, place), expected === 'edit', `${label}: edit`);

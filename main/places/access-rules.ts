@@ -3,7 +3,7 @@ import type { Place } from './place-root.js';
 import { LOCAL_PERSON, userIdProblem } from './user-id.js';
 
 /*
- * The spec's rules over one directory snapshot, checked on add and again on every use:
+ * The place connections spec's rules (place-mcp-connections.md) over one directory snapshot, checked on add and again on every use:
  * - `local` (whoever runs the app) reads and edits every place;
  * - a disabled person does nothing anywhere;
  * - a Work or Code project's owner edits it; a Code's only editor is its owner, its participants

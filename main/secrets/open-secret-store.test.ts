@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { KEYCHAIN_SERVICE, KeychainSecretStore } from './keychain-store.js';
-import { openSecretStore, SECRET_STORE_CHOICE_FILE, SECRET_STORE_ENVIRONMENT } from './open-secret-store.js';
+import { openSecretStore, SECRET_STORE_CHOICE_FILE } from './open-secret-store.js';
 import { SecretStoreError } from './secret-store.js';
 import { moduleUrl, outcomeOf, runChild } from '../../test/support/secrets.js';
 
@@ -184,10 +184,5 @@ describe('openSecretStore', () => {
     assert.equal((await keychain.accounts('old:')).length, 40);
     for (let i = 0; i < 10; i += 1) assert.equal(await keychain.get(`new:${i}`), `new-value-${i}`, `new:${i} is in the store every command now uses`);
     assert.deepEqual(await new EncryptedFileSecretStore({ stateDir: dir }).accounts(''), [], 'the file keeps none');
-  });
-
-  it('describes its environment variables in one line each', () => {
-    assert.deepEqual(Object.keys(SECRET_STORE_ENVIRONMENT), ['WORKSPACE_SECRET_STORE', 'WORKSPACE_SECRET_KEY', 'WORKSPACE_KEYCHAIN_SERVICE']);
-    for (const text of Object.values(SECRET_STORE_ENVIRONMENT)) assert.match(text, /^[^\n]{20,200}$/);
   });
 });

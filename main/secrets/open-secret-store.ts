@@ -9,13 +9,6 @@ import { readChoice, SECRET_STORE_CHOICE_FILE, type SecretStoreChoice, writeChoi
 
 export { SECRET_STORE_CHOICE_FILE } from './store-choice-record.js';
 
-/** The environment variables of the secret store, for the README and --help. */
-export const SECRET_STORE_ENVIRONMENT = {
-  WORKSPACE_SECRET_STORE: 'Where logins and secrets are kept: keychain or file (default: chosen on first use and recorded in the state dir).',
-  WORKSPACE_SECRET_KEY: 'With the encrypted file: the 32-byte key in base64 or hex (default: <state dir>/secrets.key, created on first use).',
-  WORKSPACE_KEYCHAIN_SERVICE: 'The keychain service name, to keep two installations on one machine apart (default persona-mcp-workspace).',
-} as const;
-
 /** How long the first use waits for the keychain to answer before choosing the file. */
 const KEYCHAIN_PROBE_MS = 5_000;
 

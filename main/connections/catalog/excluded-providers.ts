@@ -1,5 +1,5 @@
 /**
- * Google and GitHub are not offered as MCP connectors (spec, 2026-09-30): Google apps live in the
+ * Google and GitHub are not offered as MCP connectors (the place connections spec, place-mcp-connections.md, 2026-09-30): Google apps live in the
  * Gmail tab, GitHub is a personal access token secret. This is the one place that decides what
  * counts as either, for the built-in file and for registry results alike.
  */

@@ -99,7 +99,7 @@ describe('fetchRegistryServers', () => {
 });
 
 describe('parseRegistryPage', () => {
-  it('reads nextCursor, and next_cursor from registries on the first published spec', () => {
+  it('reads nextCursor, and next_cursor from registries on the first published MCP Registry API spec', () => {
     assert.deepEqual(parseRegistryPage({ servers: [], metadata: { nextCursor: 'abc' } }), { items: [], nextCursor: 'abc' });
     assert.deepEqual(parseRegistryPage({ servers: [1], metadata: { next_cursor: 'def' } }), { items: [1], nextCursor: 'def' });
     assert.deepEqual(parseRegistryPage({ servers: [] }), { items: [], nextCursor: undefined });

@@ -1,4 +1,4 @@
-import { OFFICIAL_REGISTRY_URL } from '../../config.js';
+import { OFFICIAL_REGISTRY_URL } from '../../settings.js';
 import type { CatalogEntry } from './catalog-schema.js';
 import { catalogEntriesFromRegistry, type RegistryMappingOptions } from './registry-mapping.js';
 import { parseRegistryPage, parseServerItem, type RegistryServerItem } from './registry-response.js';

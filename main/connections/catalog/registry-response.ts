@@ -91,7 +91,7 @@ export interface RegistryServerItem {
 
 const pageSchema = z.looseObject({
   servers: z.array(z.unknown()),
-  // `nextCursor` is the current name; the first published spec called it `next_cursor`.
+  // `nextCursor` is the current name; the MCP Registry API's first published spec called it `next_cursor`.
   metadata: z.looseObject({ nextCursor: z.string().nullish(), next_cursor: z.string().nullish() }).nullish(),
 });
 

@@ -1,7 +1,7 @@
 import type { OAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Challenge } from './challenge.js';
 
-/** What a sign-in asks for beyond the spec's choice. */
+/** What a sign-in asks for beyond the MCP authorization spec's choice. */
 export interface WiderScope {
   /** The wider access a step-up asks for (those granted and those the server asked for). */
   stepUp?: string;
@@ -14,10 +14,10 @@ export interface WiderScope {
 }
 
 /**
- * The spec's scope selection: the challenge's scope, else the resource's scopes_supported, with
+ * The MCP authorization spec's scope selection (2025-11-25): the challenge's scope, else the resource's scopes_supported, with
  * the wider scopes of `wider`; plus offline_access when the authorization server offers it, since
  * without it many servers issue no refresh token and the connection would need a sign-in every hour.
- * A first sign-in has no wider scopes, so it asks for exactly what the spec says.
+ * A first sign-in has no wider scopes, so it asks for exactly what that spec says.
  */
 export function scopeFor(challenge: Challenge, discovery: OAuthServerInfo, wider: WiderScope = {}): string | undefined {
   const chosen = challenge.scope ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? '';

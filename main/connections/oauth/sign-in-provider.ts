@@ -27,7 +27,7 @@ export interface SignInProviderOptions {
 /**
  * One sign-in of one connection as the SDK sees it (`auth()` to begin, `fetchToken()` to finish):
  * the registration, the PKCE verifier and, once the code is exchanged, the tokens, all kept in the
- * connection's keychain record. The SDK picks the registration in the spec's order (stored or own
+ * connection's keychain record. The SDK picks the registration in the MCP authorization spec's order (stored or own
  * app, else a client ID metadata document, else dynamic registration) and the resource, and
  * builds the authorization URL with PKCE S256.
  */

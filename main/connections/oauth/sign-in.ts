@@ -70,7 +70,7 @@ export class SignInFlow {
   /**
    * `hints.challenge`: the `WWW-Authenticate` header of the server's last refusal of a request (its
    * scope and metadata URL win over those of a bare initialize); `hints.scope`: the wider access a
-   * step-up asks for, added to the scope chosen by the spec's rules, as is the scope of the
+   * step-up asks for, added to the scope chosen by the MCP authorization spec's rules, as is the scope of the
    * connection's last login (a sign-in again keeps the access its owner approved before).
    */
   async begin(connection: OAuthConnection, ownApp?: OwnApp, hints: { challenge?: string; scope?: string } = {}): Promise<URL> {
@@ -188,7 +188,7 @@ export class SignInFlow {
           'Check the server URL, or add the server with an API key if it takes one.',
       );
     }
-    // The spec: without S256 listed (or with no list at all) the client must refuse to proceed.
+    // The MCP authorization spec: without S256 listed (or with no list at all) the client must refuse to proceed.
     if (!metadata.code_challenge_methods_supported?.includes('S256')) {
       throw new SignInUnsupportedError(
         `${name} does not support secure sign-in (PKCE S256): its sign-in server ${metadata.issuer} does not list S256 among its ` +
