@@ -35,12 +35,15 @@ describe('the MCP clients on this machine', () => {
     files['claude-desktop'] = join(home, '.config', 'Claude', 'claude_desktop_config.json');
     files.cursor = join(home, '.cursor', 'mcp.json');
     files.vscode = join(home, '.config', 'Code', 'User', 'mcp.json');
+    files.vscodeSettings = join(home, '.config', 'Code', 'User', 'settings.json');
     files['claude-code'] = join(home, '.claude.json');
     files.project = join(alpha, '.mcp.json');
     const contents: Record<string, string> = {
       'claude-desktop': JSON.stringify({ mcpServers: { tiny: { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN } }, odd: { note: 'no command' } }, globalShortcut: '' }, null, 2),
       cursor: JSON.stringify({ mcpServers: { docs: { url: upstream.url, headers: { 'X-Api-Key': DOCS_KEY, 'X-Trace': 'on' } } } }, null, '\t'),
       vscode: `{\n  // servers of this profile\n  "servers": {\n    "fetch": { "type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"] },\n    "keyed": { "type": "sse", "url": "https://keyed.example.com/sse", "headers": { "Authorization": "Bearer \${input:key}" } },\n  },\n  "inputs": [],\n}\n`,
+      // Where VS Code kept its servers before mcp.json, with an input it asks for.
+      vscodeSettings: `{\n  "editor.fontSize": 14,\n  "mcp": {\n    "inputs": [{ "type": "promptString", "id": "gh", "description": "GitHub token", "password": true }],\n    "servers": {\n      "old-style": { "command": "node", "args": ["\${workspaceFolder}/server.js"] },\n      "gh": { "command": "gh-mcp", "env": { "GH_TOKEN": "\${input:gh}" } },\n    },\n  },\n}\n`,
       'claude-code': JSON.stringify({ numStartups: 3, mcpServers: { 'user-one': { type: 'http', url: 'https://user-one.example.com/mcp' } }, projects: { [alpha]: { mcpServers: { 'alpha-local': { type: 'stdio', command: 'alpha-mcp', args: [] } } } } }, null, 2),
       project: JSON.stringify({ mcpServers: { proj: { command: 'npx', args: ['-y', '@acme/proj-mcp'] } } }),
     };
@@ -66,7 +69,7 @@ describe('the MCP clients on this machine', () => {
     const plan = await api('GET', '/import?workspace_path=Crew/alpha');
     assert.equal(plan.status, 200, plan.text);
     const byName = Object.fromEntries(plan.json.items.map((item: any) => [item.name, item]));
-    assert.deepEqual(Object.keys(byName).sort(), ['alpha-local', 'docs', 'fetch', 'keyed', 'odd', 'proj', 'tiny', 'user-one']);
+    assert.deepEqual(Object.keys(byName).sort(), ['alpha-local', 'docs', 'fetch', 'gh', 'keyed', 'odd', 'old-style', 'proj', 'tiny', 'user-one']);
     assert.deepEqual([byName.tiny.clientName, byName.tiny.kind, byName.tiny.scope], ['Claude Desktop', 'local', 'user']);
     assert.deepEqual(byName.tiny.secrets, [{ name: 'TINY_TOKEN', from: 'variable TINY_TOKEN' }]);
     assert.equal(byName.tiny.adds.env.TINY_TOKEN, 'TINY_TOKEN');
@@ -74,7 +77,10 @@ describe('the MCP clients on this machine', () => {
     assert.deepEqual(byName.docs.adds.header, { name: 'X-Api-Key', secret: 'DOCS_X_API_KEY' });
     assert.match(byName.docs.notes[0], /X-Trace is not sent/);
     assert.deepEqual([byName.fetch.clientName, byName.fetch.adds.commandLine], ['VS Code', 'uvx mcp-server-fetch']);
-    assert.match(byName.keyed.problem, /\$\{input:key\}/);
+    assert.match(byName.keyed.problem, /Authorization header takes its value from what VS Code asks for when it starts the server \(\$\{input:key\}\)/);
+    assert.deepEqual([byName.gh.clientName, byName.gh.file], ['VS Code', files.vscodeSettings]);
+    assert.match(byName.gh.problem, /variable GH_TOKEN takes its value from what VS Code asks for when it starts the server \(\$\{input:gh\}: “GitHub token”\)/);
+    assert.match(byName['old-style'].problem, /argument 1 takes its value from a variable of VS Code \(\$\{workspaceFolder\}\)/);
     assert.match(byName.odd.problem, /neither a command nor a URL/);
     assert.deepEqual([byName['alpha-local'].clientName, byName['alpha-local'].scope], ['Claude Code', 'project']);
     assert.deepEqual([byName.proj.clientName, byName.proj.scope, byName.proj.file], ['Claude Code', 'project', files.project]);

@@ -52,7 +52,7 @@ export function clientConfigRoutes(services: Services, host: HostControl, helper
   router.get('/client-configs', (req, res) => {
     helpers.localOnly(res);
     const place = helpers.placeOf(req);
-    const files = [...userFiles(machine), ...projectFiles(resolve(config.workspaceRoot, place.root), machine).filter((f) => f.serversAt.length === 1)];
+    const files = [...userFiles(machine), ...projectFiles(resolve(config.workspaceRoot, place.root), machine)].filter((f) => f.writable);
     res.json({ clients: CLIENTS.map((client) => ({ client, name: CLIENT_NAMES[client], files: files.filter((f) => f.client === client).map((f) => ({ scope: f.scope, path: f.path })) })) });
   });
 

@@ -88,7 +88,7 @@ describe('writing this server into a client configuration', () => {
 
     const target = join(home, 'elsewhere.json');
     await writeFile(target, '{}');
-    const claudeProject = projectFiles(join(home, 'linked'), machine)[2]!;
+    const claudeProject = projectFiles(join(home, 'linked'), machine).find((f) => f.client === 'claude-code' && f.writable)!;
     await mkdir(join(home, 'linked'));
     await symlink(target, claudeProject.path);
     await assert.rejects(writeServerEntry(claudeProject, 'pw', {}, { replace: false }), /symbolic link/);

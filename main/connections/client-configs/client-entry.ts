@@ -186,9 +186,7 @@ export async function connectClient(input: ConnectClientInput): Promise<{ writte
 
 /** The file of a client this server's entry goes in: the person's, or the place folder's. */
 export function entryFileOf(client: ClientId, scope: 'user' | 'project', folder: string, machine: Machine): ClientFile {
-  // Claude Code's per-folder entries in ~/.claude.json are its own to write: the project file is `.mcp.json`.
-  const files = scope === 'user' ? userFiles(machine) : projectFiles(folder, machine).filter((f) => f.serversAt.length === 1);
-  const file = files.find((f) => f.client === client);
+  const file = (scope === 'user' ? userFiles(machine) : projectFiles(folder, machine)).find((f) => f.client === client && f.writable);
   if (!file) throw new ClientConfigError(`${CLIENT_NAMES[client]} has no ${scope} configuration file this app writes.`);
   return file;
 }

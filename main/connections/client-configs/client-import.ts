@@ -154,10 +154,11 @@ export class ClientImport {
       for (const name of [...others, ...Object.keys(found.headers).filter((name) => !CREDENTIAL_HEADER.test(name))]) {
         item.notes.push(`The header ${name} is not sent: a connection sends one credentials header.`);
       }
+      const filled = filledIn(found, [['URL', found.url], ...(credential ? [[`${credential} header`, found.headers[credential]!] as [string, string]] : [])]);
+      if (filled) return { ...item, problem: filled };
       let header: { name: string; prefix?: string; secret: string } | undefined;
       if (credential) {
         const value = found.headers[credential]!;
-        if (value.includes('${')) return { ...item, problem: `Its ${credential} header takes its value from a variable of ${CLIENT_NAMES[found.file.client]} (${value.match(/\$\{[^}]*\}/)?.[0]}); add it by hand with a place secret.` };
         const prefix = /^(Bearer|Token|Basic) /i.exec(value)?.[0];
         header = { name: credential, ...(prefix && { prefix }), secret: secretName(`${slug(found.name)}_${slug(credential)}`) };
         item.secrets.push({ name: header.secret, from: `header ${credential}` });
@@ -165,8 +166,9 @@ export class ClientImport {
       return { ...item, adds: { url: found.url, transport: found.transport, ...(header && { header }) } };
     }
     const item: ImportItem = { ...base, kind: 'local' };
-    const reference = Object.entries(found.env).find(([, value]) => value.includes('${'));
-    if (reference) return { ...item, problem: `Its variable ${reference[0]} takes its value from a variable of ${CLIENT_NAMES[found.file.client]} (${reference[1].match(/\$\{[^}]*\}/)?.[0]}); add it by hand with a place secret.` };
+    const filled = filledIn(found, [['command', found.command], ...found.args.map((arg, i): [string, string] => [`argument ${i + 1}`, arg]), ...Object.entries(found.env).map(([name, value]): [string, string] => [`variable ${name}`, value])]);
+    if (filled) return { ...item, problem: filled };
+    if (found.cwd !== undefined) item.notes.push(`It runs in the place's folder, not in ${found.cwd.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').slice(0, 200)}.`);
     const env: Record<string, string> = {};
     for (const name of Object.keys(found.env)) {
       env[name] = secretName(name);
@@ -179,6 +181,23 @@ export class ClientImport {
       return { ...item, secrets: [], problem: (error as Error).message };
     }
   }
+}
+
+/**
+ * Why the entry cannot be taken as it is, if one of its values is filled in by the client when it
+ * starts the server (`${input:key}`, `${env:NAME}`, `${NAME}`, `${workspaceFolder}`): this app
+ * has no such value, so it says which and leaves the entry to be added by hand.
+ */
+function filledIn(found: FoundServer, values: [string, string][]): string | undefined {
+  for (const [where, value] of values) {
+    const reference = /\$\{([^}]{0,100})\}/.exec(value);
+    if (!reference) continue;
+    const client = CLIENT_NAMES[found.file.client];
+    const input = /^input:(.+)$/.exec(reference[1]!)?.[1];
+    const from = input !== undefined ? `what ${client} asks for when it starts the server (${reference[0]}${found.inputs[input] ? `: “${found.inputs[input]}”` : ''})` : `a variable of ${client} (${reference[0]})`;
+    return `Its ${where} takes its value from ${from}; add it by hand with a place secret.`;
+  }
+  return undefined;
 }
 
 async function readJson(path: string): Promise<{ json: unknown } | { problem: string } | undefined> {
