@@ -1,4 +1,4 @@
-import type { AddConnection, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView, LocalServerSpec, LocalView } from '../../common/api/connections.js';
+import type { AddConnection, ClientCredentialsEdit, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView, LocalServerSpec, LocalView } from '../../common/api/connections.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -9,7 +9,7 @@ import { installHosts } from './local/install-hosts.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
-import type { CallbackAnswer, ChainStep, ConnectionOAuth, LoginEnd, OwnApp } from './oauth/connection-oauth.js';
+import type { CallbackAnswer, ChainStep, ClientCredentials, ConnectionOAuth, LoginEnd, OwnApp } from './oauth/connection-oauth.js';
 import { signInReason } from './sign-in-reason.js';
 import { NetworkPolicyError } from './network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from './network/target-check.js';
@@ -171,14 +171,15 @@ export class PlaceConnections {
     requireRead(dir, person, place);
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
-    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.own_app !== undefined || request.local !== undefined;
+    const changesLogin =
+      request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.own_app !== undefined || request.client_credentials !== undefined || request.local !== undefined;
     if (changesLogin && connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
     }
     if (request.tools && !canRemoveConnection(dir, person, place, connection.owner)) {
       throw new PlaceAccessError(`${nameOf(dir, person)} cannot turn tools of ${connection.displayName} on or off: only the person who added it or an editor of ${place.label} can.`);
     }
-    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.own_app !== undefined;
+    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.own_app !== undefined || request.client_credentials !== undefined;
     if (connection.transport === 'stdio' && remoteOnly) {
       throw new ConnectionRequestError(`${connection.displayName} is a local server: it has no URL, transport, header or OAuth app. Change its command, variables or hosts instead.`);
     }
@@ -210,6 +211,14 @@ export class PlaceConnections {
       if (request.own_app && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
       patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
     }
+    const credentials = request.client_credentials && (await checkedCredentials(request.client_credentials));
+    if (request.client_credentials !== undefined) {
+      if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no client credentials. Use an API-key header instead.`);
+      if (request.own_app) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
+      patch.auth = credentials
+        ? { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } }
+        : { kind: 'oauth' };
+    }
     if (request.tools) {
       const off = new Set(connection.disabledTools ?? []);
       for (const [tool, enabled] of Object.entries(request.tools)) {
@@ -223,7 +232,8 @@ export class PlaceConnections {
     if (movedLogin && request.own_app === undefined) patch.auth = { kind: 'oauth' };
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
-    if (isOAuth(connection) && (movedLogin || request.own_app !== undefined)) await this.deps.oauth.revokeAndForget(connection);
+    if (isOAuth(connection) && (movedLogin || request.own_app !== undefined || request.client_credentials !== undefined)) await this.deps.oauth.revokeAndForget(connection);
+    if (credentials && isOAuth(edited)) await this.deps.oauth.setClientCredentials(edited, credentials);
     if (request.own_app?.client_secret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.own_app.client_secret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
@@ -273,6 +283,7 @@ export class PlaceConnections {
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
     const [{ connection, view }] = await this.ownConnections(person, place, [name]);
+    if (isOAuth(connection) && connection.auth.clientCredentials) return { connection: view, tools: await this.logInWithCredentials(connection) };
     if (isOAuth(connection)) return this.signIn(connection, view, options);
     try {
       return { connection: view, tools: await this.checkedToolNames(connection) };
@@ -320,7 +331,9 @@ export class PlaceConnections {
     const targets = await this.ownConnections(person, place, [...new Set(names)]);
     const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
     for (const { connection } of targets) {
-      if (isOAuth(connection)) {
+      if (isOAuth(connection) && connection.auth.clientCredentials) {
+        await this.logInWithCredentials(connection);
+      } else if (isOAuth(connection)) {
         const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection));
         signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
       } else {
@@ -353,6 +366,13 @@ export class PlaceConnections {
     this.signInOutcomes.begun(keyOf(connection), begun.authorizationUrl);
     this.changed(connection.root);
     return begun;
+  }
+
+  /** Logs in with the connection's machine credentials now, then checks its server with that login. */
+  private async logInWithCredentials(connection: PlaceConnection & Parameters<ConnectionOAuth['logInWithCredentials']>[0]): Promise<string[]> {
+    // No browser: a refusal comes back to the caller of Connect at once.
+    await this.deps.oauth.logInWithCredentials(connection);
+    return this.checkedToolNames(connection);
   }
 
   private async keptOwnApp(connection: PlaceConnection, clientId: string): Promise<OwnApp> {
@@ -571,6 +591,7 @@ export class PlaceConnections {
       ownerName: nameOf(dir, c.owner),
       auth: c.auth.kind,
       ...(c.auth.kind === 'oauth' && c.auth.ownApp && { ownApp: { clientId: c.auth.ownApp.clientId } }),
+      ...(c.auth.kind === 'oauth' && c.auth.clientCredentials && { clientCredentials: { ...c.auth.clientCredentials } }),
       ...(c.auth.kind === 'header' && { header: c.auth.header, ...(c.auth.prefix && { prefix: c.auth.prefix }), secretName: c.auth.secretName }),
       state,
       ...(reason !== undefined && { reason }),
@@ -689,3 +710,22 @@ function notFound(place: Place, name: string): ConnectionRequestError {
   return new ConnectionRequestError(`${place.label} has no connection named "${name}". List the place's connections to see their names.`, 404);
 }
 
+/** Machine credentials as given, trimmed, each part present: what the client-credentials login needs. */
+async function checkedCredentials(given: ClientCredentialsEdit): Promise<ClientCredentials> {
+  const clientId = given.client_id.trim();
+  if (!clientId) throw new ConnectionRequestError('Client credentials need the client ID; give one, or null to sign in in the browser again.');
+  if ('client_secret' in given) {
+    if (!given.client_secret) throw new ConnectionRequestError('Client credentials need the client secret (or a private key instead).');
+    return { clientId, clientSecret: given.client_secret };
+  }
+  const credentials = { clientId, privateKey: given.private_key, algorithm: given.signing_algorithm ?? 'ES256' } as const;
+  // Read now, so a key that cannot sign changes nothing (and its text is never quoted back).
+  const { importPKCS8 } = await import('jose');
+  const usable = await importPKCS8(credentials.privateKey, credentials.algorithm).then(() => true, () => false);
+  if (!usable) {
+    throw new ConnectionRequestError(
+      `The private key is not a PKCS #8 PEM key for ${credentials.algorithm} ("-----BEGIN PRIVATE KEY-----"). Check the algorithm, or convert the key with: openssl pkcs8 -topk8 -nocrypt -in key.pem`,
+    );
+  }
+  return credentials;
+}

@@ -15,6 +15,8 @@ export function signInReason(ended: LoginEnd | undefined, owner: string | undefi
       return `The provider no longer accepts this app's registration, so the login ended${whatNext('sign in again (the app registers anew)')}`;
     case 'own-app':
       return `The provider refused the client ID or secret of the OAuth app given for this connection, so the login ended${whatNext('check them and sign in again')}`;
+    case 'client-credentials':
+      return `The provider refused the client credentials set for this connection, so the login ended${whatNext('check them, set them again and connect')}`;
     case 'no-refresh-token':
       return `The login expired and the provider gave no way to renew it${whatNext('sign in again')}`;
   }

@@ -114,7 +114,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ connection: await connections.details(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<typeof connectionDetailsAnswer>);
   });
 
-  // Fix in place: name, URL, transport, API-key header, own OAuth app, and which tools are on.
+  // Fix in place: name, URL, transport, API-key header, own OAuth app or client credentials, and which tools are on.
   router.patch('/mcp/place/:name', async (req, res) => {
     const edit = connectionEdit.parse(req.body ?? {});
     res.json({ connection: await connections.edit(person(res), placeOf(req), String(req.params.name), edit, ownerOf(req)) } satisfies Answer<typeof connectionAnswer>);

@@ -654,12 +654,13 @@ describe('discovery', () => {
 });
 
 describe('begin, when the provider does not cooperate', () => {
-  it('says so when the server publishes no OAuth metadata at all', async () => {
+  it('signs in to a server with no metadata at all at the 2025-03-26 defaults, and says why that fails', async () => {
     const plain = await startUpstream({ apiKey: { header: 'X-Api-Key', value: 'not-for-oauth' } });
     const oauth = new ConnectionOAuth({ secrets, fetch, redirectUrl: () => 'http://127.0.0.1:9/oauth/callback' });
     try {
       const connection: OAuthConnection = { storeId: `oauth-test-${process.pid}-plain`, name: 'u0123abcd__plain', url: plain.url, displayName: 'Plain' };
-      await refused(oauth.begin(connection), SignInUnsupportedError, /^Plain does not say how to sign in: http:\/\/127\.0\.0\.1:\d+\/ publishes no OAuth metadata/);
+      // Its /register (an API-key server's 401) refuses the registration: nothing is kept.
+      await refused(oauth.begin(connection), SignInFailedError, /^Cannot start the sign-in to Plain: the provider answered with an error/);
       assert.deepEqual(await keychain.accounts(`connection:${connection.storeId}:`), []);
     } finally {
       await plain.close();

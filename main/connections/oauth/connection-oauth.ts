@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { bearerFetch } from './bearer-fetch.js';
-import { StepUpRequiredError } from './errors.js';
-import { type LoginEnd, OAuthStore } from './oauth-store.js';
+import type { ClientCredentials } from './client-credentials.js';
+import { SignInFailedError, StepUpRequiredError } from './errors.js';
+import { type LoginEnd, OAuthStore, storedTokens } from './oauth-store.js';
 import type { Revocation } from './revocation.js';
 import type { CallbackAnswer, OAuthConnection, OwnApp, SignInFlow } from './sign-in.js';
 import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
@@ -11,7 +12,7 @@ import { beginning, refused, type StepUpNeed } from './step-ups.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
 // The types of this API, importable from here with it.
-export type { CallbackAnswer, ChainOutcome, ChainStep, LoginEnd, OAuthConnection, OwnApp, Revocation, SignInState };
+export type { CallbackAnswer, ChainOutcome, ChainStep, ClientCredentials, LoginEnd, OAuthConnection, OwnApp, Revocation, SignInState };
 
 export interface ConnectionOAuthOptions {
   /** Where logins live: each connection's keychain items. */
@@ -90,6 +91,37 @@ export class ConnectionOAuth {
     });
     const url = await (await this.flow()).begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
     return { authorizationUrl: url.href };
+  }
+
+  /**
+   * Keeps the machine credentials the owner set for the connection (in its keychain record, never
+   * shown again): from now on its login is the client-credentials grant (`logInWithCredentials`).
+   */
+  async setClientCredentials(connection: OAuthConnection, credentials: ClientCredentials): Promise<void> {
+    const { credentialsInformation } = await import('./client-credentials.js');
+    await this.store.update(identityOf(connection), (record) => [{ ...record, client: { source: 'client-credentials', information: credentialsInformation(credentials) } }, undefined]);
+  }
+
+  /** Logs in with the connection's machine credentials now, with no browser; the login is kept like a sign-in's. */
+  async logInWithCredentials(connection: OAuthConnection): Promise<void> {
+    const id = identityOf(connection);
+    const { client } = await this.store.read(id);
+    if (client?.source !== 'client-credentials') {
+      throw new SignInFailedError(`${connection.displayName} has no client credentials. Set them (its client ID with a secret or a private key), then connect.`);
+    }
+    const { credentialsLogin } = await import('./client-credentials.js');
+    const login = await credentialsLogin(connection, client.information, this.options.fetch);
+    await this.store.update(id, ({ signIn: _none, ended: _over, grantedScope: _replaced, stepUp: _met, ...record }) => [
+      {
+        ...record,
+        client: { source: 'client-credentials', information: login.information },
+        server: login.server,
+        // Without a scope in the answer, the login has the scope asked for (RFC 6749 5.1).
+        tokens: storedTokens({ ...login.tokens, ...(login.tokens.scope === undefined && login.scope !== undefined && { scope: login.scope }) }, login.server.authorizationServerUrl, this.now()),
+      },
+      undefined,
+    ]);
+    this.emit({ ...id, state: 'signed-in' });
   }
 
   /**

@@ -3,8 +3,11 @@ import * as z from 'zod';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import type { StepUpRecord } from './step-ups.js';
 
-/** How the app is known to the provider: the person's own OAuth app, a client ID metadata document, or a dynamic registration. */
-export type ClientSource = 'own-app' | 'metadata-document' | 'registered';
+/**
+ * How the app is known to the provider: the person's own OAuth app, a client ID metadata document,
+ * a dynamic registration, or the machine credentials the owner set (client-credentials.ts).
+ */
+export type ClientSource = 'own-app' | 'metadata-document' | 'registered' | 'client-credentials';
 
 export interface StoredClient {
   source: ClientSource;
@@ -39,9 +42,10 @@ export type StoredTokens = OAuthTokens & {
 
 /**
  * How the provider ended a login: its grant refused at refresh (revoked or expired there), this
- * app's registration or the owner's own OAuth app refused, or an expired login it gave no way to renew.
+ * app's registration, the owner's own OAuth app or their machine credentials refused, or an
+ * expired login it gave no way to renew.
  */
-export type LoginEnd = 'grant' | 'client' | 'own-app' | 'no-refresh-token';
+export type LoginEnd = 'grant' | 'client' | 'own-app' | 'client-credentials' | 'no-refresh-token';
 
 /** Everything OAuth of one connection. */
 export interface OAuthRecord {
@@ -67,7 +71,7 @@ export interface OAuthRecord {
 const ITEM = 'oauth';
 
 const recordSchema = z.object({
-  client: z.object({ source: z.enum(['own-app', 'metadata-document', 'registered']), information: z.looseObject({ client_id: z.string() }) }).optional(),
+  client: z.object({ source: z.enum(['own-app', 'metadata-document', 'registered', 'client-credentials']), information: z.looseObject({ client_id: z.string() }) }).optional(),
   server: z
     .object({
       authorizationServerUrl: z.string(),
@@ -77,7 +81,7 @@ const recordSchema = z.object({
     .optional(),
   tokens: z.looseObject({ access_token: z.string(), token_type: z.string(), issuer: z.string(), refresh_token: z.string().optional(), expires_at: z.number().optional() }).optional(),
   grantedScope: z.string().optional(),
-  ended: z.enum(['grant', 'client', 'own-app', 'no-refresh-token']).optional(),
+  ended: z.enum(['grant', 'client', 'own-app', 'client-credentials', 'no-refresh-token']).optional(),
   signIn: z.object({ state: z.string(), verifier: z.string() }).optional(),
   stepUp: z
     .object({

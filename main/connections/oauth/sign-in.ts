@@ -1,10 +1,11 @@
-import { auth, discoverOAuthServerInfo, fetchToken, type OAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, fetchToken, type OAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import { InvalidClientError, InvalidGrantError, UnauthorizedClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 import { parseChallenge, readChallenge, type Challenge } from './challenge.js';
+import { discoverSignIn } from './discovery.js';
 import { describeFailure, OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInStateError, SignInUnsupportedError } from './errors.js';
 import { lastGrantedScope, type OAuthStore, type ServerMetadata } from './oauth-store.js';
 import { PendingSignIns } from './pending-sign-ins.js';
@@ -56,7 +57,8 @@ interface Pending {
 
 /**
  * Sign-in by the MCP authorization spec (2025-11-25), on the SDK's client auth: `begin` finds the
- * authorization server from the server's 401 challenge (else the well-known locations), refuses
+ * authorization server from the server's 401 challenge (else the well-known locations, else the
+ * 2025-03-26 defaults: discovery.ts), refuses
  * one without PKCE S256, registers if needed and returns the authorization URL; `finish` takes
  * the browser's answer, matched by its state, and exchanges the code for tokens.
  */
@@ -174,24 +176,12 @@ export class SignInFlow {
   }
 
   private async discover(connection: OAuthConnection, challenge: Challenge): Promise<OAuthServerInfo> {
-    const name = connection.displayName;
-    let info: OAuthServerInfo;
-    try {
-      info = await discoverOAuthServerInfo(connection.url, { ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }), fetchFn: this.options.fetch });
-    } catch (error) {
-      throw new SignInFailedError(`Cannot find how to sign in to ${name}: ${describeFailure(error, [])}. Try again later.`);
-    }
-    const metadata = info.authorizationServerMetadata;
-    if (!metadata) {
-      throw new SignInUnsupportedError(
-        `${name} does not say how to sign in: ${info.authorizationServerUrl} publishes no OAuth metadata (RFC 8414 or OpenID discovery). ` +
-          'Check the server URL, or add the server with an API key if it takes one.',
-      );
-    }
+    const info = await discoverSignIn(connection, challenge, this.options.fetch);
+    const metadata = info.authorizationServerMetadata!;
     // The MCP authorization spec: without S256 listed (or with no list at all) the client must refuse to proceed.
     if (!metadata.code_challenge_methods_supported?.includes('S256')) {
       throw new SignInUnsupportedError(
-        `${name} does not support secure sign-in (PKCE S256): its sign-in server ${metadata.issuer} does not list S256 among its ` +
+        `${connection.displayName} does not support secure sign-in (PKCE S256): its sign-in server ${metadata.issuer} does not list S256 among its ` +
           'code challenge methods, so this app will not sign in there. Ask the provider to support PKCE, or use an API key if it offers one.',
       );
     }

@@ -2,7 +2,8 @@ import { InvalidClientError, InvalidGrantError, UnauthorizedClientError } from '
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { describeFailure, SignInRequiredError, TokenRefreshError } from './errors.js';
-import { keyOf, type LoginEnd, type OAuthRecord, type OAuthStore, storedTokens, type StoredTokens } from './oauth-store.js';
+import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { keyOf, type LoginEnd, type OAuthRecord, type OAuthStore, storedTokens, type StoredServer, type StoredTokens } from './oauth-store.js';
 
 /** Whether a connection has a login its calls can use. */
 export type SignInState = 'signed-in' | 'sign-in';
@@ -18,7 +19,7 @@ export interface TokenKeeperOptions {
   onSignedOut: (connection: ConnectionIdentity, ended: LoginEnd) => void;
 }
 
-type Refreshed = { tokens: StoredTokens } | { lost: 'signed-out' | 'grant' | 'client' | 'own-app' | 'no-refresh-token' };
+type Refreshed = { tokens: StoredTokens } | { lost: 'signed-out' | LoginEnd };
 
 /**
  * Keeps each connection's access token usable: refreshed before it expires and after the server
@@ -32,8 +33,9 @@ export class TokenKeeper {
   constructor(private readonly options: TokenKeeperOptions) {}
 
   async state(connection: ConnectionIdentity): Promise<SignInState> {
-    const { tokens } = await this.options.store.read(connection);
-    return tokens && (tokens.refresh_token || !this.expired(tokens)) ? 'signed-in' : 'sign-in';
+    const { tokens, client } = await this.options.store.read(connection);
+    // Machine credentials get a new token whenever one expires: no person needs to sign in again.
+    return tokens && (tokens.refresh_token || client?.source === 'client-credentials' || !this.expired(tokens)) ? 'signed-in' : 'sign-in';
   }
 
   /** How the provider ended the connection's last login, while no login replaces it. */
@@ -76,6 +78,7 @@ export class TokenKeeper {
       // Read afresh: a refresh that just ended, or one in another process, may have renewed it already.
       if (tokens && tokens.access_token !== stale && !this.expiresSoon(tokens)) return [record, { tokens }];
       if (!tokens) return [record, { lost: 'signed-out' }];
+      if (client?.source === 'client-credentials' && server) return this.renewWithCredentials(connection, name, record, tokens, server, client.information);
       if (!tokens.refresh_token || !server || !client) return [withoutTokens(record, 'no-refresh-token'), { lost: 'no-refresh-token' }];
       let fresh;
       try {
@@ -112,6 +115,33 @@ export class TokenKeeper {
     throw new SignInRequiredError(connection, lostMessage(name, outcome.lost));
   }
 
+  /** A new token of the client-credentials grant, with the scope the last one was asked for. */
+  private async renewWithCredentials(
+    connection: ConnectionIdentity,
+    name: string,
+    record: OAuthRecord,
+    tokens: StoredTokens,
+    server: StoredServer,
+    information: OAuthClientInformationMixed,
+  ): Promise<[OAuthRecord, Refreshed]> {
+    let fresh;
+    try {
+      const { clientCredentialsToken } = await import('./client-credentials.js');
+      fresh = await clientCredentialsToken(server, information, tokens.scope, this.options.fetch);
+    } catch (error) {
+      if (error instanceof InvalidClientError || error instanceof UnauthorizedClientError || error instanceof InvalidGrantError) {
+        return [withoutTokens(record, 'client-credentials'), { lost: 'client-credentials' }];
+      }
+      const { credentialSecrets } = await import('./client-credentials.js');
+      throw new TokenRefreshError(
+        connection,
+        `Could not get a new token for ${name}: ${describeFailure(error, [tokens.access_token, ...credentialSecrets(information)])}. It is tried again at the next use.`,
+      );
+    }
+    const renewed = storedTokens({ ...fresh, ...(fresh.scope === undefined && tokens.scope !== undefined && { scope: tokens.scope }) }, tokens.issuer, this.options.now());
+    return [{ ...record, tokens: renewed }, { tokens: renewed }];
+  }
+
   private expired(tokens: StoredTokens): boolean {
     return tokens.expires_at !== undefined && tokens.expires_at <= this.options.now();
   }
@@ -145,6 +175,8 @@ function lostMessage(name: string, lost: Exclude<Refreshed, { tokens: StoredToke
       return `${name} no longer accepts this app's registration, so its login ended. Its owner must sign in again (the app registers anew).`;
     case 'own-app':
       return `${name} refused the client ID or secret of the owner's OAuth app, so the login ended. Its owner must check them and sign in again.`;
+    case 'client-credentials':
+      return `${name} refused the client credentials its owner set, so the login ended. Its owner must check them, set them again and connect.`;
     case 'no-refresh-token':
       return `The login of ${name} has expired and cannot be renewed (the provider gave no refresh token). Its owner must sign in again on the Connections page.`;
   }

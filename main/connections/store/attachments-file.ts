@@ -26,6 +26,8 @@ const authSchema = z.discriminatedUnion('kind', [
     kind: z.literal('oauth'),
     /** The person's own OAuth app at the provider, by its client id; its client secret, if any, lives in the keychain. */
     ownApp: z.object({ clientId: z.string().min(1).max(500) }).optional(),
+    /** Machine credentials the owner set (the client-credentials grant), by client id and how it proves itself; the secret or key lives in the keychain. */
+    clientCredentials: z.object({ clientId: z.string().min(1).max(500), method: z.enum(['client_secret', 'private_key_jwt']) }).optional(),
   }),
 ]);
 
