@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import path, { isAbsolute, resolve } from 'node:path';
+import * as z from 'zod';
 import { UsageError, type Command } from './cli-args.js';
 import { loadConfig } from './config.js';
 import {
@@ -8,6 +9,8 @@ import {
   connectionDetailsAnswer,
   placeConnectionsAnswer,
   removedAnswer,
+  secretNamesAnswer,
+  type secretBody,
   type AddConnection,
   type ConnectionDetails,
   type ConnectionEdit,
@@ -29,7 +32,7 @@ import { findRunningServer } from './running-server.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
 import { forTerminal } from './terminal-text.js';
-import { runningServer, withQuery, type ServerClient } from './server-client.js';
+import { checkLimitMs, runningServer, sayNoServer, withQuery, type ServerClient } from './server-client.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
@@ -70,6 +73,7 @@ async function placePolicy(stateDir: string, place: Place, change: { policy: str
       ? (await server.call('PUT', '/places/network', placePolicyAnswer, { ...where, hosts: change.hosts })).policy
       : (await server.call('PUT', '/places/policy', placePolicyAnswer, { ...where, ...change })).policy;
   }
+  sayNoServer(stateDir, `${change ? 'writes' : 'reads'} the access directory itself and cannot say whether this machine can honour the policy`);
   const access = new AccessDirectory(stateDir);
   const snapshot = !change ? await access.snapshot() : 'hosts' in change ? await access.setPlaceNetwork(place.root, change.hosts) : await access.setPlacePolicy(place.root, change.policy, change.folders);
   const policy = policyOf(snapshot, place);
@@ -78,21 +82,22 @@ async function placePolicy(stateDir: string, place: Place, change: { policy: str
 
 /**
  * Shows what a place's agents find sealed (the credential stores, the owner's paths), seals more
- * (a path, or a store lifted before) or lifts some (`unseal`), in the access directory: the running
- * server ends what ran under the old seals at once.
+ * (a path, or a store lifted before) or lifts some (`unseal`): through the running server, else in
+ * the access directory (a server started later reads it).
  */
 export async function sealCommand(command: Of<'places-seal'>, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
+  const server = await runningServer(config.stateDir);
+  if (!server) sayNoServer(config.stateDir, 'reads and writes the access directory itself');
   const access = new AccessDirectory(config.stateDir);
-  let snapshot = await access.snapshot();
+  let policy = server ? (await server.call('GET', withQuery('/places/policy', { workspace_path: place.root }), placePolicyAnswer)).policy : policyView(policyOf(await access.snapshot(), place));
   if (command.paths.length > 0) {
-    const before = policyOf(snapshot, place);
     const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
     // The shell expands ~/.ssh before this sees it: back to the name the rules use.
     const names = command.paths.map((path) => (path.startsWith(`${home}/`) && isCredentialStoreName(`~/${path.slice(home.length + 1)}`) ? `~/${path.slice(home.length + 1)}` : path));
-    const seal = new Set(before.seal ?? []);
-    const unseal = new Set(before.unseal ?? []);
+    const seal = new Set(policy.seal ?? []);
+    const unseal = new Set(policy.unseal ?? []);
     for (const name of names) {
       if (!command.unseal) {
         if (isCredentialStoreName(name)) unseal.delete(name);
@@ -102,9 +107,11 @@ export async function sealCommand(command: Of<'places-seal'>, env: NodeJS.Proces
         throw new UsageError(`${name} is neither a credential store (see "${PRODUCT_NAME} places seal ${command.place}") nor a path sealed for ${place.label}.`);
       }
     }
-    snapshot = await access.setPlaceSeals(place.root, { seal: [...seal], unseal: [...unseal] });
+    const seals = { seal: [...seal], unseal: [...unseal] };
+    policy = server
+      ? (await server.call('PUT', '/places/seals', placePolicyAnswer, { workspace_path: place.root, ...seals })).policy
+      : policyView(policyOf(await access.setPlaceSeals(place.root, seals), place));
   }
-  const policy = policyOf(snapshot, place);
   const lifted = new Set(policy.unseal ?? []);
   const lines = [`Sealed for the agents of ${place.label} (${policy.kind} policy${policy.kind === 'machine' ? ': nothing is sealed until it is place or strict' : ''}):`];
   for (const store of CREDENTIAL_STORES) lines.push(`  ${lifted.has(store.name) ? 'lifted ' : 'sealed '} ${store.name}  ${store.what}`);
@@ -126,6 +133,7 @@ export async function placeToolSearchCommand(command: Of<'places-tool-search'>, 
         : await server.call('PUT', '/access/places/tool-search', placeToolSearchAnswer, { workspace_path: place.root, mode: command.mode });
     mode = answer.mode;
   } else {
+    sayNoServer(config.stateDir, `${command.mode === undefined ? 'reads' : 'writes'} the access directory itself`);
     const access = new AccessDirectory(config.stateDir);
     const snapshot = command.mode === undefined ? await access.snapshot() : await access.setPlaceToolSearch(place.root, parseToolSearchMode(command.mode));
     mode = snapshot.places[place.root]?.toolSearch ?? 'auto';
@@ -148,17 +156,16 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.workspacePath);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  // The running server is the one truth: it checks, and every surface shows what it found.
-  if (!isSecretsCommand(command)) {
-    const server = await runningServer(config.stateDir);
-    if (server) return runConnectionsCommand(atServer(server, place), command, place);
-  }
+  // The running server is the one truth: it checks, and every surface shows what it found. A
+  // secret set through it is sent at once by the connections that use it, which it checks again.
+  const server = await runningServer(config.stateDir);
+  if (server) return isSecretsCommand(command) ? runSecretsCommand(secretsAtServer(server, place), command, place) : runConnectionsCommand(atServer(server, place), command, place);
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   if (isSecretsCommand(command)) {
     const access = new PlaceSecretsAccess({ access: new AccessDirectory(config.stateDir), placeSecrets: new PlaceSecrets(secrets, config.stateDir), store: new ConnectionStore({ stateDir: config.stateDir }) });
-    return runSecretsCommand(access, command, place);
+    return runSecretsCommand(secretsHere(access, place), command, place);
   }
-  log(`No server runs on the state dir ${config.stateDir}: this command checks the connections itself, with its own settings.`);
+  sayNoServer(config.stateDir, 'checks the connections itself, with its own settings');
   const { openConnectionServices } = await import('./connection-services.js');
   // No sign-in starts here (that is the page's Connect), so there is no callback to come back to.
   // The app's ports, as configured and as the running server opened its control plane: never a connection's target.
@@ -176,11 +183,38 @@ function isSecretsCommand(command: PlaceCommand): command is SecretsCommand {
   return command.kind.startsWith('secrets-');
 }
 
-async function runSecretsCommand(secrets: PlaceSecretsAccess, command: SecretsCommand, place: Place): Promise<number> {
+/** A place's secrets as a command reaches them: through the running server, or in the secret store. */
+interface PlaceSecretsAt {
+  names(): Promise<string[]>;
+  set(name: string, value: string, options: { replace: boolean }): Promise<void>;
+  remove(name: string): Promise<void>;
+}
+
+function secretsAtServer(server: ServerClient, place: Place): PlaceSecretsAt {
+  const path = (name: string) => withQuery(`/secrets/${encodeURIComponent(name)}`, { workspace_path: place.root });
+  return {
+    names: async () => (await server.call('GET', withQuery('/secrets', { workspace_path: place.root }), secretNamesAnswer)).names,
+    set: async (name, value, { replace }) => void (await server.call('PUT', path(name), noContent, { value, replace } satisfies z.input<typeof secretBody>)),
+    remove: async (name) => void (await server.call('DELETE', path(name), noContent)),
+  };
+}
+
+function secretsHere(secrets: PlaceSecretsAccess, place: Place): PlaceSecretsAt {
+  return {
+    names: () => secrets.names(LOCAL_PERSON, place),
+    set: async (name, value, options) => void (await secrets.set(LOCAL_PERSON, place, name, value, options)),
+    remove: (name) => secrets.remove(LOCAL_PERSON, place, name),
+  };
+}
+
+/** An answer with no body (204). */
+const noContent = z.undefined();
+
+async function runSecretsCommand(secrets: PlaceSecretsAt, command: SecretsCommand, place: Place): Promise<number> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   switch (command.kind) {
     case 'secrets-list': {
-      const names = await secrets.names(LOCAL_PERSON, place);
+      const names = await secrets.names();
       out(names.length ? names.join('\n') : `${place.label} has no secrets. Set one with: ${PRODUCT_NAME} secrets set NAME < value-file`);
       return 0;
     }
@@ -188,13 +222,12 @@ async function runSecretsCommand(secrets: PlaceSecretsAccess, command: SecretsCo
       // From stdin, never the command line, where other users could read it in the process list.
       const value = (await readStdin()).replace(/\r?\n$/, '');
       if (!value) throw new UsageError(`secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`);
-      // A running server reads a secret at each request, so the connections that send it use the new value from now on.
-      await secrets.set(LOCAL_PERSON, place, command.name, value, { replace: command.replace });
+      await secrets.set(command.name, value, { replace: command.replace });
       out(`Saved the secret ${command.name} of ${place.label}.`);
       return 0;
     }
     case 'secrets-remove': {
-      await secrets.remove(LOCAL_PERSON, place, command.name);
+      await secrets.remove(command.name);
       out(`Removed the secret ${command.name} of ${place.label}.`);
       return 0;
     }
@@ -203,8 +236,9 @@ async function runSecretsCommand(secrets: PlaceSecretsAccess, command: SecretsCo
 
 /** The connections of a place as a command sees them: through the running server, or checked by this command. */
 interface PlaceConnectionsAt {
-  /** Who checks, for what the command says it waits for. */
+  /** Who checks, and the longest a check takes: what the command says it waits for. */
   who: string;
+  limitMs: number;
   list(): Promise<ConnectionView[]>;
   details(name: string, owner?: string): Promise<ConnectionDetails>;
   edit(name: string, edit: ConnectionEdit, owner?: string): Promise<ConnectionView>;
@@ -219,6 +253,7 @@ function atServer(server: ServerClient, place: Place): PlaceConnectionsAt {
   const where = (owner?: string) => ({ workspace_path: place.root, owner });
   return {
     who: `the server (pid ${server.server.pid})`,
+    limitMs: server.limitMs,
     list: async () => (await server.call('GET', withQuery('/mcp/place', where()), placeConnectionsAnswer)).connections,
     details: async (name, owner) => (await server.call('GET', withQuery(path(name), where(owner)), connectionDetailsAnswer)).connection,
     edit: async (name, edit, owner) => (await server.call('PATCH', withQuery(path(name), where(owner)), connectionAnswer, edit)).connection,
@@ -231,11 +266,12 @@ function atServer(server: ServerClient, place: Place): PlaceConnectionsAt {
 
 /** No server runs: this command checks each server itself, with its own settings. */
 function here(connections: PlaceConnections, place: Place, upstreamTimeoutMs: number): PlaceConnectionsAt {
-  // Each server is asked now (initialize + tools/list with the connection's credentials): a check
-  // takes two requests at most. Nothing else would finish a check this command leaves.
-  const waitMs = 2 * upstreamTimeoutMs + 1_000;
+  // Each server is asked now (initialize + tools/list with the connection's credentials). Nothing
+  // else would finish a check this command leaves.
+  const waitMs = checkLimitMs(upstreamTimeoutMs);
   return {
     who: 'this command',
+    limitMs: waitMs,
     list: () => connections.list(LOCAL_PERSON, place, { waitMs }),
     details: (name, owner) => connections.details(LOCAL_PERSON, place, name, owner),
     edit: (name, edit, owner) => connections.edit(LOCAL_PERSON, place, name, edit, owner),
@@ -248,17 +284,17 @@ function here(connections: PlaceConnections, place: Place, upstreamTimeoutMs: nu
 async function runConnectionsCommand(connections: PlaceConnectionsAt, command: ConnectionsCommand, place: Place): Promise<number> {
   // What servers, the registry and other people wrote is printed as text, never as terminal controls.
   const out = (line: string) => process.stdout.write(`${forTerminal(line)}\n`);
-  const { who } = connections;
+  const { who, limitMs } = connections;
   switch (command.kind) {
     case 'connections-list': {
-      const list = await waitingFor(`Waiting for ${who} to ask the servers of ${place.label} for their tools`, connections.list());
+      const list = await waitingFor(`Waiting for ${who} to ask the servers of ${place.label} for their tools`, connections.list(), limitMs);
       if (command.json) out(JSON.stringify(list, null, 2));
       else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
       else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url ?? c.local?.commandLine}`);
       return 0;
     }
     case 'connections-show': {
-      const details = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.details(command.name, command.owner));
+      const details = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.details(command.name, command.owner), limitMs);
       if (command.json) {
         out(JSON.stringify(details, null, 2));
         return 0;
@@ -285,19 +321,19 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
         if (!clientSecret) throw new UsageError(`--client-secret-stdin reads the secret from stdin, which was empty. Example: printf %s "$SECRET" | ${PRODUCT_NAME} connections edit ${command.name} --client-id ID --client-secret-stdin`);
         edit.own_app = { ...edit.own_app, client_secret: clientSecret };
       }
-      const edited = await waitingFor(`Waiting for ${who} to change ${command.name} and ask its server again`, connections.edit(command.name, edit, command.owner));
+      const edited = await waitingFor(`Waiting for ${who} to change ${command.name} and ask its server again`, connections.edit(command.name, edit, command.owner), limitMs);
       out(`Changed ${edited.displayName} (${edited.name}): ${stateLine(edited)}`);
       if (edit.own_app !== undefined) out(`Sign in to it again from the page to use ${edit.own_app ? `your OAuth app ${edit.own_app.client_id}` : 'it without your own OAuth app'}.`);
       return 0;
     }
     case 'connections-test': {
-      const tested = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.test(command.name, command.owner));
+      const tested = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.test(command.name, command.owner), limitMs);
       out(`${tested.displayName} (${tested.name}): ${stateLine(tested)}`);
       return tested.state === 'connected' ? 0 : 1;
     }
     case 'connections-add': {
       const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : command.local ? { local: command.local } : { server: command.server! };
-      const added = await waitingFor(`Waiting for ${who} to add the connection to ${place.label}`, connections.add(request));
+      const added = await waitingFor(`Waiting for ${who} to add the connection to ${place.label}`, connections.add(request), limitMs);
       out(`Added ${added.displayName} to ${place.label} as ${added.name} (${added.state}${added.reason ? `: ${added.reason}` : ''}).`);
       if (added.local?.hosts.length) out(`Under the place and strict policies it may also reach: ${added.local.hosts.join(', ')}.`);
       if (added.state === 'checking') {
@@ -310,7 +346,7 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
       return 0;
     }
     case 'connections-remove': {
-      const removed = await waitingFor(`Waiting for ${who} to remove ${command.name} and end its login`, connections.remove(command.name, command.owner));
+      const removed = await waitingFor(`Waiting for ${who} to remove ${command.name} and end its login`, connections.remove(command.name, command.owner), limitMs);
       out(`Removed ${removed.displayName} (${removed.name}) from ${place.label}; its login was deleted.`);
       return 0;
     }

@@ -230,7 +230,12 @@ export class Host {
 
   private recordRunning(services: Services): Promise<void> {
     const mcpUrl = this.current.state === 'running' ? this.current.url : undefined;
-    return recordRunningServer(this.config.stateDir, { controlUrl: services.controlUrl, adminToken: services.admin.adminToken, ...(mcpUrl && { mcpUrl }) });
+    return recordRunningServer(this.config.stateDir, {
+      controlUrl: services.controlUrl,
+      adminToken: services.admin.adminToken,
+      upstreamTimeoutMs: this.config.upstreamTimeoutMs,
+      ...(mcpUrl && { mcpUrl }),
+    });
   }
 
   private setStatus(status: HostStatus): void {

@@ -27,6 +27,8 @@ const recordSchema = z.object({
   adminToken: z.string().optional(),
   /** The agent endpoint, while it is open. */
   mcpUrl: z.string().optional(),
+  /** How long this server gives a connection's server to answer one request: a command says how long it may wait. */
+  upstreamTimeoutMs: z.number().optional(),
 });
 type Record = z.infer<typeof recordSchema>;
 
@@ -35,6 +37,7 @@ export interface RunningServer {
   controlUrl: string;
   adminToken: string;
   mcpUrl?: string;
+  upstreamTimeoutMs?: number;
 }
 
 /** Another server runs on this state dir: a second one would split what every surface shows. */
@@ -78,7 +81,13 @@ export async function forgetRunningServer(stateDir: string): Promise<void> {
 export async function findRunningServer(stateDir: string): Promise<RunningServer | undefined> {
   const found = await readRecord(stateDir);
   if (!found?.controlUrl || !found.adminToken || !processAlive(found.pid)) return undefined;
-  return { pid: found.pid, controlUrl: found.controlUrl, adminToken: found.adminToken, ...(found.mcpUrl && { mcpUrl: found.mcpUrl }) };
+  return {
+    pid: found.pid,
+    controlUrl: found.controlUrl,
+    adminToken: found.adminToken,
+    ...(found.mcpUrl && { mcpUrl: found.mcpUrl }),
+    ...(found.upstreamTimeoutMs !== undefined && { upstreamTimeoutMs: found.upstreamTimeoutMs }),
+  };
 }
 
 /** Whether the recorded server still holds the state dir: alive and answering (a pid can be reused), or still starting. */
