@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '../test/support/wait.js';
 
 // The built bin, with stdout a pipe that its reader drains slowly, as `... | head -c` or a busy
 // consumer does: the output must arrive whole before the process exits.
@@ -35,9 +36,10 @@ describe('the command\'s output into a slow pipe', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    // Nothing is read for a while: the pipe fills and the CLI has to wait for its reader.
+    // Nothing is read until the reader's buffer is full: the rest, far more than the pipe holds, has
+    // to wait for its reader.
     child.stdout.pause();
-    await sleep(1_000);
+    await waitFor(() => child.stdout.readableLength >= child.stdout.readableHighWaterMark, 20_000, 'the reader\'s buffer to fill');
     const chunks: Buffer[] = [];
     for await (const chunk of child.stdout) {
       chunks.push(chunk as Buffer);

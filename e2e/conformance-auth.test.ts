@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { SUITE, suiteNode } from '../test/support/conformance-suite.js';
 import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
 
 // The official MCP conformance suite's client auth scenarios, with the product as the client: for
@@ -14,7 +13,6 @@ import { enterWorkspace, startHost, type HostFixture } from '../test/support/hos
 // redirects; the suite's authorization server approves by itself), then calls its tools as an agent
 // through /mcp, signing in again when the server asks for wider access (step-up).
 
-const SUITE = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/dist/index.js');
 const CLIENT = fileURLToPath(new URL('./fixtures/conformance-client.sh', import.meta.url));
 const BROWSER = fileURLToPath(new URL('./fixtures/oauth-browser.sh', import.meta.url));
 /** The client ID metadata document URL the suite's auth/basic-cimd scenario expects as client_id (it does not fetch it). */
@@ -51,22 +49,15 @@ const NOT_OFFERED: Record<string, string> = {
     'this app has no enterprise single sign-on of its own to hold one; connections sign in in the browser or with client credentials',
 };
 
-/**
- * The suite needs Node 22 or later (it uses fs.globSync); on an older Node it runs on the Node 22
- * that scripts/run-tests.ts installs for the tests and names in TESTS_NODE_22.
- */
-const SUITE_NODE = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : process.env.TESTS_NODE_22;
-
 // A few scenarios at a time: each mostly waits (process starts, sign-in redirects, checks), and each adds its own server.
 describe('the official MCP conformance suite, client auth scenarios, with the product as the client', { concurrency: 4, timeout: 900_000 }, () => {
+  let suiteNodePath: string;
   let fx: HostFixture;
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let env: NodeJS.ProcessEnv;
 
   before(async () => {
-    if (!SUITE_NODE || !existsSync(SUITE_NODE)) {
-      throw new Error(`The conformance suite needs Node 22 (${SUITE_NODE ?? 'TESTS_NODE_22 is not set'}): run this test with bash scripts/test.sh, which installs it and names it.`);
-    }
+    suiteNodePath = suiteNode();
     workspace = await enterWorkspace('pw-conformance-', ['Crew/conformance']);
     process.env.BROWSER = BROWSER;
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_CLIENT_METADATA_URL: CLIENT_METADATA_URL });
@@ -86,14 +77,14 @@ describe('the official MCP conformance suite, client auth scenarios, with the pr
   });
 
   it('lists every client auth scenario of the suite as run or not offered', async () => {
-    const { stdout } = await promisify(execFile)(SUITE_NODE!, [SUITE, 'list'], { timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(suiteNodePath, [SUITE, 'list'], { timeout: 30_000 });
     const listed = [...stdout.matchAll(/^\s*-\s*(auth\/\S+)(?: \[[^\]]*\])?$/gm)].map((m) => m[1]);
     assert.deepEqual(listed.sort(), [...SCENARIOS, ...Object.keys(NOT_OFFERED)].sort());
   });
 
   for (const scenario of SCENARIOS) {
     it(`passes ${scenario}`, async () => {
-      const run = await promisify(execFile)(SUITE_NODE!, [SUITE, 'client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'], { env, timeout: 180_000 }).catch(
+      const run = await promisify(execFile)(suiteNodePath, [SUITE, 'client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'], { env, timeout: 180_000 }).catch(
         (error: { stdout: string; stderr: string }) => error,
       );
       const text = `${run.stdout}\n${run.stderr}`.replace(/\u001b\[[0-9;]*m/g, '');

@@ -85,13 +85,9 @@ describe('the desktop app', () => {
   }
 
   async function waitForUrl(output: () => string): Promise<string> {
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const url = /agents connect to (http:\/\/\S+\/mcp)/.exec(output())?.[1];
-      if (url) return url;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.fail(`the app never reported its MCP URL:\n${output()}`);
+    return waitFor(() => /agents connect to (http:\/\/\S+\/mcp)/.exec(output())?.[1], 30_000, 'the app to report its MCP URL').catch((error: Error) =>
+      assert.fail(`${error.message}:\n${output()}`),
+    );
   }
 
   /** A second launch of the app, as a person double-clicking it again: it hands over and exits. */

@@ -161,10 +161,14 @@ describe('place connections, end to end', () => {
   it('carries the agent\'s cancellation through to the upstream tool', async () => {
     const client = await agent(alice, 'Crew/alpha');
     const controller = new AbortController();
+    const started = upstream.calls.get('slow') ?? 0;
+    const cancelled = upstream.cancelled.length;
     const call = client.callTool({ name: `${issues.name}__slow`, arguments: { seconds: 30 } }, undefined, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 300);
+    // Cancelled once the upstream tool runs: earlier, there would be nothing upstream to cancel.
+    await waitFor(() => (upstream.calls.get('slow') ?? 0) > started, 10_000, 'the upstream tool to start');
+    controller.abort();
     await assert.rejects(call);
-    await waitFor(() => upstream.cancelled.includes('slow'), 5_000, 'the upstream tool to see the cancellation');
+    await waitFor(() => upstream.cancelled.slice(cancelled).includes('slow'), 10_000, 'the upstream tool to see the cancellation');
     await client.close();
   });
 

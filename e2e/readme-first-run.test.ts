@@ -14,19 +14,38 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { textOf } from '../test/support/host-fixture.js';
+import { MemoryOAuthProvider, openAuthorization, startSignIn } from '../test/support/oauth-client.js';
 
 const execFileAsync = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const INSTALL_MS = 12 * 60_000;
 
-/** The README's first bash block: its commands, without comments. */
-async function readmeCommands(): Promise<{ first: string; tokenCreate: string }> {
+/** The code the README's sign-in examples show, standing for the one a waiting sign-in has. */
+const EXAMPLE_CODE = 'K7QM-2XHD';
+
+/**
+ * The README's commands, without comments: the first of its first bash block, its `token create`,
+ * and every other `npm start -- ...` it gives (in bash blocks or in the text), in order.
+ */
+async function readmeCommands(): Promise<{ first: string; tokenCreate: string; others: string[] }> {
   const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
-  const block = /```bash\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-  const first = block.split('\n').find((line) => line.trim() && !line.trim().startsWith('#'));
-  const tokenCreate = /^npm start -- token create .*?(?=\s+#|$)/m.exec(readme)?.[0];
+  const blocks = [...readme.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const first = blocks[0]?.split('\n').find((line) => line.trim() && !line.trim().startsWith('#'))?.trim();
+  const inBlocks = blocks.flatMap((block) => block.split('\n')).map((line) => line.replace(/\s+#.*$/, '').trim());
+  const inText = [...readme.matchAll(/`(npm start -- [^`]+)`/g)].map((m) => m[1]!.trim());
+  const all = [...new Set([...inBlocks, ...inText].filter((line) => line.startsWith('npm start -- ')))];
+  const tokenCreate = all.find((line) => line.startsWith('npm start -- token create '));
   assert.ok(first && tokenCreate, 'the README has its two commands');
-  return { first: first.trim(), tokenCreate: tokenCreate.trim() };
+  return { first, tokenCreate, others: all.filter((line) => line !== tokenCreate && !first.includes(line)) };
+}
+
+/** Begins an agent's OAuth sign-in, as a client would, up to the waiting page; returns the code it shows. */
+async function waitingSignIn(mcpUrl: string): Promise<string> {
+  const provider = new MemoryOAuthProvider('http://127.0.0.1:1/callback', 'README agent');
+  const page = await (await fetch(await openAuthorization(await startSignIn(provider, mcpUrl)))).text();
+  const code = /[A-Z2-9]{4}-[A-Z2-9]{4}/.exec(page)?.[0];
+  assert.ok(code, `the waiting page shows a code: ${page.slice(0, 500)}`);
+  return code;
 }
 
 /** The repository as a fresh clone has it (tracked and new files, not node_modules, dist or ignored ones). */
@@ -83,7 +102,7 @@ describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 6
   });
 
   it('installs, starts with the encrypted file, and gives an agent a working token with no variable to repeat', { skip }, async () => {
-    const { first, tokenCreate } = await readmeCommands();
+    const { first, tokenCreate, others } = await readmeCommands();
     assert.match(first, /^npm ci && npm run build && npm start -- --port 9100$/);
     assert.doesNotMatch(first + tokenCreate, /WORKSPACE_/, 'no variable to set');
 
@@ -135,6 +154,15 @@ describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 6
       assert.match(textOf(tty), /tty: true is unavailable on this machine: .*node-pty.*Run the command without tty/);
     } finally {
       await client.close();
+    }
+
+    // Every other command the README gives, as written (a waiting sign-in's code for the example's),
+    // against the running server: each does what it says and exits 0.
+    assert.ok(others.length >= 4, `the README's other commands: ${others.join('; ')}`);
+    for (const command of others) {
+      const line = command.includes(EXAMPLE_CODE) ? command.replace(EXAMPLE_CODE, await waitingSignIn(mcpUrl)) : command;
+      const ran = await execFileAsync('bash', ['-c', line], { cwd: clone, env }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+      assert.equal('code' in ran ? ran.code : 0, 0, `${line}:\n${ran.stdout}\n${ran.stderr}`);
     }
   });
 });

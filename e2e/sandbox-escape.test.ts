@@ -133,18 +133,22 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
   });
 
   it('starts every sandboxed command with only descriptors 0-2, whatever the server holds open (the sandbox\'s namespaces, another command\'s terminal)', async () => {
-    const { client, fx } = host;
+    const { client, fx, targets: { ws } } = host;
+    // The root place's session (its folder is the workspace's), under a policy the test leaves alone.
     const other = (await fx.connect(await fx.token('another session'))).client;
     const fds = async () => ((await client.callTool({ name: 'bash', arguments: { command: 'ls /proc/$$/fd | tr "\\n" " "' } })) as unknown as { structuredContent: { stdout: string } }).structuredContent.stdout;
     for (const kind of ['place', 'strict', 'machine'] as const) {
       await host.setPolicy(kind);
-      // A terminal's descriptor stays open in the server while its command runs (node-pty does not mark it close-on-exec).
-      const terminal = other.callTool({ name: 'bash', arguments: { command: 'sleep 4', tty: true } });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // A terminal's descriptor stays open in the server while its command runs (node-pty does not mark it close-on-exec):
+      // the command says it runs, and runs until the test is done.
+      const running = join(ws, `terminal-${kind}`);
+      const terminal = other.callTool({ name: 'bash', arguments: { command: `touch ${running}; while [ -e ${running} ]; do sleep 0.05; done`, tty: true } });
+      await waitFor(() => stat(running).then(() => true, () => false), 20_000, 'the terminal\'s command to run');
       const open = await fds();
+      await rm(running);
       if (kind === 'machine') assert.notEqual(open, '0 1 2 ', 'unsandboxed, the terminal\'s descriptor is inherited: what the sandbox closes');
       else assert.equal(open, '0 1 2 ', kind);
-      await terminal;
+      assert.notEqual((await terminal as { isError?: boolean }).isError, true);
     }
   });
 

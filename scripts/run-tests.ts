@@ -45,7 +45,7 @@ interface NodeBinary {
   path: string;
 }
 
-type Counts = Record<'tests' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo', number>;
+type Counts = Record<'tests' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo', number> & { cpuMs?: number };
 
 interface Outcome {
   ok: boolean;
@@ -68,6 +68,8 @@ interface Job {
 }
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+/** A file's time, and its CPU time where the reporter measured it (scripts/test-reporter.ts). */
+const times = (outcome: Outcome): string => `${seconds(outcome.ms)}${outcome.counts?.cpuMs !== undefined ? ` (CPU ${seconds(outcome.counts.cpuMs)})` : ''}`;
 
 async function findTests(): Promise<string[]> {
   const found: string[] = [];
@@ -262,7 +264,7 @@ async function main(): Promise<number> {
   const outcomes = await runPool(jobs, (job, outcome) => {
     const where = job.node && job.node !== system ? ` [${job.node.label}]` : '';
     const counts = outcome.counts ? `${outcome.counts.tests} tests${outcome.counts.fail ? `, ${outcome.counts.fail} failed` : ''}${outcome.counts.skipped ? `, ${outcome.counts.skipped} skipped` : ''}` : '';
-    console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, seconds(outcome.ms)].filter(Boolean).join(', ')}`);
+    console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, times(outcome)].filter(Boolean).join(', ')}`);
     // The whole output of a failure; of every file when files were chosen by hand.
     if (!outcome.ok || !full) console.log(`${outcome.output.replace(/\n*$/, '')}\n`);
   });
@@ -275,13 +277,14 @@ async function main(): Promise<number> {
     const ran = [...outcomes].filter(([job]) => job.node === node);
     const sum = (key: keyof Counts) => ran.reduce((total, [, o]) => total + (o.counts?.[key] ?? 0), 0);
     const failedFiles = ran.filter(([, o]) => !o.ok).length;
+    const cpu = ran.some(([, o]) => o.counts?.cpuMs !== undefined) ? `; CPU ${seconds(sum('cpuMs'))}` : '';
     console.log(
-      `${node.label}: ${ran.length} files${failedFiles ? ` (${failedFiles} failed)` : ''}, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo`,
+      `${node.label}: ${ran.length} files${failedFiles ? ` (${failedFiles} failed)` : ''}, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo${cpu}`,
     );
   }
   const slowest = [...outcomes].filter(([job]) => job.node).sort(([, a], [, b]) => b.ms - a.ms).slice(0, 10);
   console.log('\nThe ten slowest test files:');
-  for (const [job, outcome] of slowest) console.log(`  ${seconds(outcome.ms).padStart(8)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
+  for (const [job, outcome] of slowest) console.log(`  ${times(outcome).padStart(22)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
   const failed = [...outcomes].filter(([, o]) => !o.ok);
   if (failed.length > 0) {
     console.log('\nFailed:');

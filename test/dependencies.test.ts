@@ -1,12 +1,15 @@
 // What a user's install gets: `npm i -g` of the package and the desktop app (electron-builder packs
 // the runtime dependencies) carry dependencies and optionalDependencies, so those are only what the
-// product loads; and no installed package puts a `node` of its own before the user's, which `npm
-// start` and every npm script would run instead.
+// product loads; the package carries the built product only (no sources, tests or test tooling);
+// and no installed package puts a `node` of its own before the user's, which `npm start` and every
+// npm script would run instead.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const PRODUCT = ['main', 'common', 'preload'];
@@ -38,5 +41,13 @@ describe("the user's install", () => {
     const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { bin?: Record<string, string> }> };
     const linking = Object.entries(lock.packages).filter(([path, entry]) => path.split('node_modules/').length === 2 && entry.bin?.node !== undefined);
     assert.deepEqual(linking.map(([path]) => path), []);
+  });
+
+  it('packs the built product only: no sources, tests, benchmarks, scripts or source maps', async () => {
+    const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    const files = (JSON.parse(stdout) as [{ files: { path: string }[] }])[0].files.map((file) => file.path);
+    assert.ok(files.includes('dist/main/cli.js') && files.includes('dist/renderer/index.html'), `the CLI and the page are packed: ${files.length} files`);
+    const other = files.filter((path) => !/^(package\.json|README\.md|dist\/(main|common|preload|renderer)\/.+)$/.test(path) || /\.test\.js$|\.map$/.test(path));
+    assert.deepEqual(other, []);
   });
 });

@@ -53,7 +53,7 @@ import { skillsRoutes } from './skills-routes.js';
 import { clientConfigRoutes } from './client-config-routes.js';
 import { serverInfo } from './server-info.js';
 
-/** The one-line rule the page shows above a place's connections (spec: no confirmation popup). */
+/** The one-line rule the page shows above a place's connections (the place connections spec: no popup). */
 export function connectionRule(place: Place): string {
   return `Each connection uses the login of the person who added it, and everyone who uses ${place.kind === 'machine' ? 'this machine' : `this ${kindWord(place)}`} uses it as that person, including every chat, schedule, trigger, workflow that calls it and Slack channel it answers in.`;
 }

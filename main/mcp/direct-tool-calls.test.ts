@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SseParser } from '../../common/sse-parser.js';
-import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 
 // tools/call answered by the sessions layer itself, through the real agent endpoint, with raw HTTP
 // so that the wire format (JSON or event stream, headers, ids) is what is checked.
@@ -65,8 +67,9 @@ describe('tools/call answered without the SDK transport', () => {
 
   it('stops a call on notifications/cancelled and ends its stream without an answer', async () => {
     const started = Date.now();
-    const pending = post(bash('long', 'sleep 30'));
-    await new Promise((r) => setTimeout(r, 300));
+    const marker = join(fx.stateDir, 'long-started');
+    const pending = post(bash('long', `touch ${marker}; sleep 30`));
+    await waitFor(() => stat(marker).then(() => true, () => false), 10_000, 'the command to start');
     const cancel = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long', reason: 'changed my mind' } });
     assert.equal(cancel.status, 202);
     const response = await pending;

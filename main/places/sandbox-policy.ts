@@ -4,7 +4,8 @@ import { AllowListError, checkAllowList } from './network-allow-list.js';
 
 /**
  * What a place's agents may reach (issue 16):
- * - `machine`: the whole machine under the app's account, as the spec describes (the default);
+ * - `machine`: the whole machine under the app's account (the default), as the product spec
+ *   (persona-mcp-workspace.md) describes;
  * - `place`: read anywhere the account can except the protected paths; write only in the place's
  *   folder, the system temp folder and the owner's extra folders;
  * - `strict`: read and write only the place's folder and the owner's extra folders, plus the system

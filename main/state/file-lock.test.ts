@@ -102,8 +102,12 @@ describe('withFileLock', () => {
 
   it('gets the lock as soon as a live holder lets go', async () => {
     await writeFile(lockPath, holderText(process.pid));
-    setTimeout(() => void rm(lockPath), 100);
-    assert.equal(await withFileLock(lockPath, async () => 'mine', { staleMs: 60_000, timeoutMs: 5_000 }), 'mine');
+    let released = false;
+    setTimeout(() => {
+      released = true;
+      void rm(lockPath);
+    }, 100);
+    assert.equal(await withFileLock(lockPath, async () => (released ? 'mine' : 'taken from the holder'), { staleMs: 60_000, timeoutMs: 5_000 }), 'mine');
   });
 
   it('takes over a lock older than staleMs even if its holder is alive', async () => {

@@ -120,11 +120,14 @@ describe('CallForwarder', () => {
     const { client, forwarder } = await openSession(upstream);
     upstream.cancelled.length = 0;
     const controller = new AbortController();
-    const started = Date.now();
+    const calls = upstream.calls.get('slow') ?? 0;
     const call = forwarder.call('slow', { seconds: 30 }, { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('the agent cancelled')), 300);
+    // Cancelled once the upstream tool runs: earlier, there would be nothing upstream to cancel.
+    await waitFor(() => (upstream.calls.get('slow') ?? 0) > calls, 10_000, 'the upstream tool to start');
+    const cancelledAt = Date.now();
+    controller.abort(new Error('the agent cancelled'));
     await assert.rejects(call, /the agent cancelled/);
-    assert.ok(Date.now() - started < 5_000, 'the call stopped at once');
+    assert.ok(Date.now() - cancelledAt < 5_000, 'the call stopped at once');
     await waitFor(() => upstream.cancelled.includes('slow'), 10_000, 'the upstream tool to see the cancellation');
     assert.deepEqual(upstream.cancelled, ['slow']);
     await client.close();

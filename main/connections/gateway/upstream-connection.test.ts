@@ -55,10 +55,14 @@ describe('UpstreamConnection', () => {
     assert.equal(progress.at(-1)?.message, 'step 3');
 
     const controller = new AbortController();
+    const started = upstream.calls.get('slow') ?? 0;
+    const cancelled = upstream.cancelled.length;
     const call = conn.call('slow', { seconds: 30 }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 300);
+    // Cancelled once the upstream tool runs: earlier, there would be nothing upstream to cancel.
+    await waitFor(() => (upstream.calls.get('slow') ?? 0) > started, 10_000, 'the upstream tool to start');
+    controller.abort();
     await assert.rejects(call, (e: unknown) => !(e instanceof UpstreamUnavailableError), 'a cancellation is not reported as an outage');
-    await waitFor(() => upstream.cancelled.includes('slow'), 10_000, 'the upstream tool to see the cancellation');
+    await waitFor(() => upstream.cancelled.slice(cancelled).includes('slow'), 10_000, 'the upstream tool to see the cancellation');
     await conn.close();
   });
 

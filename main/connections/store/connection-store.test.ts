@@ -334,6 +334,10 @@ describe('ConnectionStore', () => {
         // either read compares it with what was told before.
         await watcher.list('Crew/alpha');
         assert.deepEqual(told, []);
+        // The same watcher tells a real change: the silence above was a comparison, not a watcher that never looked.
+        await new ConnectionStore({ stateDir }).add(linear({ root: 'Crew/beta' }));
+        await watcher.list('Crew/alpha');
+        assert.deepEqual(told, [['Crew/beta']]);
       } finally {
         watcher.close();
       }

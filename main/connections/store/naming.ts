@@ -54,7 +54,8 @@ export function assertPlaceRoot(root: string): void {
 }
 
 /**
- * The spec's store id of a person's connections in a place: sha256 of the whole `place:<user id>:<root>`.
+ * The store id of a person's connections in a place, as the place connections spec
+ * (place-mcp-connections.md) has it: sha256 of the whole `place:<user id>:<root>`.
  * Hashing the whole string (never a sanitized form) keeps every (person, place) apart.
  */
 export function storeIdOf(userId: string, root: string): string {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -75,8 +75,11 @@ describe('a live sandbox per place', () => {
     assert.equal(slow.timedOut, true);
     assert.ok(Date.now() - began < 10_000, 'stopped at the timeout');
     const controller = new AbortController();
-    const running = run('strict', 'sleep 30 & wait', { signal: controller.signal });
-    setTimeout(() => controller.abort(), 300);
+    const sleeping = join(alpha, 'sleep-began');
+    const running = run('strict', `sleep 30 & touch ${sleeping}; wait`, { signal: controller.signal });
+    // Cancelled once the sleep runs, so that there is one to end.
+    await waitFor(() => stat(sleeping).then(() => true, () => false), 10_000, 'the sleep to start');
+    controller.abort();
     const cancelled = await running;
     assert.equal(cancelled.cancelled, true);
     // The cancelled sleep is killed at once, but on a loaded machine may not be reaped yet when ps
