@@ -122,6 +122,42 @@ describe('parseCommand', () => {
     assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', '--client-secret-stdin']), /goes with --client-id/);
   });
 
+  it('parses client credentials for connections edit, the secret or private key from stdin', () => {
+    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--client-credentials', 'robot', '--client-secret-stdin']), {
+      kind: 'connections-edit',
+      workspacePath: '',
+      name: 'u1__x',
+      edit: {},
+      clientSecretFromStdin: true,
+      credentials: { clientId: 'robot' },
+    });
+    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--client-credentials', 'robot', '--private-key-stdin', '--signing-algorithm', 'RS256']), {
+      kind: 'connections-edit',
+      workspacePath: '',
+      name: 'u1__x',
+      edit: {},
+      clientSecretFromStdin: false,
+      credentials: { clientId: 'robot', privateKeyFromStdin: { algorithm: 'RS256' } },
+    });
+    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--no-client-credentials']), {
+      kind: 'connections-edit',
+      workspacePath: '',
+      name: 'u1__x',
+      edit: { client_credentials: null },
+      clientSecretFromStdin: false,
+    });
+    const refused: [string[], RegExp][] = [
+      [['--client-credentials', 'robot'], /exactly one of --client-secret-stdin or --private-key-stdin/],
+      [['--client-credentials', 'robot', '--client-secret-stdin', '--private-key-stdin'], /exactly one of/],
+      [['--client-credentials', 'robot', '--client-secret-stdin', '--client-id', 'app'], /does not go with --client-id/],
+      [['--client-credentials', 'robot', '--client-secret-stdin', '--no-client-credentials'], /does not go with/],
+      [['--private-key-stdin'], /goes with --client-credentials/],
+      [['--client-credentials', 'robot', '--client-secret-stdin', '--signing-algorithm', 'ES256'], /goes with --private-key-stdin/],
+      [['--client-credentials', 'robot', '--private-key-stdin', '--signing-algorithm', 'HS256'], /one of ES256, /],
+    ];
+    for (const [args, message] of refused) assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', ...args]), message, args.join(' '));
+  });
+
   it('parses secrets set, replacing a secret the place has only with --replace', () => {
     assert.deepEqual(parseCommand(['secrets', 'set', 'KEY']), { kind: 'secrets-set', workspacePath: '', name: 'KEY', replace: false });
     assert.deepEqual(parseCommand(['secrets', 'set', 'KEY', '--replace', '--workspace-path', 'Crew/a']), { kind: 'secrets-set', workspacePath: 'Crew/a', name: 'KEY', replace: true });

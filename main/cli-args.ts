@@ -1,3 +1,4 @@
+import { JWT_ALGORITHMS, jwtAlgorithm, type JwtAlgorithm } from '../common/api/client-credentials.js';
 import { CLIENTS, type ClientId } from './connections/client-configs/client-files.js';
 import { parseArgs } from 'node:util';
 import type { ConnectionEdit } from '../common/api/connections.js';
@@ -44,8 +45,13 @@ export type Command =
       name: string;
       owner?: string;
       edit: ConnectionEdit;
-      /** The own OAuth app's client secret is read from stdin (never the command line, where the process list shows it). */
+      /**
+       * The client secret (of the own OAuth app, or of the client credentials) is read from stdin
+       * (never the command line, where the process list shows it).
+       */
       clientSecretFromStdin: boolean;
+      /** Client credentials to set: their client ID, with the secret or the private key read from stdin. */
+      credentials?: { clientId: string; privateKeyFromStdin?: { algorithm?: JwtAlgorithm } };
     }
   | { kind: 'secrets-list'; workspacePath: string }
   | { kind: 'secrets-set'; workspacePath: string; name: string; replace: boolean }
@@ -86,6 +92,8 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} connections edit NAME [--workspace-path PATH] [--owner ID] [--name NAME] [--url URL] [--transport sse]
       [--header NAME --secret SECRET [--prefix TEXT] | --no-header] [--tool-off TOOL]... [--tool-on TOOL]...
       [--client-id ID [--client-secret-stdin] | --no-own-app]   (your own OAuth app; signs out, sign in again)
+      [--client-credentials ID (--client-secret-stdin | --private-key-stdin [--signing-algorithm ALG])
+       | --no-client-credentials]   (a machine login: logs in now, no browser; the secret or PKCS #8 key from stdin)
   ${PRODUCT_NAME} secrets list [--workspace-path PATH]
   ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH] [--replace]   (the value is read from stdin;
                                   --replace to change the value of a secret the place has)
@@ -409,6 +417,10 @@ function parseConnections(argv: string[]): Command {
         'client-id': { type: 'string' },
         'client-secret-stdin': { type: 'boolean' },
         'no-own-app': { type: 'boolean' },
+        'client-credentials': { type: 'string' },
+        'private-key-stdin': { type: 'boolean' },
+        'signing-algorithm': { type: 'string' },
+        'no-client-credentials': { type: 'boolean' },
         'tool-on': { type: 'string', multiple: true },
         'tool-off': { type: 'string', multiple: true },
       });
@@ -417,7 +429,21 @@ function parseConnections(argv: string[]): Command {
       if (Boolean(values.header) !== Boolean(values.secret)) throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
       if (values.header && values['no-header']) throw new UsageError('--no-header removes the header; it does not go with --header.');
       if (values['client-id'] !== undefined && values['no-own-app']) throw new UsageError('--no-own-app stops using your own OAuth app; it does not go with --client-id.');
-      if (values['client-secret-stdin'] && values['client-id'] === undefined) throw new UsageError('--client-secret-stdin goes with --client-id: the secret belongs to that OAuth app.');
+      const machine = values['client-credentials'];
+      if (machine !== undefined && (values['client-id'] !== undefined || values['no-own-app'] || values['no-client-credentials'])) {
+        throw new UsageError('--client-credentials sets a machine login; it does not go with --client-id, --no-own-app or --no-client-credentials.');
+      }
+      if (values['client-id'] !== undefined && values['no-client-credentials']) throw new UsageError('--client-id sets your own OAuth app; say --no-client-credentials alone to go back to the browser.');
+      if (values['client-secret-stdin'] && values['client-id'] === undefined && machine === undefined) {
+        throw new UsageError('--client-secret-stdin goes with --client-id or --client-credentials: the secret belongs to that client.');
+      }
+      if (machine !== undefined && Boolean(values['client-secret-stdin']) === Boolean(values['private-key-stdin'])) {
+        throw new UsageError('--client-credentials needs exactly one of --client-secret-stdin or --private-key-stdin: the client proves itself with a secret or with a private key.');
+      }
+      if (values['private-key-stdin'] && machine === undefined) throw new UsageError('--private-key-stdin goes with --client-credentials: the key belongs to that client.');
+      if (values['signing-algorithm'] !== undefined && !values['private-key-stdin']) throw new UsageError('--signing-algorithm goes with --private-key-stdin: it is how the key signs.');
+      const algorithm = values['signing-algorithm'] === undefined ? undefined : jwtAlgorithm.safeParse(values['signing-algorithm']);
+      if (algorithm && !algorithm.success) throw new UsageError(`--signing-algorithm is one of ${JWT_ALGORITHMS.join(', ')}.`);
       const tools: Record<string, boolean> = {};
       for (const tool of values['tool-on'] ?? []) tools[tool] = true;
       for (const tool of values['tool-off'] ?? []) tools[tool] = false;
@@ -429,17 +455,24 @@ function parseConnections(argv: string[]): Command {
         ...(values['no-header'] && { header: null }),
         ...(values['client-id'] !== undefined && { own_app: { client_id: values['client-id'] } }),
         ...(values['no-own-app'] && { own_app: null }),
+        ...(values['no-client-credentials'] && { client_credentials: null }),
         ...(Object.keys(tools).length && { tools }),
       };
-      if (Object.keys(edit).length === 0) {
-        throw new UsageError('connections edit needs something to change: --name, --url, --transport, --header with --secret, --no-header, --tool-on, --tool-off, --client-id or --no-own-app.');
+      if (Object.keys(edit).length === 0 && machine === undefined) {
+        throw new UsageError(
+          'connections edit needs something to change: --name, --url, --transport, --header with --secret, --no-header, --tool-on, --tool-off, --client-id, --no-own-app, --client-credentials or --no-client-credentials.',
+        );
       }
+
       return {
         kind: 'connections-edit',
         workspacePath: values['workspace-path'] ?? '',
         name: positionals[0]!,
         edit,
         clientSecretFromStdin: values['client-secret-stdin'] ?? false,
+        ...(machine !== undefined && {
+          credentials: { clientId: machine, ...(values['private-key-stdin'] && { privateKeyFromStdin: { ...(algorithm?.data && { algorithm: algorithm.data }) } }) },
+        }),
         ...(values.owner && { owner: values.owner }),
       };
     }

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import path, { isAbsolute, resolve } from 'node:path';
 import * as z from 'zod';
+import { credentialsMethodWords } from '../common/api/client-credentials.js';
 import { UsageError, type Command } from './cli-args.js';
 import { loadConfig } from './config.js';
 import {
@@ -310,6 +311,7 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
       }
       if (details.header) out(`  header: ${details.header} from the secret ${details.secretName}`);
       if (details.ownApp) out(`  signs in with your own OAuth app ${details.ownApp.clientId}`);
+      if (details.clientCredentials) out(`  logs in with the client credentials ${details.clientCredentials.clientId}, ${credentialsMethodWords[details.clientCredentials.method]}`);
       for (const tool of details.toolList) out(`  ${tool.enabled ? 'on ' : 'off'}  ${tool.name}${tool.description ? `  ${tool.description.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`);
       for (const error of details.errors) out(`  error at ${error.at}: ${error.message}`);
       return 0;
@@ -321,9 +323,22 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
         if (!clientSecret) throw new UsageError(`--client-secret-stdin reads the secret from stdin, which was empty. Example: printf %s "$SECRET" | ${PRODUCT_NAME} connections edit ${command.name} --client-id ID --client-secret-stdin`);
         edit.own_app = { ...edit.own_app, client_secret: clientSecret };
       }
+      if (command.credentials) {
+        const { clientId, privateKeyFromStdin: key } = command.credentials;
+        const given = await readStdin();
+        if (!given.trim()) {
+          const flag = key ? '--private-key-stdin' : '--client-secret-stdin';
+          throw new UsageError(`${flag} reads the ${key ? 'private key' : 'secret'} from stdin, which was empty. Example: ${key ? '<key.pem' : 'printf %s "$SECRET" |'} ${PRODUCT_NAME} connections edit ${command.name} --client-credentials ${clientId} ${flag}`);
+        }
+        // A PEM key keeps its line breaks; a secret loses the one its echo added.
+        edit.client_credentials = key
+          ? { client_id: clientId, private_key: given, ...(key.algorithm && { signing_algorithm: key.algorithm }) }
+          : { client_id: clientId, client_secret: given.replace(/\r?\n$/, '') };
+      }
       const edited = await waitingFor(`Waiting for ${who} to change ${command.name} and ask its server again`, connections.edit(command.name, edit, command.owner), limitMs);
       out(`Changed ${edited.displayName} (${edited.name}): ${stateLine(edited)}`);
       if (edit.own_app !== undefined) out(`Sign in to it again from the page to use ${edit.own_app ? `your OAuth app ${edit.own_app.client_id}` : 'it without your own OAuth app'}.`);
+      if (edit.client_credentials === null) out('It signs in in the browser again: sign in to it from the page.');
       return 0;
     }
     case 'connections-test': {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { clientCredentialsInput, clientCredentialsView } from './client-credentials.js';
 import { MAX_ALLOWED_HOSTS, placeForPerson, placePolicy } from './places.js';
 
 // A place's MCP connections as the API gives and takes them: the page, the CLI and the agent tool show these.
@@ -60,7 +61,7 @@ export const connectionView = z.object({
   /** For OAuth connections that sign in with the person's own OAuth app: its client id (never its secret). */
   ownApp: z.object({ clientId: z.string() }).optional(),
   /** For OAuth connections that log in with machine credentials: the client id and how it proves itself (never the secret or key). */
-  clientCredentials: z.object({ clientId: z.string(), method: z.enum(['client_secret', 'private_key_jwt']) }).optional(),
+  clientCredentials: clientCredentialsView.optional(),
   header: z.string().optional(),
   /** Sent before the key in the header (e.g. "Bearer "). */
   prefix: z.string().optional(),
@@ -117,16 +118,6 @@ export const headerSpec = z
 /** The person's own OAuth app at the provider, for providers that let no app register itself. */
 export const ownApp = z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000).optional() }).strict();
 export type OwnApp = z.infer<typeof ownApp>;
-
-/** The signing algorithms a private key may use for its JWT assertions (RFC 7518 asymmetric ones). */
-export const JWT_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA'] as const;
-
-/** Machine credentials (client-credentials grant): the client ID with a secret, or with a PKCS #8 private key that signs JWT assertions (ES256 unless said). */
-export const clientCredentialsEdit = z.union([
-  z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000) }).strict(),
-  z.object({ client_id: z.string().min(1).max(500), private_key: z.string().min(1).max(20_000), signing_algorithm: z.enum(JWT_ALGORITHMS).optional() }).strict(),
-]);
-export type ClientCredentialsEdit = z.infer<typeof clientCredentialsEdit>;
 
 /** A server that is not listed in the catalog. */
 export const serverSpec = z
@@ -219,7 +210,7 @@ export const connectionEdit = z
      * An OAuth connection's machine credentials (no browser); null goes back to signing in in the
      * browser. The login made before ends: Connect logs in with the new ones.
      */
-    client_credentials: clientCredentialsEdit.nullable().optional(),
+    client_credentials: clientCredentialsInput.nullable().optional(),
   })
   .strict();
 export type ConnectionEdit = z.infer<typeof connectionEdit>;

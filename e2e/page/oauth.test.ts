@@ -6,15 +6,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
-import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { callApi } from '../../test/support/control-api.js';
+import { enterWorkspace, startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
 import { launchChromium, OUT, skipReason, tabUntil } from './page-support.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.js';
 
 // Signing in from the page: Connect opens the provider's sign-in in a new tab (a real
 // authorization server whose consent answers by itself), the tab lands on /oauth/callback, and the
 // Connected list turns to Connected by itself, and an agent of the place then has the tools. A
-// sign-in group's "Connect 3 services" signs in once for all three. And the own-OAuth-app panel
-// for a provider that lets no app register itself.
+// sign-in group's "Connect 3 services" signs in once for all three. The own-OAuth-app panel for a
+// provider that lets no app register itself, and a machine login (client credentials) set in Fix.
 
 
 const skip = skipReason;
@@ -292,5 +293,42 @@ describe('the page: signing in to connections', { skip }, () => {
     assert.equal(closed.counters.registrations, 0);
     await second.close();
     await shot('own-app-edited');
+  });
+
+  it('sets a machine login in Fix: logged in at once with no sign-in page, the secret never shown again', async () => {
+    await provider.addMachineClient({ clientId: 'page-robot', clientSecret: 'page-machine-secret-4e2d' });
+    const added = await callApi(await fx.host.open(), await fx.host.adminToken(), 'POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: provider.mcpUrl, name: 'Robot' } });
+    assert.equal(added.status, 201, added.text);
+    await page.reload();
+    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew ops' });
+    const row = connected().getByRole('listitem').filter({ hasText: 'Robot' });
+    await row.getByText('Sign in', { exact: true }).first().waitFor();
+    await row.getByRole('button', { name: 'Show the details of Robot' }).click();
+    await row.getByRole('button', { name: 'Edit Robot' }).click();
+    const form = row.getByRole('form', { name: 'Fix Robot' });
+    await form.getByLabel('Log in with client credentials the provider gave you, with no browser').check();
+    await form.getByRole('textbox', { name: 'Machine client ID' }).fill('page-robot');
+    await form.getByLabel('Machine client secret').fill('page-machine-secret-4e2d');
+    let popups = 0;
+    page.on('popup', () => (popups += 1));
+    await form.getByRole('button', { name: 'Save and test' }).click();
+    await page.getByRole('status').filter({ hasText: 'Robot is fixed: connected, 2 tools.' }).waitFor();
+    await row.getByText('Connected', { exact: true }).waitFor();
+    await row.getByText('logs in with the client credentials page-robot, with a client secret', { exact: false }).waitFor();
+    assert.equal(popups, 0, 'no sign-in page was opened');
+    await shot('machine-login');
+
+    // The place's agents call as that client.
+    const agent = await placeAgent();
+    const whoami = (await agent.listTools()).tools.map((t) => t.name).find((t) => t.includes('robot') && t.endsWith('__whoami'));
+    assert.ok(whoami);
+    assert.deepEqual(JSON.parse(textOf(await agent.callTool({ name: whoami, arguments: {} }))), { client: 'page-robot' });
+    await agent.close();
+
+    // Fix again: the credentials are set, the secret field is empty and the page holds no secret.
+    await row.getByRole('button', { name: 'Edit Robot' }).click();
+    await form.getByText('Set: page-robot, with a client secret.', { exact: false }).waitFor();
+    assert.equal(await form.getByLabel('Machine client secret').inputValue(), '');
+    assert.ok(!(await page.content()).includes('page-machine-secret-4e2d'));
   });
 });

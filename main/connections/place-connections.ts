@@ -1,4 +1,5 @@
-import type { AddConnection, ClientCredentialsEdit, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView, LocalServerSpec, LocalView } from '../../common/api/connections.js';
+import { DEFAULT_JWT_ALGORITHM, type ClientCredentialsInput } from '../../common/api/client-credentials.js';
+import type { AddConnection, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView, LocalServerSpec, LocalView } from '../../common/api/connections.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -211,14 +212,14 @@ export class PlaceConnections {
       if (request.own_app && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
       patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
     }
-    const credentials = request.client_credentials && (await checkedCredentials(request.client_credentials));
     if (request.client_credentials !== undefined) {
       if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no client credentials. Use an API-key header instead.`);
-      if (request.own_app) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
-      patch.auth = credentials
-        ? { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } }
-        : { kind: 'oauth' };
+      if (request.client_credentials && request.own_app) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
     }
+    const credentials = request.client_credentials && (await checkedCredentials(request.client_credentials));
+    if (credentials) patch.auth = { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } };
+    // Back to the browser: with the own OAuth app given alongside, else by registration.
+    else if (request.client_credentials === null && request.own_app === undefined) patch.auth = { kind: 'oauth' };
     if (request.tools) {
       const off = new Set(connection.disabledTools ?? []);
       for (const [tool, enabled] of Object.entries(request.tools)) {
@@ -229,11 +230,13 @@ export class PlaceConnections {
     }
     const movedLogin = isOAuth(connection) && patch.url !== undefined && patch.url !== connection.url;
     // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
-    if (movedLogin && request.own_app === undefined) patch.auth = { kind: 'oauth' };
+    if (movedLogin && request.own_app === undefined && request.client_credentials === undefined) patch.auth = { kind: 'oauth' };
+    // Machine credentials log in now, before anything changes: ones the provider refuses are not kept.
+    const login = credentials && isOAuth(connection) && (await this.deps.oauth.tryClientCredentials({ url: patch.url ?? connection.url, displayName: patch.displayName ?? connection.displayName }, credentials));
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
     if (isOAuth(connection) && (movedLogin || request.own_app !== undefined || request.client_credentials !== undefined)) await this.deps.oauth.revokeAndForget(connection);
-    if (credentials && isOAuth(edited)) await this.deps.oauth.setClientCredentials(edited, credentials);
+    if (login && isOAuth(edited)) await this.deps.oauth.keepCredentialsLogin(edited, login);
     if (request.own_app?.client_secret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.own_app.client_secret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
@@ -711,14 +714,14 @@ function notFound(place: Place, name: string): ConnectionRequestError {
 }
 
 /** Machine credentials as given, trimmed, each part present: what the client-credentials login needs. */
-async function checkedCredentials(given: ClientCredentialsEdit): Promise<ClientCredentials> {
+async function checkedCredentials(given: ClientCredentialsInput): Promise<ClientCredentials> {
   const clientId = given.client_id.trim();
   if (!clientId) throw new ConnectionRequestError('Client credentials need the client ID; give one, or null to sign in in the browser again.');
   if ('client_secret' in given) {
     if (!given.client_secret) throw new ConnectionRequestError('Client credentials need the client secret (or a private key instead).');
     return { clientId, clientSecret: given.client_secret };
   }
-  const credentials = { clientId, privateKey: given.private_key, algorithm: given.signing_algorithm ?? 'ES256' } as const;
+  const credentials = { clientId, privateKey: given.private_key, algorithm: given.signing_algorithm ?? DEFAULT_JWT_ALGORITHM };
   // Read now, so a key that cannot sign changes nothing (and its text is never quoted back).
   const { importPKCS8 } = await import('jose');
   const usable = await importPKCS8(credentials.privateKey, credentials.algorithm).then(() => true, () => false);

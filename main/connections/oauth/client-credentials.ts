@@ -1,16 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { fetchToken, selectResourceURL, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { InvalidClientError, UnauthorizedClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JWT_ALGORITHMS } from '../../../common/api/connections.js';
+import { importPKCS8, SignJWT } from 'jose';
+import type { JwtAlgorithm } from '../../../common/api/client-credentials.js';
 import { readChallenge } from './challenge.js';
 import { discoverSignIn } from './discovery.js';
 import { describeFailure, SignInFailedError, SignInUnsupportedError } from './errors.js';
 import type { StoredServer } from './oauth-store.js';
 import { scopeFor } from './scope-choice.js';
-
-export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
 /**
  * A connection's machine login (the client-credentials grant, no browser, no person): its client ID
@@ -46,13 +45,43 @@ export async function clientCredentialsToken(server: StoredServer, information: 
     clientMetadata: { redirect_uris: [], ...(scope && { scope }) },
     clientInformation: () => information,
     prepareTokenRequest: (asked) => new URLSearchParams({ grant_type: 'client_credentials', ...(asked && { scope: asked }) }),
-    ...(privateKey && algorithm && { addClientAuthentication: createPrivateKeyJwtAuth({ issuer: information.client_id, subject: information.client_id, privateKey, alg: algorithm }) }),
+    ...(privateKey && algorithm && { addClientAuthentication: privateKeyJwtAuth(information.client_id, privateKey, algorithm) }),
   };
   return fetchToken(provider as OAuthClientProvider, server.authorizationServerUrl, {
     metadata: server.metadata,
     ...(server.resource && { resource: new URL(server.resource) }),
     fetchFn: fetch,
   });
+}
+
+/**
+ * Client authentication by a JWT assertion signed with the private key (RFC 7523 2.2, the
+ * private_key_jwt method): issued by the client about itself, for the authorization server (its
+ * issuer), short-lived and used once.
+ */
+function privateKeyJwtAuth(clientId: string, privateKey: string, algorithm: string): NonNullable<OAuthClientProvider['addClientAuthentication']> {
+  return async (_headers, params, url, metadata) => {
+    const key = await importPKCS8(privateKey, algorithm);
+    const assertion = await new SignJWT({})
+      .setProtectedHeader({ alg: algorithm })
+      .setIssuer(clientId)
+      .setSubject(clientId)
+      .setAudience(metadata?.issuer ?? String(url))
+      .setIssuedAt()
+      .setExpirationTime('1m')
+      .setJti(randomUUID())
+      .sign(key);
+    params.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+    params.set('client_assertion', assertion);
+  };
+}
+
+/** A login made with machine credentials: where, with which credentials (bound to that issuer), its tokens and the scope asked for. */
+export interface CredentialsLogin {
+  server: StoredServer;
+  information: OAuthClientInformationMixed;
+  tokens: OAuthTokens;
+  scope: string | undefined;
 }
 
 /**
@@ -65,7 +94,7 @@ export async function credentialsLogin(
   connection: { url: string; displayName: string },
   information: OAuthClientInformationMixed,
   fetch: FetchLike,
-): Promise<{ server: StoredServer; information: OAuthClientInformationMixed; tokens: OAuthTokens; scope: string | undefined }> {
+): Promise<CredentialsLogin> {
   const name = connection.displayName;
   const secrets = credentialSecrets(information);
   let challenge;

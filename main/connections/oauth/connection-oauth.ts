@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { bearerFetch } from './bearer-fetch.js';
-import type { ClientCredentials } from './client-credentials.js';
+import type { ClientCredentials, CredentialsLogin } from './client-credentials.js';
 import { SignInFailedError, StepUpRequiredError } from './errors.js';
 import { type LoginEnd, OAuthStore, storedTokens } from './oauth-store.js';
 import type { Revocation } from './revocation.js';
@@ -94,15 +94,24 @@ export class ConnectionOAuth {
   }
 
   /**
-   * Keeps the machine credentials the owner set for the connection (in its keychain record, never
-   * shown again): from now on its login is the client-credentials grant (`logInWithCredentials`).
+   * Logs in to a server with machine credentials the owner gives (the client-credentials grant, no
+   * browser), keeping nothing: the login comes back for `keepCredentialsLogin`, so that credentials
+   * the provider refuses change nothing.
    */
-  async setClientCredentials(connection: OAuthConnection, credentials: ClientCredentials): Promise<void> {
-    const { credentialsInformation } = await import('./client-credentials.js');
-    await this.store.update(identityOf(connection), (record) => [{ ...record, client: { source: 'client-credentials', information: credentialsInformation(credentials) } }, undefined]);
+  async tryClientCredentials(connection: { url: string; displayName: string }, credentials: ClientCredentials): Promise<CredentialsLogin> {
+    const { credentialsInformation, credentialsLogin } = await import('./client-credentials.js');
+    return credentialsLogin(connection, credentialsInformation(credentials), this.options.fetch);
   }
 
-  /** Logs in with the connection's machine credentials now, with no browser; the login is kept like a sign-in's. */
+  /**
+   * Keeps a login made by `tryClientCredentials` with its credentials (in the connection's keychain
+   * record, never shown again): from then on the connection logs in with them, with no browser.
+   */
+  async keepCredentialsLogin(connection: OAuthConnection, login: CredentialsLogin): Promise<void> {
+    await this.keepLogin(identityOf(connection), login);
+  }
+
+  /** Logs in again with the connection's kept machine credentials, with no browser. */
   async logInWithCredentials(connection: OAuthConnection): Promise<void> {
     const id = identityOf(connection);
     const { client } = await this.store.read(id);
@@ -110,7 +119,10 @@ export class ConnectionOAuth {
       throw new SignInFailedError(`${connection.displayName} has no client credentials. Set them (its client ID with a secret or a private key), then connect.`);
     }
     const { credentialsLogin } = await import('./client-credentials.js');
-    const login = await credentialsLogin(connection, client.information, this.options.fetch);
+    await this.keepLogin(id, await credentialsLogin(connection, client.information, this.options.fetch));
+  }
+
+  private async keepLogin(id: ConnectionIdentity, login: CredentialsLogin): Promise<void> {
     await this.store.update(id, ({ signIn: _none, ended: _over, grantedScope: _replaced, stepUp: _met, ...record }) => [
       {
         ...record,

@@ -62,7 +62,9 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
       document.getElementById('connected-heading')?.focus();
     },
   });
-  const signIn = useMutation({ mutationFn: () => flow.connect({ name: c.name, displayName: c.displayName, expectSignIn: true }) });
+  // A machine login (client credentials) logs in at once, with no sign-in page to open.
+  const machine = c.clientCredentials !== undefined;
+  const signIn = useMutation({ mutationFn: () => flow.connect({ name: c.name, displayName: c.displayName, expectSignIn: !machine }) });
   const test = useMutation({
     mutationFn: () => testConnection(root, c),
     onSuccess: async ({ connection }) => {
@@ -78,6 +80,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   const detail = [
     `Uses ${mine ? 'your' : `${c.ownerName}’s`} login`,
     c.secretName ? `key from secret ${c.secretName}` : undefined,
+    c.clientCredentials ? `client credentials ${c.clientCredentials.clientId}` : undefined,
     c.state === 'connected' && c.tools !== undefined ? `${c.tools} tool${c.tools === 1 ? '' : 's'}` : undefined,
     c.checkedAt && c.state !== 'checking' ? `checked ${timeOf(c.checkedAt)}` : undefined,
   ]
@@ -127,9 +130,9 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
                   className="button primary"
                   onClick={() => signIn.mutate()}
                   disabled={signIn.isPending}
-                  aria-label={`${signInFailed ? 'Retry the sign-in to' : 'Sign in to'} ${c.displayName}`}
+                  aria-label={machine ? `Log in to ${c.displayName} with its client credentials` : `${signInFailed ? 'Retry the sign-in to' : 'Sign in to'} ${c.displayName}`}
                 >
-                  {signIn.isPending ? 'Opening…' : signInFailed ? 'Retry' : 'Sign in'}
+                  {machine ? (signIn.isPending ? 'Logging in…' : 'Log in') : signIn.isPending ? 'Opening…' : signInFailed ? 'Retry' : 'Sign in'}
                 </button>
               )}
               {c.state === 'needs-secret' && c.secretName && c.canRemove && !settingSecret && (
@@ -179,7 +182,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
         </div>
       )}
       {test.isError && <ErrorNote error={test.error} title={`${c.displayName} could not be tested.`} />}
-      {signIn.isError && <ErrorNote error={signIn.error} title={`Could not start the sign-in to ${c.displayName}.`} />}
+      {signIn.isError && <ErrorNote error={signIn.error} title={machine ? `Could not log in to ${c.displayName}.` : `Could not start the sign-in to ${c.displayName}.`} />}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
       {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
       {open !== 'closed' && <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onSaved={() => setOpen('details')} announce={announce} />}

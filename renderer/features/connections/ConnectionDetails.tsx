@@ -1,8 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { credentialsMethodWords } from '../../../common/api/client-credentials.js';
 import { connectionDetailsQuery, editConnection, putSecret, secretsQuery } from '../../api/connections';
 import type { Connection, ConnectionEdit } from '../../api/connections';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
+import { ClientCredentialsFields, credentialsChoiceOf, credentialsEdit } from './ClientCredentialsFields';
 import { emptySecretChoice, NEW_SECRET, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 
 /**
@@ -56,6 +58,7 @@ export function ConnectionDetails({
           <p className="muted small">
             {d.checkedAt ? `Last checked ${new Date(d.checkedAt).toLocaleString()}` : 'Not checked yet'} · {d.url ?? <code>{d.local?.commandLine}</code>}
             {d.ownApp && ` · signs in with your own OAuth app ${d.ownApp.clientId}`}
+            {d.clientCredentials && ` · logs in with the client credentials ${d.clientCredentials.clientId}, ${credentialsMethodWords[d.clientCredentials.method]}`}
           </p>
           {d.local && <LocalDetails local={d.local} />}
           <h3>Tools</h3>
@@ -142,6 +145,7 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
   const [secret, setSecret] = useState<SecretChoice>(() => ({ ...emptySecretChoice(), pick: c.secretName ?? '' }));
   const [clientId, setClientId] = useState(c.ownApp?.clientId ?? '');
   const [clientSecret, setClientSecret] = useState('');
+  const [machine, setMachine] = useState(() => credentialsChoiceOf(c.clientCredentials));
   const save = useMutation({
     mutationFn: async () => {
       const edit: ConnectionEdit = {};
@@ -154,7 +158,10 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
       }
       // Another own OAuth app (a new client ID, or a new secret for it), or none: the next sign-in uses it.
       const id = clientId.trim();
-      if (c.auth === 'oauth' && (id !== (c.ownApp?.clientId ?? '') || clientSecret)) edit.own_app = id ? { client_id: id, ...(clientSecret && { client_secret: clientSecret }) } : null;
+      if (c.auth === 'oauth' && !machine.on && (id !== (c.ownApp?.clientId ?? '') || clientSecret)) edit.own_app = id ? { client_id: id, ...(clientSecret && { client_secret: clientSecret }) } : null;
+      // A machine login replaces the browser's; the server logs in with it before keeping it.
+      const credentials = c.auth === 'oauth' ? credentialsEdit(machine, c.clientCredentials) : undefined;
+      if (credentials !== undefined) edit.client_credentials = credentials;
       return (await editConnection(root, c, edit)).connection;
     },
     onSuccess: async (edited) => {
@@ -190,7 +197,8 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
         )}
       </div>
       {c.auth === 'header' && <SecretPicker root={root} value={secret} onChange={setSecret} />}
-      {c.auth === 'oauth' && (
+      {c.auth === 'oauth' && <ClientCredentialsFields value={machine} onChange={setMachine} kept={c.clientCredentials} />}
+      {c.auth === 'oauth' && !machine.on && (
         <fieldset className="fieldset">
           <legend>Your own OAuth app (optional)</legend>
           <p className="muted small">For providers that let no app register itself. Changing it signs you out; then sign in again with it.</p>
