@@ -353,7 +353,11 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(shown.stdout, 'The policy of Crew alpha is machine.\n');
     const set = await run(['places', 'policy', 'Crew/alpha/runs', 'place', '--folder', 'data', '--folder', '/srv/shared']);
     assert.equal(set.code, 0, set.stderr);
-    assert.equal(set.stdout, `The policy of Crew alpha is now place.\n  extra folder: ${join(workDir, 'data')}\n  extra folder: /srv/shared\n  network: any public host\n`);
+    assert.equal(
+      set.stdout,
+      `The policy of Crew alpha is now place.\n  extra folder: ${join(workDir, 'data')}\n  extra folder: /srv/shared\n  network: any public host\n` +
+        "  limits: the machine's defaults (no server runs on this state dir: what this machine enforces is found when one starts)\n",
+    );
     const access = JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8'));
     assert.deepEqual(access.places['Crew/alpha'], { policy: { kind: 'place', folders: [join(workDir, 'data'), '/srv/shared'] } });
     const machine = await run(['places', 'policy', '.', 'strict']);
@@ -362,6 +366,41 @@ describe('the persona-mcp-workspace command', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /"open" is not a policy: use machine, place or strict/);
     await run(['places', 'policy', '.', 'machine']);
+    await run(['places', 'policy', 'Crew/alpha', 'machine']);
+  });
+
+  it('shows and sets a place\'s limits; with a server running, what is in effect and what this machine cannot enforce', async () => {
+    const refused = await run(['places', 'limits', 'Crew/alpha', 'processes=100']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /Crew alpha has the machine policy, whose commands run outside any sandbox: choose the place or strict policy first/);
+    await run(['places', 'policy', 'Crew/alpha', 'strict']);
+    const set = await run(['places', 'limits', 'Crew/alpha', 'processes=200', 'memory=1G', 'tmp=64M']);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /^Limits of Crew alpha's sandboxed commands \(strict policy\), now:\n  limits: 200 processes and threads at once, 1024 MiB of memory \(its \/tmp's files count\), a \/tmp of 64 MiB; the others the machine's defaults \(no server runs/);
+    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'].policy.limits, { processes: 200, memoryMb: 1024, tmpMb: 64 });
+    await run(['places', 'limits', 'Crew/alpha', 'memory=default']);
+    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'].policy.limits, { processes: 200, tmpMb: 64 }, 'one back to its default, the others kept');
+    const bad = await run(['places', 'limits', 'Crew/alpha', 'processes=2']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /The processes limit must be a whole number from 16 to/);
+
+    const server = await serve([]);
+    try {
+      const shown = await run(['places', 'policy', 'Crew/alpha']);
+      assert.equal(shown.code, 0, shown.stderr);
+      const lines = shown.stdout.split('\n').filter((line) => line.startsWith('  limit: '));
+      assert.equal(lines.length, 3, shown.stdout);
+      assert.match(lines[0]!, /^  limit: 200 processes and threads at once(, not enforced on this machine: .{10,})?$/);
+      assert.match(lines[1]!, /^  limit: \d+ MiB of memory \(its \/tmp's files count\) \(the machine's default\)(, not enforced on this machine: .{10,})?$/);
+      assert.match(lines[2]!, /^  limit: a \/tmp of 64 MiB(, not enforced on this machine: .{10,})?$/);
+      // This machine (the tests' own) holds them: control groups for processes and memory, a sized tmpfs for /tmp.
+      if (!/not enforced/.test(lines[0]!)) assert.match(shown.stdout, /\n  processes and memory held by cgroup v[12]/);
+      const reset = await run(['places', 'limits', 'Crew/alpha', 'default']);
+      assert.match(reset.stdout, /limit: 4096 processes and threads at once \(the machine's default\)/);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
     await run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
 

@@ -43,10 +43,15 @@ export interface Targets {
   tmpSocket: string;
 }
 
+/** Credentials in the app's environment (whatever launched it had them exported), planted for the run. */
+export const PLANTED_ENV = { AWS_SECRET_ACCESS_KEY: 'planted-aws-secret', GITHUB_TOKEN: 'planted-github-token' };
+
 /** A host with an agent of Crew/alpha connected, and the targets of the attempts in place. */
 export interface EscapeHost {
   fx: HostFixture;
   client: Client;
+  /** An agent of Crew/beta (place policy). */
+  beta: Client;
   targets: Targets;
   setPolicy(kind: 'machine' | 'place' | 'strict', network?: readonly string[]): Promise<void>;
   close(): Promise<void>;
@@ -68,6 +73,8 @@ export async function startEscapeHost(prefix: string): Promise<EscapeHost> {
   const outside = await mkdtemp(join(homedir(), '.cache', 'pw-escape-'));
   const home = join(outside, 'home');
   process.env.HOME = home;
+  const previousEnv = Object.fromEntries(Object.keys(PLANTED_ENV).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, PLANTED_ENV);
   const credentials = await plantCredentials(home);
   const fx = await startHost();
   const controlUrl = await fx.host.open();
@@ -101,14 +108,17 @@ export async function startEscapeHost(prefix: string): Promise<EscapeHost> {
   return {
     fx,
     client,
+    beta: beta.client,
     targets: { state, ws, alpha, controlUrl, agentUrl: fx.url, home, credentials, betaOutput, betaFolder, tmpSocket },
     setPolicy: (kind, network) => setPolicy(state, kind, network),
     async close() {
       socketServer.close();
       await fx.close();
       await workspace.leave();
-      if (previousHome === undefined) delete process.env.HOME;
-      else process.env.HOME = previousHome;
+      for (const [name, value] of Object.entries({ ...previousEnv, HOME: previousHome })) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
       await Promise.all([outside, socketDir].map((dir) => rm(dir, { recursive: true, force: true })));
     },
   };
@@ -176,6 +186,7 @@ export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl, credent
     { name: "read another place's extra folder", bash: `cat ${betaFolder}/secret.txt` },
     { name: "read tool: another place's extra folder", tool: { name: 'read', arguments: { path: join(betaFolder, 'secret.txt') } } },
     { name: "write tool: another place's extra folder", tool: { name: 'write', arguments: { path: join(betaFolder, 'planted.txt'), content: 'x' } } },
+    { name: "a credential in the app's environment", bash: 'env | grep -e ^AWS_SECRET_ACCESS_KEY= -e ^GITHUB_TOKEN=' },
     { name: "the owner's socket in /tmp", bash: `curl -s -m 5 --noproxy '*' --unix-socket ${tmpSocket} http://owner/ | grep -q reached` },
     { name: 'read the secrets key', bash: `cat ${key}` },
     { name: 'read the secrets file', bash: `cat ${state}/secrets.enc.json` },

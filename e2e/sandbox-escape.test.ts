@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { lstat, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { constants, existsSync, readFileSync } from 'node:fs';
+import { access, lstat, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { placeGroupName } from '../main/machine/sandbox/cgroups.js';
 import { SavedOutputs } from '../main/machine/saved-outputs.js';
+import { AccessDirectory } from '../main/places/access-directory.js';
 import { callApi } from '../test/support/control-api.js';
 import { waitFor } from '../test/support/host-fixture.js';
 import { itRunsTheBattery, sharedAttempts, startEscapeHost, type Attempt, type EscapeHost } from './sandbox-escape-battery.js';
@@ -17,6 +20,11 @@ import { itRunsTheBattery, sharedAttempts, startEscapeHost, type Attempt, type E
 describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
   let host: EscapeHost;
   let attempts: Attempt[];
+  /** This server's control-group folders (the policy's answer says where they are). */
+  let groups: string[] = [];
+  const placeAnswer = async () => (await callApi(await host.fx.host.open(), await host.fx.host.adminToken(), 'GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy;
+  /** The folders of a place's control group, one per hierarchy. */
+  const placeGroupFolders = (root: string) => groups.map((dir) => join(dir, placeGroupName(root))).filter((dir) => existsSync(dir));
 
   before(async () => {
     host = await startEscapeHost('pw-escape-');
@@ -35,10 +43,22 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
       { name: "read tool: the host's /proc/<pid>/environ", tool: { name: 'read', arguments: { path: `/proc/${pid}/environ` } } },
       { name: "edit tool: another place's file", tool: { name: 'edit', arguments: { path: join(ws, 'Crew', 'beta', 'notes.txt'), edits: [{ old_string: 'beta', new_string: 'gamma' }] } } },
     ];
+    // Out of the place's control group, or its limit raised: where the host's groups are writable by this user (as root on cgroup v1).
+    if (await access('/sys/fs/cgroup/pids/cgroup.procs', constants.W_OK).then(() => true, () => false)) {
+      await host.setPolicy('strict');
+      await host.client.callTool({ name: 'bash', arguments: { command: 'true' } }); // the place's group exists from its first command
+      groups = (await placeAnswer()).limitsInEffect.enforcedBy?.groups ?? [];
+      const max = join(placeGroupFolders('Crew/alpha').find((dir) => existsSync(join(dir, 'pids.max')))!, 'pids.max');
+      attempts.push(
+        { name: 'leave the place\'s control group', bash: 'echo $$ > /sys/fs/cgroup/pids/cgroup.procs' },
+        { name: 'write the place\'s process limit', bash: `v=$(cat ${max}) && echo "$v" > ${max}` },
+      );
+    }
   });
 
   after(async () => {
     await host?.close();
+    assert.deepEqual(groups.filter((dir) => existsSync(dir)), [], 'the control groups of the places are removed when the server stops');
   });
 
   itRunsTheBattery(() => ({ host, attempts }));
@@ -173,6 +193,61 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     }
   });
 
+  it('holds a fork bomb, a memory hog and a /tmp filler to the place\'s limits; the server and another place answer within 1 s during the bomb; nothing is left after', async (t) => {
+    const { client, beta, targets: { state } } = host;
+    const limits = { processes: 64, memoryMb: 256, tmpMb: 16 };
+    const access = new AccessDirectory(state);
+    const bash = async (c: typeof client, command: string) =>
+      ((await c.callTool({ name: 'bash', arguments: { command, timeout: 60 } })) as unknown as { structuredContent: { exitCode: number | null; stdout: string; stderr: string } }).structuredContent;
+    try {
+      for (const kind of ['place', 'strict'] as const) {
+        await host.setPolicy(kind);
+        await access.setPlaceLimits('Crew/alpha', limits);
+        const inEffect = (await placeAnswer()).limitsInEffect;
+        const unenforced = ['processes', 'memoryMb', 'tmpMb'].filter((name) => inEffect[name].unenforced);
+        if (unenforced.length) return t.skip(`this machine does not enforce ${unenforced.map((name) => `${name} (${inEffect[name].unenforced})`).join(', ')}`);
+        groups = inEffect.enforcedBy.groups;
+        assert.deepEqual([inEffect.processes, inEffect.memoryMb, inEffect.tmpMb], [{ value: 64, byDefault: false }, { value: 256, byDefault: false }, { value: 16, byDefault: false }], JSON.stringify(inEffect));
+        // A bounded bomb first: if the limit did not hold, the real one below would take the machine down.
+        const forks = await bash(client, `perl -e 'my @k; for (1..200) { my $p = fork(); last unless defined $p; if (!$p) { sleep 20; exit } push @k, $p } print scalar(@k), "\\n"; kill "KILL", @k'`);
+        assert.ok(Number(forks.stdout) > 10 && Number(forks.stdout) < limits.processes, `${kind}: ${forks.stdout} processes started of 200, under the limit ${limits.processes}`);
+        for (const dir of ['/tmp', '/var/tmp', '/dev/shm']) {
+          const fill = await bash(client, `dd if=/dev/zero of=${dir}/fill bs=1M count=64; s=$?; rm -f ${dir}/fill; exit $s`);
+          assert.notEqual(fill.exitCode, 0, `${kind}: ${dir} holds no more than 16 MiB`);
+          assert.match(fill.stderr, /No space left on device/);
+        }
+        const hog = await bash(client, 'head -c 1G /dev/zero | tail > /dev/null; echo "${PIPESTATUS[1]}"');
+        assert.equal(hog.stdout, '137\n', `${kind}: a process holding 1 GiB is killed at 256 MiB`);
+      }
+
+      await bash(beta, 'echo warm'); // Crew/beta's sandbox is up before the bomb
+      const started = await bash(client, ':(){ :|:& };:');
+      assert.equal(started.exitCode, 0);
+      const current = () => Number(readFileSync(join(placeGroupFolders('Crew/alpha').find((dir) => existsSync(join(dir, 'pids.current')))!, 'pids.current'), 'utf8'));
+      await waitFor(() => current() >= limits.processes - 4, 20_000, 'the bomb to fill the place\'s limit');
+      // The median of a few rounds: this shared test machine has spikes of its own, with or without a bomb.
+      const echoes: number[] = [];
+      const pings: number[] = [];
+      for (let round = 0; round < 5; round++) {
+        let t = performance.now();
+        assert.equal((await bash(beta, 'echo beta')).stdout, 'beta\n');
+        echoes.push(performance.now() - t);
+        t = performance.now();
+        await beta.ping();
+        pings.push(performance.now() - t);
+        assert.ok(current() <= limits.processes, `the bomb stays at ${current()} processes`);
+      }
+      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+      const shown = (values: number[]) => values.map((ms) => ms.toFixed(0)).join(', ');
+      assert.ok(median(echoes) < 1000 && median(pings) < 1000, `during the bomb: another place's bash echo took ${shown(echoes)} ms, /mcp ping ${shown(pings)} ms`);
+      // A policy change ends the place's sandbox, and the bomb with it.
+      await host.setPolicy('place');
+      await waitFor(() => current() === 0, 10_000, 'the bomb to be gone');
+    } finally {
+      if ((await access.snapshot()).places['Crew/alpha']?.policy) await access.setPlaceLimits('Crew/alpha', {});
+    }
+  });
+
   it('records the policy of each call in the audit log', async () => {
     await host.setPolicy('strict');
     await host.client.callTool({ name: 'bash', arguments: { command: 'true' } });
@@ -182,3 +257,4 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     for (const kind of ['machine', 'place', 'strict']) assert.ok(records.some((r) => r.policy === kind), `calls under ${kind}`);
   });
 });
+

@@ -56,6 +56,17 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['places', 'network', '.', 'api.github.com', '*.npmjs.org']), { kind: 'places-network', place: '.', hosts: ['api.github.com', '*.npmjs.org'] });
   });
 
+  it('parses places limits: show, set some (MiB, M or G), one or all back to the defaults', () => {
+    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a']), { kind: 'places-limits', place: 'Crew/a' });
+    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'processes=512', 'memory=4G', 'tmp=256M']), { kind: 'places-limits', place: 'Crew/a', limits: { processes: 512, memoryMb: 4096, tmpMb: 256 } });
+    assert.deepEqual(parseCommand(['places', 'limits', '.', 'memory=300', 'tmp=default']), { kind: 'places-limits', place: '.', limits: { memoryMb: 300, tmpMb: undefined } });
+    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'default']), { kind: 'places-limits', place: 'Crew/a', limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined } });
+    assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'cpus=2']), /"cpus=2" is not a limit: write processes=N, memory=SIZE or tmp=SIZE/);
+    assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'processes=1G']), /processes=1G: give a whole number/);
+    assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'memory=2T']), /memory=2T: give a size in MiB, or like 512M or 4G/);
+    assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'default', 'tmp=1M']), /give default alone/);
+  });
+
   it('parses places seal and unseal: show, seal paths or stores, lift stores or paths', () => {
     assert.deepEqual(parseCommand(['places', 'seal', 'Crew/a']), { kind: 'places-seal', place: 'Crew/a', unseal: false, paths: [] });
     assert.deepEqual(parseCommand(['places', 'seal', '.', '/srv/keys', '~/.ssh']), { kind: 'places-seal', place: '.', unseal: false, paths: ['/srv/keys', '~/.ssh'] });

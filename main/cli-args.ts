@@ -60,6 +60,8 @@ export type Command =
   | { kind: 'places-seal'; place: string; unseal: boolean; paths: string[] }
   /** `hosts` absent: show; empty: off. */
   | { kind: 'places-network'; place: string; hosts?: string[] }
+  /** `limits`: what to change (undefined: back to the machine's default); absent: show them. */
+  | { kind: 'places-limits'; place: string; limits?: Partial<Record<'processes' | 'memoryMb' | 'tmpMb', number | undefined>> }
   | { kind: 'places-tool-search'; place: string; mode?: string };
 
 export const USAGE = `Usage:
@@ -101,6 +103,7 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
   ${PRODUCT_NAME} places network PLACE [off | HOST ...]
   ${PRODUCT_NAME} places seal PLACE [PATH | STORE ...]     ${PRODUCT_NAME} places unseal PLACE STORE|PATH ...
+  ${PRODUCT_NAME} places limits PLACE [processes=N] [memory=SIZE] [tmp=SIZE] [NAME=default] [default]
   ${PRODUCT_NAME} places tool-search PLACE [on|off|auto]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
@@ -124,6 +127,12 @@ under place any public host and those. A HOST is a name (api.github.com), a wild
 the names under a domain (*.npmjs.org), an IP address, or * for any public host. Loopback,
 private and this machine's addresses are reached only through a name listed exactly
 (localhost, db.internal); the app's own ports never.
+
+"places limits" shows or sets the limits of a place's sandboxed commands together: processes
+and threads at once, memory (files in its /tmp count) and its private /tmp's size. A SIZE is
+in MiB, or with M or G (512M, 4G); NAME=default, or default alone for all, goes back to the
+machine's defaults (WORKSPACE_SANDBOX_PROCESSES, _MEMORY_MB, _TMP_MB). It also says which
+limits this machine cannot enforce, as the running server found at its start.
 
 "tool-search" shows or sets whether agents get search_tools and call_tool in place of a
 place's connection tools: on, off, or auto (on above WORKSPACE_TOOL_SEARCH_THRESHOLD tools).
@@ -514,6 +523,17 @@ function parsePlaces(argv: string[]): Command {
     if (hosts.includes('off') && hosts.length > 1) throw new UsageError('places network PLACE off turns the list off: give off alone, or only hosts.');
     return { kind: 'places-network', place, ...(hosts.length > 0 && { hosts: hosts[0] === 'off' ? [] : hosts }) };
   }
+  if (action === 'limits') {
+    const { positionals } = parse(rest, {});
+    const [place, ...settings] = positionals;
+    if (place === undefined) throw new UsageError('places limits needs a PLACE (for example Crew/alpha, or . for This machine) and optionally processes=N, memory=SIZE, tmp=SIZE or default.');
+    if (settings.length === 0) return { kind: 'places-limits', place };
+    if (settings.includes('default')) {
+      if (settings.length > 1) throw new UsageError('places limits PLACE default sets every limit back to the machine\'s default: give default alone.');
+      return { kind: 'places-limits', place, limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined } };
+    }
+    return { kind: 'places-limits', place, limits: Object.fromEntries(settings.map(parseLimit)) };
+  }
   if (action === 'seal' || action === 'unseal') {
     const { positionals } = parse(rest, {});
     const [place, ...paths] = positionals;
@@ -522,7 +542,7 @@ function parsePlaces(argv: string[]): Command {
     }
     return { kind: 'places-seal', place, unseal: action === 'unseal', paths };
   }
-  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network, seal, unseal or tool-search${action ? ` (got "${action}")` : ''}.`);
+  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network, seal, unseal, limits or tool-search${action ? ` (got "${action}")` : ''}.`);
   const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
   const [place, policy, extra] = positionals;
   if (place === undefined || extra !== undefined) {
@@ -531,4 +551,16 @@ function parsePlaces(argv: string[]): Command {
   const folders = values.folder ?? [];
   if (policy === undefined && folders.length > 0) throw new UsageError('--folder goes with a policy: places policy PLACE place --folder DIR.');
   return { kind: 'places-policy', place, ...(policy !== undefined && { policy }), folders };
+}
+
+/** `processes=N`, `memory=SIZE`, `tmp=SIZE` (MiB, or with M or G), or `NAME=default`. */
+function parseLimit(setting: string): ['processes' | 'memoryMb' | 'tmpMb', number | undefined] {
+  const match = /^(processes|memory|tmp)=(.+)$/.exec(setting);
+  if (!match) throw new UsageError(`"${setting}" is not a limit: write processes=N, memory=SIZE or tmp=SIZE (SIZE in MiB, or like 512M or 4G), or NAME=default.`);
+  const [, name, value] = match as unknown as [string, 'processes' | 'memory' | 'tmp', string];
+  const key = name === 'processes' ? 'processes' : name === 'memory' ? 'memoryMb' : 'tmpMb';
+  if (value === 'default') return [key, undefined];
+  const size = name === 'processes' ? /^(\d+)()$/.exec(value) : /^(\d+)([MG]?)$/i.exec(value);
+  if (!size) throw new UsageError(`${name}=${value}: ${name === 'processes' ? 'give a whole number' : 'give a size in MiB, or like 512M or 4G'}, or default.`);
+  return [key, Number(size[1]) * (size[2]?.toUpperCase() === 'G' ? 1024 : 1)];
 }

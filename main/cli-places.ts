@@ -29,6 +29,8 @@ import { LOCAL_PERSON } from './places/user-id.js';
 import { describeNetwork } from './places/sandbox-policy.js';
 import { policyView } from './places/policy-view.js';
 import { CREDENTIAL_STORES, isCredentialStoreName } from './places/credential-stores.js';
+import type { LimitName } from './machine/sandbox/sandbox-limits.js';
+import type { PlaceLimits } from './places/sandbox-policy.js';
 import { findRunningServer } from './running-server.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { PlaceSecrets } from './secrets/place-secrets.js';
@@ -47,11 +49,49 @@ export async function policyCommand(command: Of<'places-policy'>, env: NodeJS.Pr
   const verb = command.policy === undefined ? 'is' : 'is now';
   process.stdout.write(
     `The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}` +
-      (policy.kind === 'machine' ? '' : `\n  network: ${describeNetwork(policy)}`) +
+      (policy.kind === 'machine' ? '' : `\n  network: ${describeNetwork(policy)}\n${limitLines(policy)}`) +
       (policy.problem ? `\n  ${policy.problem}` : '') +
       '\n',
   );
   return 0;
+}
+
+/**
+ * Shows or sets the limits of a place's sandboxed commands: through the running server (which ends
+ * what ran under the old ones at once, and says what this machine enforces), else in the access directory.
+ */
+export async function limitsCommand(command: Of<'places-limits'>, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig({}, env);
+  const place = placeRootOf(config.workspaceRoot, command.place);
+  const policy = await placePolicy(config.stateDir, place, command.limits && { limits: command.limits });
+  if (policy.kind === 'machine') {
+    process.stdout.write(`${place.label} has the machine policy: its commands run outside any sandbox, with no limits. Choose the place or strict policy first.\n`);
+    return 0;
+  }
+  process.stdout.write(`Limits of ${place.label}'s sandboxed commands (${policy.kind} policy)${command.limits ? ', now' : ''}:\n${limitLines(policy)}\n`);
+  return 0;
+}
+
+const LIMIT_WORDS: Record<LimitName, (value: number) => string> = {
+  processes: (value) => `${value} processes and threads at once`,
+  memoryMb: (value) => `${value} MiB of memory (its /tmp's files count)`,
+  tmpMb: (value) => `a /tmp of ${value} MiB`,
+};
+
+/** The limits of a sandboxed policy in lines: as in effect on the running server, else as set in the access directory. */
+function limitLines(policy: PlacePolicy): string {
+  const names = Object.keys(LIMIT_WORDS) as LimitName[];
+  const inEffect = policy.limitsInEffect;
+  if (!inEffect) {
+    const set = names.filter((name) => policy.limits?.[name] !== undefined).map((name) => LIMIT_WORDS[name](policy.limits![name]!));
+    return `  limits: ${set.length ? `${set.join(', ')}; the others the machine's defaults` : "the machine's defaults"} (no server runs on this state dir: what this machine enforces is found when one starts)`;
+  }
+  const lines = names.map((name) => {
+    const limit = inEffect[name];
+    return `  limit: ${LIMIT_WORDS[name](limit.value)}${limit.byDefault ? " (the machine's default)" : ''}${limit.unenforced ? `, not enforced on this machine: ${limit.unenforced}` : ''}`;
+  });
+  if (inEffect.enforcedBy) lines.push(`  processes and memory held by ${inEffect.enforcedBy.how}`);
+  return lines.join('\n');
 }
 
 /** Shows or sets the hosts a place's sandboxed commands may reach: through the running server, else in the access directory. */
@@ -64,21 +104,37 @@ export async function networkCommand(command: Of<'places-network'>, env: NodeJS.
   return 0;
 }
 
+/** A change of a place's limits: each one given, undefined for back to the machine's default; the others stay. */
+type LimitsChange = Partial<Record<keyof PlaceLimits, number | undefined>>;
+type PolicyChange = { policy: string; folders: string[] } | { hosts: string[] } | { limits: LimitsChange };
+
 /** A place's policy after the change asked for (none: as it is), as the running server has it, else from the access directory. */
-async function placePolicy(stateDir: string, place: Place, change: { policy: string; folders: string[] } | { hosts: string[] } | undefined): Promise<PlacePolicy> {
+async function placePolicy(stateDir: string, place: Place, change: PolicyChange | undefined): Promise<PlacePolicy> {
   const server = await runningServer(stateDir);
   if (server) {
     const where = { workspace_path: place.root };
-    if (!change) return (await server.call('GET', withQuery('/places/policy', where), placePolicyAnswer)).policy;
+    const get = async () => (await server.call('GET', withQuery('/places/policy', where), placePolicyAnswer)).policy;
+    if (!change) return get();
+    if ('limits' in change) return (await server.call('PUT', '/places/limits', placePolicyAnswer, { ...where, ...withLimits((await get()).limits, change.limits) })).policy;
     return 'hosts' in change
       ? (await server.call('PUT', '/places/network', placePolicyAnswer, { ...where, hosts: change.hosts })).policy
       : (await server.call('PUT', '/places/policy', placePolicyAnswer, { ...where, ...change })).policy;
   }
   sayNoServer(stateDir, `${change ? 'writes' : 'reads'} the access directory itself and cannot say whether this machine can honour the policy`);
   const access = new AccessDirectory(stateDir);
-  const snapshot = !change ? await access.snapshot() : 'hosts' in change ? await access.setPlaceNetwork(place.root, change.hosts) : await access.setPlacePolicy(place.root, change.policy, change.folders);
-  const policy = policyOf(snapshot, place);
-  return policyView(policy);
+  const snapshot = await access.snapshot();
+  if (!change) return policyView(policyOf(snapshot, place));
+  const changed =
+    'limits' in change
+      ? await access.setPlaceLimits(place.root, withLimits(policyOf(snapshot, place).limits, change.limits))
+      : 'hosts' in change
+        ? await access.setPlaceNetwork(place.root, change.hosts)
+        : await access.setPlacePolicy(place.root, change.policy, change.folders);
+  return policyView(policyOf(changed, place));
+}
+
+function withLimits(current: PlaceLimits | undefined, change: LimitsChange): PlaceLimits {
+  return Object.fromEntries(Object.entries({ ...current, ...change }).filter(([, value]) => value !== undefined));
 }
 
 /**

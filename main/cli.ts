@@ -44,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./cli-places.js')).policyCommand(command, env);
     case 'places-network':
       return (await import('./cli-places.js')).networkCommand(command, env);
+    case 'places-limits':
+      return (await import('./cli-places.js')).limitsCommand(command, env);
     case 'clients-connect':
       return (await import('./cli-client-configs.js')).clientConnectCommand(command, env);
     case 'connections-import':

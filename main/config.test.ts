@@ -33,6 +33,14 @@ describe('loadConfig', () => {
     assert.equal(config.jwt.jwksUrl, 'https://id.example/jwks.json');
   });
 
+  it('reads the machine\'s default sandbox limits, each in its range', () => {
+    assert.deepEqual(loadConfig({}, {}).sandboxLimits, {});
+    assert.deepEqual(loadConfig({}, { WORKSPACE_SANDBOX_PROCESSES: '512', WORKSPACE_SANDBOX_MEMORY_MB: '2048', WORKSPACE_SANDBOX_TMP_MB: '100' }).sandboxLimits, { processes: 512, memoryMb: 2048, tmpMb: 100 });
+    for (const [name, value] of [['WORKSPACE_SANDBOX_PROCESSES', '8'], ['WORKSPACE_SANDBOX_MEMORY_MB', '1.5'], ['WORKSPACE_SANDBOX_TMP_MB', 'lots']]) {
+      assert.throws(() => loadConfig({}, { [name]: value }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${name}=${value} is not a whole number from`));
+    }
+  });
+
   it('refuses --no-auth on a non-loopback address', () => {
     assert.throws(() => loadConfig({ auth: false, host: '0.0.0.0' }, {}), (e: unknown) => e instanceof ConfigError && /loopback/.test(e.message));
     assert.equal(loadConfig({ auth: false, host: 'localhost' }, {}).auth, false);

@@ -15,6 +15,7 @@ import {
   OFFICIAL_REGISTRY_URL,
   type SettingVariable,
 } from './settings.js';
+import { LIMIT_RANGES, type PlaceLimits } from './places/sandbox-policy.js';
 
 /** Everything the host needs, resolved once from flags and the environment (the settings of `settings.ts`). */
 export interface Config {
@@ -38,6 +39,8 @@ export interface Config {
   shellMaxTimeoutSeconds: number;
   /** Most bytes of bash's saved full outputs kept at once; the oldest are removed first. */
   bashOutputMaxBytes: number;
+  /** The machine's defaults for the places' sandbox limits, where set (the rest: sandbox-limits.ts). */
+  sandboxLimits: PlaceLimits;
   stateDir: string;
   sessionIdleTimeoutMs: number;
   /** The MCP Registry merged into the catalog; empty turns it off. */
@@ -127,6 +130,7 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || DEFAULT_SKILLS_DIR),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
     bashOutputMaxBytes: Math.floor(positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2),
+    sandboxLimits: sandboxLimitsFrom(env),
     stateDir: stateDirFrom(env),
     sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
     registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,
@@ -184,6 +188,20 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: SettingVariable, fallback:
     throw new ConfigError(`${name}=${raw} is not a number from above 0 to ${Math.floor(max)}. Unset it to use the default (${fallback}).`);
   }
   return value;
+}
+
+/** The machine's default sandbox limits that the environment (or the settings file) sets, each in its range. */
+function sandboxLimitsFrom(env: NodeJS.ProcessEnv): PlaceLimits {
+  const limits: { -readonly [K in keyof PlaceLimits]: number } = {};
+  for (const [name, variable] of [['processes', 'WORKSPACE_SANDBOX_PROCESSES'], ['memoryMb', 'WORKSPACE_SANDBOX_MEMORY_MB'], ['tmpMb', 'WORKSPACE_SANDBOX_TMP_MB']] as const) {
+    const raw = env[variable];
+    if (raw === undefined || raw === '') continue;
+    const [min, max] = LIMIT_RANGES[name];
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) throw new ConfigError(`${variable}=${raw} is not a whole number from ${min} to ${max}. Unset it to use the default.`);
+    limits[name] = value;
+  }
+  return limits;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { SandboxLimits } from './machine/sandbox/sandbox-limits.js';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { Config } from './config.js';
@@ -42,6 +43,8 @@ export interface ConnectionServicesOptions {
   env: NodeJS.ProcessEnv;
   /** The ports the app listens on (agent endpoint, control plane): neither a remote connection nor a sandboxed local server reaches them on this machine. */
   appPorts: () => readonly number[];
+  /** The places' sandbox limits on this machine (the server's): local servers run in their place's control group. */
+  limits?: SandboxLimits;
 }
 
 /** A local server with no request for this long is ended; the next use starts it again. */
@@ -68,7 +71,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
   });
   // What local servers inherit is this process's environment, as for `bash` (the agent endpoint's sandbox host).
-  const host = { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env, appPorts: options.appPorts };
+  const host = { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env, appPorts: options.appPorts, ...(options.limits && { limits: options.limits }) };
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;
   const gateway = new Gateway({

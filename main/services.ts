@@ -24,6 +24,7 @@ import type { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
 import { PolicyWatch } from './places/policy-watch.js';
 import { SandboxPool } from './machine/sandbox/sandbox-pool.js';
+import { defaultLimitValues, SandboxLimits } from './machine/sandbox/sandbox-limits.js';
 import { SkillsWatch } from './machine/skills-watch.js';
 import { Changes } from './mcp/resource-subscriptions.js';
 import { PlaceSessions } from './mcp/place-sessions.js';
@@ -57,6 +58,10 @@ export interface Services {
   commands: CommandRunner;
   /** The places' live command sandboxes (place and strict policies). */
   sandboxes: SandboxPool;
+  /** The places' sandbox limits: the machine's defaults and what it enforces, found once at start. */
+  limits: SandboxLimits;
+  /** Ends what ran under a place's old policy as soon as it changes. */
+  policyWatch: PolicyWatch;
   /** The ports the app listens on (set by the host as it opens them): sandboxed commands never reach them. */
   listeningPorts: Set<number>;
   skills: SkillsWatch;
@@ -85,7 +90,11 @@ export async function openServices(config: Config, log: (line: string) => void, 
     for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
   }
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
+  const limits = await SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
+  const unenforced = Object.entries(limits.support.unenforced);
+  if (unenforced.length) log(`Sandbox limits not enforced on this machine: ${unenforced.map(([name, why]) => `${name} (${why})`).join('; ')}.`);
   const connectionServices = openConnectionServices(config, {
+    limits,
     secrets,
     log,
     // The control plane listens once the services exist; sign-ins start only after that.
@@ -149,11 +158,13 @@ export async function openServices(config: Config, log: (line: string) => void, 
   // processes, the place's live sandbox) is ended, and the commands' answers say why.
   const policyWatch = new PolicyWatch(
     access,
-    (changes) => {
-      for (const { root, label, why } of changes) {
-        const words = `the sandbox of ${label} changed while it ran (${why})`;
-        void Promise.all([commands.stopPlace(root, words), sandboxes.endPlace(root)]).catch((error: unknown) => log(`Could not end what ran in ${label} under its old policy: ${(error as Error).message}`));
-      }
+    async (changes) => {
+      await Promise.all(
+        changes.map(({ root, label, why }) => {
+          const words = `the sandbox of ${label} changed while it ran (${why})`;
+          return Promise.all([commands.stopPlace(root, words), sandboxes.endPlace(root)]).catch((error: unknown) => log(`Could not end what ran in ${label} under its old policy: ${(error as Error).message}`));
+        }),
+      );
     },
     log,
   );
@@ -180,6 +191,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
     audit,
     commands,
     sandboxes,
+    limits,
+    policyWatch,
     listeningPorts: new Set([config.port, config.controlPort].filter((port) => port > 0)),
     skills,
     skillsChanged,
@@ -202,6 +215,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
       for (const line of await commands.removeSavedOutputs()) log(`Saved bash outputs: ${line}`);
       await sandboxes.closeAll();
       await Promise.all([connectionServices.close(), skills.stop(), audit.close()]);
+      await limits.close();
     },
   };
   return services;

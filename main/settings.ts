@@ -59,6 +59,19 @@ export const SETTINGS = {
     default: String(DEFAULT_SAVED_OUTPUT_TOTAL_MB),
     about: "Most megabytes of bash's saved full outputs kept at once, the oldest removed first; each is also removed a day after it was saved and when the server stops.",
   },
+  sandboxProcesses: {
+    env: 'WORKSPACE_SANDBOX_PROCESSES',
+    kind: 'count',
+    default: '4096',
+    about: "The default most processes and threads at once of a sandboxed place's commands (place and strict policies); a place's own limit wins.",
+  },
+  sandboxMemoryMb: {
+    env: 'WORKSPACE_SANDBOX_MEMORY_MB',
+    kind: 'count',
+    default: "half of this machine's memory",
+    about: "The default most memory, in MiB, of a sandboxed place's commands together; files in its /tmp count.",
+  },
+  sandboxTmpMb: { env: 'WORKSPACE_SANDBOX_TMP_MB', kind: 'count', default: '2048 (at most the memory limit)', about: "The default size, in MiB, of a sandboxed place's private /tmp." },
   stateDir: {
     env: 'WORKSPACE_STATE_DIR',
     kind: 'text',

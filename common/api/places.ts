@@ -26,6 +26,21 @@ export const placesAnswer = z.object({
 
 export const policyKind = z.enum(['machine', 'place', 'strict']);
 
+/** What a place's sandboxed commands may use together: processes and threads at once, memory and its /tmp in MiB. */
+export const placeLimits = z.object({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).strict();
+
+/** One limit as applied: its value, whether it is the machine's default, and why this machine does not enforce it (absent: it does). */
+const limitInEffect = z.object({ value: z.number(), byDefault: z.boolean(), unenforced: z.string().optional() });
+
+/** A place's limits as applied, with how processes and memory are enforced and the folders of the server's control groups. */
+export const limitsInEffect = z.object({
+  processes: limitInEffect,
+  memoryMb: limitInEffect,
+  tmpMb: limitInEffect,
+  enforcedBy: z.object({ how: z.string(), groups: z.array(z.string()).readonly() }).optional(),
+});
+export type LimitsInEffect = z.infer<typeof limitsInEffect>;
+
 /** What a place's agents reach, with why this machine cannot honour it (no sandbox): its agents are then refused. */
 export const placePolicy = z.object({
   kind: policyKind,
@@ -36,7 +51,11 @@ export const placePolicy = z.object({
   seal: z.array(z.string()).optional(),
   /** Credential stores (by name) this place's agents may reach; absent when none. */
   unseal: z.array(z.string()).optional(),
+  /** Limits of its sandboxed commands other than the machine's defaults; absent: the defaults. */
+  limits: placeLimits.optional(),
   problem: z.string().optional(),
+  /** Sandboxed: each limit as the running server applies it, and what this machine does not enforce. */
+  limitsInEffect: limitsInEffect.optional(),
 });
 export type PlacePolicy = z.infer<typeof placePolicy>;
 
@@ -49,6 +68,8 @@ export const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.
 export const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
 /** PUT /api/places/seals: what a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
 export const placeSealsBody = z.object({ workspace_path: z.string(), seal: z.array(z.string().max(4096)).max(100), unseal: z.array(z.string().max(100)).max(100) }).strict();
+/** PUT /api/places/limits: a place's limits, replaced whole (a limit left out is the machine's default). */
+export const placeLimitsBody = placeLimits.extend({ workspace_path: z.string() }).strict();
 /** The answer to each. */
 export const placePolicyAnswer = z.object({ policy: placePolicy });
 

@@ -69,20 +69,24 @@ describe('the page: agent access', { skip: skipReason }, () => {
     assert.equal(Date.parse(record.expiresAt!) - Date.parse(record.createdAt), 7 * 86_400_000, 'expires after the chosen 7 days');
   });
 
-  it('fills the new token into the configuration of clients that cannot sign in; the others sign in header-free', async () => {
+  it('fills the new token into every client\'s configuration, the one the panel says', async () => {
     const { page } = p;
     const token = (await newToken().locator('code').textContent())!;
+    await newToken().getByText('Every configuration below includes this token until you press Done.', { exact: true }).waitFor();
     const panel = page.getByRole('tabpanel');
+    const headers = { Authorization: `Bearer ${token}` };
     await page.getByRole('tab', { name: 'Other clients' }).click();
     await panel.getByRole('button', { name: 'Copy the Other clients configuration' }).click();
     await panel.getByRole('status').getByText('Copied').waitFor();
-    assert.deepEqual(JSON.parse(await clipboardText(page)), { mcpServers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers: { Authorization: `Bearer ${token}` } } } });
+    assert.deepEqual(JSON.parse(await clipboardText(page)), { mcpServers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers } } });
     await page.getByRole('tab', { name: 'VS Code' }).click();
-    await panel.getByText('approve it here under Waiting sign-ins', { exact: false }).waitFor();
-    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { servers: { 'persona-workspace': { type: 'http', url: p.fx.url } } });
+    await panel.getByText('It sends the token you just created.', { exact: false }).waitFor();
+    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { servers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers } } });
+    await page.getByRole('tab', { name: 'Claude Code' }).click();
+    assert.equal(await panel.locator('pre').textContent(), `claude mcp add --transport http persona-workspace "${p.fx.url}" --header "Authorization: Bearer ${token}"`);
     await page.getByRole('tab', { name: 'Cursor' }).click();
     await panel.getByText('.cursor/mcp.json', { exact: false }).waitFor();
-    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { mcpServers: { 'persona-workspace': { url: p.fx.url } } });
+    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { mcpServers: { 'persona-workspace': { url: p.fx.url, headers } } });
     // Arrow keys move between the tabs.
     await page.getByRole('tab', { name: 'Cursor' }).press('ArrowRight');
     assert.equal(await page.getByRole('tab', { name: 'VS Code' }).getAttribute('aria-selected'), 'true');

@@ -68,6 +68,8 @@ export function agentEndpoint(
         skillsDir: config.skillsDir,
         env: process.env,
         sandboxes: services.sandboxes,
+        limits: services.limits,
+        caughtUp: (dir) => services.policyWatch.caughtUp(dir),
         appPorts: () => [...services.listeningPorts],
         outputsOf: (root) => services.commands.outputFolder(root),
       });

@@ -23,6 +23,7 @@ import {
   placeNetworkBody,
   placePolicyAnswer,
   placePolicyBody,
+  placeLimitsBody,
   placeSealsBody,
   placesAnswer,
   placeToolSearchAnswer,
@@ -36,6 +37,7 @@ import type { OwnApp } from '../connections/oauth/connection-oauth.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { ANSWER_SOON_MS } from '../connections/place-connections.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
+import type { SandboxLimits } from '../machine/sandbox/sandbox-limits.js';
 import { policyOf } from '../places/access-directory.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { policyView } from '../places/policy-view.js';
@@ -88,7 +90,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const dir = await services.access.snapshot();
     res.json({
       place: { ...place, canEdit: canEdit(dir, person(res), place) },
-      policy: await policyAnswer(policyOf(dir, place)),
+      policy: await policyAnswer(policyOf(dir, place), services.limits),
       rule: connectionRule(place),
       connections: await connections.list(person(res), place),
     } satisfies Answer<typeof placeConnectionsAnswer>);
@@ -207,7 +209,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.get('/places/policy', async (req, res) => {
     localOnly(res);
     const place = placeOf(req);
-    res.json({ policy: await policyAnswer(policyOf(await services.access.snapshot(), place)) } satisfies Answer<typeof placePolicyAnswer>);
+    res.json({ policy: await policyAnswer(policyOf(await services.access.snapshot(), place), services.limits) } satisfies Answer<typeof placePolicyAnswer>);
   });
 
   /** A place's sandbox policy (This machine's applies to tokens that name no place): the owner's choice. */
@@ -216,7 +218,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placePolicyBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlacePolicy(place.root, body.policy, body.folders);
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) } satisfies Answer<typeof placePolicyAnswer>);
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) } satisfies Answer<typeof placePolicyAnswer>);
   });
 
   /** The hosts a place's sandboxed commands may reach through the app's proxy (empty: none beyond the policy's). */
@@ -225,7 +227,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placeNetworkBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlaceNetwork(place.root, body.hosts);
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) } satisfies Answer<typeof placePolicyAnswer>);
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) } satisfies Answer<typeof placePolicyAnswer>);
   });
 
   /** What a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
@@ -234,7 +236,16 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const body = placeSealsBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     const snapshot = await services.access.setPlaceSeals(place.root, { seal: body.seal, unseal: body.unseal });
-    res.json({ policy: await policyAnswer(policyOf(snapshot, place)) } satisfies Answer<typeof placePolicyAnswer>);
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) } satisfies Answer<typeof placePolicyAnswer>);
+  });
+
+  /** The limits of a place's sandboxed commands (processes, memory, /tmp): the place's own, else the machine's defaults. */
+  router.put('/places/limits', async (req, res) => {
+    localOnly(res);
+    const { workspace_path, ...limits } = placeLimitsBody.parse(req.body);
+    const place = placeRootOf(config.workspaceRoot, workspace_path);
+    const snapshot = await services.access.setPlaceLimits(place.root, limits);
+    res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) } satisfies Answer<typeof placePolicyAnswer>);
   });
 
   router.use('/skills', skillsRoutes(config.skillsDir, localOnly, () => services.changes.publish({ topic: 'skills' })));
@@ -314,9 +325,11 @@ function ownerOf(req: Request): string | undefined {
 }
 
 /** A place's policy for the page, with why this machine cannot honour it (no sandbox): its agents are then refused. */
-async function policyAnswer(policy: SandboxPolicy): Promise<PlacePolicy> {
-  const problem = policy.kind === 'machine' ? undefined : await sandboxProblem();
-  return { ...policyView(policy), ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }) };
+/** A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then refused), the limits in effect. */
+async function policyAnswer(policy: SandboxPolicy, limits: SandboxLimits): Promise<PlacePolicy> {
+  if (policy.kind === 'machine') return policyView(policy);
+  const problem = await sandboxProblem();
+  return { ...policyView(policy), ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }), limitsInEffect: limits.inEffect(policy.limits) };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

@@ -16,14 +16,16 @@ describe('the page API: a place\'s sandbox policy', () => {
     adminToken = await fx.host.adminToken();
   });
   after(() => fx.close());
+  /** A policy as the owner set it, without what the machine makes of it (the limits in effect: their own test). */
+  const stated = (policy: Record<string, unknown>) => Object.fromEntries(Object.entries(policy).filter(([name]) => name !== 'limitsInEffect'));
 
   it('shows machine by default on the place header, and the owner changes it', async () => {
-    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy, { kind: 'machine', folders: [] });
+    assert.deepEqual(stated((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy), { kind: 'machine', folders: [] });
 
     const set = await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha/runs/1', policy: 'strict', folders: ['/srv/shared/'] });
     assert.equal(set.status, 200, set.text);
-    assert.deepEqual(set.json.policy, { kind: 'strict', folders: ['/srv/shared'] });
-    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy, { kind: 'strict', folders: ['/srv/shared'] });
+    assert.deepEqual(stated(set.json.policy), { kind: 'strict', folders: ['/srv/shared'] });
+    assert.deepEqual(stated((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy), { kind: 'strict', folders: ['/srv/shared'] });
     assert.deepEqual((await api('GET', '/access')).json.places['Crew/alpha'], { policy: { kind: 'strict', folders: ['/srv/shared'] } });
 
     assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha', policy: 'machine' })).json.policy.kind, 'machine');
@@ -41,14 +43,14 @@ describe('the page API: a place\'s sandbox policy', () => {
       assert.equal(answer.status, 400, answer.text);
       assert.match(answer.json.error.message, message);
     }
-    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/beta')).json.policy, { kind: 'place', folders: [] });
+    assert.deepEqual(stated((await api('GET', '/mcp/place?workspace_path=Crew/beta')).json.policy), { kind: 'place', folders: [] });
   });
 
   it('keeps a network allow-list beside the policy, normalized; refuses a bad host or the machine policy', async () => {
     await api('PUT', '/places/policy', { workspace_path: 'Crew/gamma', policy: 'strict' });
     const set = await api('PUT', '/places/network', { workspace_path: 'Crew/gamma', hosts: ['API.example.com.', '*.npmjs.org', 'localhost'] });
     assert.equal(set.status, 200, set.text);
-    assert.deepEqual(set.json.policy, { kind: 'strict', folders: [], network: ['api.example.com', '*.npmjs.org', 'localhost'] });
+    assert.deepEqual(stated(set.json.policy), { kind: 'strict', folders: [], network: ['api.example.com', '*.npmjs.org', 'localhost'] });
     assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/gamma')).json.policy.network, ['api.example.com', '*.npmjs.org', 'localhost']);
     for (const [body, message] of [
       [{ workspace_path: 'Crew/gamma', hosts: ['https://example.com'] }, /is not a host name: write a name/],
@@ -59,14 +61,14 @@ describe('the page API: a place\'s sandbox policy', () => {
       assert.equal(answer.status, 400, answer.text);
       assert.match(answer.json.error.message, message);
     }
-    assert.deepEqual((await api('PUT', '/places/network', { workspace_path: 'Crew/gamma', hosts: [] })).json.policy, { kind: 'strict', folders: [] }, 'an empty list: no network');
+    assert.deepEqual(stated((await api('PUT', '/places/network', { workspace_path: 'Crew/gamma', hosts: [] })).json.policy), { kind: 'strict', folders: [] }, 'an empty list: no network');
   });
 
   it('seals more paths and lifts credential stores for one place; a lifted name must be a store', async () => {
     await api('PUT', '/places/policy', { workspace_path: 'Crew/gamma', policy: 'place' });
     const set = await api('PUT', '/places/seals', { workspace_path: 'Crew/gamma', seal: ['/srv/keys/', '~/.config/rclone'], unseal: ['~/.aws'] });
     assert.equal(set.status, 200, set.text);
-    assert.deepEqual(set.json.policy, { kind: 'place', folders: [], seal: ['/srv/keys', '~/.config/rclone'], unseal: ['~/.aws'] });
+    assert.deepEqual(stated(set.json.policy), { kind: 'place', folders: [], seal: ['/srv/keys', '~/.config/rclone'], unseal: ['~/.aws'] });
     assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/gamma')).json.policy.unseal, ['~/.aws']);
     for (const [body, message] of [
       [{ workspace_path: 'Crew/gamma', seal: [], unseal: ['~/.bashrc'] }, /"~\/\.bashrc" is not one of the sealed credential stores/],
@@ -79,6 +81,38 @@ describe('the page API: a place\'s sandbox policy', () => {
     }
     // The policy kept its seals when its kind changed.
     assert.deepEqual((await api('PUT', '/places/policy', { workspace_path: 'Crew/gamma', policy: 'strict' })).json.policy.seal, ['/srv/keys', '~/.config/rclone']);
+  });
+
+  it('sets a place\'s limits, shows them in effect with the machine\'s defaults and what this machine enforces; refuses one out of range', async () => {
+    await api('PUT', '/places/policy', { workspace_path: 'Crew/limits', policy: 'strict' });
+    const before = (await api('GET', '/mcp/place?workspace_path=Crew/limits')).json.policy.limitsInEffect;
+    assert.equal(before.processes.value, 4096);
+    assert.equal(before.processes.byDefault, true);
+    assert.equal(before.tmpMb.value, 2048);
+    assert.ok(before.memoryMb.value >= 256);
+    const set = await api('PUT', '/places/limits', { workspace_path: 'Crew/limits', processes: 200, tmpMb: 64 });
+    assert.equal(set.status, 200, set.text);
+    assert.deepEqual(set.json.policy.limits, { processes: 200, tmpMb: 64 });
+    const inEffect = set.json.policy.limitsInEffect;
+    assert.deepEqual([inEffect.processes.value, inEffect.processes.byDefault, inEffect.tmpMb.value, inEffect.memoryMb.byDefault], [200, false, 64, true]);
+    // Each is enforced, or says why not on this machine; where control groups are used, the answer says where.
+    for (const name of ['processes', 'memoryMb', 'tmpMb']) assert.ok(inEffect[name].unenforced === undefined || /\w{10}/.test(inEffect[name].unenforced), name);
+    if (inEffect.processes.unenforced === undefined) assert.ok(inEffect.enforcedBy.groups.length > 0 && /cgroup/.test(inEffect.enforcedBy.how), JSON.stringify(inEffect));
+    for (const [body, message] of [
+      [{ workspace_path: 'Crew/limits', processes: 3 }, /The processes limit must be a whole number from 16 to/],
+      [{ workspace_path: 'Crew/limits', memoryMb: 1.5 }, /The memoryMb limit must be a whole number/],
+      [{ workspace_path: 'Crew/limits', cpus: 2 }, /cpus/],
+      [{ workspace_path: 'Crew/nolimits', processes: 100 }, /machine policy, whose commands run outside any sandbox/],
+    ] as const) {
+      const answer = await api('PUT', '/places/limits', body);
+      assert.equal(answer.status, 400, answer.text);
+      assert.match(answer.json.error.message, message);
+    }
+    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/limits')).json.policy.limits, { processes: 200, tmpMb: 64 }, 'a refused change changed nothing');
+    // Kept when the kind changes, gone with machine.
+    assert.deepEqual((await api('PUT', '/places/policy', { workspace_path: 'Crew/limits', policy: 'place' })).json.policy.limits, { processes: 200, tmpMb: 64 });
+    assert.deepEqual((await api('PUT', '/places/limits', { workspace_path: 'Crew/limits' })).json.policy.limits, undefined, 'none given: the defaults again');
+    assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/limits', policy: 'machine' })).json.policy.limitsInEffect, undefined, 'machine runs commands outside any sandbox: no limits');
   });
 
   it('lets only the person who runs the app change a policy', async () => {

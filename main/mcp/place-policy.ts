@@ -22,6 +22,8 @@ export class PlacePolicy {
    */
   async sandbox(): Promise<PlaceSandbox | undefined> {
     const dir = await this.access.snapshot();
+    // What ran under the policy before this one ends first, never the sandbox this call is about to use.
+    await this.host.caughtUp?.(dir);
     const policy = policyOf(dir, this.place);
     if (policy.kind === 'machine') return undefined;
     const problem = await sandboxProblem(this.host.env);

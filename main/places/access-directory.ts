@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { VersionedJsonFile } from '../state/versioned-json-file.js';
 import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { placeFromRoot, PlacePathError, type Place } from './place-root.js';
-import { checkPolicy, MACHINE_POLICY, PolicyInputError, type PolicyParts, type SandboxPolicy } from './sandbox-policy.js';
+import { checkPolicy, MACHINE_POLICY, PolicyInputError, type PlaceLimits, type PolicyParts, type SandboxPolicy } from './sandbox-policy.js';
 import { LOCAL_PERSON, printableProblem, userIdProblem } from './user-id.js';
 
 export const ACCESS_FILE = 'access.json';
@@ -33,6 +33,8 @@ export interface StoredPolicy {
   readonly seal?: readonly string[];
   /** Credential stores lifted for this place; absent: none. */
   readonly unseal?: readonly string[];
+  /** Limits other than the machine's defaults; absent: the defaults. */
+  readonly limits?: PlaceLimits;
 }
 
 /** The whole directory: people by user id, and access by place root. It holds no secrets. */
@@ -86,6 +88,7 @@ const directorySchema = z
             network: z.array(z.string()).optional(),
             seal: z.array(z.string()).optional(),
             unseal: z.array(z.string()).optional(),
+            limits: z.strictObject({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).optional(),
           })
           .superRefine((policy, ctx) => {
             try {
@@ -195,7 +198,7 @@ export class AccessDirectory {
   /**
    * Sets the sandbox policy of a place's agents (for This machine, `""`: of tokens that name no
    * place). `machine` is kept as no policy at all; the folders are checked and normalized. The
-   * network allow-list and seals stay, unless the policy becomes `machine` (which reaches
+   * network allow-list, seals and limits stay, unless the policy becomes `machine` (which reaches
    * everything).
    */
   async setPlacePolicy(root: string, kind: string, folders: readonly string[] = []): Promise<AccessDirectorySnapshot> {
@@ -212,6 +215,11 @@ export class AccessDirectory {
    */
   async setPlaceSeals(root: string, seals: { seal: readonly string[]; unseal: readonly string[] }): Promise<AccessDirectorySnapshot> {
     return this.updateSandboxed(root, (policy) => ({ ...policy, seal: seals.seal, unseal: seals.unseal }));
+  }
+
+  /** Sets the limits of a place's sandboxed commands (absent ones: the machine's defaults). Only with the place or strict policy. */
+  async setPlaceLimits(root: string, limits: PlaceLimits): Promise<AccessDirectorySnapshot> {
+    return this.updateSandboxed(root, (policy) => ({ ...policy, limits }), 'whose commands run outside any sandbox');
   }
 
   /**

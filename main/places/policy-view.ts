@@ -9,5 +9,6 @@ export function policyView(policy: SandboxPolicy): PlacePolicy {
     ...(policy.network && { network: [...policy.network] }),
     ...(policy.seal && { seal: [...policy.seal] }),
     ...(policy.unseal && { unseal: [...policy.unseal] }),
+    ...(policy.limits && { limits: { ...policy.limits } }),
   };
 }

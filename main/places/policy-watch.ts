@@ -18,7 +18,7 @@ const SETTLE_MS = 10;
 
 /**
  * Tells, as soon as the access directory changes (the page, the API or the CLI wrote it), which
- * places' sandboxes changed: their own policy (kind, folders, network, seals), or another
+ * places' sandboxes changed: their own policy (kind, folders, network, seals, limits), or another
  * place's extra folders, which their sandbox hides. What ran under the old policy is then ended
  * (services.ts): a policy change takes effect at once, not when the running commands end.
  */
@@ -31,7 +31,8 @@ export class PolicyWatch {
 
   constructor(
     private readonly access: AccessDirectory,
-    private readonly onChange: (changes: PolicyChange[]) => void,
+    /** Ends what ran under the old policies; the watch waits for it (caughtUp). */
+    private readonly onChange: (changes: PolicyChange[]) => Promise<void>,
     private readonly report: (line: string) => void,
   ) {}
 
@@ -49,6 +50,16 @@ export class PolicyWatch {
     }
     this.timer = setInterval(() => this.soon(), POLL_MS);
     this.timer.unref();
+  }
+
+  /**
+   * Resolves once what ran under an access directory older than `dir` has been ended. A call that
+   * read `dir` waits for this before it starts anything: the watch may not have seen the change
+   * yet, and would otherwise end the call's new sandbox along with the old ones.
+   */
+  caughtUp(dir: AccessDirectorySnapshot): Promise<void> {
+    if (dir !== this.last) this.checking = this.checking.then(() => this.check());
+    return this.checking;
   }
 
   stop(): void {
@@ -81,7 +92,7 @@ export class PolicyWatch {
             : "another place's extra folders changed";
       changes.push({ root, label: is.label, why });
     }
-    if (changes.length) this.onChange(changes);
+    if (changes.length) await this.onChange(changes);
   }
 }
 

@@ -28,7 +28,28 @@ export interface SandboxPolicy {
   readonly seal?: readonly string[];
   /** Credential stores (credential-stores.ts, by name) this place's agents may reach; absent when none. */
   readonly unseal?: readonly string[];
+  /** Limits of the place's sandboxed commands other than the machine's defaults; absent: the defaults. */
+  readonly limits?: PlaceLimits;
 }
+
+/** What a place's sandboxed commands may use together; each absent one has the machine's default (place-limits.ts). */
+export interface PlaceLimits {
+  /** Processes and threads at once. */
+  readonly processes?: number;
+  /** Memory in MiB (the files in its private /tmp count too). */
+  readonly memoryMb?: number;
+  /** The size of its private /tmp (and of each other temp folder of its own), in MiB. */
+  readonly tmpMb?: number;
+}
+
+export const LIMIT_NAMES = ['processes', 'memoryMb', 'tmpMb'] as const;
+
+/** What a limit may be set to: enough for a shell and a few programs to start, at most what a machine could have. */
+export const LIMIT_RANGES: Readonly<Record<keyof PlaceLimits, readonly [number, number]>> = {
+  processes: [16, 4_194_304],
+  memoryMb: [64, 64 * 1024 * 1024],
+  tmpMb: [1, 64 * 1024 * 1024],
+};
 
 /** The rest of a policy beside its kind: what checkPolicy checks. */
 export interface PolicyParts {
@@ -36,6 +57,7 @@ export interface PolicyParts {
   readonly network?: readonly string[];
   readonly seal?: readonly string[];
   readonly unseal?: readonly string[];
+  readonly limits?: PlaceLimits;
 }
 
 export const MACHINE_POLICY: SandboxPolicy = Object.freeze({ kind: 'machine', folders: Object.freeze([]) });
@@ -63,16 +85,17 @@ export function networkCommandLine(placeRoot: string): string {
 /**
  * Checks and normalizes a policy given by a person: a known kind, absolute folders, no duplicates,
  * host names on the network allow-list, sealed paths absolute (or in the home folder, `~/...`),
- * lifted seals naming credential stores. Under `machine` only the kind: it
+ * lifted seals naming credential stores, limits in range. Under `machine` only the kind: it
  * reaches everything.
  */
 export function checkPolicy(kind: string, parts: PolicyParts = {}): SandboxPolicy {
   if (!isPolicyKind(kind)) throw new PolicyInputError(`"${kind}" is not a policy: use machine, place or strict.`);
-  const { folders = [], network = [], seal = [], unseal = [] } = parts;
+  const { folders = [], network = [], seal = [], unseal = [], limits = {} } = parts;
   if (kind === 'machine') {
     if (folders.length > 0) throw new PolicyInputError('Extra folders go with the place or strict policy; machine already reaches every folder.');
     if (network.length > 0) throw new PolicyInputError('A network allow-list goes with the place or strict policy; machine already reaches every host.');
     if (seal.length > 0 || unseal.length > 0) throw new PolicyInputError('Sealed paths go with the place or strict policy; machine reaches every path.');
+    if (Object.keys(limits).length > 0) throw new PolicyInputError('Limits go with the place or strict policy; machine runs commands outside any sandbox.');
   }
   if (folders.length > MAX_FOLDERS) throw new PolicyInputError(`At most ${MAX_FOLDERS} extra folders.`);
   const normalized = folders.map((folder) => {
@@ -101,12 +124,23 @@ export function checkPolicy(kind: string, parts: PolicyParts = {}): SandboxPolic
   for (const name of unseal) {
     if (!isCredentialStoreName(name)) throw new PolicyInputError(`"${name}" is not one of the sealed credential stores: see "persona-mcp-workspace places seal PLACE" for their names.`);
   }
+  const checkedLimits: { -readonly [K in keyof PlaceLimits]: number } = {};
+  for (const [name, value] of Object.entries(limits) as Array<[keyof PlaceLimits, unknown]>) {
+    const range = Object.hasOwn(LIMIT_RANGES, name) ? LIMIT_RANGES[name] : undefined;
+    if (!range) throw new PolicyInputError(`"${name}" is not a limit: use ${LIMIT_NAMES.join(', ')}.`);
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < range[0] || value > range[1]) {
+      throw new PolicyInputError(`The ${name} limit must be a whole number from ${range[0]} to ${range[1]} (got ${String(value)}).`);
+    }
+    checkedLimits[name] = value;
+  }
   return {
     kind,
     folders: [...new Set(normalized)],
     ...(hosts.length > 0 && { network: hosts }),
     ...(sealed.length > 0 && { seal: [...new Set(sealed)] }),
     ...(unseal.length > 0 && { unseal: [...new Set(unseal)] }),
+    ...(Object.keys(checkedLimits).length > 0 && { limits: checkedLimits }),
   };
 }
 

@@ -7,13 +7,23 @@ const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0b2tlbjphIn0.c2ln';
 const byId = (configs: ReturnType<typeof clientConfigs>) => Object.fromEntries(configs.map((c) => [c.id, c.text]));
 
 describe('clientConfigs', () => {
-  it('configures the clients that sign in by themselves header-free, and the others with the token as a Bearer header', () => {
+  it('puts a token just created into every client\'s configuration as a Bearer header', () => {
     const configs = clientConfigs({ url: URL, authRequired: true, token: TOKEN });
+    const texts = byId(configs);
+    const headers = { Authorization: `Bearer ${TOKEN}` };
+    assert.equal(texts['claude-code'], `claude mcp add --transport http ${SERVER_NAME} "${URL}" --header "Authorization: Bearer ${TOKEN}"`);
+    assert.deepEqual(JSON.parse(texts.cursor!), { mcpServers: { [SERVER_NAME]: { url: URL, headers } } });
+    assert.deepEqual(JSON.parse(texts.vscode!), { servers: { [SERVER_NAME]: { type: 'http', url: URL, headers } } });
+    assert.deepEqual(JSON.parse(texts.generic!), { mcpServers: { [SERVER_NAME]: { type: 'http', url: URL, headers } } });
+    for (const c of configs) assert.ok(!c.where.includes(SIGN_IN_NOTE), c.id);
+  });
+
+  it('without a token, configures the clients that sign in by themselves header-free', () => {
+    const configs = clientConfigs({ url: URL, authRequired: true });
     const texts = byId(configs);
     assert.equal(texts['claude-code'], `claude mcp add --transport http ${SERVER_NAME} "${URL}"`);
     assert.deepEqual(JSON.parse(texts.cursor!), { mcpServers: { [SERVER_NAME]: { url: URL } } });
     assert.deepEqual(JSON.parse(texts.vscode!), { servers: { [SERVER_NAME]: { type: 'http', url: URL } } });
-    assert.deepEqual(JSON.parse(texts.generic!), { mcpServers: { [SERVER_NAME]: { type: 'http', url: URL, headers: { Authorization: `Bearer ${TOKEN}` } } } });
     for (const c of configs.filter((c) => c.id !== 'generic')) assert.ok(c.where.includes(SIGN_IN_NOTE), c.id);
   });
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Launch } from '../../machine/command-runner.js';
-import { PlaceSandbox, sandboxEnv, sandboxMissing, type SandboxHost } from '../../machine/sandbox/place-sandbox.js';
+import { machineEnv, PlaceSandbox, sandboxMissing, type SandboxHost } from '../../machine/sandbox/place-sandbox.js';
 import { sandboxProblem } from '../../machine/sandbox/sandbox-check.js';
 import { policyOf, type AccessDirectory } from '../../places/access-directory.js';
 import { placeFromRoot } from '../../places/place-root.js';
@@ -31,8 +31,9 @@ export async function localPolicyKey(connection: LocalConnection, deps: Pick<Loc
  * user, in the place's folder. Under `place` and `strict`, `bash -c 'exec COMMAND'` in a sandbox of
  * its own made by the same launcher as `bash` (PlaceSandbox): the place's folders and sealed paths,
  * plus the place's cache folder (npm's and uv's caches, and under `strict` its home); its network
- * is the place's allow-list plus the hosts the connection declares. Either way its environment is
- * the app's without the app's own variables, plus its variables from the place's secrets, read now.
+ * is the place's allow-list plus the hosts the connection declares. Its environment: under machine
+ * the app's without the app's own variables, sandboxed only the harmless ones (sandboxEnv); plus
+ * its variables from the place's secrets, read now.
  */
 export async function localLaunch(connection: LocalConnection, deps: LocalLaunchDeps): Promise<LocalStart> {
   const place = placeFromRoot(connection.root);
@@ -42,7 +43,7 @@ export async function localLaunch(connection: LocalConnection, deps: LocalLaunch
   const start = { policyKey: JSON.stringify(policy), secrets: secrets.map((s) => ({ name: s.secret, value: s.value })), commandLine: commandLine(connection.local) };
   const folder = resolve(deps.host.workspaceRoot, connection.root);
   if (policy.kind === 'machine') {
-    const launch: Launch = { file: connection.local.command, args: [...connection.local.args], env: { ...sandboxEnv(deps.host.env), ...secretEnv }, cwd: folder };
+    const launch: Launch = { file: connection.local.command, args: [...connection.local.args], env: { ...machineEnv(deps.host.env), ...secretEnv }, cwd: folder };
     return { launch, ...start };
   }
   const problem = await sandboxProblem(deps.host.env);

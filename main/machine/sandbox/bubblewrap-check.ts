@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { trialRun } from './trial-run.js';
 
 /** Cached per PATH: the answer holds while the app runs (installing bubblewrap needs a restart). */
@@ -38,5 +39,18 @@ export function canEnterSandboxes(env: NodeJS.ProcessEnv = process.env): Promise
   const key = env.PATH ?? '';
   let check = enterChecks.get(key);
   if (!check) enterChecks.set(key, (check = Promise.all(['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined)).then((all) => all.every(Boolean))));
+  return check;
+}
+
+const sizeChecks = new Map<string, Promise<boolean>>();
+
+/** Whether this bubblewrap can size the temp folders it makes (`--size`, bubblewrap 0.6 and later): its help lists it. */
+export function bubblewrapSizesTmpfs(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  const key = env.PATH ?? '';
+  let check = sizeChecks.get(key);
+  if (!check) {
+    check = new Promise((resolve) => execFile('bwrap', ['--help'], { env }, (_error, stdout) => resolve(/^\s*--size\b/m.test(String(stdout)))));
+    sizeChecks.set(key, check);
+  }
   return check;
 }

@@ -20,7 +20,12 @@ export interface BwrapInput {
   readonly runtimeDir?: string;
   /** The start script's file on the host (start-script.ts), bound read-only at START_SCRIPT_INSIDE. */
   readonly startScript?: string;
+  /** The size of each temp folder of the sandbox's own (/tmp, /var/tmp, /dev/shm, ...), in MiB; absent: the kernel's default (half the memory). */
+  readonly tmpMb?: number;
 }
+
+/** The sandbox's /dev holds device nodes, links and mount points only: a writable tmpfs, so it is kept small. */
+const DEV_BYTES = 1024 * 1024;
 
 /** The device nodes a sandboxed command gets (when the machine has them), in a /dev of its own. */
 export const SANDBOX_DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty'];
@@ -33,21 +38,24 @@ export const SANDBOX_DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/ran
  * of reach; what network it gets comes through the proxy, network-bridge.ts), no capabilities.
  * The environment is the one bubblewrap is started with (it passes it on).
  */
-export function bwrapArgs({ plan, kinds, cwd, newSession, runtimeDir, startScript }: BwrapInput): string[] {
+export function bwrapArgs({ plan, kinds, cwd, newSession, runtimeDir, startScript, tmpMb }: BwrapInput): string[] {
   const args: string[] = [];
+  // Each writable tmpfs is sized: the limit on the place's temp folders (its memory limit counts their files too).
+  const sized = (bytes: number | undefined): string[] => (bytes === undefined ? [] : ['--size', String(bytes)]);
+  const tmpBytes = tmpMb === undefined ? undefined : tmpMb * 1024 * 1024;
   if (plan.fallback.access === 'ro') args.push('--ro-bind', '/', '/');
   // A /dev of a few device nodes rather than bubblewrap's --dev: --dev mounts a devpts, which an
   // unprivileged bubblewrap can only do from a second user namespace, and a command then cannot be
   // entered into the sandbox later (live-sandbox.ts). The cost: no new pseudo-terminals inside.
-  args.push('--tmpfs', '/dev');
+  args.push(...sized(tmpMb === undefined ? undefined : DEV_BYTES), '--tmpfs', '/dev');
   for (const device of SANDBOX_DEVICES) if (kinds.get(device) === 'file') args.push('--dev-bind', device, device);
   for (const [name, fd] of [['fd', ''], ['stdin', '/0'], ['stdout', '/1'], ['stderr', '/2']] as const) args.push('--symlink', `/proc/self/fd${fd}`, `/dev/${name}`);
-  args.push('--tmpfs', '/dev/shm', '--proc', '/proc');
+  args.push(...sized(tmpBytes), '--tmpfs', '/dev/shm', '--proc', '/proc');
   if (startScript !== undefined) args.push('--ro-bind', startScript, START_SCRIPT_INSIDE);
   // Outer paths first, so that a deeper rule (the place's folder inside another area) wins.
   const ordered = [...plan.rules].filter((rule) => rule.path !== '/proc' && rule.path !== '/dev').sort((a, b) => depth(a.path) - depth(b.path));
   const covering = [...ordered, ...plan.sealed];
-  for (const rule of covering) args.push(...mount(rule, kinds.get(rule.path)));
+  for (const rule of covering) args.push(...(rule.access === 'scratch' ? sized(tmpBytes) : []), ...mount(rule, kinds.get(rule.path)));
   // Before the root is made read-only: its parent folders may have to be made in the empty root.
   if (runtimeDir !== undefined && plan.fallback.access === 'none') args.push('--ro-bind', runtimeDir, runtimeDir);
   // The empty folders covering what is out of reach are read-only, so that writing there fails

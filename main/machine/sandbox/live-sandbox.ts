@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Launch } from '../command-runner.js';
+import { joinCommand, type PlaceGroup } from './cgroups.js';
 
 /** The namespaces bubblewrap makes, in nsenter's option names. */
 const NAMESPACES = [
@@ -65,6 +66,8 @@ export class LiveSandbox {
     private readonly handles: readonly FileHandle[],
     private readonly enterArgs: readonly string[],
     private readonly idleMs: number,
+    /** The place's control group, that each command joins before it enters. */
+    private readonly group: PlaceGroup | undefined,
   ) {
     this.endedPromise = new Promise((resolve) => {
       const done = (): void => {
@@ -82,10 +85,12 @@ export class LiveSandbox {
 
   /**
    * Starts bubblewrap with `args` (bwrap-args.ts, without `--` and a program) and `env`, running
-   * `program`, and opens its namespaces. Ended after `idleMs` without a command, or by stop().
+   * `program`, in the place's control group `group` if any, and opens its namespaces. Ended after
+   * `idleMs` without a command, or by stop().
    */
-  static async start(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, idleMs: number, program: SandboxProgram = SLEEP): Promise<LiveSandbox> {
-    const child = spawn('bwrap', [...args, '--info-fd', '3', '--', ...program.argv], { env, stdio: ['ignore', program.saysReady ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  static async start(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, idleMs: number, program: SandboxProgram = SLEEP, group?: PlaceGroup): Promise<LiveSandbox> {
+    const bwrap = joinCommand(group, 'bwrap', [...args, '--info-fd', '3', '--', ...program.argv]);
+    const child = spawn(bwrap.file, bwrap.args, { env, stdio: ['ignore', program.saysReady ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
     const handles: FileHandle[] = [];
@@ -121,7 +126,7 @@ export class LiveSandbox {
       // The descriptors name the sandbox as it was when they were opened: check it still runs.
       if (child.exitCode !== null || child.signalCode !== null) throw new LiveSandboxError(`bubblewrap ended while starting: ${stderr.trim() || 'no message'}`);
       child.stderr!.resume();
-      return new LiveSandbox(fingerprint, child, handles, enterArgs, idleMs);
+      return new LiveSandbox(fingerprint, child, handles, enterArgs, idleMs, group);
     } catch (error) {
       child.kill('SIGKILL');
       await Promise.all(handles.map((handle) => handle.close().catch(() => {})));
@@ -145,8 +150,7 @@ export class LiveSandbox {
     this.idleTimer = undefined;
     let released = false;
     return {
-      file: 'nsenter',
-      args: [...this.enterArgs, '--', ...DROP_PRIVILEGES, 'bash', '-c', command],
+      ...joinCommand(this.group, 'nsenter', [...this.enterArgs, '--', ...DROP_PRIVILEGES, 'bash', '-c', command]),
       env,
       fds: this.handles.map((handle) => handle.fd),
       release: () => {

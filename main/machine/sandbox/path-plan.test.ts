@@ -163,4 +163,18 @@ describe('bubblewrap arguments from the plan', () => {
     assert.ok(!pairs(placeArgs).includes('--ro-bind /opt/node/bin'));
     assert.ok(strictArgs.includes('--unshare-net') && placeArgs.includes('--unshare-net'), 'the network comes through the proxy only');
   });
+
+  it('with a /tmp size: every temp folder of its own is sized, /dev small, the covering folders (read-only) not', () => {
+    for (const plan of [place, strict]) {
+      const args = bwrapArgs({ plan, kinds, cwd: '/ws/Crew/alpha', newSession: true, tmpMb: 16 });
+      const sizeOf = (path: string): string | undefined => {
+        const at = args.findIndex((arg, i) => arg === '--tmpfs' && args[i + 1] === path);
+        return args[at - 2] === '--size' ? args[at - 1] : undefined;
+      };
+      for (const path of ['/tmp', '/var/tmp', '/dev/shm']) assert.equal(sizeOf(path), String(16 * 1024 * 1024), `${plan.kind} ${path}`);
+      assert.equal(sizeOf('/dev'), String(1024 * 1024));
+      assert.equal(sizeOf('/ws/Crew'), undefined, 'an empty read-only folder over another place');
+      assert.ok(!bwrapArgs({ plan, kinds, cwd: '/ws/Crew/alpha', newSession: true }).includes('--size'), 'without a size, the kernel\'s default');
+    }
+  });
 });

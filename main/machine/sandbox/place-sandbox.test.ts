@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { MachineError } from '../errors.js';
 import { openSpot } from '../file-target.js';
 import { sandboxProblem } from './sandbox-check.js';
-import { appPathsOf, PlaceSandbox, realPathOf, sandboxEnv } from './place-sandbox.js';
+import { appPathsOf, machineEnv, PlaceSandbox, realPathOf, sandboxEnv } from './place-sandbox.js';
 
 describe('a place sandbox on a real file system', () => {
   let top: string;
@@ -101,10 +101,34 @@ describe('what a sandboxed command is given', () => {
     assert.deepEqual(paths, ['/state', '/cfg/persona-mcp-workspace', '/run/dbus', '/run/user/5', '/tmp/dbus-x', '/tmp/ssh/agent']);
   });
 
-  it('the environment without the app\'s secrets and keychain addresses', () => {
+  it('the environment under machine: the app\'s without its secrets and keychain addresses', () => {
     assert.deepEqual(
-      sandboxEnv({ PATH: '/usr/bin', HOME: '/root', WORKSPACE_SECRET_KEY: 'k', WORKSPACE_JWT_SECRET: 's', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x', GNOME_KEYRING_CONTROL: '/k', SSH_AUTH_SOCK: '/s' }),
-      { PATH: '/usr/bin', HOME: '/root' },
+      machineEnv({ PATH: '/usr/bin', HOME: '/root', EDITOR: 'vi', WORKSPACE_SECRET_KEY: 'k', WORKSPACE_JWT_SECRET: 's', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x', GNOME_KEYRING_CONTROL: '/k', SSH_AUTH_SOCK: '/s' }),
+      { PATH: '/usr/bin', HOME: '/root', EDITOR: 'vi' },
+    );
+  });
+
+  it('the environment of a sandboxed command: only harmless variables, never a credential the app was started with', () => {
+    assert.deepEqual(
+      sandboxEnv({
+        PATH: '/usr/bin',
+        HOME: '/home/me',
+        LANG: 'C.UTF-8',
+        LC_TIME: 'en_GB.UTF-8',
+        TERM: 'xterm',
+        JAVA_HOME: '/opt/jdk',
+        AWS_SECRET_ACCESS_KEY: 'a',
+        AWS_ACCESS_KEY_ID: 'b',
+        GITHUB_TOKEN: 'c',
+        OPENAI_API_KEY: 'd',
+        NPM_TOKEN: 'e',
+        VAULT_TOKEN: 'f',
+        DATABASE_URL: 'postgres://u:p@h/db',
+        WORKSPACE_SECRET_KEY: 'k',
+        SSH_AUTH_SOCK: '/s',
+        LD_PRELOAD: '/x.so',
+      }),
+      { PATH: '/usr/bin', HOME: '/home/me', LANG: 'C.UTF-8', LC_TIME: 'en_GB.UTF-8', TERM: 'xterm', JAVA_HOME: '/opt/jdk' },
     );
   });
 

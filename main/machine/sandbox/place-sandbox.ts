@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from '
 import { mkdir } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import type { AccessDirectorySnapshot } from '../../places/access-directory.js';
 import { sealedPaths, type SealedPath } from '../../places/credential-stores.js';
 import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
 import { configDir } from '../../settings-file.js';
@@ -9,11 +10,13 @@ import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
 import { canEnterSandboxes } from './bubblewrap-check.js';
 import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
+import { joinCommand } from './cgroups.js';
 import { bridgeEnv, proxyEnv, runtimeDir, SandboxNetwork, systemNetworkMachine, type SandboxNetworkSetup } from './network-bridge.js';
 import { decide, pathPlan, refusalMessage, type PathPlan } from './path-plan.js';
 import { enforcerFor, type Enforcer } from './sandbox-check.js';
 import { START_SCRIPT_INSIDE, startScriptFile } from './start-script.js';
 import type { SandboxPool } from './sandbox-pool.js';
+import type { LimitValues, SandboxLimits } from './sandbox-limits.js';
 import { PRIVATE_TEMP_FOLDER, privateTempOf, sandboxBash, seatbeltLaunch } from './seatbelt-launch.js';
 import { LoopbackProxy } from './seatbelt-network.js';
 import { MACOS_SYSTEM_DIRS } from './seatbelt-profile.js';
@@ -65,8 +68,22 @@ function sealWhy(seal: SealedPath, placeRoot: string): string {
     : `it is sealed by the rule "${seal.rule}" (a path the owner sealed for this place); "persona-mcp-workspace places unseal ${place} '${seal.rule}'" lifts it`;
 }
 
-/** Variables a sandboxed command never inherits: the app's secrets and the ways to the keychain. */
+/** Variables a command under machine never inherits: the app's secrets and the ways to the keychain. */
 const WITHHELD_ENV = /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|GPG_AGENT_INFO$|KRB5CCNAME$|XDG_RUNTIME_DIR$|PERSONA_)/;
+
+/**
+ * The only variables of the app's environment a sandboxed command gets (place, strict): where
+ * things are and how to show them, never a credential (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, an API
+ * key the owner exported: the app's environment holds whatever its launcher had). What the place
+ * sets (the proxy, a local server's variables from the place's secrets) comes on top.
+ */
+const PASSED_ENV = new Set([
+  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'TMPDIR',
+  'EDITOR', 'VISUAL', 'PAGER', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR', 'COLUMNS', 'LINES',
+  'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_DATA_DIRS', 'XDG_CONFIG_DIRS',
+  // Where toolchains are installed: version managers and build tools find their programs through them.
+  'JAVA_HOME', 'GOROOT', 'GOPATH', 'CARGO_HOME', 'RUSTUP_HOME', 'NVM_DIR', 'PYENV_ROOT', 'RBENV_ROOT', 'VOLTA_HOME', 'BUN_INSTALL', 'DENO_INSTALL',
+]);
 
 /** Most entries of the app's folders looked at (on every call) for hard links before giving up (and refusing). */
 const HARD_LINK_SCAN_LIMIT = 5_000;
@@ -88,6 +105,10 @@ export interface SandboxHost {
   readonly platform?: NodeJS.Platform;
   /** The folder of a place's saved bash outputs (CommandRunner.outputFolder), made if need be. */
   readonly outputsOf?: (placeRoot: string) => Promise<string>;
+  /** The places' limits on this machine (its defaults, what it enforces, the places' control groups); without, none. */
+  readonly limits?: SandboxLimits;
+  /** Resolves once what ran under an access directory older than `dir` has been ended (policy-watch.ts). */
+  readonly caughtUp?: (dir: AccessDirectorySnapshot) => Promise<void>;
 }
 
 /**
@@ -114,9 +135,14 @@ export function appPathsOf(host: SandboxHost): string[] {
   return paths;
 }
 
-/** The environment a sandboxed command gets: the app's, without its secrets and keychain addresses. */
-export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+/** The environment a command under machine gets: the app's, without its secrets and keychain addresses. */
+export function machineEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !WITHHELD_ENV.test(entry[0])));
+}
+
+/** The environment a sandboxed command gets (place, strict): the harmless variables of the app's only (PASSED_ENV, and the locale's LC_*). */
+export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (PASSED_ENV.has(entry[0]) || /^LC_[A-Z_]+$/.test(entry[0]))));
 }
 
 
@@ -147,6 +173,8 @@ export class PlaceSandbox {
     readonly placeRoot: string,
     /** The start script's file (start-script.ts): run by bash before each command. */
     private readonly startScript: string,
+    /** The place's limits and where they are enforced; none without SandboxHost.limits. */
+    private readonly limits: { readonly values: LimitValues; readonly on: SandboxLimits } | undefined,
   ) {}
 
   /** The place as the CLI takes it. */
@@ -207,7 +235,8 @@ export class PlaceSandbox {
     const privateTemp = seatbelt ? privateTempOf(stateDir, plan.placeFolder) : undefined;
     // The private temp folders are the places' files, not the app's: not walked for hard links.
     const linked = linkedAppFiles(appPaths, join(stateDir, PRIVATE_TEMP_FOLDER));
-    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linked, network, describeNetwork(policy), enforcer, privateTemp, placeRoot, startScript);
+    const limits = host.limits && { values: host.limits.valuesOf(policy.limits), on: host.limits };
+    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linked, network, describeNetwork(policy), enforcer, privateTemp, placeRoot, startScript, limits);
   }
 
   /**
@@ -241,20 +270,22 @@ export class PlaceSandbox {
       throw new MachineError('refused_by_policy', `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`);
     }
     if (this.enforcer === 'seatbelt') return this.launchSeatbelt(command);
-    const runtime = { startScript: this.startScript, ...(this.network && { runtimeDir: runtimeDir() }) };
+    const tmpMb = this.limits?.on.tmpMbOf(this.limits.values);
+    const runtime = { startScript: this.startScript, ...(this.network && { runtimeDir: runtimeDir() }), ...(tmpMb !== undefined && { tmpMb }) };
     const env = { ...this.env, ...(this.network && proxyEnv()), BASH_ENV: START_SCRIPT_INSIDE };
+    // Every process of the place's sandboxes is in the place's control group, with its limits.
+    const group = this.limits?.on.groupOf(this.placeRoot, this.plan.placeLabel, this.limits.values);
     if (!tty && this.sandboxes && (await canEnterSandboxes(env))) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
-      const live = await this.sandboxes.acquire(this.placeRoot, args, this.network ? bridgeEnv(env) : env, this.identity, this.network);
+      const live = await this.sandboxes.acquire(this.placeRoot, args, this.network ? bridgeEnv(env) : env, this.identity, this.network, group);
       return live.launch(command, env);
     }
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
-    if (!this.network) return { file: 'bwrap', args: [...args, '--', 'bash', '-c', command], env };
+    if (!this.network) return { ...joinCommand(group, 'bwrap', [...args, '--', 'bash', '-c', command]), env };
     // A sandbox of its own, with a proxy of its own: the bridge runs the command once it listens.
     const network = await SandboxNetwork.open(this.network);
     return {
-      file: 'bwrap',
-      args: [...args, ...network.mountArgs, '--', ...network.bridge(['bash', '-c', command])],
+      ...joinCommand(group, 'bwrap', [...args, ...network.mountArgs, '--', ...network.bridge(['bash', '-c', command])]),
       env: bridgeEnv(env),
       release: () => void network.close(),
     };

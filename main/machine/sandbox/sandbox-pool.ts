@@ -1,4 +1,5 @@
-import { LiveSandbox, LiveSandboxError } from './live-sandbox.js';
+import { LiveSandbox, LiveSandboxError, SLEEP } from './live-sandbox.js';
+import type { PlaceGroup } from './cgroups.js';
 import { SandboxNetwork, type SandboxNetworkSetup } from './network-bridge.js';
 
 /** A sandbox with no command for this long is ended (and with it anything a command left behind). */
@@ -23,9 +24,10 @@ export class SandboxPool {
   /**
    * The running sandbox of `place` (its root) made from exactly `args` and `env` over the same folders
    * (`identity`) and with the same network rules, started if need be. With `network`, the sandbox
-   * gets a proxy of its own (ended with it) and runs the bridge to it as its program.
+   * gets a proxy of its own (ended with it) and runs the bridge to it as its program. With `group`,
+   * the sandbox and every command entered into it are in the place's control group.
    */
-  async acquire(place: string, args: readonly string[], env: NodeJS.ProcessEnv, identity = '', network?: SandboxNetworkSetup): Promise<LiveSandbox> {
+  async acquire(place: string, args: readonly string[], env: NodeJS.ProcessEnv, identity = '', network?: SandboxNetworkSetup, group?: PlaceGroup): Promise<LiveSandbox> {
     if (this.closed) throw new LiveSandboxError('The server is stopping: no new command is started.');
     const fingerprint = JSON.stringify([args, Object.entries(env), identity, network?.rules ?? null]);
     const current = this.live.get(place);
@@ -36,10 +38,10 @@ export class SandboxPool {
         this.live.delete(place);
         sandbox?.retire();
       } else {
-        return this.acquire(place, args, env, identity, network); // another call replaced it meanwhile
+        return this.acquire(place, args, env, identity, network, group); // another call replaced it meanwhile
       }
     }
-    const starting = network ? this.startWithNetwork(args, env, fingerprint, network) : LiveSandbox.start(args, env, fingerprint, this.idleMs);
+    const starting = network ? this.startWithNetwork(args, env, fingerprint, network, group) : LiveSandbox.start(args, env, fingerprint, this.idleMs, SLEEP, group);
     this.live.set(place, starting);
     try {
       const sandbox = await starting;
@@ -80,10 +82,10 @@ export class SandboxPool {
   }
 
   /** A live sandbox whose program is the bridge to a proxy of its own, closed when the sandbox ends. */
-  private async startWithNetwork(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, setup: SandboxNetworkSetup): Promise<LiveSandbox> {
+  private async startWithNetwork(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, setup: SandboxNetworkSetup, group: PlaceGroup | undefined): Promise<LiveSandbox> {
     const network = await SandboxNetwork.open(setup);
     try {
-      const sandbox = await LiveSandbox.start([...args, ...network.mountArgs], env, fingerprint, this.idleMs, { argv: network.bridge(), comm: SandboxNetwork.bridgeComm, saysReady: true });
+      const sandbox = await LiveSandbox.start([...args, ...network.mountArgs], env, fingerprint, this.idleMs, { argv: network.bridge(), comm: SandboxNetwork.bridgeComm, saysReady: true }, group);
       const closed = sandbox.whenEnded.then(() => network.close());
       this.closing.add(closed);
       void closed.then(() => this.closing.delete(closed));

@@ -26,7 +26,7 @@ export function NewToken({ token, onDone }: { token: CreatedToken; onDone: () =>
           Done
         </button>
       </div>
-      <p className="hint">The configurations below include this token until you press Done.</p>
+      <p className="hint">Every configuration below includes this token until you press Done.</p>
     </section>
   );
 }

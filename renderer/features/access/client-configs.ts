@@ -1,7 +1,7 @@
 // Copy-ready configuration of MCP clients for this server. Plain data, no DOM: tested under Node
-// (test/renderer/client-configs.test.ts). Claude Code, Cursor and VS Code sign in with OAuth by
-// themselves (the owner approves them here), so theirs carry no header; clients that cannot sign in
-// get the token form. Formats as each client documents them: Claude Code's
+// (test/renderer/client-configs.test.ts). Claude Code, Cursor and VS Code can sign in with OAuth by
+// themselves (the owner approves them here), so without a token theirs carry no header; once a token
+// is created here, every client's text carries it, so whichever one is pasted uses it. Formats as each client documents them: Claude Code's
 // `claude mcp add --transport http`; Cursor's `.cursor/mcp.json` (`mcpServers`,
 // `url`, `headers`); VS Code's `.vscode/mcp.json` (`servers`, `type: "http"`); and the common
 // `mcpServers` JSON with `type: "http"` that other clients (Claude Code's `.mcp.json`, ...) read.
@@ -34,27 +34,30 @@ export const SIGN_IN_NOTE = 'On first use it opens a sign-in page; approve it he
 export function clientConfigs({ url, authRequired, token }: ConfigInput): ClientConfig[] {
   const authorization = `Bearer ${token ?? TOKEN_PLACEHOLDER}`;
   const headers = authRequired ? { headers: { Authorization: authorization } } : {};
+  // The clients that can sign in carry the header only when there is a real token to put in it.
+  const withToken = authRequired && token !== undefined;
+  const tokenHeaders = withToken ? headers : {};
   const json = (value: unknown) => JSON.stringify(value, null, 2);
-  const signIn = authRequired ? ` ${SIGN_IN_NOTE}` : '';
+  const signIn = withToken ? ' It sends the token you just created.' : authRequired ? ` ${SIGN_IN_NOTE}` : '';
   return [
     {
       id: 'claude-code',
       name: 'Claude Code',
       where: `Run this in a terminal, in the project where Claude Code should use this machine.${signIn}`,
       // The URL quoted for shells that glob `[` and `?`.
-      text: `claude mcp add --transport http ${SERVER_NAME} "${url}"`,
+      text: `claude mcp add --transport http ${SERVER_NAME} "${url}"${withToken ? ` --header "Authorization: ${authorization}"` : ''}`,
     },
     {
       id: 'cursor',
       name: 'Cursor',
       where: `Put this in .cursor/mcp.json in your project (or ~/.cursor/mcp.json for every project).${signIn}`,
-      text: json({ mcpServers: { [SERVER_NAME]: { url } } }),
+      text: json({ mcpServers: { [SERVER_NAME]: { url, ...tokenHeaders } } }),
     },
     {
       id: 'vscode',
       name: 'VS Code',
       where: `Put this in .vscode/mcp.json in your workspace.${signIn}`,
-      text: json({ servers: { [SERVER_NAME]: { type: 'http', url } } }),
+      text: json({ servers: { [SERVER_NAME]: { type: 'http', url, ...tokenHeaders } } }),
     },
     {
       id: 'generic',

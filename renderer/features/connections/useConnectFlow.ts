@@ -44,6 +44,8 @@ export function useConnectFlow(root: string, announce: (message: string) => void
           announce(`Finish signing in to ${target.displayName} in your browser. This page updates when you are done.`);
         } else {
           popup?.close();
+          // Its row says Connected before the news does.
+          await client.invalidateQueries({ queryKey: ['place-connections', root] });
           announce(`${target.displayName} is connected${result.tools.length ? `: ${result.tools.length} ${result.tools.length === 1 ? 'tool' : 'tools'}` : ''}.`);
         }
       } catch (error) {
@@ -97,7 +99,10 @@ export function useConnectFlow(root: string, announce: (message: string) => void
     });
   }, []);
 
-  return { connect, connectMany, pending, settle, ownApp, setOwnApp, dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)) };
+  /** Loads the list again and resolves once it shows what the server has now (a connection just added). */
+  const refresh = useCallback(() => client.invalidateQueries({ queryKey: ['place-connections', root] }), [client, root]);
+
+  return { connect, connectMany, refresh, pending, settle, ownApp, setOwnApp, dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)) };
 }
 
 export type ConnectFlow = ReturnType<typeof useConnectFlow>;
@@ -113,6 +118,8 @@ export class AddedButNotConnected extends Error {
  */
 export async function connectAdded(flow: ConnectFlow, connection: Connection, expectSignIn: boolean): Promise<void> {
   if (!expectSignIn && connection.state !== 'sign-in') {
+    // Its row is in Connected before anything is said of it.
+    await flow.refresh();
     if (connection.state === 'connected') return;
     throw new AddedButNotConnected(`${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`);
   }
