@@ -8,7 +8,7 @@ import type { Approvals } from './auth/oauth-server/approvals.js';
 import type { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
-import { agentEndpoint } from './http/agent-endpoint.js';
+import { AGENT_SERVER_OPTIONS, agentEndpoint } from './http/agent-endpoint.js';
 import { signInsNeeded, type SignInNeeded } from './connections/sign-ins-needed.js';
 import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
@@ -129,7 +129,7 @@ export class Host {
       await this.open();
       const { services, verifier } = await this.opened!;
       const endpoint = agentEndpoint(services, verifier);
-      const server = createServer(endpoint.listener).listen(this.config.port, this.config.host);
+      const server = createServer(AGENT_SERVER_OPTIONS, endpoint.listener).listen(this.config.port, this.config.host);
       try {
         await once(server, 'listening');
       } catch (error) {

@@ -247,3 +247,6 @@ export const removedAnswer = z.object({ removed: connectionView });
 export const secretBody = z.object({ value: z.string(), replace: z.boolean().optional() }).strict();
 /** GET /api/secrets: the names only, never the values. */
 export const secretNamesAnswer = z.object({ names: z.array(z.string()) });
+
+/** GET /api/local-servers/install-hosts?command=: the hosts installing a package with this launcher (npx, uvx) reaches here. */
+export const installHostsAnswer = z.object({ hosts: z.array(z.string()) });

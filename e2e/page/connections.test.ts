@@ -215,6 +215,9 @@ describe('the page: connections of a place', { skip }, () => {
     // From the top of the page, Tab to "Add a server that is not listed" and open it.
     await tabUntil(page, `document.activeElement?.tagName === 'SUMMARY'`, 200);
     await page.keyboard.press('Enter');
+    // First the choice of a remote or a local server: remote is chosen.
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(`document.activeElement?.type === 'radio' && document.activeElement.checked`), true);
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(`document.activeElement?.type`), 'url');
     await page.keyboard.type(upstream.url);

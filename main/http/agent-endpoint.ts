@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerOptions, ServerResponse } from 'node:http';
 import { AuthError, wwwAuthenticate, type Caller, type JwtVerifier } from '../auth/jwt-verifier.js';
 import { decideToolSearch, type ToolSearchDecision, type ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
 import { auditedRunner } from '../mcp/audited-runner.js';
@@ -29,6 +29,17 @@ export const LOCAL_CALLER: Caller = { subject: LOCAL_PERSON, source: 'local' };
 
 /** Large enough for a base64 `write` of a sizeable file, small enough to bound one request. */
 const MAX_REQUEST_BYTES = 64 * 2 ** 20;
+
+/**
+ * Idle keep-alive connections. A client keeps an idle connection for a time of its own (fetch's
+ * undici: 4 s, or the server's `Keep-Alive: timeout` hint less 2 s) and may send its next request on
+ * it until then; if the server closes it meanwhile, that request is lost ("fetch failed"). Node
+ * closes idle connections 5 s after an answer, and answers on an event stream carried no hint at
+ * all, so a call made 4-5 s after an answer was lost whenever the client's own timer ran late (a
+ * busy client, a loaded machine). The server keeps idle connections well past what it tells clients.
+ */
+const KEEP_ALIVE_HINT = 'timeout=60';
+export const AGENT_SERVER_OPTIONS: ServerOptions = { keepAliveTimeout: 75_000 };
 
 /** Per token (or signed-in client, or external subject): more than enough for one agent's parallel work. */
 const MAX_SESSIONS_PER_CALLER = 64;
@@ -115,6 +126,8 @@ export function agentEndpoint(
   // tokens), loaded on its first request.
   const oauth = verifier && lazyListener(async () => (await import('./oauth-routes.js')).oauthRoutes(services.signIns, { originOf, log: services.log }), services.log);
   const listener: RequestListener = (req, res) => {
+    // Set here, it replaces Node's own hint (the server's real timeout) on every answer, event streams included.
+    res.setHeader('Keep-Alive', KEEP_ALIVE_HINT);
     // Any browser page may read the public OAuth documents and use their endpoints (no cookies are involved there).
     const refused = guard(req.headers, oauth !== undefined && isPublicOAuthPath(req.url ?? ''));
     if (refused) return sendJson(res, refused.status, refusedBody(refused.message));

@@ -13,6 +13,7 @@ import {
   connectManyAnswer,
   connectManyBody,
   placeConnectionsAnswer,
+  installHostsAnswer,
   removedAnswer,
   secretBody,
   secretNamesAnswer,
@@ -34,6 +35,7 @@ import {
 } from '../../common/api/places.js';
 import { ACTIVITY_MAX_LIMIT, activityAnswer, serverInfo as serverInfoAnswer } from '../../common/api/server.js';
 import type { OwnApp } from '../connections/oauth/connection-oauth.js';
+import { installHosts } from '../connections/local/install-hosts.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { ANSWER_SOON_MS } from '../connections/place-connections.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
@@ -133,6 +135,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
 
   router.get('/catalog', (req, res) => {
     res.json(services.catalog.list({ ...(typeof req.query.search === 'string' && { search: req.query.search }) }) satisfies Answer<typeof catalogListing>);
+  });
+
+  // The hosts installing a package with this launcher (npx, uvx) reaches here: the page asks for them at add, for the strict policy.
+  router.get('/local-servers/install-hosts', async (req, res) => {
+    res.json({ hosts: await installHosts(typeof req.query.command === 'string' ? req.query.command : '') } satisfies Answer<typeof installHostsAnswer>);
   });
 
   router.post('/catalog/refresh', async (_req, res) => {

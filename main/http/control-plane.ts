@@ -3,6 +3,7 @@ import type { HostStatus } from '../../common/api/host-status.js';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { ZodError, type z } from 'zod';
 import { openAnswer } from '../../common/api/server.js';
+import { ClientEntryExistsError } from '../connections/client-configs/config-file.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { OwnAppRequiredError } from '../connections/oauth/errors.js';
@@ -11,6 +12,7 @@ import { oauthCallback } from './oauth-callback.js';
 import { apiRoutes } from './api-routes.js';
 import { allowedHostNames, hostAndOriginGuard } from './guards.js';
 import { mediaType } from './media-type.js';
+import { pageFiles } from './page-files.js';
 
 export const SESSION_COOKIE = 'pw_session';
 
@@ -68,7 +70,7 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
   app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
-    app.use(express.static(options.pageDir, { index: 'index.html' }));
+    app.use(pageFiles(options.pageDir));
   } else {
     app.get('/', (_req, res) => {
       res.type('text/plain').send('You are signed in. The page is not built in this copy: run "npm run build", then reload.');
@@ -142,9 +144,10 @@ function apiErrors(log: (line: string) => void): ErrorRequestHandler {
     }
     const known = userError(error);
     if (known) {
-      // The page opens the own-OAuth-app panel, showing the redirect URL to register at the provider.
-      const ownApp = error instanceof OwnAppRequiredError ? { code: 'own_app_required', redirect_url: error.redirectUrl } : {};
-      res.status(known.status).json({ error: { message: known.message, ...ownApp } });
+      // The page opens the own-OAuth-app panel, showing the redirect URL to register at the provider;
+      // or offers to replace a client's entry of that name.
+      const code = error instanceof OwnAppRequiredError ? { code: 'own_app_required', redirect_url: error.redirectUrl } : error instanceof ClientEntryExistsError ? { code: 'entry_exists' } : {};
+      res.status(known.status).json({ error: { message: known.message, ...code } });
       return;
     }
     // express.json's own refusals, in words a person can act on.

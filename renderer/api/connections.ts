@@ -5,6 +5,7 @@ import {
   connectionAnswer,
   connectionDetailsAnswer,
   connectManyAnswer,
+  installHostsAnswer,
   placeConnectionsAnswer,
   removedAnswer,
   secretNamesAnswer,
@@ -14,15 +15,17 @@ import {
   type ConnectionView as Connection,
   type OwnApp,
   type PlaceConnectionsAnswer as PlaceConnections,
+  type LocalServerSpec as AddLocalServer,
   type ServerSpec as AddServer,
 } from '../../common/api/connections.js';
 import { placePolicyAnswer, placesAnswer, type PlaceForPerson as Place, type PlacePolicy } from '../../common/api/places.js';
 import { api, query } from './client';
+import { importAnswer, importPlan, type ImportItem, type ImportPlan, type ImportResult } from '../../common/api/client-configs.js';
 
 // Query options and calls per feature: places, a place's connections, the catalog, a place's secrets.
 // None polls: the server's change events say what to fetch again (useChanges).
 
-export type { AddServer, CatalogEntry, CatalogListing, Connection, ConnectionDetails, ConnectionEdit, ConnectionState, OwnApp, Place, PlaceConnections, PlacePolicy, SignInGroup };
+export type { AddLocalServer, AddServer, CatalogEntry, ImportItem, ImportPlan, ImportResult, CatalogListing, Connection, ConnectionDetails, ConnectionEdit, ConnectionState, OwnApp, Place, PlaceConnections, PlacePolicy, SignInGroup };
 
 export const placesQuery = queryOptions({
   queryKey: ['places'],
@@ -51,10 +54,34 @@ export function secretsQuery(root: string) {
 
 export const refreshCatalog = () => api('POST', '/catalog/refresh', catalogListing);
 
-export const addFromCatalog = (root: string, catalog: string, secret?: string) =>
-  api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, catalog, ...(secret && { secret }) });
+/** A catalog entry: a remote one's API-key secret, or a local one's variables (VAR → place secret). */
+export const addFromCatalog = (root: string, catalog: string, secret?: string, env?: Record<string, string>) =>
+  api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, catalog, ...(secret && { secret }), ...(env && Object.keys(env).length > 0 && { env }) });
 
 export const addServer = (root: string, server: AddServer) => api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, server });
+
+export const addLocalServer = (root: string, local: AddLocalServer) => api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, ...local });
+
+/** The hosts installing a package with this launcher reaches on this machine (its registry's), for the strict policy. */
+export function installHostsQuery(command: string) {
+  return queryOptions({
+    queryKey: ['install-hosts', command],
+    queryFn: () => api('GET', `/local-servers/install-hosts${query({ command })}`, installHostsAnswer),
+    enabled: command === 'npx' || command === 'uvx',
+    staleTime: Infinity,
+  });
+}
+
+/** What the MCP clients on this machine have that the place could import: read when the panel opens. */
+export function importPlanQuery(root: string, enabled: boolean) {
+  return queryOptions({
+    queryKey: ['import-plan', root],
+    queryFn: () => api('GET', `/import${query({ workspace_path: root })}`, importPlan),
+    enabled,
+  });
+}
+
+export const runImport = (root: string, items: string[]) => api('POST', '/import', importAnswer, { workspace_path: root, items });
 
 export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =>
   // The page opens the sign-in page itself (a tab it opened on the click, or the desktop's browser).

@@ -78,7 +78,7 @@ export function PlaceMcpSection({ place }: { place: Place }) {
       <section aria-labelledby="available-heading" className="group">
         <h2 id="available-heading">Available</h2>
         {canEdit ? (
-          <AvailableList root={place.root} connections={connections.data?.connections ?? []} flow={flow} announce={announce} />
+          <AvailableList root={place.root} policy={connections.data?.policy.kind} connections={connections.data?.connections ?? []} flow={flow} announce={announce} />
         ) : (
           <p className="note">You can see this place’s connections, but only its editors can add them.</p>
         )}
