@@ -37,15 +37,35 @@ describe('the page: a place\'s agent policy', { skip }, () => {
     await workspace?.leave();
   });
 
+  const fold = () => page.getByText('Agents here reach:', { exact: false });
+
+  it('starts with the connections: the policy is one folded line in the header, and Escape folds it again', async () => {
+    await fold().getByText('whole machine', { exact: true }).waitFor();
+    assert.equal(await form().isVisible(), false, 'the form is folded');
+    const heading = await page.getByRole('heading', { name: 'Connected', level: 2 }).boundingBox();
+    assert.ok(heading && heading.y < 300, `Connected starts near the top: ${heading?.y}`);
+    await fold().click();
+    const select = form().getByRole('combobox', { name: 'What the agents of Crew alpha reach' });
+    await select.selectOption('place');
+    await select.press('Escape');
+    assert.equal(await form().isVisible(), false, 'Escape folds it');
+    assert.equal(await page.evaluate(`document.activeElement?.tagName`), 'SUMMARY', 'focus goes back to what opened it');
+    await fold().click();
+    assert.equal(await select.inputValue(), 'machine', 'what was not saved is gone');
+  });
+
   it('shows the whole machine by default, and the owner sets strict with an extra folder', async () => {
     const select = form().getByRole('combobox', { name: 'What the agents of Crew alpha reach' });
     assert.equal(await select.inputValue(), 'machine');
-    assert.ok(await form().getByRole('button', { name: 'Save policy' }).isDisabled(), 'nothing to save yet');
+    assert.equal(await form().getByRole('button', { name: 'Save policy' }).count(), 0, 'nothing to save yet');
     await select.selectOption('strict');
     await form().getByText('Agents reach only this place’s folder').waitFor();
     await form().getByRole('textbox', { name: /Extra folders/ }).fill('/srv/shared\n');
     await form().getByRole('button', { name: 'Save policy' }).click();
     await page.getByText('Crew alpha: agents now work under the strict policy.').waitFor();
+    await fold().getByText('strict', { exact: true }).waitFor();
+    assert.equal(await page.evaluate(`document.activeElement?.tagName`), 'SUMMARY', 'saved, it folds, the keyboard on its line');
+    await fold().click();
     const access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
     assert.deepEqual(access.places['Crew/alpha'], { policy: { kind: 'strict', folders: ['/srv/shared'] } });
     await page.screenshot({ path: join(OUT, 'page-policy-strict.png'), fullPage: true });
@@ -64,6 +84,7 @@ describe('the page: a place\'s agent policy', { skip }, () => {
     await new AccessDirectory(fx.stateDir).setPlaceNetwork('Crew/alpha', ['api.github.com', 'localhost']);
     await page.reload();
     await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+    await fold().click();
     await form().getByText('Network of their commands: only api.github.com, localhost.').waitFor();
     await form().getByText('persona-mcp-workspace places network Crew/alpha off|HOST…').waitFor();
   });

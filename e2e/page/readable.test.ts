@@ -88,4 +88,56 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     assert.equal(await connected().getByRole('listitem').filter({ hasText: 'Gone server' }).count(), 1, 'the row is there with its alert');
     await shot('added-not-working');
   });
+
+  it('opens Fix in its form, Escape and Cancel close it back to Fix, and Save and test keeps the keyboard in the row', async () => {
+    const row = connected().getByRole('listitem').filter({ hasText: 'Gone server' });
+    await row.getByRole('button', { name: 'Fix Gone server' }).click();
+    const form = row.getByRole('form', { name: 'Fix Gone server' });
+    await form.waitFor();
+    assert.equal(await page.evaluate(`document.activeElement?.closest('form')?.getAttribute('aria-label')`), 'Fix Gone server', 'focus is in the form');
+    await page.keyboard.press('Escape');
+    await form.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Fix Gone server', 'back on Fix');
+
+    await page.keyboard.press('Enter');
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Fix Gone server', 'Cancel goes back to Fix too');
+
+    await page.keyboard.press('Enter');
+    await form.getByRole('textbox', { name: 'Server URL' }).fill(good.url);
+    await form.getByRole('button', { name: 'Save and test' }).click();
+    await row.getByText('Connected', { exact: true }).waitFor();
+    await form.waitFor({ state: 'detached' });
+    // Fix is gone (it works now): the keyboard stays in the row, on its details.
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Hide the details of Gone server');
+    await shot('fixed');
+  });
+
+  it('clears the error of an added connection once it works', async () => {
+    await available().getByRole('alert').filter({ hasText: 'Gone server is in Connected, but it does not work' }).waitFor({ state: 'detached' });
+  });
+
+  it('clears the error of the server form when its fields change', async () => {
+    await available().getByText('Add a server that is not listed').click();
+    const form = available().getByRole('form', { name: 'Add a server that is not listed' });
+    await form.getByRole('textbox', { name: 'Server URL' }).fill('https://169.254.169.254/mcp');
+    await form.getByRole('button', { name: 'Add and connect' }).click();
+    const error = form.getByRole('alert');
+    await error.waitFor();
+    await form.getByRole('textbox', { name: 'Server URL' }).fill('https://169.254.169.254/mcp2');
+    await error.waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+  });
+
+  it('moves the keyboard to the next row after a removal', async () => {
+    await available().getByRole('button', { name: 'Connect Notes server' }).click();
+    const notes = connected().getByRole('listitem', { name: 'Notes server', exact: true });
+    await notes.getByText('Connected', { exact: true }).waitFor();
+    const gone = connected().getByRole('listitem', { name: 'Gone server', exact: true });
+    await gone.getByRole('button', { name: 'Remove Gone server' }).click();
+    await gone.getByRole('button', { name: 'Yes, remove' }).click();
+    await gone.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Notes server', 'focus is on the row that took its place');
+  });
 });

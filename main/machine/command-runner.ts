@@ -52,6 +52,11 @@ export interface RunOptions {
   sandbox?: { launch(command: string, tty: boolean): Promise<Launch> };
   /** The root of the place the command runs for (`""`: This machine): its outputs are saved in that place's folder. */
   place?: string;
+  /**
+   * Why the policy the command started under no longer holds, if it changed while the command
+   * started (before stopPlace could find it): asked once it is registered, and it is then stopped.
+   */
+  outdated?: () => string | undefined;
 }
 
 export interface BashResult {
@@ -175,7 +180,7 @@ export class CommandRunner {
     return this.saved.dir(placeRoot);
   }
 
-  async run(input: BashInput, { signal, onProgress, sandbox, place = '' }: RunOptions = {}): Promise<BashResult> {
+  async run(input: BashInput, { signal, onProgress, sandbox, place = '', outdated }: RunOptions = {}): Promise<BashResult> {
     if (typeof input.command !== 'string' || input.command.trim() === '') {
       throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
     }
@@ -270,6 +275,8 @@ export class CommandRunner {
       settled: done.catch(() => {}),
     };
     this.running.add(entry);
+    const changed = outdated?.();
+    if (changed) entry.stopForPolicy(changed);
     try {
       const exit = await done;
       running = false;

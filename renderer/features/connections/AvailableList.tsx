@@ -12,7 +12,7 @@ import { ImportPanel } from './ImportPanel';
 import { DeclaredVariables, newVariable, resolveVariables, useInstallHosts, type VariableChoice } from './LocalServerFields';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 import { STATE_WORDS } from './ConnectedList';
-import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
+import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow } from './useConnectFlow';
 
 
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
@@ -94,7 +94,7 @@ export function AvailableList({ root, policy, connections, flow, announce }: { r
                 {singles.length > 0 && (
                   <ul className="rows" aria-label="Connectors">
                     {(showAll ? singles : singles.slice(0, FIRST_ROWS)).map((entry) => (
-                      <EntryRow key={entry.id} root={root} policy={policy} entry={entry} added={mine.has(entry.id)} flow={flow} />
+                      <EntryRow key={entry.id} root={root} policy={policy} entry={entry} added={mine.has(entry.id)} connections={connections} flow={flow} />
                     ))}
                   </ul>
                 )}
@@ -121,7 +121,7 @@ export function AvailableList({ root, policy, connections, flow, announce }: { r
             <span>Local, a command run on this machine</span>
           </label>
         </div>
-        {unlisted === 'remote' ? <AddServerForm root={root} flow={flow} announce={announce} /> : <AddLocalServerForm root={root} policy={policy} flow={flow} announce={announce} />}
+        {unlisted === 'remote' ? <AddServerForm root={root} connections={connections} flow={flow} announce={announce} /> : <AddLocalServerForm root={root} policy={policy} flow={flow} announce={announce} />}
       </details>
 
       <ImportPanel root={root} announce={announce} />
@@ -139,7 +139,21 @@ function closeDisclosureOnEscape(event: KeyboardEvent<HTMLDetailsElement>): void
   })(event);
 }
 
-function EntryRow({ root, policy, entry, added, flow }: { root: string; policy: PlacePolicy['kind'] | undefined; entry: CatalogEntry; added: boolean; flow: ConnectFlow }) {
+function EntryRow({
+  root,
+  policy,
+  entry,
+  added,
+  connections,
+  flow,
+}: {
+  root: string;
+  policy: PlacePolicy['kind'] | undefined;
+  entry: CatalogEntry;
+  added: boolean;
+  connections: Connection[];
+  flow: ConnectFlow;
+}) {
   const client = useQueryClient();
   const [askKey, setAskKey] = useState(false);
   const [secret, setSecret] = useState<SecretChoice>(emptySecretChoice);
@@ -175,6 +189,7 @@ function EntryRow({ root, policy, entry, added, flow }: { root: string; policy: 
     },
     onSuccess: closeForm,
   });
+  useClearWhenFixed(root, connect, connections);
   // A local server is added once the person has seen what it runs and reaches (and given its variables).
   const start = () => ((entry.auth === 'api-key' || local) && !askKey ? setAskKey(true) : connect.mutate());
   return (
@@ -305,10 +320,11 @@ function GroupCard({ root, group, entries, mine, flow }: { root: string; group: 
       try {
         await flow.connectMany(group.name, made);
       } catch (error) {
-        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`);
+        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`, made.map((c) => c.name));
       }
     },
   });
+  useClearWhenFixed(root, connect, [...mine.values()]);
   const toggle = (id: string) =>
     setUnpicked((set) => {
       const next = new Set(set);

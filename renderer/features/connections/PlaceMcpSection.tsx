@@ -49,8 +49,7 @@ export function PlaceMcpSection({ place }: { place: Place }) {
         <h1>Connections</h1>
         <p className="muted">MCP servers the agents of {place.label} can use.</p>
         {connections.data && (
-          // Keyed by the saved policy, so that a change saved elsewhere (the CLI) resets the form.
-          <PlacePolicyPanel key={`${place.root}:${connections.data.policy.kind}:${connections.data.policy.folders.join('\n')}`} place={place} policy={connections.data.policy} announce={announce} />
+          <PlacePolicyPanel key={place.root} place={place} policy={connections.data.policy} announce={announce} />
         )}
       </header>
 
