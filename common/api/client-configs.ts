@@ -23,7 +23,7 @@ export const importItem = z.object({
   name: z.string(),
   kind: z.enum(['remote', 'local']),
   /** What would be added: a remote server (URL, and the header its key goes in), or a local one (its command). */
-  adds: z.union([z.object({ url: z.string(), transport, header: z.object({ name: z.string(), prefix: z.string().optional(), secret: z.string() }).optional() }), z.object({ commandLine: z.string(), env: z.record(z.string(), z.string()) })]).optional(),
+  adds: z.union([z.object({ url: z.string(), transport, header: z.object({ name: z.string(), prefix: z.string().optional(), secret: z.string() }).optional() }), z.object({ commandLine: z.string(), env: z.record(z.string(), z.string()), hosts: z.array(z.string()) })]).optional(),
   /** The place secrets it would create, each with where its value comes from (a variable, a header). */
   secrets: z.array(z.object({ name: z.string(), from: z.string() })),
   /** Why it cannot be imported as it is. */

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
+import { createParser } from 'eventsource-parser';
 import { after, before, describe, it } from 'node:test';
 import { AccessDirectory } from '../places/access-directory.js';
 import { agentTokenStore } from '../auth/app-token-store.js';
 import { openSecretStore } from '../secrets/open-secret-store.js';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import type { Change } from '../../common/api/events.js';
-import { SseParser } from '../../common/sse-parser.js';
 
 // GET /api/events: the owner hears what changed, whichever process changed it, as it happens.
 
@@ -24,10 +24,10 @@ describe('the change events of the control plane', () => {
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
     void (async () => {
-      const parser = new SseParser();
+      const parser = createParser({ onEvent: (event) => void (event.event === 'change' && heard.push(JSON.parse(event.data))) });
       const decoder = new TextDecoder();
       try {
-        for await (const chunk of response.body!) for (const event of parser.push(decoder.decode(chunk, { stream: true }))) if (event.event === 'change') heard.push(JSON.parse(event.data));
+        for await (const chunk of response.body!) parser.feed(decoder.decode(chunk, { stream: true }));
       } catch {
         // Aborted at the end.
       }

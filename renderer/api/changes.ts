@@ -1,7 +1,7 @@
+import { createParser } from 'eventsource-parser';
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { change, CHANGE_EVENT, type Change } from '../../common/api/events.js';
-import { SseParser } from '../../common/sse-parser.js';
 import { resolveTarget } from './client';
 
 /** Waits before following the stream again after it dropped: doubling from the first, up to the last. */
@@ -76,17 +76,19 @@ async function follow(client: QueryClient, signal: AbortSignal): Promise<void> {
 }
 
 async function read(body: ReadableStream<Uint8Array>, apply: (c: Change | undefined) => void): Promise<void> {
-  const parser = new SseParser();
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.event !== CHANGE_EVENT) return;
+      const parsed = change.safeParse(parseJson(event.data));
+      apply(parsed.success ? parsed.data : undefined);
+    },
+  });
   const decoder = new TextDecoder();
   const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return;
-    for (const event of parser.push(decoder.decode(value, { stream: true }))) {
-      if (event.event !== CHANGE_EVENT) continue;
-      const parsed = change.safeParse(parseJson(event.data));
-      apply(parsed.success ? parsed.data : undefined);
-    }
+    parser.feed(decoder.decode(value, { stream: true }));
   }
 }
 

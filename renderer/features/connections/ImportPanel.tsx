@@ -131,6 +131,11 @@ function ImportRow({ item, picked, onToggle }: { item: ImportItem; picked: boole
           </label>
           <div className="row-detail" id={`${id}-detail`}>
             {item.problem ? <span className="reason">{item.problem}</span> : adds}
+            {item.adds && 'hosts' in item.adds && item.adds.hosts.length > 0 && (
+              <div>
+                Under the place and strict policies it may also reach {item.adds.hosts.join(', ')}, where it is installed from.
+              </div>
+            )}
             {item.secrets.map((s) => (
               <div key={s.name}>
                 New secret <strong>{s.name}</strong> of this place, from its {s.from}.
