@@ -16,7 +16,7 @@ export type Command =
   | { kind: 'serve'; flags: ServeFlags }
   | { kind: 'config'; flags: ServeFlags }
   | { kind: 'open' }
-  | { kind: 'token-create'; name: string; expires?: string; workspacePath?: string }
+  | { kind: 'token-create'; name: string; expires?: string | undefined; workspacePath?: string | undefined }
   | { kind: 'token-list'; json: boolean }
   | { kind: 'token-revoke'; id: string }
   | { kind: 'token-tool-search'; id: string; mode?: string }

@@ -38,20 +38,20 @@ const TERMINAL_ROWS = 40;
 export interface BashInput {
   command: string;
   /** Seconds; capped by the runner's maxTimeoutSeconds. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Run under a pseudo-terminal: stdout and stderr are then merged into `stdout`. */
-  tty?: boolean;
+  tty?: boolean | undefined;
 }
 
 export interface RunOptions {
   /** Aborting stops the command (its whole process group). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
-  onProgress?: (message: string) => void;
+  onProgress?: ((message: string) => void) | undefined;
   /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
-  sandbox?: { launch(command: string, tty: boolean): Promise<Launch> };
+  sandbox?: { launch(command: string, tty: boolean): Promise<Launch> } | undefined;
   /** The root of the place the command runs for (`""`: This machine): its outputs are saved in that place's folder. */
-  place?: string;
+  place?: string | undefined;
   /**
    * Why the policy the command started under no longer holds, if it changed while the command
    * started (before stopPlace could find it): asked once it is registered, and it is then stopped.

@@ -15,8 +15,8 @@ export interface UpstreamResult {
 
 export interface UpstreamProgress {
   progress: number;
-  total?: number;
-  message?: string;
+  total?: number | undefined;
+  message?: string | undefined;
 }
 
 export interface CallOptions {

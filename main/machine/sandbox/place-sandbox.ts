@@ -99,7 +99,7 @@ export interface SandboxHost {
   /** The app's environment: where its config folder, keychain sockets and secrets are. */
   readonly env: NodeJS.ProcessEnv;
   /** The places' live sandboxes, that commands without a terminal are entered into; without, each command gets a sandbox of its own. */
-  readonly sandboxes?: SandboxPool;
+  readonly sandboxes?: SandboxPool | undefined;
   /** The ports the app listens on (agent endpoint, control plane): the network proxy never connects to them on this machine. */
   readonly appPorts?: () => readonly number[];
   /** The platform whose sandbox is used (enforcerFor); the running one unless a test says otherwise. */

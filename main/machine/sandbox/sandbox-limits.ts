@@ -40,7 +40,7 @@ export const DEFAULT_PROCESSES = 4096;
 export const DEFAULT_TMP_MB = 2048;
 
 /** The machine's defaults: what its settings say, else the built-in ones (memory: half of this machine's). */
-export function defaultLimitValues(settings: Partial<LimitValues> = {}, totalBytes = totalmem()): LimitValues {
+export function defaultLimitValues(settings: PlaceLimits = {}, totalBytes = totalmem()): LimitValues {
   const memoryMb = settings.memoryMb ?? Math.max(256, Math.floor(totalBytes / 2 / 1024 ** 2));
   return { processes: settings.processes ?? DEFAULT_PROCESSES, memoryMb, tmpMb: settings.tmpMb ?? Math.min(DEFAULT_TMP_MB, memoryMb) };
 }

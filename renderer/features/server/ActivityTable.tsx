@@ -85,7 +85,7 @@ export function ActivityTable({ places }: { places: Place[] }) {
 }
 
 /** A call by a token made after the list was loaded: load the list again, once per such token, so it shows by name. */
-function useNamesForNewTokens(records: ActivityRecord[] | undefined, tokens: { data?: { tokens: { id: string }[] }; isFetching: boolean; refetch: () => unknown }) {
+function useNamesForNewTokens(records: ActivityRecord[] | undefined, tokens: { data?: { tokens: { id: string }[] } | undefined; isFetching: boolean; refetch: () => unknown }) {
   const asked = useRef(new Set<string>());
   useEffect(() => {
     if (!records || !tokens.data || tokens.isFetching) return;
