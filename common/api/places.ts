@@ -40,6 +40,18 @@ export const limitsInEffect = z.object({
   enforcedBy: z.object({ how: z.string(), groups: z.array(z.string()).readonly() }).optional(),
 });
 export type LimitsInEffect = z.infer<typeof limitsInEffect>;
+export type LimitInEffect = z.infer<typeof limitInEffect>;
+export type LimitName = keyof z.infer<typeof placeLimits>;
+
+/** A credential store, sealed from a place's agents unless the owner lifted it for that place. */
+export const credentialStoreState = z.object({
+  /** What the owner names to lift it (`~/.ssh`), and what a refusal names. */
+  name: z.string(),
+  /** What it holds, in words. */
+  what: z.string(),
+  lifted: z.boolean(),
+});
+export type CredentialStoreState = z.infer<typeof credentialStoreState>;
 
 /** What a place's agents reach, with why this machine cannot honour it (no sandbox): its agents are then refused. */
 export const placePolicy = z.object({
@@ -54,6 +66,8 @@ export const placePolicy = z.object({
   /** Limits of its sandboxed commands other than the machine's defaults; absent: the defaults. */
   limits: placeLimits.optional(),
   problem: z.string().optional(),
+  /** Sandboxed: each credential store, sealed unless lifted for this place. */
+  credentialStores: z.array(credentialStoreState).optional(),
   /** Sandboxed: each limit as the running server applies it, and what this machine does not enforce. */
   limitsInEffect: limitsInEffect.optional(),
 });

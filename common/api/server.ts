@@ -24,6 +24,8 @@ export const serverInfo = z.intersection(
     publicUrl: z.string().optional(),
     /** Agents' commands running now; stopping the server ends them. */
     runningCommands: z.number(),
+    /** Agents' MCP sessions open now; stopping the server ends them too. */
+    agentSessions: z.number(),
   }),
 );
 export type ServerInfo = z.infer<typeof serverInfo>;
@@ -41,6 +43,8 @@ export const activityRecord = z.object({
   durationMs: z.number(),
   outcome: z.enum(['ok', 'error', 'timeout', 'cancelled']),
   error: z.string().optional(),
+  /** A connection's tool: the connection's name and the upstream's own name for the tool. */
+  connection: z.object({ name: z.string(), tool: z.string() }).optional(),
 });
 export type ActivityRecord = z.infer<typeof activityRecord>;
 

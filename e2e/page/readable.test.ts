@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
+import { callApi } from '../../test/support/control-api.js';
 import { launchChromium, OUT, skipReason } from './page-support.js';
 
 // The page says only what is true and readable (issue 26, item 4), in Debian's Chromium against a
@@ -139,5 +140,35 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     await gone.getByRole('button', { name: 'Yes, remove' }).click();
     await gone.waitFor({ state: 'detached' });
     assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Notes server', 'focus is on the row that took its place');
+  });
+
+  it('shows recent activity by connection › tool, with plain reasons and the whole of a failure one click away', async () => {
+    const { client } = await fx.connect(await fx.token('reader'));
+    const echo = (await client.listTools()).tools.find((t) => t.title === 'Notes server: echo');
+    assert.ok(echo, 'the connection lists echo');
+    await client.callTool({ name: echo.name, arguments: { text: 'hi' } });
+    const controlUrl = await fx.host.open();
+    const list = await callApi(controlUrl, await fx.host.adminToken(), 'GET', '/mcp/place?workspace_path=');
+    const notes = (list.json.connections as Array<{ name: string; owner: string; displayName: string }>).find((c) => c.displayName === 'Notes server')!;
+    const off = await callApi(controlUrl, await fx.host.adminToken(), 'PATCH', `/mcp/place/${notes.name}?workspace_path=&owner=${notes.owner}`, { tools: { echo: false } });
+    assert.equal(off.status, 200, off.text);
+    const refused = await client.callTool({ name: echo.name, arguments: { text: 'hi' } });
+    assert.equal(refused.isError, true);
+    await client.close();
+
+    await page.goto(`${controlUrl}/#server`);
+    const activity = page.getByRole('region', { name: 'Recent activity' });
+    const rows = activity.locator('tbody tr');
+    await rows.nth(1).waitFor();
+    const text = (await activity.textContent()) ?? '';
+    assert.doesNotMatch(text, /errPlaceMCPUnavailable|u[0-9a-f]{8}__/, `no codes or ids: ${text}`);
+    assert.equal((await rows.nth(1).getByRole('cell').nth(1).textContent())?.trim(), 'Notes server › echo');
+    const failed = rows.nth(0);
+    await failed.getByText('Failed', { exact: true }).waitFor();
+    await failed.getByText(/^“Notes server › echo” was turned off for This machine/).waitFor();
+    assert.equal(await failed.getByText('can turn it on again.', { exact: false }).count(), 0, 'a long reason starts short');
+    await failed.getByRole('button', { name: 'Show all' }).click();
+    await failed.getByText('The person who added it or an editor of the place can turn it on again.', { exact: false }).waitFor();
+    await shot('activity');
   });
 });

@@ -41,6 +41,7 @@ import { ANSWER_SOON_MS } from '../connections/place-connections.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import type { SandboxLimits } from '../machine/sandbox/sandbox-limits.js';
 import { policyOf } from '../places/access-directory.js';
+import { CREDENTIAL_STORES } from '../places/credential-stores.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { policyView } from '../places/policy-view.js';
 import { canEdit } from '../places/access-rules.js';
@@ -260,7 +261,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
-    res.json(serverInfo(config, host.status(), services.commands.runningCount) satisfies Answer<typeof serverInfoAnswer>);
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }) satisfies Answer<typeof serverInfoAnswer>);
   });
 
   // Agent access: the app's own tokens. The token itself is in the answer to its creation only.
@@ -314,13 +315,13 @@ export function apiRoutes(services: Services, host: HostControl): Router {
         return;
       }
     }
-    res.json(serverInfo(config, host.status(), services.commands.runningCount) satisfies Answer<typeof serverInfoAnswer>);
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }) satisfies Answer<typeof serverInfoAnswer>);
   });
 
   router.post('/server/stop', async (_req, res) => {
     localOnly(res);
     await host.stop();
-    res.json(serverInfo(config, host.status(), services.commands.runningCount) satisfies Answer<typeof serverInfoAnswer>);
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }) satisfies Answer<typeof serverInfoAnswer>);
   });
 
   return router;
@@ -331,12 +332,20 @@ function ownerOf(req: Request): string | undefined {
   return typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
 }
 
-/** A place's policy for the page, with why this machine cannot honour it (no sandbox): its agents are then refused. */
-/** A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then refused), the limits in effect. */
+/**
+ * A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then
+ * refused), the credential stores sealed or lifted, the limits in effect.
+ */
 async function policyAnswer(policy: SandboxPolicy, limits: SandboxLimits): Promise<PlacePolicy> {
   if (policy.kind === 'machine') return policyView(policy);
   const problem = await sandboxProblem();
-  return { ...policyView(policy), ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }), limitsInEffect: limits.inEffect(policy.limits) };
+  const lifted = new Set(policy.unseal ?? []);
+  return {
+    ...policyView(policy),
+    ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }),
+    credentialStores: CREDENTIAL_STORES.map(({ name, what }) => ({ name, what, lifted: lifted.has(name) })),
+    limitsInEffect: limits.inEffect(policy.limits),
+  };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

@@ -25,6 +25,8 @@ export interface ControlPlaneOptions {
 /** What the page can ask of the agent endpoint. */
 export interface HostControl {
   status(): HostStatus;
+  /** How many MCP sessions agents have open now. */
+  agentSessions(): number;
   start(): Promise<unknown>;
   stop(): Promise<void>;
   /** The desktop app shows its window for `open`; headless, there is none and a login link is made instead. */

@@ -115,3 +115,7 @@ export const putSecret = (root: string, name: string, value: string, replace = f
   api('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, null, { value, ...(replace && { replace }) });
 
 export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) => api('PUT', '/places/policy', placePolicyAnswer, { workspace_path: root, policy, folders });
+/** What is sealed beyond the credential stores (`seal`), and the stores lifted (`unseal`): both replaced whole. */
+export const putSeals = (root: string, seal: string[], unseal: string[]) => api('PUT', '/places/seals', placePolicyAnswer, { workspace_path: root, seal, unseal });
+/** The place's own limits, replaced whole: one left out is the machine's default. */
+export const putLimits = (root: string, limits: PlacePolicy['limits']) => api('PUT', '/places/limits', placePolicyAnswer, { workspace_path: root, ...limits });

@@ -220,7 +220,7 @@ export class UpstreamConnection {
   }
 
   private label(): string {
-    return `The connection "${this.target.displayName}" (${this.target.name})`;
+    return `The connection "${this.target.displayName}"`;
   }
 }
 

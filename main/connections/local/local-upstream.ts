@@ -278,7 +278,7 @@ export class LocalUpstream {
   }
 
   private label(): string {
-    return `The local server "${this.target.displayName}" (${this.target.name})`;
+    return `The local server "${this.target.displayName}"`;
   }
 }
 

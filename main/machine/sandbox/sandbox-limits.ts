@@ -1,9 +1,12 @@
 import { totalmem } from 'node:os';
+import type { LimitInEffect, LimitsInEffect } from '../../../common/api/place-policy.js';
 import type { PlaceLimits } from '../../places/sandbox-policy.js';
 import { MachineError } from '../errors.js';
 import { bubblewrapSizesTmpfs } from './bubblewrap-check.js';
 import { openCgroups, type PlaceCgroups, type PlaceGroup } from './cgroups.js';
 import { enforcerFor } from './sandbox-check.js';
+
+export type { LimitInEffect, LimitsInEffect };
 
 /** A place's limits as applied: each set by the place, else the machine's default. */
 export interface LimitValues {
@@ -20,19 +23,6 @@ export interface LimitSupport {
   readonly how?: string;
   readonly unenforced: Partial<Record<LimitName, string>>;
 }
-
-/** One limit of a place as applied: its value, whether it is the machine's default, and why this machine does not enforce it (absent: it does). */
-export interface LimitInEffect {
-  readonly value: number;
-  readonly byDefault: boolean;
-  readonly unenforced?: string;
-}
-
-/** A place's limits as applied, for people (the page's place header, `places policy`). */
-export type LimitsInEffect = Record<LimitName, LimitInEffect> & {
-  /** How processes and memory are enforced, in words, and the folders of this server's control groups. */
-  readonly enforcedBy?: { readonly how: string; readonly groups: readonly string[] };
-};
 
 /** Processes and threads at once: about systemd's default for a service; a build or a browser uses a few hundred. */
 export const DEFAULT_PROCESSES = 4096;

@@ -4,6 +4,7 @@ import { putPolicy } from '../../api/connections';
 import type { Place, PlacePolicy } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { closeOnEscape } from '../../ui/keyboard';
+import { PlaceSandboxFields, unenforcedWords } from './PlaceSandboxFields';
 
 const WORDS: Record<PlacePolicy['kind'], { name: string; detail: string }> = {
   machine: { name: 'Whole machine', detail: 'Agents read, write and run anything this app’s account can.' },
@@ -27,7 +28,9 @@ function networkWords(policy: PlacePolicy): string {
 /**
  * The place header's sandbox policy: what the place's agents reach, in one folded line that opens to
  * change it (by the person who runs the app, the only one the page serves), so that the screen
- * starts with the connections. On a machine without a sandbox, says why its agents are refused.
+ * starts with the connections; under place and strict it also opens to what is sealed and the
+ * limits. On a machine without a sandbox, says why its agents are refused; where it does not
+ * enforce a limit, says which.
  */
 export function PlacePolicyPanel({ place, policy, announce }: { place: Place; policy: PlacePolicy; announce: (message: string) => void }) {
   const client = useQueryClient();
@@ -44,6 +47,7 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
   const list = kind === 'machine' ? [] : folders.split('\n').map((f) => f.trim()).filter(Boolean);
   const changed = kind !== policy.kind || list.join('\n') !== policy.folders.join('\n');
   const fold = useRef<HTMLDetailsElement>(null);
+  const unenforced = unenforcedWords(policy);
   const undo = () => {
     setKind(policy.kind);
     setFolders(policy.folders.join('\n'));
@@ -128,8 +132,11 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
             </div>
           )}
         </form>
+        {/* What the saved sandbox seals and limits; changed apart from the policy's kind. */}
+        {policy.kind !== 'machine' && kind === policy.kind && <PlaceSandboxFields place={place} policy={policy} announce={announce} />}
       </details>
       {policy.problem && <p className="note note-error" role="alert">{policy.problem}</p>}
+      {unenforced && <p className="note note-warning">Limits this machine does not enforce for its commands: {unenforced}.</p>}
     </>
   );
 }
