@@ -186,7 +186,7 @@ describe('local MCP servers', () => {
     });
 
     for (const policy of ['place', 'strict'] as const) {
-      it(`runs it in the place's sandbox under ${policy}: its secret is there, the app's, other places' and sealed files are not`, async () => {
+      it(`runs it in the place's sandbox under ${policy}: its secret is there, the app's, other places' and sealed files are not, and killed it starts again there`, async () => {
         const before = Number(textOf(await call('pid')));
         await setPolicy(policy);
         // A sealed path of the place's own folder, as a credential store is sealed (kept when the kind changes).
@@ -206,6 +206,12 @@ describe('local MCP servers', () => {
         await assert.rejects(stat(join(fx.stateDir, 'planted')));
         assert.equal(textOf(await call('write_file', { path: join(workspace.dir, 'Crew', 'alpha', 'out.txt'), text: 'ok' })), 'written');
         assert.equal(textOf(await call('echo', { text: policy })), policy);
+        // Killed from outside (its sandbox's process as the host sees it): started again, in the sandbox.
+        const hostPid = (await details()).local.process.pid;
+        process.kill(hostPid, 'SIGKILL');
+        await waitFor(async () => (await details()).local.process?.pid !== hostPid && (await details()).state === 'connected', 60_000, 'a new process');
+        assert.equal(textOf(await call('env', { name: 'TINY_TOKEN' })), SECRET);
+        assert.equal((await call('read_file', { path: join(fx.stateDir, 'access.json') })).isError, true);
       });
     }
 
