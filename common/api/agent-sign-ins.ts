@@ -21,6 +21,9 @@ export const pendingSignIn = z.object({
   askedPlace: placeRef.optional(),
   /** The place as the client named it, when it is no place of this machine. */
   askedPath: z.string().optional(),
+  /** The network address the client's browser came from. */
+  from: z.string().optional(),
+  /** When it asked. */
   createdAt: z.string(),
   expiresAt: z.string(),
 });
