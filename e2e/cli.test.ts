@@ -110,6 +110,15 @@ describe('the persona-mcp-workspace command', () => {
     const unknown = await run(['--frobnicate']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--help/);
+
+    const typo = await run(['tokn', 'list']);
+    assert.equal(typo.code, 2);
+    assert.equal(typo.stderr, 'persona-mcp-workspace: Unknown command "tokn". Did you mean "token"? Run with --help to see the commands.\n');
+    const help = await run(['token', 'create', '--help']);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^Usage:\n {2}persona-mcp-workspace token create --name NAME /);
+    assert.doesNotMatch(help.stdout, /token list/, 'only the command asked about');
+    assert.match((await run(['--help'])).stdout, /Exit status: 0 done, 1 failed .*\n.*3 not found/);
   });
 
   it('answers help as a command too', async () => {
@@ -145,6 +154,14 @@ describe('the persona-mcp-workspace command', () => {
     assert.deepEqual(rows.sessionIdleTimeout, { value: '30', source: 'default' });
     assert.deepEqual(rows.jwtSecret, { value: '(set)', source: join(configDir, 'settings.json') });
     assert.doesNotMatch(shown.stdout, /file-secret-4417/, 'a secret is never printed');
+    const asJson = await run(['config', '--json', '--port', '9800'], { WORKSPACE_CONTROL_PORT: '9901' });
+    assert.equal(asJson.code, 0, asJson.stderr);
+    const parsed = JSON.parse(asJson.stdout) as { settingsFile: { path: string; found: boolean }; settings: Array<{ name: string; value: string; source: string }> };
+    assert.deepEqual(parsed.settingsFile, { path: join(configDir, 'settings.json'), found: true });
+    const jsonRows = Object.fromEntries(parsed.settings.map(({ name, ...row }) => [name, row]));
+    for (const name of ['port', 'controlPort', 'host', 'shellMaxTimeout', 'sessionIdleTimeout', 'jwtSecret']) assert.deepEqual(jsonRows[name], rows[name], name);
+    assert.equal(parsed.settings.length, Object.keys(rows).length, 'every setting, as in the table');
+    assert.doesNotMatch(asJson.stdout, /file-secret-4417/, 'a secret is never printed');
 
     // --config names another file; a bad one is a clear error naming the setting, and nothing starts.
     const other = join(stateDir, 'other-settings.json');
@@ -292,7 +309,7 @@ describe('the persona-mcp-workspace command', () => {
     }
 
     const again = await run(['token', 'revoke', 'ffffffffffffffff']);
-    assert.equal(again.code, 2);
+    assert.equal(again.code, 3, 'not found');
     assert.match(again.stderr, /No agent token with id ffffffffffffffff/);
   });
 
@@ -452,7 +469,7 @@ describe('the persona-mcp-workspace command', () => {
     }
     assert.match((await run(['token', 'tool-search', id])).stdout, /is on/);
     const unknown = await run(['token', 'tool-search', 'ffffffffffffffff', 'off']);
-    assert.equal(unknown.code, 2);
+    assert.equal(unknown.code, 3, 'not found');
     assert.match(unknown.stderr, /No agent token with id ffffffffffffffff/);
   });
 

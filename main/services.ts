@@ -12,7 +12,7 @@ import { ChangeFeed } from './events/change-feed.js';
 import { watchSkillsFolder } from './events/skills-changes.js';
 import { watchStateFiles } from './events/state-changes.js';
 import type { CatalogService } from './connections/catalog/catalog-service.js';
-import type { GuardedFetch } from './connections/network/guarded-fetch.js';
+import type { GuardedFetch } from './network/guarded-fetch.js';
 import type { ConnectionHealth } from './connections/gateway/connection-health.js';
 import type { Gateway } from './connections/gateway/gateway.js';
 import type { AccessDirectory } from './places/access-directory.js';
