@@ -18,7 +18,8 @@
  * (npm, the ordinary client). It speaks only the SSE transport to clients.
  *
  * Flags: --rounds N (overhead, default 12), --sessions N (idle sessions, default 200), --starts N
- * (start rounds, default 6), --no-build, --only overhead|sessions|start.
+ * (start rounds, default 6), --no-build, --only overhead|sessions|start, --cli PATH (another
+ * build of dist/main/cli.js as ours).
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,7 +38,7 @@ import { BASELINE_TEXT, BASELINE_TOOL, BENCH_PLACE as PLACE, ECHO_TEXT, hostEnv,
 import { log, median, signed, sleep } from './lib/util.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(REPO, 'dist', 'main', 'cli.js');
+
 const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
 const MCP_HUB_VERSION = '4.2.1';
@@ -50,6 +51,8 @@ const ROUNDS = Number(flag('--rounds', '12'));
 const IDLE_SESSIONS = Number(flag('--sessions', '200'));
 const STARTS = Number(flag('--starts', '6'));
 const ONLY = flag('--only', '');
+/** Our host: this build, or another one's (`--cli PATH`, to compare builds in the same conditions). */
+const CLI = resolve(flag('--cli', join(REPO, 'dist', 'main', 'cli.js')));
 /** One identity holds at most 64 sessions (main/http/agent-endpoint.ts): idle sessions are spread over tokens. */
 const SESSIONS_PER_TOKEN = 50;
 
@@ -83,7 +86,7 @@ async function rssOf(pid: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!argv.includes('--no-build')) {
+  if (!argv.includes('--no-build') && !argv.includes('--cli')) {
     log('building (npm run build)');
     await promisify(execFile)('npm', ['run', 'build'], { cwd: REPO, maxBuffer: 64 * 2 ** 20 });
   }
@@ -323,7 +326,7 @@ async function main(): Promise<void> {
     }
     await stop(upstream);
     process.stdout.write(
-      `## Peers (${new Date().toISOString()}, Node ${process.version}, load average ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} on 2 cores)\n\n${out.join('\n')}\n`,
+      `## Peers (ours: ${CLI}; ${new Date().toISOString()}, Node ${process.version}, load average ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} on 2 cores)\n\n${out.join('\n')}\n`,
     );
   } finally {
     await Promise.all([...running].map((s) => s.stop()));
