@@ -41,6 +41,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
+const HEAP_PROBE = ['--expose-gc', '--import', join(REPO, 'bench', 'lib', 'heap-probe.mjs')];
 const MCP_HUB_VERSION = '4.2.1';
 const PEERS_DIR = join(REPO, 'node_modules', '.cache', 'bench-peers');
 const MCP_HUB_CLI = join(PEERS_DIR, 'node_modules', 'mcp-hub', 'dist', 'cli.js');
@@ -85,6 +86,19 @@ async function rssOf(pid: number): Promise<number> {
   return median(samples);
 }
 
+/** The V8 heap in use after a full GC, from bench/lib/heap-probe.mjs in the server (SIGUSR2, answer on its stderr). */
+async function heapOf(pid: number, stderr: () => string): Promise<number> {
+  const last = () => [...stderr().matchAll(/heap-probe (\d+) (\d+)\n/g)].at(-1);
+  const seen = Number(last()?.[1] ?? 0);
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    await sleep(20);
+    const now = last();
+    if (now && Number(now[1]) > seen) return Number(now[2]);
+  }
+  throw new Error(`pid ${pid} gave no heap figure within 10 s`);
+}
+
 async function main(): Promise<void> {
   if (!argv.includes('--no-build') && !argv.includes('--cli')) {
     log('building (npm run build)');
@@ -125,15 +139,16 @@ async function main(): Promise<void> {
     const OURS_ECHO = /^u[0-9a-f]{8}__[a-z0-9-]+__echo$/;
     const HUB_ECHO = /echo$/;
 
-    const startOurs = () => startServer('ours', [CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
+    const startOurs = (probe: string[] = []) => startServer('ours', [...probe, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
     /** mcp-hub, once its SSE endpoint takes a session; `url` is that endpoint. */
-    const startHub = async (): Promise<{ hub: { stop(): Promise<void>; pid: number }; url: string; first: Session }> => {
+    const startHub = async (probe: string[] = []): Promise<{ hub: { stop(): Promise<void>; pid: number; stderr(): string }; url: string; first: Session }> => {
       const port = await freePort();
-      const child = spawn(process.execPath, [MCP_HUB_CLI, '--port', String(port), '--config', hubConfig], { env: hubEnv, cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [...probe, MCP_HUB_CLI, '--port', String(port), '--config', hubConfig], { env: hubEnv, cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4096)));
       const hub = {
         pid: child.pid!,
+        stderr: () => err,
         stop: async () => {
           if (child.exitCode !== null) return;
           child.kill('SIGTERM');
@@ -227,34 +242,34 @@ async function main(): Promise<void> {
     if (!ONLY || ONLY === 'sessions') {
       log(`idle sessions: ${IDLE_SESSIONS} per server`);
       out.push(`### Idle sessions: ${IDLE_SESSIONS} opened one after another in a fresh server`, '');
-      out.push('| server | RSS before MiB | RSS after MiB | KiB per session | open all s | ms per session | c1 p50 of another session, none idle / all idle ms |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-      type Target = { key: string; start: () => Promise<{ pid: number; stop(): Promise<void>; open: (i: number) => Promise<Session>; call: Call; first?: Session }> };
+      out.push('| server | RSS before MiB | RSS after MiB | KiB per session (RSS) | KiB per session (V8 heap after GC) | open all s | ms per session | c1 p50 of another session, none idle / all idle ms |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+      type Target = { key: string; start: () => Promise<{ pid: number; stderr(): string; stop(): Promise<void>; open: (i: number) => Promise<Session>; call: Call; first?: Session }> };
       const targets: Target[] = [
         {
           key: 'ours',
           start: async () => {
-            const s = track(await startOurs());
+            const s = track(await startOurs(HEAP_PROBE));
             const probe = await openSession(inPlace(s.url), tokens[0]!);
             const name = await waitForTool(probe, OURS_ECHO);
-            return { pid: s.pid, stop: () => stop(s), open: (i) => openSession(inPlace(s.url), tokens[Math.floor((i + 1) / SESSIONS_PER_TOKEN)]!), call: { name, arguments: { text: ECHO_TEXT }, check }, first: probe };
+            return { pid: s.pid, stderr: s.stderr, stop: () => stop(s), open: (i) => openSession(inPlace(s.url), tokens[Math.floor((i + 1) / SESSIONS_PER_TOKEN)]!), call: { name, arguments: { text: ECHO_TEXT }, check }, first: probe };
           },
         },
         {
           key: 'bare SDK server',
           start: async () => {
-            const s = track(await startServer('bare', ['--import', TSX_IMPORT, BASELINE_SERVER], { env, cwd: dirs.work }));
+            const s = track(await startServer('bare', [...HEAP_PROBE, '--import', TSX_IMPORT, BASELINE_SERVER], { env, cwd: dirs.work }));
             const check = (r: CallToolResult) => {
               if (textOf(r) !== BASELINE_TEXT) throw new Error(`bare: unexpected answer ${JSON.stringify(r).slice(0, 200)}`);
             };
-            return { pid: s.pid, stop: () => stop(s), open: () => openSession(s.url), call: { name: BASELINE_TOOL, arguments: { path: '/dev/null' }, check } };
+            return { pid: s.pid, stderr: s.stderr, stop: () => stop(s), open: () => openSession(s.url), call: { name: BASELINE_TOOL, arguments: { path: '/dev/null' }, check } };
           },
         },
         {
           key: `mcp-hub ${MCP_HUB_VERSION}`,
           start: async () => {
-            const { hub, url, first } = await startHub();
+            const { hub, url, first } = await startHub(HEAP_PROBE);
             const name = await waitForTool(first, HUB_ECHO);
-            return { pid: hub.pid, stop: () => hub.stop(), open: () => openSseSession(url), call: { name, arguments: { text: ECHO_TEXT }, check }, first };
+            return { pid: hub.pid, stderr: hub.stderr, stop: () => hub.stop(), open: () => openSseSession(url), call: { name, arguments: { text: ECHO_TEXT }, check }, first };
           },
         },
       ];
@@ -268,18 +283,20 @@ async function main(): Promise<void> {
           const quiet = await p50();
           await sleep(1000);
           const before = await rssOf(server.pid);
+          const heapBefore = await heapOf(server.pid, server.stderr);
           const started = performance.now();
           for (let i = 0; i < IDLE_SESSIONS; i++) sessions.push(await server.open(i));
           const openMs = performance.now() - started;
           await sleep(2000);
           const after = await rssOf(server.pid);
+          const heapAfter = await heapOf(server.pid, server.stderr);
           const busy = await p50();
           load.push(loadavg()[0]!);
           const mib = (b: number) => (b / 2 ** 20).toFixed(1);
           out.push(
-            `| ${t.key} | ${mib(before)} | ${mib(after)} | ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} | ${(openMs / 1000).toFixed(2)} | ${(openMs / IDLE_SESSIONS).toFixed(1)} | ${quiet.toFixed(2)} / ${busy.toFixed(2)} |`,
+            `| ${t.key} | ${mib(before)} | ${mib(after)} | ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} | ${((heapAfter - heapBefore) / 1024 / IDLE_SESSIONS).toFixed(0)} | ${(openMs / 1000).toFixed(2)} | ${(openMs / IDLE_SESSIONS).toFixed(1)} | ${quiet.toFixed(2)} / ${busy.toFixed(2)} |`,
           );
-          log(`  ${t.key}: ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB a session, ${(openMs / 1000).toFixed(2)} s to open ${IDLE_SESSIONS}`);
+          log(`  ${t.key}: ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB a session (RSS), ${((heapAfter - heapBefore) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB (heap), ${(openMs / 1000).toFixed(2)} s to open ${IDLE_SESSIONS}`);
           await Promise.all([probe, ...sessions].map(closeSession));
         } finally {
           await server.stop();
@@ -335,3 +352,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// Sessions to stopped servers may keep a socket or a reconnect timer alive; the run is over.
+process.exit();
