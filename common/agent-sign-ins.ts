@@ -16,6 +16,9 @@ export interface PendingSignIn {
   askedPlace?: PlaceRef;
   /** The place as the client named it, when it is no place of this machine. */
   askedPath?: string;
+  /** The network address the client's browser came from. */
+  from?: string;
+  /** When it asked. */
   createdAt: string;
   expiresAt: string;
 }

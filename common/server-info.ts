@@ -20,4 +20,6 @@ export type ServerInfo = HostStatus & {
   publicUrl?: string;
   /** Agents' commands running now; stopping the server ends them. */
   runningCommands: number;
+  /** Agents' MCP sessions open now; stopping the server ends them too. */
+  agentSessions: number;
 };

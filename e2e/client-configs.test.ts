@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -84,6 +86,10 @@ describe('the MCP clients on this machine', () => {
     assert.match(byName.odd.problem, /neither a command nor a URL/);
     assert.deepEqual([byName['alpha-local'].clientName, byName['alpha-local'].scope], ['Claude Code', 'project']);
     assert.deepEqual([byName.proj.clientName, byName.proj.scope, byName.proj.file], ['Claude Code', 'project', files.project]);
+    // npx installs it: under strict it may reach the registry npm installs from here; node installs nothing.
+    const registry = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'], { env: { ...process.env, HOME: home } })).stdout.trim()).hostname;
+    assert.deepEqual(byName.proj.adds.hosts, [registry]);
+    assert.deepEqual(byName.tiny.adds.hosts, []);
     assert.deepEqual([byName['user-one'].kind, byName['user-one'].adds.url], ['remote', 'https://user-one.example.com/mcp']);
     for (const secret of [TINY_TOKEN, DOCS_KEY]) assert.ok(!plan.text.includes(secret));
   });

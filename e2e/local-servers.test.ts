@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -31,6 +31,7 @@ describe('local MCP servers', () => {
   let name: string;
   let web: Server;
   let webPort: number;
+  let sealedDir: string;
   const seen: string[] = [];
 
   const tool = (t: string) => `${name}__${t}`;
@@ -41,6 +42,9 @@ describe('local MCP servers', () => {
   before(async () => {
     workspace = await enterWorkspace('pw-local-', ['Crew/alpha', 'Crew/beta']);
     await writeFile(join(workspace.dir, 'Crew', 'beta', 'notes.txt'), 'beta notes\n');
+    sealedDir = join(workspace.dir, 'Crew', 'alpha', 'keys');
+    await mkdir(sealedDir);
+    await writeFile(join(sealedDir, 'id_key'), 'a private key\n');
     // In the place's folder, so that a strict sandbox (which sees only the place) can install it.
     tarball = await packLocalServer(join(workspace.dir, 'Crew', 'alpha'));
     cacheHome = await mkdtemp(join(tmpdir(), 'pw-local-cache-'));
@@ -178,18 +182,21 @@ describe('local MCP servers', () => {
 
     it('under machine, runs it as the app\'s user: it reads what the app reads', async () => {
       assert.equal(textOf(await call('read_file', { path: join(workspace.dir, 'Crew', 'beta', 'notes.txt') })), 'beta notes\n');
+      assert.equal(textOf(await call('read_file', { path: join(sealedDir, 'id_key') })), 'a private key\n');
     });
 
     for (const policy of ['place', 'strict'] as const) {
-      it(`runs it in the place's sandbox under ${policy}: its secret is there, the app's and other places' files are not`, async () => {
+      it(`runs it in the place's sandbox under ${policy}: its secret is there, the app's, other places' and sealed files are not, and killed it starts again there`, async () => {
         const before = Number(textOf(await call('pid')));
         await setPolicy(policy);
+        // A sealed path of the place's own folder, as a credential store is sealed (kept when the kind changes).
+        if (policy === 'place') assert.equal((await api('PUT', '/places/seals', { workspace_path: 'Crew/alpha', seal: [sealedDir], unseal: [] })).status, 200);
         // A policy change ends the process; the next call starts it in the sandbox.
         assert.equal(textOf(await call('env', { name: 'TINY_TOKEN' })), SECRET);
         const pid = Number(textOf(await call('pid')));
         assert.notEqual(pid, before);
         assert.equal(textOf(await call('env', { name: 'DBUS_SESSION_BUS_ADDRESS' })), '(unset)');
-        for (const path of [join(fx.stateDir, 'access.json'), join(fx.stateDir, 'personal-mcp', 'attachments.json'), join(workspace.dir, 'Crew', 'beta', 'notes.txt'), `/proc/${process.pid}/environ`]) {
+        for (const path of [join(fx.stateDir, 'access.json'), join(fx.stateDir, 'personal-mcp', 'attachments.json'), join(workspace.dir, 'Crew', 'beta', 'notes.txt'), join(sealedDir, 'id_key'), `/proc/${process.pid}/environ`]) {
           const read = await call('read_file', { path });
           assert.equal(read.isError, true, `${policy} let it read ${path}`);
           assert.match(textOf(read), /refused/);
@@ -199,6 +206,12 @@ describe('local MCP servers', () => {
         await assert.rejects(stat(join(fx.stateDir, 'planted')));
         assert.equal(textOf(await call('write_file', { path: join(workspace.dir, 'Crew', 'alpha', 'out.txt'), text: 'ok' })), 'written');
         assert.equal(textOf(await call('echo', { text: policy })), policy);
+        // Killed from outside (its sandbox's process as the host sees it): started again, in the sandbox.
+        const hostPid = (await details()).local.process.pid;
+        process.kill(hostPid, 'SIGKILL');
+        await waitFor(async () => (await details()).local.process?.pid !== hostPid && (await details()).state === 'connected', 60_000, 'a new process');
+        assert.equal(textOf(await call('env', { name: 'TINY_TOKEN' })), SECRET);
+        assert.equal((await call('read_file', { path: join(fx.stateDir, 'access.json') })).isError, true);
       });
     }
 

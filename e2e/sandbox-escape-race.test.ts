@@ -73,7 +73,7 @@ describe('the swap race, as an agent of Crew/alpha with its own program in its s
 
   async function call(tool: { name: string; arguments: Record<string, unknown> }, cwd?: string): Promise<ToolAnswer> {
     const args = cwd ? { ...tool.arguments, command: `cd ${cwd} && ${tool.arguments.command as string}` } : tool.arguments;
-    return (await host.client.callTool({ name: tool.name, arguments: args }, undefined, { timeout: 600_000 })) as ToolAnswer;
+    return (await host.client.callTool({ name: tool.name, arguments: args }, undefined, { timeout: 600_000 })) as unknown as ToolAnswer;
   }
 
   /** The state dir's entries (relative paths, recursively), without following links. */

@@ -29,6 +29,8 @@ describe('parseCommand', () => {
       workspacePath: 'Crew/a',
       local: { command: 'npx', args: ['-y', '@scope/pkg'], env: { API_KEY: 'PLAY_KEY' }, hosts: ['cdn.example.com'], name: 'Play' },
     });
+    // No --host: the hosts its launcher installs from are filled in when it is added.
+    assert.deepEqual(parseCommand(['connections', 'add', '--command', 'uvx', '--', 'mcp-server-git']), { kind: 'connections-add', workspacePath: '', local: { command: 'uvx', args: ['mcp-server-git'], env: {} } });
     assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--url', 'https://a.example']), /one of --catalog ID, --url URL or --command/);
     assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--env', 'NOVALUE']), /VAR=SECRET/);
     assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--header', 'X', '--secret', 'S']), /--env VAR=SECRET/);

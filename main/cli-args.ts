@@ -16,7 +16,7 @@ export type Command =
   | { kind: 'serve'; flags: ServeFlags }
   | { kind: 'config'; flags: ServeFlags }
   | { kind: 'open' }
-  | { kind: 'token-create'; name: string; expires?: string; workspacePath?: string }
+  | { kind: 'token-create'; name: string; expires?: string | undefined; workspacePath?: string | undefined }
   | { kind: 'token-list'; json: boolean }
   | { kind: 'token-revoke'; id: string }
   | { kind: 'token-tool-search'; id: string; mode?: string }
@@ -34,7 +34,8 @@ export type Command =
       catalog?: string;
       secret?: string;
       server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } };
-      local?: { command: string; args: string[]; env: Record<string, string>; hosts: string[]; name?: string };
+      /** `hosts` absent: those its launcher (npx, uvx) installs from, as the page fills in. */
+      local?: { command: string; args: string[]; env: Record<string, string>; hosts?: string[]; name?: string };
     }
   | { kind: 'connections-remove'; workspacePath: string; name: string; owner?: string }
   | { kind: 'connections-test'; workspacePath: string; name: string; owner?: string }
@@ -93,7 +94,8 @@ export const USAGE = `Usage:
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --url URL [--name NAME] [--transport sse]
                                   [--header HEADER --secret NAME [--prefix 'Bearer ']]
   ${PRODUCT_NAME} connections add [--workspace-path PATH] --command PROGRAM [--name NAME] [--env VAR=SECRET]...
-                                  [--host HOST]... [-- ARGUMENT...]   (a local server, run over stdio)
+                                  [--host HOST]... [-- ARGUMENT...]   (a local server, run over stdio; without
+                                  --host, npx and uvx may reach the host they install from under strict)
   ${PRODUCT_NAME} connections import [--workspace-path PATH] [--json] [--all | ID...]
                                   (lists, or adds, the servers of Claude Desktop, Cursor, VS Code and Claude Code)
   ${PRODUCT_NAME} connections remove NAME [--workspace-path PATH] [--owner ID]
@@ -378,7 +380,7 @@ function parseConnections(argv: string[]): Command {
           if (at <= 0 || at === pair.length - 1) throw new UsageError(`--env ${pair}: write VAR=SECRET, the variable and the name of the place secret that holds its value.`);
           env[pair.slice(0, at)] = pair.slice(at + 1);
         }
-        return { kind: 'connections-add', workspacePath, local: { command: values.command, args: positionals, env, hosts: values.host ?? [], ...(values.name && { name: values.name }) } };
+        return { kind: 'connections-add', workspacePath, local: { command: values.command, args: positionals, env, ...(values.host && { hosts: values.host }), ...(values.name && { name: values.name }) } };
       }
       noPositionals(positionals, 'connections add');
       if (values.env || values.host) throw new UsageError('--env and --host go with --command (a local server).');

@@ -60,6 +60,7 @@ export async function importCommand(command: Of<'connections-import'>, env: Node
         const what = !item.adds ? '' : 'url' in item.adds ? `${item.adds.url}${item.adds.header ? ` (${item.adds.header.name} from the secret ${item.adds.header.secret})` : ''}` : `runs ${item.adds.commandLine}`;
         out(`${item.id}  ${item.name}  ${item.clientName} (${item.scope})  ${item.problem ? `cannot be imported: ${item.problem}` : `${item.kind}: ${what}`}`);
         for (const secret of item.secrets) out(`    new secret ${secret.name} of ${place.label}, from its ${secret.from}`);
+        if (item.adds && 'hosts' in item.adds && item.adds.hosts.length) out(`    under the place and strict policies it may also reach ${item.adds.hosts.join(', ')}, where it is installed from`);
         for (const note of item.notes) out(`    ${note}`);
       }
       if (plan.items.some((item) => !item.problem)) out(`Add them to ${place.label} with: ${PRODUCT_NAME} connections import ${place.root ? `--workspace-path ${place.root} ` : ''}ID... (or --all). Nothing is written to those files.`);

@@ -5,6 +5,7 @@ import { UsageError, type Command } from './cli-args.js';
 import { loadConfig } from './config.js';
 import type { ConnectionView, PlaceConnections } from './connections/place-connections.js';
 import { PlaceSecretsAccess } from './connections/place-secrets-access.js';
+import { installHosts } from './connections/local/install-hosts.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
 import { parseToolSearchMode } from './connections/tool-search/tool-search-mode.js';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
@@ -279,7 +280,9 @@ async function runConnectionsCommand(connections: PlaceConnections, upstreamTime
       return tested.state === 'connected' ? 0 : 1;
     }
     case 'connections-add': {
-      const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : command.local ? { local: command.local } : { server: command.server! };
+      // A local server given no hosts may reach the one its launcher installs from, as the page proposes.
+      const local = command.local && { ...command.local, hosts: command.local.hosts ?? (await installHosts(command.local.command)) };
+      const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : local ? { local } : { server: command.server! };
       const added = await connections.add(LOCAL_PERSON, place, request);
       out(`Added ${added.displayName} to ${place.label} as ${added.name} (${added.state}${added.reason ? `: ${added.reason}` : ''}).`);
       if (added.local?.hosts.length) out(`Under the place and strict policies it may also reach: ${added.local.hosts.join(', ')}.`);

@@ -62,11 +62,11 @@ export interface Config {
 }
 
 export interface JwtConfig {
-  secret?: string;
-  publicKeyPem?: string;
-  jwksUrl?: string;
-  issuer?: string;
-  audience?: string;
+  secret?: string | undefined;
+  publicKeyPem?: string | undefined;
+  jwksUrl?: string | undefined;
+  issuer?: string | undefined;
+  audience?: string | undefined;
 }
 
 export class ConfigError extends Error {

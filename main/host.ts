@@ -187,7 +187,7 @@ export class Host {
         const { controlPlane } = await import('./http/control-plane.js');
         return controlPlane(services, {
           pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
-          host: { status: () => this.status, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
+          host: { status: () => this.status, agentSessions: () => this.agent?.sessions.size ?? 0, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
         });
       }, this.log);
       const control = createServer(app).listen(this.config.controlPort, '127.0.0.1');

@@ -19,7 +19,7 @@ import type { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import type { PlaceConnections } from './connections/place-connections.js';
 import type { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
-import { PolicyWatch } from './places/policy-watch.js';
+import { endedByChange, PolicyWatch } from './places/policy-watch.js';
 import { SandboxPool } from './machine/sandbox/sandbox-pool.js';
 import { defaultLimitValues, SandboxLimits } from './machine/sandbox/sandbox-limits.js';
 import { SkillsWatch } from './machine/skills-watch.js';
@@ -132,10 +132,11 @@ export async function openServices(config: Config, log: (line: string) => void, 
     access,
     async (changes) => {
       await Promise.all(
-        changes.map(({ root, label, why }) => {
-          const words = `the sandbox of ${label} changed while it ran (${why})`;
-          return Promise.all([commands.stopPlace(root, words), sandboxes.endPlace(root)]).catch((error: unknown) => log(`Could not end what ran in ${label} under its old policy: ${(error as Error).message}`));
-        }),
+        changes.map((change) =>
+          Promise.all([commands.stopPlace(change.root, endedByChange(change)), sandboxes.endPlace(change.root)]).catch((error: unknown) =>
+            log(`Could not end what ran in ${change.label} under its old policy: ${(error as Error).message}`),
+          ),
+        ),
       );
     },
     log,

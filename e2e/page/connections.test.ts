@@ -213,8 +213,11 @@ describe('the page: connections of a place', { skip }, () => {
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     await available().getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
     // From the top of the page, Tab to "Add a server that is not listed" and open it.
-    await tabUntil(page, `document.activeElement?.tagName === 'SUMMARY'`, 200);
+    await tabUntil(page, `document.activeElement?.textContent === 'Add a server that is not listed'`, 200);
     await page.keyboard.press('Enter');
+    // First the choice of a remote or a local server: remote is chosen.
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(`document.activeElement?.type === 'radio' && document.activeElement.checked`), true);
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(`document.activeElement?.type`), 'url');
     await page.keyboard.type(upstream.url);

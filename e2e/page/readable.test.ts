@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
+import { callApi } from '../../test/support/control-api.js';
 import { launchChromium, OUT, skipReason } from './page-support.js';
 
 // The page says only what is true and readable (issue 26, item 4), in Debian's Chromium against a
@@ -87,5 +88,87 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     // At once, not on the list's next poll.
     assert.equal(await connected().getByRole('listitem').filter({ hasText: 'Gone server' }).count(), 1, 'the row is there with its alert');
     await shot('added-not-working');
+  });
+
+  it('opens Fix in its form, Escape and Cancel close it back to Fix, and Save and test keeps the keyboard in the row', async () => {
+    const row = connected().getByRole('listitem').filter({ hasText: 'Gone server' });
+    await row.getByRole('button', { name: 'Fix Gone server' }).click();
+    const form = row.getByRole('form', { name: 'Fix Gone server' });
+    await form.waitFor();
+    assert.equal(await page.evaluate(`document.activeElement?.closest('form')?.getAttribute('aria-label')`), 'Fix Gone server', 'focus is in the form');
+    await page.keyboard.press('Escape');
+    await form.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Fix Gone server', 'back on Fix');
+
+    await page.keyboard.press('Enter');
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Fix Gone server', 'Cancel goes back to Fix too');
+
+    await page.keyboard.press('Enter');
+    await form.getByRole('textbox', { name: 'Server URL' }).fill(good.url);
+    await form.getByRole('button', { name: 'Save and test' }).click();
+    await row.getByText('Connected', { exact: true }).waitFor();
+    await form.waitFor({ state: 'detached' });
+    // Fix is gone (it works now): the keyboard stays in the row, on its details.
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Hide the details of Gone server');
+    await shot('fixed');
+  });
+
+  it('clears the error of an added connection once it works', async () => {
+    await available().getByRole('alert').filter({ hasText: 'Gone server is in Connected, but it does not work' }).waitFor({ state: 'detached' });
+  });
+
+  it('clears the error of the server form when its fields change', async () => {
+    await available().getByText('Add a server that is not listed').click();
+    const form = available().getByRole('form', { name: 'Add a server that is not listed' });
+    await form.getByRole('textbox', { name: 'Server URL' }).fill('https://169.254.169.254/mcp');
+    await form.getByRole('button', { name: 'Add and connect' }).click();
+    const error = form.getByRole('alert');
+    await error.waitFor();
+    await form.getByRole('textbox', { name: 'Server URL' }).fill('https://169.254.169.254/mcp2');
+    await error.waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+  });
+
+  it('moves the keyboard to the next row after a removal', async () => {
+    await available().getByRole('button', { name: 'Connect Notes server' }).click();
+    const notes = connected().getByRole('listitem', { name: 'Notes server', exact: true });
+    await notes.getByText('Connected', { exact: true }).waitFor();
+    const gone = connected().getByRole('listitem', { name: 'Gone server', exact: true });
+    await gone.getByRole('button', { name: 'Remove Gone server' }).click();
+    await gone.getByRole('button', { name: 'Yes, remove' }).click();
+    await gone.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(`document.activeElement?.getAttribute('aria-label')`), 'Notes server', 'focus is on the row that took its place');
+  });
+
+  it('shows recent activity by connection › tool, with plain reasons and the whole of a failure one click away', async () => {
+    const { client } = await fx.connect(await fx.token('reader'));
+    const echo = (await client.listTools()).tools.find((t) => t.title === 'Notes server: echo');
+    assert.ok(echo, 'the connection lists echo');
+    await client.callTool({ name: echo.name, arguments: { text: 'hi' } });
+    const controlUrl = await fx.host.open();
+    const list = await callApi(controlUrl, await fx.host.adminToken(), 'GET', '/mcp/place?workspace_path=');
+    const notes = (list.json.connections as Array<{ name: string; owner: string; displayName: string }>).find((c) => c.displayName === 'Notes server')!;
+    const off = await callApi(controlUrl, await fx.host.adminToken(), 'PATCH', `/mcp/place/${notes.name}?workspace_path=&owner=${notes.owner}`, { tools: { echo: false } });
+    assert.equal(off.status, 200, off.text);
+    const refused = await client.callTool({ name: echo.name, arguments: { text: 'hi' } });
+    assert.equal(refused.isError, true);
+    await client.close();
+
+    await page.goto(`${controlUrl}/#server`);
+    const activity = page.getByRole('region', { name: 'Recent activity' });
+    const rows = activity.locator('tbody tr');
+    await rows.nth(1).waitFor();
+    const text = (await activity.textContent()) ?? '';
+    assert.doesNotMatch(text, /errPlaceMCPUnavailable|u[0-9a-f]{8}__/, `no codes or ids: ${text}`);
+    assert.equal((await rows.nth(1).getByRole('cell').nth(1).textContent())?.trim(), 'Notes server › echo');
+    const failed = rows.nth(0);
+    await failed.getByText('Failed', { exact: true }).waitFor();
+    await failed.getByText(/^“Notes server › echo” was turned off for This machine/).waitFor();
+    assert.equal(await failed.getByText('can turn it on again.', { exact: false }).count(), 0, 'a long reason starts short');
+    await failed.getByRole('button', { name: 'Show all' }).click();
+    await failed.getByText('The person who added it or an editor of the place can turn it on again.', { exact: false }).waitFor();
+    await shot('activity');
   });
 });

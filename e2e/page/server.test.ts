@@ -46,8 +46,10 @@ describe('the page: the server', { skip: skipReason }, () => {
     await status().getByRole('button', { name: 'Start server' }).click();
     await status().getByText('Running', { exact: true }).waitFor();
     assert.equal(await portAnswers(), true);
-    const { client } = await p.fx.connect(await p.fx.token('after restart'));
+    const { client, transport } = await p.fx.connect(await p.fx.token('after restart'));
     assert.ok((await client.listTools()).tools.length > 0);
+    // Ended, not left open: with no agent connected, the next Stop does not ask.
+    await transport.terminateSession();
     await client.close();
   });
 
@@ -119,6 +121,21 @@ describe('the page: the server', { skip: skipReason }, () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
+  it('asks before stopping while agents are connected, saying how many, and Escape keeps it running', async () => {
+    const { page } = p;
+    const { client } = await p.fx.connect(await p.fx.token('connected agent'));
+    const open = (await p.api('GET', '/server')).json.agentSessions as number;
+    assert.ok(open >= 1, `sessions open: ${open}`);
+    await status().getByRole('button', { name: 'Stop server' }).click();
+    const confirm = status().getByRole('group', { name: 'Stop the server?' });
+    await confirm.getByText(`Stop? ${open === 1 ? '1 agent session is' : `${open} agent sessions are`} open; stopping ends ${open === 1 ? 'it' : 'them'}.`, { exact: true }).waitFor();
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    assert.equal((await p.api('GET', '/server')).json.state, 'running');
+    assert.ok((await client.listTools()).tools.length > 0, 'the agent is still connected');
+    await client.close();
+  });
+
   it('asks before stopping while agents have commands running, says how many, and No keeps it running', async () => {
     const { page } = p;
     const { client } = await p.fx.connect(await p.fx.token('long runner'));
@@ -126,7 +143,7 @@ describe('the page: the server', { skip: skipReason }, () => {
     await waitFor(async () => (await p.api('GET', '/server')).json.runningCommands === 1, 10_000, 'the command to run');
     await status().getByRole('button', { name: 'Stop server' }).click();
     const confirm = status().getByRole('group', { name: 'Stop the server?' });
-    await confirm.getByText('Stop? An agent has a command running; it ends.').waitFor();
+    await confirm.getByText(/^Stop\? \d+ agent sessions? (is|are) open and 1 command is running; stopping ends them\.$/).waitFor();
     await p.shot('stop-confirm');
     await page.keyboard.press('Escape');
     await confirm.waitFor({ state: 'detached' });

@@ -52,6 +52,8 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
     const row = waiting().getByRole('listitem', { name: `Sign-in of Page-approved agent, code ${code}` });
     await row.getByText('Allow Page-approved agent to work on this machine in Crew alpha?').waitFor();
     await row.getByText(redirect, { exact: false }).waitFor();
+    // Where it came from and when, so that two clients' requests tell apart by more than the code.
+    assert.match((await row.textContent()) ?? '', /asked at \d{1,2}:\d{2}( [AP]M)? from 127\.0\.0\.1 · its answer goes to/);
     await p.shot('sign-in-waiting');
     await row.getByRole('button', { name: 'Allow Page-approved agent' }).click();
 

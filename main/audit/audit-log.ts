@@ -17,6 +17,8 @@ const auditRecordSchema = z.object({
   durationMs: z.number(),
   outcome: z.enum(['ok', 'error', 'timeout', 'cancelled']),
   error: z.string().optional(),
+  /** A connection's tool: the connection's name and the upstream's own name for the tool, as people read them. */
+  connection: z.object({ name: z.string(), tool: z.string() }).optional(),
 });
 
 /**
@@ -198,7 +200,8 @@ function toRecord(entry: AuditEntry): AuditRecord {
     workspaceId: optional(entry.workspaceId, 200),
     durationMs: Number.isFinite(entry.durationMs) ? Math.max(0, Math.round(entry.durationMs)) : 0,
     outcome: entry.outcome,
-    error: entry.error === undefined ? undefined : clip(redact(entry.error).replace(/\s+/g, ' '), 300),
+    error: entry.error === undefined ? undefined : clip(redact(entry.error).replace(/\s+/g, ' '), 1000),
+    ...(entry.connection && { connection: { name: clip(entry.connection.name, 200), tool: clip(entry.connection.tool, 200) } }),
   };
   return record;
 }

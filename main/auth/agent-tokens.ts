@@ -30,8 +30,8 @@ export interface CreatedAgentToken {
   token: string;
   name: string;
   createdAt: string;
-  expiresAt?: string;
-  workspacePath?: string;
+  expiresAt?: string | undefined;
+  workspacePath?: string | undefined;
 }
 
 export type AgentTokenStatus = 'active' | 'revoked' | 'unknown';

@@ -75,21 +75,21 @@ export interface GrantAuthority {
 
 export interface JwtVerifierOptions {
   /** HS256 shared secret. */
-  secret?: string;
+  secret?: string | undefined;
   /** SPKI PEM; the accepted algorithms follow from the key type. */
-  publicKeyPem?: string;
+  publicKeyPem?: string | undefined;
   /** https, or http to a loopback host. */
-  jwksUrl?: string;
+  jwksUrl?: string | undefined;
   /** Required `iss` of external tokens. */
-  issuer?: string;
+  issuer?: string | undefined;
   /** Required `aud` of external tokens. */
-  audience?: string | string[];
+  audience?: string | string[] | undefined;
   /** The app's own tokens: verified only with the app key, whatever else is configured. */
-  appTokens?: AppTokenAuthority;
+  appTokens?: AppTokenAuthority | undefined;
   /** OAuth access tokens this app issued (signed with the same key, `sub: grant:<id>`). */
-  grants?: GrantAuthority;
+  grants?: GrantAuthority | undefined;
   /** The time (ms since the epoch) tokens' `exp` and `nbf` are checked against. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 export const AUTH_REALM = 'persona-mcp-workspace';

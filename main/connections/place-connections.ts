@@ -79,25 +79,25 @@ export interface ConnectionView {
 
 /** A change to a connection in place: its name, URL, transport, credentials header, and which tools are on. */
 export interface EditRequest {
-  name?: string;
-  url?: string;
-  transport?: 'streamable-http' | 'sse';
+  name?: string | undefined;
+  url?: string | undefined;
+  transport?: 'streamable-http' | 'sse' | undefined;
   /** A local server's command, variables and hosts, all at once. */
-  local?: LocalCommandInput;
+  local?: LocalCommandInput | undefined;
   /** The API-key header and the place secret it sends; null sends none. */
-  header?: { name: string; prefix?: string; secret: string } | null;
+  header?: { name: string; prefix?: string | undefined; secret: string } | null | undefined;
   /** Upstream tool names turned on (true) or off (false). */
-  tools?: Record<string, boolean>;
+  tools?: Record<string, boolean> | undefined;
   /**
    * An OAuth connection's own OAuth app (client id, and secret if it has one); null signs in by
    * registration again. The login made with the old app ends: the next sign-in uses the new one.
    */
-  ownApp?: OwnApp | null;
+  ownApp?: OwnApp | null | undefined;
   /**
    * An OAuth connection's machine credentials (client-credentials grant, no browser); null goes back
    * to signing in in the browser. The login made before ends: Connect logs in with the new ones.
    */
-  clientCredentials?: ClientCredentials | null;
+  clientCredentials?: ClientCredentials | null | undefined;
 }
 
 /** A local server as every surface shows it: never a secret value (only the secrets' names). */
@@ -121,14 +121,14 @@ export interface ConnectionDetails extends ConnectionView {
 }
 
 /** A local server as a person adds it: its command, variables from place secrets, declared hosts, and a name. */
-export type LocalRequest = LocalCommandInput & { name?: string };
+export type LocalRequest = LocalCommandInput & { name?: string | undefined };
 
 /** A catalog entry: a remote one's API-key secret, or a local one's variables (VAR → place secret). */
-export type CatalogRequest = { catalog: string; secret?: string; env?: Record<string, string> };
+export type CatalogRequest = { catalog: string; secret?: string | undefined; env?: Record<string, string> | undefined };
 
 export type AddRequest =
   | CatalogRequest
-  | { server: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } }
+  | { server: { url: string; name?: string | undefined; transport?: 'streamable-http' | 'sse' | undefined; header?: { name: string; prefix?: string | undefined; secret: string } | undefined } }
   | { local: LocalRequest };
 
 interface Facts {

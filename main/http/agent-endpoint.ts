@@ -80,11 +80,11 @@ export function agentEndpoint(
         env: process.env,
         sandboxes: services.sandboxes,
         limits: services.limits,
-        caughtUp: (dir) => services.policyWatch.caughtUp(dir),
+        caughtUp: (dir, root) => services.policyWatch.caughtUp(dir, root),
         appPorts: () => [...services.listeningPorts],
         outputsOf: (root) => services.commands.outputFolder(root),
       });
-      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, sandbox: () => policy.sandbox(), place: place.root });
+      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, policy: () => policy.forCommand(), place: place.root });
       const server = createWorkspaceServer({
         instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
         skillsDir: config.skillsDir,

@@ -1,11 +1,14 @@
 import { Router, type Request, type Response } from 'express';
 import * as z from 'zod';
+import type { CredentialStoreState } from '../../common/api/place-policy.js';
 import { type ClientCredentialsInput, clientCredentialsInput, DEFAULT_JWT_ALGORITHM } from '../../common/api/client-credentials.js';
 import type { ClientCredentials, OwnApp } from '../connections/oauth/connection-oauth.js';
+import { installHosts } from '../connections/local/install-hosts.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import type { LimitsInEffect, SandboxLimits } from '../machine/sandbox/sandbox-limits.js';
 import { policyOf } from '../places/access-directory.js';
+import { CREDENTIAL_STORES } from '../places/credential-stores.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
 import { MAX_ALLOWED_HOSTS } from '../places/network-allow-list.js';
 import { canEdit } from '../places/access-rules.js';
@@ -174,6 +177,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json(services.catalog.list({ ...(typeof req.query.search === 'string' && { search: req.query.search }) }));
   });
 
+  // The hosts installing a package with this launcher (npx, uvx) reaches here: the page asks for them at add, for the strict policy.
+  router.get('/local-servers/install-hosts', async (req, res) => {
+    res.json({ hosts: await installHosts(typeof req.query.command === 'string' ? req.query.command : '') });
+  });
+
   router.post('/catalog/refresh', async (_req, res) => {
     await services.catalog.refresh();
     res.json(services.catalog.list());
@@ -291,7 +299,7 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
-    res.json(serverInfo(config, host.status(), services.commands.runningCount));
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }));
   });
 
   // Agent access: the app's own tokens. The token itself is in the answer to its creation only.
@@ -345,13 +353,13 @@ export function apiRoutes(services: Services, host: HostControl): Router {
         return;
       }
     }
-    res.json(serverInfo(config, host.status(), services.commands.runningCount));
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }));
   });
 
   router.post('/server/stop', async (_req, res) => {
     localOnly(res);
     await host.stop();
-    res.json(serverInfo(config, host.status(), services.commands.runningCount));
+    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }));
   });
 
   return router;
@@ -362,12 +370,23 @@ function ownerOf(req: Request): string | undefined {
   return typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
 }
 
-/** A place's policy for the page, with why this machine cannot honour it (no sandbox): its agents are then refused. */
-/** A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then refused), the limits in effect. */
-async function policyAnswer(policy: SandboxPolicy, limits: SandboxLimits): Promise<SandboxPolicy & { problem?: string; limitsInEffect?: LimitsInEffect }> {
+/**
+ * A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then
+ * refused), the credential stores sealed or lifted, the limits in effect.
+ */
+async function policyAnswer(
+  policy: SandboxPolicy,
+  limits: SandboxLimits,
+): Promise<SandboxPolicy & { problem?: string; credentialStores?: CredentialStoreState[]; limitsInEffect?: LimitsInEffect }> {
   if (policy.kind === 'machine') return policy;
   const problem = await sandboxProblem();
-  return { ...policy, ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }), limitsInEffect: limits.inEffect(policy.limits) };
+  const lifted = new Set(policy.unseal ?? []);
+  return {
+    ...policy,
+    ...(problem && { problem: `${problem} Until then, this place's agents are refused.` }),
+    credentialStores: CREDENTIAL_STORES.map(({ name, what }) => ({ name, what, lifted: lifted.has(name) })),
+    limitsInEffect: limits.inEffect(policy.limits),
+  };
 }
 
 function connectOptions(body: z.infer<typeof connectBody>): { ownApp?: OwnApp; openBrowser: boolean } {

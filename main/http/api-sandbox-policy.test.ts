@@ -17,7 +17,8 @@ describe('the page API: a place\'s sandbox policy', () => {
   });
   after(() => fx.close());
   /** A policy as the owner set it, without what the machine makes of it (the limits in effect: their own test). */
-  const stated = (policy: Record<string, unknown>) => Object.fromEntries(Object.entries(policy).filter(([name]) => name !== 'limitsInEffect'));
+  /** The policy as stored, without what the server adds (the limits in effect, the credential stores). */
+  const stated = (policy: Record<string, unknown>) => Object.fromEntries(Object.entries(policy).filter(([name]) => name !== 'limitsInEffect' && name !== 'credentialStores'));
 
   it('shows machine by default on the place header, and the owner changes it', async () => {
     assert.deepEqual(stated((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy), { kind: 'machine', folders: [] });
@@ -69,7 +70,9 @@ describe('the page API: a place\'s sandbox policy', () => {
     const set = await api('PUT', '/places/seals', { workspace_path: 'Crew/gamma', seal: ['/srv/keys/', '~/.config/rclone'], unseal: ['~/.aws'] });
     assert.equal(set.status, 200, set.text);
     assert.deepEqual(stated(set.json.policy), { kind: 'place', folders: [], seal: ['/srv/keys', '~/.config/rclone'], unseal: ['~/.aws'] });
-    assert.deepEqual((await api('GET', '/mcp/place?workspace_path=Crew/gamma')).json.policy.unseal, ['~/.aws']);
+    const stores = (await api('GET', '/mcp/place?workspace_path=Crew/gamma')).json.policy.credentialStores as Array<{ name: string; lifted: boolean }>;
+    assert.deepEqual(stores.filter((s) => s.lifted).map((s) => s.name), ['~/.aws'], 'the page is told each store, lifted or sealed');
+    assert.ok(stores.some((s) => s.name === '~/.ssh' && !s.lifted));
     for (const [body, message] of [
       [{ workspace_path: 'Crew/gamma', seal: [], unseal: ['~/.bashrc'] }, /"~\/\.bashrc" is not one of the sealed credential stores/],
       [{ workspace_path: 'Crew/gamma', seal: ['relative/path'], unseal: [] }, /must be an absolute path/],

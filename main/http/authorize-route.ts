@@ -68,9 +68,10 @@ export function authorizeRoute(server: AuthorizationServer, originOf: RequestOri
       }
       const resource = param('resource');
       const scope = param('scope');
+      const from = addressOf(req);
       const { key } = await server.startSignIn(
         client,
-        { redirectUri, codeChallenge, ...(state !== undefined && { state }), ...(resource !== undefined && { resource }), scopes: scope ? scope.split(' ') : [] },
+        { redirectUri, codeChallenge, ...(state !== undefined && { state }), ...(resource !== undefined && { resource }), scopes: scope ? scope.split(' ') : [], ...(from !== undefined && { from }) },
         `${originOf(req)}${MCP_PATH}`,
       );
       res.redirect(303, `${WAIT_PATH}${key}`);
@@ -99,4 +100,9 @@ function errorRedirect(redirectUri: string, error: OAuthServerError, state: stri
   url.searchParams.set('error_description', error.message);
   if (state !== undefined) url.searchParams.set('state', state);
   return url.href;
+}
+
+/** The address the request came from, an IPv4 one without its IPv6 wrapping. */
+function addressOf(req: { socket: { remoteAddress?: string | undefined } }): string | undefined {
+  return req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
 }

@@ -11,10 +11,10 @@ const JWT_SECRET = 'control-plane-owner-test-secret';
 /** Every route of the page's API as [method, path], read from the router itself so that new routes are covered too. */
 function everyApiRoute(): Array<[string, string]> {
   const services = { config: { workspaceRoot: '/', skillsDir: '/' }, connections: {}, env: {} } as unknown as Services;
-  const host = { status: () => ({ state: 'stopped' as const }), start: async () => undefined, stop: async () => {} };
+  const host = { status: () => ({ state: 'stopped' as const }), agentSessions: () => 0, start: async () => undefined, stop: async () => {} };
   const routes: Array<[string, string]> = [];
   const walk = (router: Router, prefix: string): void => {
-    for (const layer of router.stack as Array<{ route?: { path: string; methods: Record<string, boolean> }; rawPath?: string; handle: unknown }>) {
+    for (const layer of router.stack as unknown as Array<{ route?: { path: string; methods: Record<string, boolean> }; rawPath?: string; handle: unknown }>) {
       if (layer.route) {
         for (const method of Object.keys(layer.route.methods)) routes.push([method.toUpperCase(), `${prefix}${layer.route.path}`.replace(/:\w+/g, 'x')]);
       } else if (typeof layer.rawPath === 'string' && (layer.handle as { stack?: unknown }).stack) {

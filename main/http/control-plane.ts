@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { HostStatus } from '../../common/host-status.js';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { ZodError } from 'zod';
+import { ClientEntryExistsError } from '../connections/client-configs/config-file.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { OwnAppRequiredError } from '../connections/oauth/errors.js';
@@ -23,6 +24,8 @@ export interface ControlPlaneOptions {
 /** What the page can ask of the agent endpoint. */
 export interface HostControl {
   status(): HostStatus;
+  /** How many MCP sessions agents have open now. */
+  agentSessions(): number;
   start(): Promise<unknown>;
   stop(): Promise<void>;
   /** The desktop app shows its window for `open`; headless, there is none and a login link is made instead. */
@@ -142,9 +145,10 @@ function apiErrors(log: (line: string) => void): ErrorRequestHandler {
     }
     const known = userError(error);
     if (known) {
-      // The page opens the own-OAuth-app panel, showing the redirect URL to register at the provider.
-      const ownApp = error instanceof OwnAppRequiredError ? { code: 'own_app_required', redirect_url: error.redirectUrl } : {};
-      res.status(known.status).json({ error: { message: known.message, ...ownApp } });
+      // The page opens the own-OAuth-app panel, showing the redirect URL to register at the provider;
+      // or offers to replace a client's entry of that name.
+      const code = error instanceof OwnAppRequiredError ? { code: 'own_app_required', redirect_url: error.redirectUrl } : error instanceof ClientEntryExistsError ? { code: 'entry_exists' } : {};
+      res.status(known.status).json({ error: { message: known.message, ...code } });
       return;
     }
     // express.json's own refusals, in words a person can act on.

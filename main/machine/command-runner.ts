@@ -38,20 +38,25 @@ const TERMINAL_ROWS = 40;
 export interface BashInput {
   command: string;
   /** Seconds; capped by the runner's maxTimeoutSeconds. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Run under a pseudo-terminal: stdout and stderr are then merged into `stdout`. */
-  tty?: boolean;
+  tty?: boolean | undefined;
 }
 
 export interface RunOptions {
   /** Aborting stops the command (its whole process group). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Called at most every BASH_PROGRESS_INTERVAL_MS while the command runs, with its latest output line. */
-  onProgress?: (message: string) => void;
+  onProgress?: ((message: string) => void) | undefined;
   /** Runs the command inside this sandbox (a place's policy) instead of as the app's user. */
-  sandbox?: { launch(command: string, tty: boolean): Promise<Launch> };
+  sandbox?: { launch(command: string, tty: boolean): Promise<Launch> } | undefined;
   /** The root of the place the command runs for (`""`: This machine): its outputs are saved in that place's folder. */
-  place?: string;
+  place?: string | undefined;
+  /**
+   * Why the policy the command started under no longer holds, if it changed while the command
+   * started (before stopPlace could find it): asked once it is registered, and it is then stopped.
+   */
+  outdated?: () => string | undefined;
 }
 
 export interface BashResult {
@@ -175,7 +180,7 @@ export class CommandRunner {
     return this.saved.dir(placeRoot);
   }
 
-  async run(input: BashInput, { signal, onProgress, sandbox, place = '' }: RunOptions = {}): Promise<BashResult> {
+  async run(input: BashInput, { signal, onProgress, sandbox, place = '', outdated }: RunOptions = {}): Promise<BashResult> {
     if (typeof input.command !== 'string' || input.command.trim() === '') {
       throw new MachineError('invalid_input', 'command is empty: give the bash command to run.');
     }
@@ -270,6 +275,8 @@ export class CommandRunner {
       settled: done.catch(() => {}),
     };
     this.running.add(entry);
+    const changed = outdated?.();
+    if (changed) entry.stopForPolicy(changed);
     try {
       const exit = await done;
       running = false;

@@ -27,7 +27,7 @@ const DIFF_EXCERPT_BYTES = 16 * 1024;
 export interface TextEdit {
   old_string: string;
   new_string: string;
-  replace_all?: boolean;
+  replace_all?: boolean | undefined;
 }
 
 export interface EditInput {

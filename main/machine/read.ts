@@ -42,13 +42,13 @@ const IMAGE_TYPES: Record<string, string> = {
 export interface ReadInput {
   path: string;
   /** Text: first line, 1-based (0 counts as 1); negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based. */
-  offset?: number;
+  offset?: number | undefined;
   /** Text: number of lines. Base64: number of bytes. */
-  limit?: number;
+  limit?: number | undefined;
   /** Absent: text unless the file looks binary. */
-  encoding?: 'text' | 'base64';
+  encoding?: 'text' | 'base64' | undefined;
   /** Text: count every line of the file, to give its total (a read of the whole file). */
-  total?: boolean;
+  total?: boolean | undefined;
 }
 
 export interface TextReadResult {

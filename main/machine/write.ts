@@ -8,7 +8,7 @@ export interface WriteInput {
   path: string;
   content: string;
   /** "base64": `content` is base64 of the bytes to write (binary files). Default "text" (UTF-8). */
-  encoding?: 'text' | 'base64';
+  encoding?: 'text' | 'base64' | undefined;
 }
 
 export interface WriteResult {

@@ -17,7 +17,7 @@ export interface AuditContext {
  * how it ended. The ids are only logged; nothing here changes what a call may do.
  */
 export function auditedRunner(record: (entry: AuditEntry) => void, context: AuditContext): ToolRunner {
-  return async (tool, extra, fn) => {
+  return async (tool, extra, fn, connection) => {
     const started = performance.now();
     const meta = extra._meta ?? {};
     const policy = await context.policy?.().catch(() => undefined);
@@ -33,6 +33,7 @@ export function auditedRunner(record: (entry: AuditEntry) => void, context: Audi
       durationMs: Math.round(performance.now() - started),
       outcome,
       ...(error !== undefined && { error }),
+      ...(connection && { connection }),
     });
     try {
       const result = await fn();
@@ -60,8 +61,15 @@ function optionalId<K extends string>(key: K, value: unknown): { [P in K]?: stri
   return typeof value === 'string' && value.length > 0 && value.length <= 200 ? ({ [key]: value } as { [P in K]: string }) : {};
 }
 
-/** The error's first line, short: the tools' own messages, never file contents or output. */
+/** Long enough for a whole reason (the page shows all of it on a click), short enough to cap a log line. */
+const MAX_ERROR_CHARS = 1000;
+
+/** The error's first line, capped at a word: the tools' own messages, never file contents or output. */
 function firstLine(content: unknown): string | undefined {
   if (!content || typeof content !== 'object' || (content as { type?: unknown }).type !== 'text') return undefined;
-  return String((content as { text: unknown }).text).split('\n', 1)[0]!.slice(0, 200);
+  const line = String((content as { text: unknown }).text).split('\n', 1)[0]!;
+  if (line.length <= MAX_ERROR_CHARS) return line;
+  const cut = line.slice(0, MAX_ERROR_CHARS - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > MAX_ERROR_CHARS / 2 ? cut.slice(0, space) : cut}…`;
 }

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { SseParser } from '../connections/gateway/sse-parser.js';
 import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
+import { sseData } from '../../test/support/sse.js';
 
 // tools/call answered by the sessions layer itself, through the real agent endpoint, with raw HTTP
 // so that the wire format (JSON or event stream, headers, ids) is what is checked.
@@ -37,7 +37,7 @@ const bash = (id: number | string, command: string, meta?: Record<string, unknow
 });
 
 async function events(response: Response): Promise<Array<Record<string, unknown>>> {
-  return new SseParser().push(await response.text()).map((event) => JSON.parse(event.data) as Record<string, unknown>);
+  return sseData(await response.text()).map((data) => JSON.parse(data) as Record<string, unknown>);
 }
 
 describe('tools/call answered without the SDK transport', () => {

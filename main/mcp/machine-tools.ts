@@ -8,18 +8,18 @@ import { MachineError } from '../machine/errors.js';
 import type { FileRules } from '../machine/file-target.js';
 import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type ReadResult } from '../machine/read.js';
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
-import type { PlaceSandbox } from '../machine/sandbox/place-sandbox.js';
 import { writeFile } from '../machine/write.js';
+import type { CommandPolicy } from './place-policy.js';
 import { ALWAYS_LOAD, toolShape, withHandler, type SessionTool, type ToolExtra } from './session-tool.js';
 
 export interface MachineToolDeps {
   skillsDir: string;
   commands: CommandRunner;
   /**
-   * The sandbox of this call under the place's policy, nothing under `machine`; throws (a
-   * MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
+   * This call's place policy: its sandbox, none under `machine`, and the check a command makes once
+   * registered; throws (a MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
    */
-  sandbox?: () => Promise<PlaceSandbox | undefined>;
+  policy?: () => Promise<CommandPolicy>;
   /** The session's place root (`""`: This machine): its commands' outputs are saved in its own folder. */
   place?: string;
 }
@@ -157,7 +157,7 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
   let shapes = shapesByMax.get(max);
   if (!shapes) shapesByMax.set(max, (shapes = machineToolShapes(max)));
   // Under place or strict, the file tools apply the policy's rules to what they open (file-target.ts).
-  const rules = async (): Promise<FileRules | undefined> => deps.sandbox?.();
+  const rules = async (): Promise<FileRules | undefined> => (await deps.policy?.())?.sandbox;
   return [
     withHandler(shapes.read, (args) => asToolResult(async () => readAnswer(await readFile(args, await rules())))),
     withHandler(shapes.write, (args) =>
@@ -175,8 +175,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
     ),
     withHandler(shapes.bash, (args, extra) =>
       asToolResult(async () => {
-        const sandbox = await deps.sandbox?.();
-        const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }) });
+        const { sandbox, outdated } = (await deps.policy?.()) ?? {};
+        const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }), ...(outdated && { outdated }) });
         const answer = bashAnswer(result, args.timeout, max);
         if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
         return answer;

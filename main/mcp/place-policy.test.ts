@@ -25,7 +25,7 @@ describe('a place policy on a machine without a sandbox', () => {
 
   function tools(env: NodeJS.ProcessEnv) {
     const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, { workspaceRoot: join(top, 'ws'), stateDir: join(top, 'state'), skillsDir: join(top, 'skills'), env });
-    const list = machineTools({ skillsDir: join(top, 'skills'), commands: new CommandRunner({ maxTimeoutSeconds: 10 }), sandbox: () => policy.sandbox() });
+    const list = machineTools({ skillsDir: join(top, 'skills'), commands: new CommandRunner({ maxTimeoutSeconds: 10 }), policy: () => policy.forCommand() });
     return { policy, call: (name: string, args: Record<string, unknown>) => list.find((t) => t.definition.name === name)!.call(args, extra) };
   }
 

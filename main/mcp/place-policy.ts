@@ -1,6 +1,7 @@
 import { otherPlacesFolders, policyOf, type AccessDirectory } from '../places/access-directory.js';
 import type { Place } from '../places/place-root.js';
 import type { SandboxPolicy } from '../places/sandbox-policy.js';
+import { endedByChange } from '../places/policy-watch.js';
 import { sandboxProblem } from '../machine/sandbox/sandbox-check.js';
 import { PlaceSandbox, sandboxMissing, type SandboxHost } from '../machine/sandbox/place-sandbox.js';
 
@@ -21,18 +22,40 @@ export class PlacePolicy {
    * without a sandbox is refused, never run unsandboxed.
    */
   async sandbox(): Promise<PlaceSandbox | undefined> {
-    const dir = await this.access.snapshot();
-    // What ran under the policy before this one ends first, never the sandbox this call is about to use.
-    await this.host.caughtUp?.(dir);
-    const policy = policyOf(dir, this.place);
-    if (policy.kind === 'machine') return undefined;
-    const problem = await sandboxProblem(this.host.env);
-    if (problem) throw sandboxMissing(`${this.place.label} has the ${policy.kind} policy, but ${problem}`);
-    // Without the folder (it cannot be made), outputs come back through pipes, none saved.
-    const outputs = await this.host.outputsOf?.(this.place.root).catch(() => undefined);
-    return PlaceSandbox.open({ ...policy, kind: policy.kind }, this.place.label, this.place.root, this.host, {
-      otherPlaceFolders: otherPlacesFolders(dir, this.place),
-      ...(outputs !== undefined && { outputs }),
-    });
+    return (await this.forCommand()).sandbox;
   }
+
+  /**
+   * The sandbox of a command, and the check it makes once it is registered with the runner: the
+   * policy may have changed while it started, before the policy watch could find it to end it.
+   */
+  async forCommand(): Promise<CommandPolicy> {
+    for (;;) {
+      const dir = await this.access.snapshot();
+      // What ran under the policy before this one ends first, never the sandbox this call is about to use.
+      const changed = this.host.caughtUp ? await this.host.caughtUp(dir, this.place.root) : () => undefined;
+      if (!changed) continue; // changed again meanwhile: the newer policy holds
+      const outdated = (): string | undefined => {
+        const change = changed();
+        return change && endedByChange(change);
+      };
+      const policy = policyOf(dir, this.place);
+      if (policy.kind === 'machine') return { outdated };
+      const problem = await sandboxProblem(this.host.env);
+      if (problem) throw sandboxMissing(`${this.place.label} has the ${policy.kind} policy, but ${problem}`);
+      // Without the folder (it cannot be made), outputs come back through pipes, none saved.
+      const outputs = await this.host.outputsOf?.(this.place.root).catch(() => undefined);
+      const sandbox = await PlaceSandbox.open({ ...policy, kind: policy.kind }, this.place.label, this.place.root, this.host, {
+        otherPlaceFolders: otherPlacesFolders(dir, this.place),
+        ...(outputs !== undefined && { outputs }),
+      });
+      return { sandbox, outdated };
+    }
+  }
+}
+
+/** What a command runs in under its place's policy, and why it may no longer run (once registered). */
+export interface CommandPolicy {
+  sandbox?: PlaceSandbox;
+  outdated: () => string | undefined;
 }

@@ -10,7 +10,7 @@ import type { PlaceConnection } from '../connections/store/connection-store.js';
 import type { Place } from '../places/place-root.js';
 import { searchHint } from '../connections/tool-search/search-hint.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
-import type { ToolSource } from './tool-table.js';
+import type { ConnectionToolName, ToolSource } from './tool-table.js';
 import { waitAtMost } from '../connections/gateway/wait-at-most.js';
 
 /** Read by clients with a tool search of their own (Claude Code) to find a deferred tool. */
@@ -57,12 +57,17 @@ export class PlaceTools implements ToolSource {
     return usable.flatMap((connection) => this.toolsOf(connection));
   }
 
-  async explainUnknown(name: string): Promise<string | undefined> {
+  async explainUnknown(name: string): Promise<{ reason: string; connection?: ConnectionToolName } | undefined> {
     if (!isPersonalShapedName(name)) return undefined;
     const server = /^(u[0-9a-f]{8}__[a-z0-9-]+)__/.exec(name)?.[1];
     const known = server ? await this.deps.connections.stateOf(this.place, server) : undefined;
     const tool = server && name.slice(server.length + 2);
-    if (known?.disabledTools?.includes(tool!)) {
+    const reason = this.unknownReason(name, known, tool);
+    return { reason, ...(known && tool && { connection: { name: known.displayName, tool } }) };
+  }
+
+  private unknownReason(name: string, known: Awaited<ReturnType<PlaceToolsDeps['connections']['stateOf']>>, tool: string | undefined): string {
+    if (tool && known?.disabledTools?.includes(tool)) {
       return `errPlaceMCPUnavailable: "${name}" was turned off for ${this.place.label} in the connection "${known.displayName}". The person who added it or an editor of the place can turn it on again.`;
     }
     if (known && known.state !== 'connected') {

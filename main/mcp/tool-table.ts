@@ -4,14 +4,20 @@ import type { ToolCall } from './direct-tool-calls.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
 import { CALL_TOOL, callToolTarget, callToolTool, SEARCH_TOOLS, searchToolsTool } from './tool-search-tools.js';
 
-/** Wraps every tool call; the host supplies auditing. */
-export type ToolRunner = (tool: string, extra: ToolExtra, fn: () => Promise<CallToolResult>) => Promise<CallToolResult>;
+/** A connection's tool as people read it: the connection's name, and the upstream's own name for the tool. */
+export interface ConnectionToolName {
+  name: string;
+  tool: string;
+}
+
+/** Wraps every tool call; the host supplies auditing. `connection`: the call is to a connection's tool. */
+export type ToolRunner = (tool: string, extra: ToolExtra, fn: () => Promise<CallToolResult>, connection?: ConnectionToolName) => Promise<CallToolResult>;
 
 /** Tools whose set changes while a session is open (a place's connections). */
 export interface ToolSource {
   tools(): Promise<SessionTool[]>;
-  /** The answer for a name that is not among the tools, when this source knows why. */
-  explainUnknown?(name: string): Promise<string | undefined>;
+  /** The answer for a name that is not among the tools, when this source knows why (and the connection it names, if it knows it). */
+  explainUnknown?(name: string): Promise<{ reason: string; connection?: ConnectionToolName } | undefined>;
 }
 
 /**
@@ -52,11 +58,11 @@ export function installToolTable(server: McpServer, fixed: SessionTool[], source
     const tool = byName.get(name) ?? (await findIn(sources, name));
     if (!tool) {
       // Refused, and audited like every call: probing for tools is worth a record too.
-      const reasons = await Promise.all(sources.map((source) => source.explainUnknown?.(name)));
-      const reason = reasons.find(Boolean) ?? (await unknownName(name, await sourceTools(), (count) => toolSearch(fixed.length + count)));
-      return run(name, extra, async () => toolError(reason));
+      const known = (await Promise.all(sources.map((source) => source.explainUnknown?.(name)))).find(Boolean);
+      const reason = known?.reason ?? (await unknownName(name, await sourceTools(), (count) => toolSearch(fixed.length + count)));
+      return run(name, extra, async () => toolError(reason), known?.connection);
     }
-    return run(name, extra, () => tool.call(args, extra));
+    return run(name, extra, () => tool.call(args, extra), tool.upstream && { name: tool.upstream.server, tool: tool.upstream.tool });
   };
   server.server.setRequestHandler(CallToolRequestSchema, call);
   directCalls.set(server, validated(call));

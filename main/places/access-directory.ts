@@ -10,31 +10,31 @@ export const ACCESS_FILE = 'access.json';
 
 export interface PersonEntry {
   readonly name: string;
-  readonly disabled?: boolean;
+  readonly disabled?: boolean | undefined;
 }
 
 /** Who may use a place beyond what its kind grants (see access-rules.ts), and what its agents reach. */
 export interface PlaceAccess {
-  readonly editors?: readonly string[];
-  readonly readers?: readonly string[];
+  readonly editors?: readonly string[] | undefined;
+  readonly readers?: readonly string[] | undefined;
   /** The sandbox policy of the place's agents; absent means `machine` (sandbox-policy.ts). */
-  readonly policy?: StoredPolicy;
+  readonly policy?: StoredPolicy | undefined;
   /** Whether its agents get tool search instead of every tool; absent is `auto`. */
-  readonly toolSearch?: 'on' | 'off';
+  readonly toolSearch?: 'on' | 'off' | undefined;
 }
 
 /** A policy other than `machine`, as the file keeps it. */
 export interface StoredPolicy {
   readonly kind: 'place' | 'strict';
-  readonly folders?: readonly string[];
+  readonly folders?: readonly string[] | undefined;
   /** The hosts its sandboxed commands may reach (network-allow-list.ts); absent: none listed. */
-  readonly network?: readonly string[];
+  readonly network?: readonly string[] | undefined;
   /** Paths sealed beyond the credential stores; absent: none. */
-  readonly seal?: readonly string[];
+  readonly seal?: readonly string[] | undefined;
   /** Credential stores lifted for this place; absent: none. */
-  readonly unseal?: readonly string[];
+  readonly unseal?: readonly string[] | undefined;
   /** Limits other than the machine's defaults; absent: the defaults. */
-  readonly limits?: PlaceLimits;
+  readonly limits?: PlaceLimits | undefined;
 }
 
 /** The whole directory: people by user id, and access by place root. It holds no secrets. */

@@ -28,6 +28,8 @@ export class PolicyWatch {
   private timer: NodeJS.Timeout | undefined;
   private settle: NodeJS.Timeout | undefined;
   private checking: Promise<void> = Promise.resolve();
+  /** Per place root: how many changes of its sandbox were seen, and the latest. */
+  private readonly seen = new Map<string, { count: number; change: PolicyChange }>();
 
   constructor(
     private readonly access: AccessDirectory,
@@ -55,11 +57,20 @@ export class PolicyWatch {
   /**
    * Resolves once what ran under an access directory older than `dir` has been ended. A call that
    * read `dir` waits for this before it starts anything: the watch may not have seen the change
-   * yet, and would otherwise end the call's new sandbox along with the old ones.
+   * yet, and would otherwise end the call's new sandbox along with the old ones. Then resolves to
+   * the check a command of place `root` started under `dir` makes once it is registered: the change
+   * seen since, if any (a change seen later ends it with the others). Undefined when `dir` is
+   * already outdated for that place: read it again.
    */
-  caughtUp(dir: AccessDirectorySnapshot): Promise<void> {
+  async caughtUp(dir: AccessDirectorySnapshot, root: string): Promise<(() => PolicyChange | undefined) | undefined> {
     if (dir !== this.last) this.checking = this.checking.then(() => this.check());
-    return this.checking;
+    await this.checking;
+    if (this.last && sandboxOf(this.last, root).key !== sandboxOf(dir, root).key) return undefined;
+    const count = this.seen.get(root)?.count ?? 0;
+    return () => {
+      const now = this.seen.get(root);
+      return now && now.count !== count ? now.change : undefined;
+    };
   }
 
   stop(): void {
@@ -90,10 +101,18 @@ export class PolicyWatch {
           : was.policy !== is.policy
             ? `its policy (${is.words}) changed`
             : "another place's extra folders changed";
-      changes.push({ root, label: is.label, why });
+      const change = { root, label: is.label, why };
+      changes.push(change);
+      // Counted before anything is ended: a command registered from now on finds it (caughtUp).
+      this.seen.set(root, { count: (this.seen.get(root)?.count ?? 0) + 1, change });
     }
     if (changes.length) await this.onChange(changes);
   }
+}
+
+/** What the answer of a command ended by `change` says. */
+export function endedByChange({ label, why }: PolicyChange): string {
+  return `the sandbox of ${label} changed while it ran (${why})`;
 }
 
 /** What a place's sandbox is made of in this directory (its policy, the other places' folders). */

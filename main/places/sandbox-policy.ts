@@ -23,23 +23,23 @@ export interface SandboxPolicy {
   /** Absolute, normalized folders the owner added: readable and writable under `place` and `strict`. */
   readonly folders: readonly string[];
   /** The network allow-list (network-allow-list.ts), normalized; absent when empty. */
-  readonly network?: readonly string[];
+  readonly network?: readonly string[] | undefined;
   /** Paths sealed beyond the credential stores (absolute, or `~/...`); absent when none. */
-  readonly seal?: readonly string[];
+  readonly seal?: readonly string[] | undefined;
   /** Credential stores (credential-stores.ts, by name) this place's agents may reach; absent when none. */
-  readonly unseal?: readonly string[];
+  readonly unseal?: readonly string[] | undefined;
   /** Limits of the place's sandboxed commands other than the machine's defaults; absent: the defaults. */
-  readonly limits?: PlaceLimits;
+  readonly limits?: PlaceLimits | undefined;
 }
 
 /** What a place's sandboxed commands may use together; each absent one has the machine's default (place-limits.ts). */
 export interface PlaceLimits {
   /** Processes and threads at once. */
-  readonly processes?: number;
+  readonly processes?: number | undefined;
   /** Memory in MiB (the files in its private /tmp count too). */
-  readonly memoryMb?: number;
+  readonly memoryMb?: number | undefined;
   /** The size of its private /tmp (and of each other temp folder of its own), in MiB. */
-  readonly tmpMb?: number;
+  readonly tmpMb?: number | undefined;
 }
 
 export const LIMIT_NAMES = ['processes', 'memoryMb', 'tmpMb'] as const;
@@ -53,11 +53,11 @@ export const LIMIT_RANGES: Readonly<Record<keyof PlaceLimits, readonly [number, 
 
 /** The rest of a policy beside its kind: what checkPolicy checks. */
 export interface PolicyParts {
-  readonly folders?: readonly string[];
-  readonly network?: readonly string[];
-  readonly seal?: readonly string[];
-  readonly unseal?: readonly string[];
-  readonly limits?: PlaceLimits;
+  readonly folders?: readonly string[] | undefined;
+  readonly network?: readonly string[] | undefined;
+  readonly seal?: readonly string[] | undefined;
+  readonly unseal?: readonly string[] | undefined;
+  readonly limits?: PlaceLimits | undefined;
 }
 
 export const MACHINE_POLICY: SandboxPolicy = Object.freeze({ kind: 'machine', folders: Object.freeze([]) });

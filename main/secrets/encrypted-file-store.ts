@@ -26,7 +26,7 @@ interface Contents {
 export interface EncryptedFileSecretStoreOptions {
   stateDir: string;
   /** The text of WORKSPACE_SECRET_KEY; without it the key is `<stateDir>/secrets.key`, created on first use. */
-  key?: string;
+  key?: string | undefined;
 }
 
 /**

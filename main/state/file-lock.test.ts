@@ -6,6 +6,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { waitFor } from '../../test/support/wait.js';
 import { FileLockTimeoutError, withFileLock } from './file-lock.js';
 
 /** The pid of a process that has exited (and was reaped), so nothing answers to it. */
@@ -110,7 +111,27 @@ describe('withFileLock', () => {
     assert.equal(await withFileLock(lockPath, async () => (released ? 'mine' : 'taken from the holder'), { staleMs: 60_000, timeoutMs: 5_000 }), 'mine');
   });
 
-  it('takes over a lock older than staleMs even if its holder is alive', async () => {
+  it('keeps the lock for a live holder whose task outlasts staleMs, refreshing it meanwhile', async () => {
+    let inside = false;
+    let overlapped = false;
+    const slow = withFileLock(
+      lockPath,
+      async () => {
+        inside = true;
+        // Well past staleMs: a slow keychain, say.
+        await sleep(2_500);
+        inside = false;
+      },
+      { staleMs: 1_000 },
+    );
+    await waitFor(() => inside, 5_000, 'the slow holder to take the lock');
+    const next = await withFileLock(lockPath, async () => ((overlapped = inside), 'after'), { staleMs: 1_000, timeoutMs: 10_000 });
+    await slow;
+    assert.equal(next, 'after');
+    assert.equal(overlapped, false, 'the second holder ran while the first still held the lock');
+  });
+
+  it('takes over a lock not refreshed for staleMs even if its holder seems alive (a reused pid, a hung holder)', async () => {
     await writeFile(lockPath, holderText(process.pid));
     const old = new Date(Date.now() - 60_000);
     await utimes(lockPath, old, old);

@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { open, unlink } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processAlive } from './process-alive.js';
 
 export interface FileLockOptions {
-  /** A lock older than this is taken over even if its holder seems alive (default 10 s). */
+  /**
+   * A lock its holder has not refreshed for this long is taken over even if the holder seems alive
+   * (its pid reused, or it hangs, or it is on another host); a holder refreshes it every third of
+   * this while it holds it (default 10 s).
+   */
   staleMs?: number;
   /** Give up waiting after this long (default 20 s; more than `staleMs`, so a hung holder is outwaited). */
   timeoutMs?: number;
@@ -36,26 +40,40 @@ interface Seen {
   holder: Holder | undefined;
 }
 
+const DEFAULT_STALE_MS = 10_000;
+
 /**
  * Runs `task` while holding `lockPath`: a file created exclusively (`wx`) holding the holder's pid,
- * host and a random token, removed afterwards. A lock whose holder is a dead process on this host,
- * or that is older than `staleMs`, is taken over, so a crash never blocks writers for long.
+ * host and a random token, its modification time refreshed while the task runs, removed afterwards.
+ * A lock whose holder is a dead process on this host is taken over at once, and one not refreshed
+ * for `staleMs` after that long: a crash never blocks writers for long, and a live holder, however
+ * slow its task (a keychain that takes its time), keeps its lock.
  */
 export async function withFileLock<T>(lockPath: string, task: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
-  const token = await acquire(lockPath, options);
+  const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
+  const { token, handle } = await acquire(lockPath, staleMs, options.timeoutMs ?? 20_000);
+  // Through the descriptor: refreshes this lock's file only, never a successor's at the same path.
+  const refresh = setInterval(() => {
+    const now = new Date();
+    // A failed refresh (the file system went away) only lets the lock age: nothing to do here.
+    handle.utimes(now, now).catch(() => {});
+  }, staleMs / 3);
   try {
     return await task();
   } finally {
+    clearInterval(refresh);
+    await handle.close();
     await release(lockPath, token);
   }
 }
 
-async function acquire(lockPath: string, { staleMs = 10_000, timeoutMs = 20_000 }: FileLockOptions): Promise<string> {
+async function acquire(lockPath: string, staleMs: number, timeoutMs: number): Promise<{ token: string; handle: FileHandle }> {
   const token = randomBytes(12).toString('hex');
   const body = JSON.stringify({ pid: process.pid, host: hostname(), token } satisfies Holder);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await tryCreate(lockPath, body)) return token;
+    const handle = await tryCreate(lockPath, body);
+    if (handle) return { token, handle };
     const seen = await look(lockPath);
     if (!seen) continue; // released meanwhile
     if (isStale(seen, staleMs)) {
@@ -75,12 +93,13 @@ async function acquire(lockPath: string, { staleMs = 10_000, timeoutMs = 20_000 
   }
 }
 
-async function tryCreate(lockPath: string, body: string): Promise<boolean> {
+/** The created lock file, open (for its refreshes), or undefined when it exists already. */
+async function tryCreate(lockPath: string, body: string): Promise<FileHandle | undefined> {
   let handle;
   try {
     handle = await open(lockPath, 'wx', 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw error;
   }
   try {
@@ -90,8 +109,7 @@ async function tryCreate(lockPath: string, body: string): Promise<boolean> {
     await unlink(lockPath).catch(() => {});
     throw error;
   }
-  await handle.close();
-  return true;
+  return handle;
 }
 
 /** The lock file as it is now, or undefined when there is none. */
@@ -121,8 +139,8 @@ function isStale(seen: Seen, staleMs: number): boolean {
 /**
  * Removes a stale lock, unless it was replaced since it was judged (same inode and content means
  * the same lock: the token is random). The check and the unlink are not one step, so a holder that
- * outlived `staleMs` and let go in between could lose a successor's lock; that needs a holder hung
- * far longer than a write takes.
+ * stopped refreshing for `staleMs` and let go in between could lose a successor's lock; that needs
+ * a holder hung far longer than a write takes.
  */
 async function takeAway(lockPath: string, judged: Seen): Promise<void> {
   const now = await look(lockPath);

@@ -1,5 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
-import { api } from './client';
+import { api, query } from './client';
+import type { ClientFiles, ClientId, WrittenClientEntry } from './types';
 
 // Query options and calls of the Agent access screen: the app's own agent tokens.
 
@@ -70,3 +71,22 @@ export const toolSearchQuery = (root: string) =>
 
 export const setPlaceToolSearch = (root: string, mode: ToolSearchMode) =>
   api<PlaceToolSearch>('PUT', '/access/places/tool-search', { workspace_path: root, mode });
+
+/** Where each MCP client's entry for this server would go: the person's own file, and the place folder's. */
+export const clientFilesQuery = (root: string) =>
+  queryOptions({
+    queryKey: ['client-files', root],
+    queryFn: () => api<ClientFiles>('GET', `/client-configs${query({ workspace_path: root })}`),
+  });
+
+export interface WriteClientEntry {
+  client: ClientId;
+  workspacePath: string;
+  scope: 'user' | 'project';
+  auth: 'token' | 'oauth';
+  replace: boolean;
+}
+
+/** This server's entry written into a client's configuration (the rest of the file kept, a backup beside it). */
+export const writeClientEntry = (input: WriteClientEntry) =>
+  api<WrittenClientEntry>('POST', '/client-configs', { workspace_path: input.workspacePath, client: input.client, scope: input.scope, auth: input.auth, replace: input.replace });

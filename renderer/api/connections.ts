@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api, query } from './client';
-import type { AddServer, CatalogListing, Connection, ConnectionDetails, ConnectionEdit, ConnectResult, OwnApp, Place, PlaceConnections, PlacePolicy } from './types';
+import type { AddLocalServer, AddServer, CatalogListing, Connection, ConnectionDetails, ConnectionEdit, ConnectResult, ImportPlan, ImportResult, OwnApp, Place, PlaceConnections, PlacePolicy } from './types';
 
 // Query options and calls per feature: places, a place's connections, the catalog, a place's secrets.
 
@@ -42,10 +42,34 @@ export function secretsQuery(root: string) {
 
 export const refreshCatalog = () => api<CatalogListing>('POST', '/catalog/refresh');
 
-export const addFromCatalog = (root: string, catalog: string, secret?: string) =>
-  api<{ connection: Connection }>('POST', '/mcp/place', { workspace_path: root, catalog, ...(secret && { secret }) });
+/** A catalog entry: a remote one's API-key secret, or a local one's variables (VAR → place secret). */
+export const addFromCatalog = (root: string, catalog: string, secret?: string, env?: Record<string, string>) =>
+  api<{ connection: Connection }>('POST', '/mcp/place', { workspace_path: root, catalog, ...(secret && { secret }), ...(env && Object.keys(env).length > 0 && { env }) });
 
 export const addServer = (root: string, server: AddServer) => api<{ connection: Connection }>('POST', '/mcp/place', { workspace_path: root, server });
+
+export const addLocalServer = (root: string, local: AddLocalServer) => api<{ connection: Connection }>('POST', '/mcp/place', { workspace_path: root, ...local });
+
+/** The hosts installing a package with this launcher reaches on this machine (its registry's), for the strict policy. */
+export function installHostsQuery(command: string) {
+  return queryOptions({
+    queryKey: ['install-hosts', command],
+    queryFn: () => api<{ hosts: string[] }>('GET', `/local-servers/install-hosts${query({ command })}`),
+    enabled: command === 'npx' || command === 'uvx',
+    staleTime: Infinity,
+  });
+}
+
+/** What the MCP clients on this machine have that the place could import: read when the panel opens. */
+export function importPlanQuery(root: string, enabled: boolean) {
+  return queryOptions({
+    queryKey: ['import-plan', root],
+    queryFn: () => api<ImportPlan>('GET', `/import${query({ workspace_path: root })}`),
+    enabled,
+  });
+}
+
+export const runImport = (root: string, items: string[]) => api<{ results: ImportResult[] }>('POST', '/import', { workspace_path: root, items });
 
 export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =>
   // The page opens the sign-in page itself (a tab it opened on the click, or the desktop's browser).
@@ -80,3 +104,7 @@ export const putSecret = (root: string, name: string, value: string, replace = f
 
 export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) =>
   api<{ policy: PlacePolicy }>('PUT', '/places/policy', { workspace_path: root, policy, folders });
+/** What is sealed beyond the credential stores (`seal`), and the stores lifted (`unseal`): both replaced whole. */
+export const putSeals = (root: string, seal: string[], unseal: string[]) => api<{ policy: PlacePolicy }>('PUT', '/places/seals', { workspace_path: root, seal, unseal });
+/** The place's own limits, replaced whole: one left out is the machine's default. */
+export const putLimits = (root: string, limits: PlacePolicy['limits']) => api<{ policy: PlacePolicy }>('PUT', '/places/limits', { workspace_path: root, ...limits });

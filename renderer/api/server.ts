@@ -19,6 +19,8 @@ export interface ActivityRecord {
   durationMs: number;
   outcome: 'ok' | 'error' | 'timeout' | 'cancelled';
   error?: string;
+  /** A connection's tool: the connection's name and the upstream's own name for the tool. */
+  connection?: { name: string; tool: string };
 }
 
 export const ACTIVITY_LIMIT = 50;

@@ -1,6 +1,7 @@
 // The API's answers as the page uses them (main/http/api-routes.ts is the source of truth).
 
 import type { ClientCredentialsInput, ClientCredentialsView } from '../../common/api/client-credentials.js';
+import type { CredentialStoreState, LimitName, LimitsInEffect } from '../../common/api/place-policy.js';
 
 export type PlaceKind = 'machine' | 'workflow' | 'crew' | 'work' | 'code';
 
@@ -98,6 +99,14 @@ export interface PlacePolicy {
   network?: string[];
   /** Why this machine cannot sandbox the place's agents (they are refused meanwhile). */
   problem?: string;
+  /** Paths the owner sealed beyond the credential stores (absolute or `~/...`). */
+  seal?: string[];
+  /** Under place and strict: each credential store, sealed unless lifted for this place. */
+  credentialStores?: CredentialStoreState[];
+  /** The place's own limits (absent: the machine's defaults). */
+  limits?: Partial<Record<LimitName, number>>;
+  /** Under place and strict: the limits as applied, and what this machine does not enforce. */
+  limitsInEffect?: LimitsInEffect;
 }
 
 export interface PlaceConnections {
@@ -111,8 +120,11 @@ export interface CatalogEntry {
   id: string;
   name: string;
   description: string;
-  url: string;
-  transport: 'streamable-http' | 'sse';
+  /** A remote server's URL; a local one has `local` instead. */
+  url?: string;
+  transport: 'streamable-http' | 'sse' | 'stdio';
+  /** A local server: its launcher and package, the variables it reads, the hosts it needs (else those its launcher installs from). */
+  local?: { command: 'npx' | 'uvx'; args: string[]; env: { name: string; description?: string; required: boolean; secret: boolean }[]; hosts?: string[] };
   auth: 'oauth' | 'api-key' | 'none';
   apiKey?: { header: string; prefix?: string };
   signInGroup?: string;
@@ -155,4 +167,47 @@ export interface AddServer {
   url: string;
   name?: string;
   header?: { name: string; prefix?: string; secret: string };
+}
+
+/** One server of an MCP client's configuration, as it would be added to the place (GET /api/import). */
+export interface ImportItem {
+  id: string;
+  client: ClientId;
+  clientName: string;
+  scope: 'user' | 'project';
+  file: string;
+  name: string;
+  kind: 'remote' | 'local';
+  adds?: { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } | { commandLine: string; env: Record<string, string>; hosts: string[] };
+  secrets: { name: string; from: string }[];
+  problem?: string;
+  notes: string[];
+}
+
+export interface ImportPlan {
+  place: Place;
+  items: ImportItem[];
+  problems: { client: ClientId; file: string; problem: string }[];
+  files: { client: ClientId; scope: 'user' | 'project'; path: string; found: boolean }[];
+}
+
+export interface ImportResult {
+  id: string;
+  name: string;
+  added?: Connection;
+  error?: string;
+}
+
+/** The MCP clients whose configuration this app reads and writes. */
+export type ClientId = 'claude-desktop' | 'cursor' | 'vscode' | 'claude-code';
+
+/** Where each client's entry for this server would go (GET /api/client-configs). */
+export interface ClientFiles {
+  clients: { client: ClientId; name: string; files: { scope: 'user' | 'project'; path: string }[] }[];
+}
+
+/** What was written into a client's configuration (POST /api/client-configs). */
+export interface WrittenClientEntry {
+  written: { client: ClientId; clientName: string; file: string; name: string; entry: unknown; backup?: string; created: boolean; replaced: boolean };
+  token?: { id: string; name: string };
 }

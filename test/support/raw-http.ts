@@ -10,7 +10,7 @@ export interface RawResponse {
  * A request to the MCP endpoint with node:http, so that any header (Host, Origin, Content-Length)
  * and any body can be sent: a POST of JSON by default; `body` may go in several chunks.
  */
-export function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer[] }): Promise<RawResponse> {
+export function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer[] | undefined }): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,

@@ -46,6 +46,7 @@ export class Approvals {
       redirectUri: request.redirectUri,
       ...(asked && { askedPlace: asked }),
       ...(request.askedPlace !== undefined && !asked && { askedPath: request.askedPlace }),
+      ...(request.from && { from: request.from }),
       createdAt: request.createdAt,
       expiresAt: request.expiresAt,
     };

@@ -35,6 +35,8 @@ export interface AuthorizeRequest {
   /** The `resource` parameter (RFC 8707), if the client sent one. */
   resource?: string;
   scopes: string[];
+  /** The network address the browser's request came from. */
+  from?: string;
 }
 
 export interface TokenSet {
@@ -162,6 +164,7 @@ export class AuthorizationServer {
       codeChallenge: request.codeChallenge,
       ...(request.state !== undefined && { state: request.state }),
       scopes: request.scopes,
+      ...(request.from && { from: request.from.slice(0, 100) }),
       createdAt: new Date(nowMs).toISOString(),
       expiresAt: new Date(nowMs + APPROVAL_TTL_MS).toISOString(),
     };

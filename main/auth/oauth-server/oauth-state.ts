@@ -32,6 +32,8 @@ const requestSchema = z.object({
   codeChallenge: z.string(),
   state: z.string().optional(),
   scopes: z.array(z.string()),
+  /** The network address the sign-in's browser came from, for the owner to check. */
+  from: z.string().max(100).optional(),
   createdAt: iso,
   expiresAt: iso,
   decision: z

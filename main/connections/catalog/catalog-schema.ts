@@ -128,7 +128,7 @@ export class CatalogFileError extends Error {
   override readonly name = 'CatalogFileError';
 }
 
-function checkAuthFields(entry: { auth: string; apiKey?: unknown; needsOwnOAuthApp?: true }, ctx: z.RefinementCtx): void {
+function checkAuthFields(entry: { auth: string; apiKey?: unknown; needsOwnOAuthApp?: true | undefined }, ctx: z.RefinementCtx): void {
   if (entry.auth === 'api-key' && !entry.apiKey) {
     ctx.addIssue({ code: 'custom', path: ['apiKey'], message: 'an api-key entry must say which header carries the key' });
   }
@@ -176,7 +176,7 @@ export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.jso
 }
 
 /** The sign-in group of a remote entry (a local server signs in to nothing). */
-export function groupOf(entry: { transport: string; signInGroup?: string }): string | undefined {
+export function groupOf(entry: { transport: string; signInGroup?: string | undefined }): string | undefined {
   return entry.transport === 'stdio' ? undefined : entry.signInGroup;
 }
 

@@ -10,8 +10,8 @@ const EXCLUDED_WORDS = ['google', 'gmail', 'youtube', 'github'];
 const EXCLUDED_DOMAINS = ['google.com', 'googleapis.com', 'gmail.com', 'youtube.com', 'withgoogle.com', 'github.com', 'githubcopilot.com', 'githubusercontent.com'];
 
 export interface ProviderIdentity {
-  id?: string;
-  name?: string;
+  id?: string | undefined;
+  name?: string | undefined;
   url: string;
   /** Registry server name, `namespace/server`: the namespace is a reverse domain. */
   registryName?: string;

@@ -79,14 +79,14 @@ const serverItemSchema = z.looseObject({
 export interface RegistryServerItem {
   name: string;
   version: string;
-  title?: string;
-  description?: string;
-  websiteUrl?: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  websiteUrl?: string | undefined;
   remotes: RegistryRemote[];
   packages: RegistryPackage[];
-  status?: string;
-  publishedAt?: string;
-  isLatest?: boolean;
+  status?: string | undefined;
+  publishedAt?: string | undefined;
+  isLatest?: boolean | undefined;
 }
 
 const pageSchema = z.looseObject({
@@ -97,7 +97,7 @@ const pageSchema = z.looseObject({
 
 export interface RegistryPage {
   items: unknown[];
-  nextCursor?: string;
+  nextCursor?: string | undefined;
 }
 
 /** The page's items and next cursor, or a reason why this is not a registry list response. */

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { createScanner, findNodeAtLocation, parseTree, SyntaxKind, type Node } from 'jsonc-parser';
 import { writeFileAtomic } from '../../state/atomic-write.js';
 import { CLIENT_NAMES, projectFiles, userFiles, type ClientFile, type ClientId, type Machine } from './client-files.js';
-import { ClientConfigError, parseConfig, readConfigText, valueAt } from './config-file.js';
+import { ClientConfigError, ClientEntryExistsError, parseConfig, readConfigText, valueAt } from './config-file.js';
 
 /** How the client reaches this server: the MCP URL, and a token of this app, or none (it signs in with OAuth). */
 export interface ServerEntryInput {
@@ -71,7 +71,7 @@ export async function writeServerEntry(file: ClientFile, name: string, entry: Re
   }
   const replaced = valueAt(json, [...file.serversAt, name]) !== undefined;
   if (replaced && !options.replace) {
-    throw new ClientConfigError(`${CLIENT_NAMES[file.client]} already has a server named "${name}" in ${file.path}; it was left as it is. Replace it, or choose another name.`);
+    throw new ClientEntryExistsError(`${CLIENT_NAMES[file.client]} already has a server named "${name}" in ${file.path}; it was left as it is. Replace it, or choose another name.`);
   }
   const next = withValue(text, [...file.serversAt, name], entry);
   let backup: string | undefined;

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Place } from '../../places/place-root.js';
 import { userError } from '../../user-errors.js';
+import { installHosts } from '../local/install-hosts.js';
 import { checkLocalCommand, commandLine } from '../local/local-command.js';
 import type { AddRequest, ConnectionView, PlaceConnections } from '../place-connections.js';
 import { checkServerUrl } from '../server-url.js';
@@ -17,8 +18,11 @@ export interface ImportItem {
   file: string;
   name: string;
   kind: 'remote' | 'local';
-  /** What would be added: a remote server (URL, and the header its key goes in), or a local one (its command). */
-  adds?: { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } | { commandLine: string; env: Record<string, string> };
+  /**
+   * What would be added: a remote server (URL, and the header its key goes in), or a local one (its
+   * command, and the hosts its launcher installs from, which it may reach under the strict policy).
+   */
+  adds?: { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } | { commandLine: string; env: Record<string, string>; hosts: string[] };
   /** The place secrets it would create, each with where its value comes from (a variable, a header). */
   secrets: { name: string; from: string }[];
   /** Why it cannot be imported as it is. */
@@ -72,7 +76,9 @@ export class ClientImport {
   async plan(person: string, place: Place): Promise<ImportPlan> {
     const { items, problems, files } = await this.read(place);
     const taken = new Set(await this.deps.connections.secretNames(person, place));
-    return { place, items: items.map((found) => this.itemOf(found, taken)), problems, files };
+    const planned: ImportItem[] = [];
+    for (const found of items) planned.push(await this.itemOf(found, taken));
+    return { place, items: planned, problems, files };
   }
 
   /** Adds the chosen servers (by item id), read again from their files now; each succeeds or fails on its own. */
@@ -86,7 +92,7 @@ export class ClientImport {
         results.push({ id, name: id, error: 'It is no longer in the client\'s configuration. List again to see what is there.' });
         continue;
       }
-      const item = this.itemOf(found, taken);
+      const item = await this.itemOf(found, taken);
       if (item.problem) {
         results.push({ id, name: item.name, error: item.problem });
         continue;
@@ -138,7 +144,7 @@ export class ClientImport {
     return { items, problems, files };
   }
 
-  private itemOf(found: FoundServer, taken: Set<string>): ImportItem {
+  private async itemOf(found: FoundServer, taken: Set<string>): Promise<ImportItem> {
     const base = { id: found.id, client: found.file.client, clientName: CLIENT_NAMES[found.file.client], scope: found.file.scope, file: found.file.path, name: found.name, secrets: [] as ImportItem['secrets'], notes: [] as string[] };
     if (found.kind === 'unusable') return { ...base, kind: 'local', problem: `It cannot be imported: ${found.problem}.` };
     const secretName = (wanted: string) => freeName(wanted, taken);
@@ -175,7 +181,7 @@ export class ClientImport {
     }
     try {
       const local = checkLocalCommand({ command: found.command, args: found.args, env });
-      return { ...item, adds: { commandLine: commandLine(local), env } };
+      return { ...item, adds: { commandLine: commandLine(local), env, hosts: await installHosts(local.command) } };
     } catch (error) {
       return { ...item, secrets: [], problem: (error as Error).message };
     }
@@ -221,7 +227,7 @@ function requestOf(found: FoundServer, item: ImportItem): AddRequest {
   if (found.kind === 'remote' && item.adds && 'url' in item.adds) {
     return { server: { url: item.adds.url, name: found.name, transport: item.adds.transport, ...(item.adds.header && { header: item.adds.header }) } };
   }
-  if (found.kind === 'local' && item.adds && 'env' in item.adds) return { local: { command: found.command, args: found.args, env: item.adds.env, name: found.name } };
+  if (found.kind === 'local' && item.adds && 'env' in item.adds) return { local: { command: found.command, args: found.args, env: item.adds.env, hosts: item.adds.hosts, name: found.name } };
   throw new Error(`${found.name} cannot be added`);
 }
 

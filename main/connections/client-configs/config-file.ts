@@ -10,6 +10,9 @@ export class ClientConfigError extends Error {
   override readonly name = 'ClientConfigError';
 }
 
+/** The client already has a server of the name this app would write (replaced only when asked). */
+export class ClientEntryExistsError extends ClientConfigError {}
+
 /** The file's bytes as text and its mode, or undefined when there is no such file. */
 export interface ConfigText {
   text: string;

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Agent } from 'undici';
 import { startUpstream, type UpstreamFixture } from '../../../e2e/fixtures/upstream-server.js';
+import { sseData } from '../../../test/support/sse.js';
 import { waitFor } from '../../../test/support/wait.js';
-import { CallForwarder, type UpstreamProgress } from './call-forwarder.js';
-import { SseParser } from './sse-parser.js';
+import { CallForwarder, MAX_ANSWER_CHARS, UpstreamAnswerError, type UpstreamProgress } from './call-forwarder.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import { postWithDispatcher, postWithFetch, type Post } from './upstream-post.js';
 
@@ -45,9 +46,7 @@ function recording(base: FetchLike = fetch) {
 const asJsonAnswers: FetchLike = async (url, init) => {
   const response = await fetch(url, init);
   if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
-  const messages = new SseParser()
-    .push(await response.text())
-    .map((event) => JSON.parse(event.data) as unknown);
+  const messages = sseData(await response.text()).map((data) => JSON.parse(data) as unknown);
   return new Response(JSON.stringify(messages.length === 1 ? messages[0] : messages), { status: 200, headers: { 'content-type': 'application/json' } });
 };
 
@@ -176,15 +175,74 @@ describe('postWithDispatcher', () => {
   });
 });
 
-describe('SseParser', () => {
-  it('splits events across chunk boundaries, CRLF split in two included, and skips comments', () => {
-    const parser = new SseParser();
-    const chunks = [': keep-alive\r', '\nevent: message\r', '\ndata: {"a":', '1}\r\n', '\r\n', 'data: line one\ndata: line two\n\nevent: other\ndata: x\n\n'];
-    const events = chunks.flatMap((chunk) => parser.push(chunk));
-    assert.deepEqual(events, [
-      { event: 'message', data: '{"a":1}' },
-      { event: 'message', data: 'line one\nline two' },
-      { event: 'other', data: 'x' },
-    ]);
+/** A forwarder whose every call the given handler answers, on a plain HTTP server (no MCP session). */
+async function rawUpstream(answer: (res: ServerResponse) => Promise<void>) {
+  const closed: boolean[] = [];
+  const server = createServer((req, res) => {
+    res.on('close', () => closed.push(res.writableFinished));
+    req.resume().on('end', () => void answer(res).catch(() => res.destroy()));
   });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+  const agent = new Agent();
+  // Room for the 64 MiB answers on a loaded machine: their test is that they stop, not how fast.
+  const session = { headers: {}, transport: new StreamableHTTPClientTransport(url), timeoutMs: 30_000 };
+  return {
+    /** Whether each answer was written whole (false: the forwarder stopped reading and dropped it). */
+    closed,
+    viaFetch: new CallForwarder({ ...session, post: postWithFetch(url, fetch) }),
+    viaDispatcher: new CallForwarder({ ...session, post: postWithDispatcher(url, agent, postWithFetch(url, fetch)) }),
+    async close() {
+      await agent.close();
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+describe('CallForwarder reading what an upstream sends', () => {
+  it('reads an event stream in any chunks: CRLF and characters split in two, comments, events of other types, lines of one event', async () => {
+    const result = JSON.stringify({ jsonrpc: '2.0', id: 'gw-1', result: { content: [{ type: 'text', text: 'split ✓' }] } });
+    const at = result.indexOf(',"result"');
+    const body = Buffer.from(`: keep-alive\r\nevent: other\r\ndata: not json\r\n\r\ndata: ${result.slice(0, at)}\ndata: ${result.slice(at)}\r\n\r\n`);
+    // Cut between CR and LF, between the result's two lines, and inside the three bytes of ✓.
+    const cuts = [body.indexOf('\r\n') + 1, body.indexOf('\ndata: ,'), body.indexOf('✓') + 1, body.length];
+    const upstream = await rawUpstream(async (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < cuts.length; i += 1) {
+        res.write(body.subarray(cuts[i - 1] ?? 0, cuts[i]));
+        await sleep(20);
+      }
+      res.end();
+    });
+    for (const forwarder of [upstream.viaFetch, upstream.viaDispatcher]) {
+      // The two lines of the result's event join with a line break, which JSON reads as white space.
+      assert.deepEqual(await forwarder.call('split', {}), { content: [{ type: 'text', text: 'split ✓' }] });
+    }
+    await upstream.close();
+  });
+
+  for (const [kind, start] of [
+    ['event', (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream' }).write('event: message\ndata: ')],
+    ['JSON answer', (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).write('{"jsonrpc":"2.0","id":"gw-1","result":{"content":[{"type":"text","text":"')],
+  ] as const) {
+    it(`stops reading an ${kind} larger than ${MAX_ANSWER_CHARS / 2 ** 20} MiB and drops the rest`, async () => {
+      const upstream = await rawUpstream(async (res) => {
+        start(res);
+        // 1 MiB at a time, as fast as it is read, up to twice the limit (or until the reader drops it).
+        const mib = 'x'.repeat(2 ** 20);
+        for (let i = 0; i < (2 * MAX_ANSWER_CHARS) / 2 ** 20 && !res.destroyed; i += 1) await new Promise((resolve) => res.write(mib, resolve));
+        res.end('"}]}}');
+      });
+      try {
+        for (const forwarder of [upstream.viaFetch, upstream.viaDispatcher]) {
+          await assert.rejects(forwarder.call('big', {}), (e: unknown) => e instanceof UpstreamAnswerError && /more than 64 MiB/.test(e.message));
+        }
+        await waitFor(() => upstream.closed.length === 2, 30_000, 'both answers to be dropped');
+        assert.deepEqual(upstream.closed, [false, false], 'neither answer was read to its end');
+      } finally {
+        await upstream.close();
+      }
+    });
+  }
 });

@@ -1,7 +1,10 @@
 import { StreamableHTTPError, type StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { SseParser } from './sse-parser.js';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Post } from './upstream-post.js';
+
+/** The most characters an upstream's answer to one call (its JSON, or one event) may take: what an agent may send us. */
+export const MAX_ANSWER_CHARS = 64 * 2 ** 20;
 
 /** A tools/call result as the upstream sent it. */
 export interface UpstreamResult {
@@ -12,8 +15,8 @@ export interface UpstreamResult {
 
 export interface UpstreamProgress {
   progress: number;
-  total?: number;
-  message?: string;
+  total?: number | undefined;
+  message?: string | undefined;
 }
 
 export interface CallOptions {
@@ -125,18 +128,11 @@ class Exchange {
       // 404 on a request with a session id: the upstream ended the session (UpstreamConnection opens a new one).
       throw new UpstreamStatusError(answer.status, answer.challenge);
     }
-    if (answer.contentType === 'application/json') {
-      let text = '';
-      for (let chunk = await answer.text.next(); !chunk.done; chunk = await answer.text.next()) text += chunk.value;
-      const result = this.answer(JSON.parse(text) as JSONRPCMessage | JSONRPCMessage[]);
-      if (!result) throw new UpstreamAnswerError('its JSON answer to tools/call did not contain the result.');
-      return result;
-    }
-    if (answer.contentType === 'text/event-stream') {
+    if (answer.contentType === 'application/json' || answer.contentType === 'text/event-stream') {
       try {
-        return await this.readStream(answer.text);
+        return answer.contentType === 'application/json' ? await this.readJson(answer.text) : await this.readStream(answer.text);
       } catch (error) {
-        // An error answer or a broken event leaves the rest unread: drop it, or the socket stays taken.
+        // An error answer, a broken event or one too large leaves the rest unread: drop it, or the socket stays taken.
         void answer.discard();
         throw error;
       }
@@ -145,13 +141,34 @@ class Exchange {
     throw new UpstreamAnswerError(`it answered tools/call with ${answer.contentType ? `content type ${answer.contentType}` : 'no content'} instead of JSON or an event stream. The server may be misconfigured.`);
   }
 
+  private async readJson(text: AsyncIterator<string>): Promise<UpstreamResult> {
+    let body = '';
+    for (let chunk = await text.next(); !chunk.done; chunk = await text.next()) {
+      body += chunk.value;
+      if (body.length > MAX_ANSWER_CHARS) throw tooLarge();
+    }
+    const result = this.answer(JSON.parse(body) as JSONRPCMessage | JSONRPCMessage[]);
+    if (!result) throw new UpstreamAnswerError('its JSON answer to tools/call did not contain the result.');
+    return result;
+  }
+
   private async readStream(text: AsyncIterator<string>): Promise<UpstreamResult> {
-    const parser = new SseParser();
+    // Only `event` and `data` matter here: `id` and `retry` serve resumption, which a forwarded
+    // call does not use (a broken answer stream fails the call instead).
+    const events: EventSourceMessage[] = [];
+    let overflow = false;
+    const parser = createParser({
+      onEvent: (event) => events.push(event),
+      onError: (error) => (overflow ||= error.type === 'max-buffer-size-exceeded'),
+      maxBufferSize: MAX_ANSWER_CHARS,
+    });
     for (;;) {
       const chunk = await text.next();
       if (chunk.done) throw new UpstreamAnswerError('its answer stream ended before the tool result arrived.');
-      for (const event of parser.push(chunk.value)) {
-        if (event.event !== 'message') continue;
+      parser.feed(chunk.value);
+      if (overflow) throw tooLarge();
+      for (const event of events.splice(0)) {
+        if (event.event !== undefined && event.event !== 'message') continue;
         const result = this.answer(JSON.parse(event.data) as JSONRPCMessage);
         if (result) {
           // The rest is the stream's end: read it so the socket stays reusable, without waiting for it.
@@ -196,6 +213,10 @@ class Exchange {
       .catch(() => {});
     this.controller.abort(reason);
   }
+}
+
+function tooLarge(): UpstreamAnswerError {
+  return new UpstreamAnswerError(`its answer to tools/call took more than ${MAX_ANSWER_CHARS / 2 ** 20} MiB, more than a tool result may.`);
 }
 
 /** The result, or the upstream's JSON-RPC error as the SDK client reports it. */

@@ -78,7 +78,7 @@ describe('UpstreamConnection', () => {
     const conn = connect(upstream, { key: 'wrong' });
     await assert.rejects(
       conn.tools(),
-      (e: unknown) => e instanceof UpstreamUnavailableError && e.problem === 'key-refused' && /"Fixture" \(u0123abcd__fixture\).*refused the API key \(HTTP 401\)/.test(e.message),
+      (e: unknown) => e instanceof UpstreamUnavailableError && e.problem === 'key-refused' && /^The connection "Fixture" is unavailable: .*refused the API key \(HTTP 401\)/.test(e.message) && !e.message.includes('u0123abcd__'),
     );
     await conn.close();
   });

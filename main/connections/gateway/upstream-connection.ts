@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { CallForwarder, UpstreamStatusError, type CallOptions, type UpstreamResult } from './call-forwarder.js';
 import { UpstreamListing } from './upstream-listing.js';
 import { postWithDispatcher, postWithFetch } from './upstream-post.js';
@@ -121,7 +121,7 @@ export class UpstreamConnection {
         timeout: this.options.timeoutMs,
         resetTimeoutOnProgress: true,
         ...(opts.signal && { signal: opts.signal }),
-        ...(opts.onProgress && { onprogress: (p: { progress: number; total?: number; message?: string }) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
+        ...(opts.onProgress && { onprogress: (p: Progress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
       });
       return result as UpstreamResult;
     });
@@ -220,7 +220,7 @@ export class UpstreamConnection {
   }
 
   private label(): string {
-    return `The connection "${this.target.displayName}" (${this.target.name})`;
+    return `The connection "${this.target.displayName}"`;
   }
 }
 

@@ -58,7 +58,7 @@ function inertTool(tool: UpstreamTool): UpstreamTool {
     ...(typeof title === 'string' && { title: inertLine(title, MAX_TITLE) }),
     ...(typeof description === 'string' && { description: inertDescription(description) }),
     inputSchema: inertSchema(inputSchema) as UpstreamTool['inputSchema'],
-    ...(outputSchema && { outputSchema: inertSchema(outputSchema) as UpstreamTool['outputSchema'] }),
+    ...(outputSchema && { outputSchema: inertSchema(outputSchema) as NonNullable<UpstreamTool['outputSchema']> }),
     ...(annotations && typeof annotations.title === 'string' && { annotations: { ...annotations, title: inertLine(annotations.title, MAX_TITLE) } }),
   };
 }

@@ -27,12 +27,16 @@ export function postWithFetch(url: URL, fetch: FetchLike): Post {
   return async (headers, body, signal) => {
     const response = await fetch(url, { method: 'POST', headers, body, signal });
     const stream = response.body;
+    const text = stream ? decode(stream) : empty();
     return {
       status: response.status,
       contentType: mediaType(response.headers.get('content-type')),
       challenge: response.headers.get('www-authenticate') ?? undefined,
-      text: (stream ? decode(stream) : empty())[Symbol.asyncIterator](),
+      text,
       discard: async () => {
+        // A stream being read is locked, and cancel() on it fails: ending the reading releases
+        // and cancels it (that of a stream never read does nothing, and cancel() then works).
+        await text.return(undefined);
         await stream?.cancel().catch(() => {});
       },
     };
@@ -56,14 +60,14 @@ export function postWithDispatcher(url: URL, agent: Agent, redirected: Post): Po
       await response.body.dump().catch(() => {});
       return redirected(headers, body, signal);
     }
-    response.body.setEncoding('utf8');
     const header = response.headers['content-type'];
     const challenge = response.headers['www-authenticate'];
     return {
       status: response.statusCode,
       contentType: mediaType(Array.isArray(header) ? header[0] : header),
       challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge,
-      text: (response.body as AsyncIterable<string>)[Symbol.asyncIterator](),
+      // Not setEncoding: undici's body keeps yielding Buffers with it, cut anywhere in a character.
+      text: decode(response.body)[Symbol.asyncIterator](),
       discard: async () => {
         await response.body.dump().catch(() => {});
       },
@@ -71,7 +75,7 @@ export function postWithDispatcher(url: URL, agent: Agent, redirected: Post): Po
   };
 }
 
-async function* decode(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+async function* decode(stream: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   for await (const chunk of stream) yield decoder.decode(chunk, { stream: true });
   const rest = decoder.decode();

@@ -35,10 +35,10 @@ export type LocalCommand = z.infer<typeof localCommandSchema>;
 /** A local server as a person gives it, before it is checked. */
 export interface LocalCommandInput {
   command: string;
-  args?: readonly string[];
+  args?: readonly string[] | undefined;
   /** Variable name → the name of the place secret that holds its value. */
-  env?: Readonly<Record<string, string>>;
-  hosts?: readonly string[];
+  env?: Readonly<Record<string, string>> | undefined;
+  hosts?: readonly string[] | undefined;
 }
 
 /** Checks and normalizes a local server's command: what is stored, or an error that says what to fix. */

@@ -49,7 +49,9 @@ export async function localLaunch(connection: LocalConnection, deps: LocalLaunch
   const problem = await sandboxProblem(deps.host.env);
   if (problem) throw sandboxMissing(`${place.label} has the ${policy.kind} policy, but ${problem}`);
   const cache = placeCache(deps.cacheRoot, connection.root);
+  // The place's policy whole (its seals and lifted stores too), with the cache and the connection's hosts added.
   const sandboxed: SandboxPolicy & { kind: 'place' | 'strict' } = {
+    ...policy,
     kind: policy.kind,
     folders: [...policy.folders, cache],
     network: [...new Set([...(policy.network ?? []), ...(connection.local.hosts ?? [])])],

@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { Launch } from '../../machine/command-runner.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 import type { CallOptions, UpstreamResult } from '../gateway/call-forwarder.js';
@@ -105,7 +105,7 @@ export class LocalUpstream {
         timeout: this.options.timeoutMs,
         resetTimeoutOnProgress: true,
         ...(opts.signal && { signal: opts.signal }),
-        ...(opts.onProgress && { onprogress: (p: { progress: number; total?: number; message?: string }) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
+        ...(opts.onProgress && { onprogress: (p: Progress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
       });
       return result as UpstreamResult;
     });
@@ -278,7 +278,7 @@ export class LocalUpstream {
   }
 
   private label(): string {
-    return `The local server "${this.target.displayName}" (${this.target.name})`;
+    return `The local server "${this.target.displayName}"`;
   }
 }
 

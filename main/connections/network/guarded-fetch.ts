@@ -63,7 +63,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
       if (key) checked.add(key);
     }
     const { agent, fetch } = await undici();
-    const response = await fetch(url, { ...(init as UndiciRequestInit), dispatcher: agent });
+    const response = await fetch(url, { ...(init as unknown as UndiciRequestInit), dispatcher: agent });
     return asGlobalResponse(response);
   }
 

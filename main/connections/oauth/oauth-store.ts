@@ -49,21 +49,21 @@ export type LoginEnd = 'grant' | 'client' | 'own-app' | 'client-credentials' | '
 
 /** Everything OAuth of one connection. */
 export interface OAuthRecord {
-  client?: StoredClient;
-  server?: StoredServer;
-  tokens?: StoredTokens;
+  client?: StoredClient | undefined;
+  server?: StoredServer | undefined;
+  tokens?: StoredTokens | undefined;
   /**
    * The scope of the login the provider ended (a refused refresh or registration), kept while no
    * login replaces it so the next sign-in asks for it again (with a step-up's, it may be wider than
    * a first sign-in's). Forgetting the connection (revokeAndForget) forgets it too.
    */
-  grantedScope?: string;
+  grantedScope?: string | undefined;
   /** Why the provider ended the last login (LoginEnd), kept while no login replaces it, so the connection says so. */
-  ended?: LoginEnd;
+  ended?: LoginEnd | undefined;
   /** The sign-in in progress: its state and PKCE verifier, until the answer comes back. */
-  signIn?: { state: string; verifier: string };
+  signIn?: { state: string; verifier: string } | undefined;
   /** Wider access the server asked for (403 insufficient_scope), and how many step-ups ran. */
-  stepUp?: StepUpRecord;
+  stepUp?: StepUpRecord | undefined;
 }
 
 // One keychain item per connection, so that a change touching several parts (a rotated refresh

@@ -4,13 +4,13 @@ import type { Challenge } from './challenge.js';
 /** What a sign-in asks for beyond the MCP authorization spec's choice. */
 export interface WiderScope {
   /** The wider access a step-up asks for (those granted and those the server asked for). */
-  stepUp?: string;
+  stepUp?: string | undefined;
   /**
    * The scope the connection's last login was granted (OAuthStore's `lastGrantedScope`): a login
    * once widened by a step-up stays that wide through a sign-in again, so the agent's next call is
    * not refused once more for the access its owner already approved.
    */
-  granted?: string;
+  granted?: string | undefined;
 }
 
 /**

@@ -32,13 +32,13 @@ export interface SignInProviderOptions {
  * builds the authorization URL with PKCE S256.
  */
 export class SignInProvider implements OAuthClientProvider {
-  readonly clientMetadataUrl: string | undefined;
+  readonly clientMetadataUrl?: string;
   private authorizationUrl: URL | undefined;
   /** The registration this sign-in made, while the stored one still serves the current login. */
   private renewed: OAuthClientInformationMixed | undefined;
 
   constructor(private readonly options: SignInProviderOptions) {
-    this.clientMetadataUrl = options.clientMetadataUrl;
+    if (options.clientMetadataUrl) this.clientMetadataUrl = options.clientMetadataUrl;
   }
 
   get redirectUrl(): string {

@@ -115,7 +115,7 @@ export class SignInFlow {
       }),
     }));
     try {
-      await auth(provider, { serverUrl: connection.url, resourceMetadataUrl: challenge.resourceMetadataUrl, scope, fetchFn: fetch });
+      await auth(provider, { serverUrl: connection.url, ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }), ...(scope && { scope }), fetchFn: fetch });
     } catch (error) {
       this.pending.drop((p) => p.provider === provider);
       throw new SignInFailedError(`Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`);
@@ -142,7 +142,7 @@ export class SignInFlow {
       }
       if (answer.error) throw new SignInDeniedError(denial(name, answer.error, answer.error_description, secrets));
       if (!answer.code) throw new SignInFailedError(`${name}'s sign-in server answered without a code. Start the sign-in again.`);
-      const tokens = await fetchToken(provider, discovery.authorizationServerUrl, { metadata, resource: provider.resource, authorizationCode: answer.code, fetchFn: this.options.fetch });
+      const tokens = await fetchToken(provider, discovery.authorizationServerUrl, { metadata, ...(provider.resource && { resource: provider.resource }), authorizationCode: answer.code, fetchFn: this.options.fetch });
       await provider.saveTokens(tokens);
     } catch (error) {
       // A refused new registration (of a step-up) says nothing of the stored one.

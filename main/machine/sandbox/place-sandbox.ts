@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { AccessDirectorySnapshot } from '../../places/access-directory.js';
+import type { PolicyChange } from '../../places/policy-watch.js';
 import { sealedPaths, type SealedPath } from '../../places/credential-stores.js';
 import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../places/sandbox-policy.js';
 import { configDir } from '../../settings-file.js';
@@ -98,7 +99,7 @@ export interface SandboxHost {
   /** The app's environment: where its config folder, keychain sockets and secrets are. */
   readonly env: NodeJS.ProcessEnv;
   /** The places' live sandboxes, that commands without a terminal are entered into; without, each command gets a sandbox of its own. */
-  readonly sandboxes?: SandboxPool;
+  readonly sandboxes?: SandboxPool | undefined;
   /** The ports the app listens on (agent endpoint, control plane): the network proxy never connects to them on this machine. */
   readonly appPorts?: () => readonly number[];
   /** The platform whose sandbox is used (enforcerFor); the running one unless a test says otherwise. */
@@ -107,8 +108,11 @@ export interface SandboxHost {
   readonly outputsOf?: (placeRoot: string) => Promise<string>;
   /** The places' limits on this machine (its defaults, what it enforces, the places' control groups); without, none. */
   readonly limits?: SandboxLimits;
-  /** Resolves once what ran under an access directory older than `dir` has been ended (policy-watch.ts). */
-  readonly caughtUp?: (dir: AccessDirectorySnapshot) => Promise<void>;
+  /**
+   * Resolves once what ran under an access directory older than `dir` has been ended, to the check of
+   * a command of place `root` started under it, or undefined when `dir` is outdated (PolicyWatch.caughtUp).
+   */
+  readonly caughtUp?: (dir: AccessDirectorySnapshot, root: string) => Promise<(() => PolicyChange | undefined) | undefined>;
 }
 
 /**

@@ -1,9 +1,12 @@
 import { totalmem } from 'node:os';
+import type { LimitInEffect, LimitsInEffect } from '../../../common/api/place-policy.js';
 import type { PlaceLimits } from '../../places/sandbox-policy.js';
 import { MachineError } from '../errors.js';
 import { bubblewrapSizesTmpfs } from './bubblewrap-check.js';
 import { openCgroups, type PlaceCgroups, type PlaceGroup } from './cgroups.js';
 import { enforcerFor } from './sandbox-check.js';
+
+export type { LimitInEffect, LimitsInEffect };
 
 /** A place's limits as applied: each set by the place, else the machine's default. */
 export interface LimitValues {
@@ -21,26 +24,13 @@ export interface LimitSupport {
   readonly unenforced: Partial<Record<LimitName, string>>;
 }
 
-/** One limit of a place as applied: its value, whether it is the machine's default, and why this machine does not enforce it (absent: it does). */
-export interface LimitInEffect {
-  readonly value: number;
-  readonly byDefault: boolean;
-  readonly unenforced?: string;
-}
-
-/** A place's limits as applied, for people (the page's place header, `places policy`). */
-export type LimitsInEffect = Record<LimitName, LimitInEffect> & {
-  /** How processes and memory are enforced, in words, and the folders of this server's control groups. */
-  readonly enforcedBy?: { readonly how: string; readonly groups: readonly string[] };
-};
-
 /** Processes and threads at once: about systemd's default for a service; a build or a browser uses a few hundred. */
 export const DEFAULT_PROCESSES = 4096;
 /** The private /tmp (and each other temp folder of the sandbox's own): its files are in memory. */
 export const DEFAULT_TMP_MB = 2048;
 
 /** The machine's defaults: what its settings say, else the built-in ones (memory: half of this machine's). */
-export function defaultLimitValues(settings: Partial<LimitValues> = {}, totalBytes = totalmem()): LimitValues {
+export function defaultLimitValues(settings: PlaceLimits = {}, totalBytes = totalmem()): LimitValues {
   const memoryMb = settings.memoryMb ?? Math.max(256, Math.floor(totalBytes / 2 / 1024 ** 2));
   return { processes: settings.processes ?? DEFAULT_PROCESSES, memoryMb, tmpMb: settings.tmpMb ?? Math.min(DEFAULT_TMP_MB, memoryMb) };
 }

@@ -12,6 +12,7 @@ import { Endpoint } from './Endpoint';
 import { NewToken } from './NewToken';
 import { SignedInClients } from './SignedInClients';
 import { TokenList } from './TokenList';
+import { WriteClientForm } from './WriteClientForm';
 import { WaitingSignIns } from './WaitingSignIns';
 import './access.css';
 
@@ -94,6 +95,16 @@ export function AgentAccessSection({ places }: { places: Place[] }) {
             focusTokens();
           }}
         />
+      </section>
+
+      <section className="group" aria-labelledby="write-client-heading">
+        <h2 id="write-client-heading">Connect a client on this machine</h2>
+        <p className="muted">Writes this server into the client’s own configuration file for you.</p>
+        {server.isPending || server.isError ? (
+          <p className="muted">This appears once the server’s address is loaded.</p>
+        ) : (
+          <WriteClientForm places={places} authRequired={server.data.authMode.required} onWritten={setMessage} />
+        )}
       </section>
 
       <section className="group" aria-labelledby="clients-heading">

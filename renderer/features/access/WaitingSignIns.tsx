@@ -32,6 +32,8 @@ export function WaitingSignIns({ places, onAnswered }: { places: Place[]; onAnsw
   );
 }
 
+const timeOf = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+
 function WaitingRow({ request: r, places, onAnswered }: { request: PendingSignIn; places: Place[]; onAnswered: (message: string) => void }) {
   const client = useQueryClient();
   const [place, setPlace] = useState(r.askedPlace?.root ?? '');
@@ -69,7 +71,8 @@ function WaitingRow({ request: r, places, onAnswered }: { request: PendingSignIn
             </span>
           </div>
           <div className="row-detail">
-            Code <strong className="sign-in-code">{r.code}</strong> · its answer goes to <code>{r.redirectUri}</code> · refused in {minutes} min if unanswered
+            Code <strong className="sign-in-code">{r.code}</strong> · asked at {timeOf(r.createdAt)}
+            {r.from && <> from {r.from}</>} · its answer goes to <code>{r.redirectUri}</code> · refused in {minutes} min if unanswered
             {r.askedPath !== undefined && <> · it asked for “{r.askedPath}”, which is no place here</>}
           </div>
           <label className="sign-in-place">

@@ -1,12 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { addServer, putSecret, secretsQuery } from '../../api/connections';
+import type { Connection } from '../../api/types';
 import { messageOf } from '../../ui/ErrorNote';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
-import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
+import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow } from './useConnectFlow';
 
 /** A remote MCP server by URL, with an optional API-key header taken from a place secret. */
-export function AddServerForm({ root, flow, announce }: { root: string; flow: ConnectFlow; announce: (m: string) => void }) {
+export function AddServerForm({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
   const client = useQueryClient();
   const [url, setUrl] = useState('');
   const [name, setName] = useState('');
@@ -34,6 +35,14 @@ export function AddServerForm({ root, flow, announce }: { root: string; flow: Co
     },
     onSettled: () => client.invalidateQueries({ queryKey: ['place-connections', root] }),
   });
+  useClearWhenFixed(root, add, connections);
+  // A change to what the error was about makes it stale: it goes, and the next try says its own.
+  const changed =
+    <T,>(set: (value: T) => void) =>
+    (value: T) => {
+      set(value);
+      if (add.isError) add.reset();
+    };
   function reset() {
     setUrl('');
     setName('');
@@ -52,16 +61,16 @@ export function AddServerForm({ root, flow, announce }: { root: string; flow: Co
     >
       <label className="field">
         <span className="field-label">Server URL</span>
-        <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="https://mcp.example.com/mcp" autoComplete="off" spellCheck={false} />
+        <input type="url" value={url} onChange={(e) => changed(setUrl)(e.target.value)} required placeholder="https://mcp.example.com/mcp" autoComplete="off" spellCheck={false} />
       </label>
       <label className="field">
         <span className="field-label">
           Name <span className="muted">(optional)</span>
         </span>
-        <input value={name} onChange={(e) => setName(e.target.value)} maxLength={100} autoComplete="off" placeholder="Shown in the list" />
+        <input value={name} onChange={(e) => changed(setName)(e.target.value)} maxLength={100} autoComplete="off" placeholder="Shown in the list" />
       </label>
       <label className="check">
-        <input type="checkbox" checked={useKey} onChange={(e) => setUseKey(e.target.checked)} />
+        <input type="checkbox" checked={useKey} onChange={(e) => changed(setUseKey)(e.target.checked)} />
         <span>It needs an API key</span>
       </label>
       {useKey && (
@@ -69,16 +78,16 @@ export function AddServerForm({ root, flow, announce }: { root: string; flow: Co
           <div className="field-row">
             <label className="field">
               <span className="field-label">Header</span>
-              <input value={header} onChange={(e) => setHeader(e.target.value)} required pattern="[A-Za-z0-9\-]{1,100}" title="Letters, digits and -" autoComplete="off" spellCheck={false} />
+              <input value={header} onChange={(e) => changed(setHeader)(e.target.value)} required pattern="[A-Za-z0-9\-]{1,100}" title="Letters, digits and -" autoComplete="off" spellCheck={false} />
             </label>
             <label className="field">
               <span className="field-label">
                 Before the key <span className="muted">(optional)</span>
               </span>
-              <input value={prefix} onChange={(e) => setPrefix(e.target.value)} maxLength={50} autoComplete="off" spellCheck={false} />
+              <input value={prefix} onChange={(e) => changed(setPrefix)(e.target.value)} maxLength={50} autoComplete="off" spellCheck={false} />
             </label>
           </div>
-          <SecretPicker root={root} value={secret} onChange={setSecret} />
+          <SecretPicker root={root} value={secret} onChange={changed(setSecret)} />
         </>
       )}
       <div className="form-actions">

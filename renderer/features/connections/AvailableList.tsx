@@ -2,14 +2,17 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { searchCatalog } from '../../../common/catalog-search';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog, secretsQuery } from '../../api/connections';
-import type { CatalogEntry, Connection, SignInGroup } from '../../api/types';
+import type { CatalogEntry, Connection, PlacePolicy, SignInGroup } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
+import { AddLocalServerForm } from './AddLocalServerForm';
 import { AddServerForm } from './AddServerForm';
+import { ImportPanel } from './ImportPanel';
+import { DeclaredVariables, newVariable, resolveVariables, useInstallHosts, type VariableChoice } from './LocalServerFields';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 import { STATE_WORDS } from './ConnectedList';
-import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConnectFlow';
+import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow } from './useConnectFlow';
 
 
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
@@ -17,8 +20,9 @@ const FIRST_ROWS = 25;
 
 const AUTH_WORDS: Record<CatalogEntry['auth'], string> = { oauth: 'Sign-in', 'api-key': 'API key', none: 'No key' };
 
-export function AvailableList({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
+export function AvailableList({ root, policy, connections, flow, announce }: { root: string; policy: PlacePolicy['kind'] | undefined; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
   const client = useQueryClient();
+  const [unlisted, setUnlisted] = useState<'remote' | 'local'>('remote');
   const [typed, setTyped] = useState('');
   // The box answers every keystroke at once; the list follows as soon as it can.
   const search = useDeferredValue(typed.trim());
@@ -90,7 +94,7 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
                 {singles.length > 0 && (
                   <ul className="rows" aria-label="Connectors">
                     {(showAll ? singles : singles.slice(0, FIRST_ROWS)).map((entry) => (
-                      <EntryRow key={entry.id} root={root} entry={entry} added={mine.has(entry.id)} flow={flow} />
+                      <EntryRow key={entry.id} root={root} policy={policy} entry={entry} added={mine.has(entry.id)} connections={connections} flow={flow} />
                     ))}
                   </ul>
                 )}
@@ -107,8 +111,20 @@ export function AvailableList({ root, connections, flow, announce }: { root: str
 
       <details className="disclosure" onKeyDown={closeDisclosureOnEscape}>
         <summary>Add a server that is not listed</summary>
-        <AddServerForm root={root} flow={flow} announce={announce} />
+        <div className="kind-choice" role="radiogroup" aria-label="How the server runs">
+          <label className="check">
+            <input type="radio" name="unlisted-kind" checked={unlisted === 'remote'} onChange={() => setUnlisted('remote')} />
+            <span>Remote, by its URL</span>
+          </label>
+          <label className="check">
+            <input type="radio" name="unlisted-kind" checked={unlisted === 'local'} onChange={() => setUnlisted('local')} />
+            <span>Local, a command run on this machine</span>
+          </label>
+        </div>
+        {unlisted === 'remote' ? <AddServerForm root={root} connections={connections} flow={flow} announce={announce} /> : <AddLocalServerForm root={root} policy={policy} flow={flow} announce={announce} />}
       </details>
+
+      <ImportPanel root={root} announce={announce} />
     </div>
   );
 }
@@ -123,10 +139,26 @@ function closeDisclosureOnEscape(event: KeyboardEvent<HTMLDetailsElement>): void
   })(event);
 }
 
-function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEntry; added: boolean; flow: ConnectFlow }) {
+function EntryRow({
+  root,
+  policy,
+  entry,
+  added,
+  connections,
+  flow,
+}: {
+  root: string;
+  policy: PlacePolicy['kind'] | undefined;
+  entry: CatalogEntry;
+  added: boolean;
+  connections: Connection[];
+  flow: ConnectFlow;
+}) {
   const client = useQueryClient();
   const [askKey, setAskKey] = useState(false);
   const [secret, setSecret] = useState<SecretChoice>(emptySecretChoice);
+  const local = entry.transport === 'stdio' ? entry.local : undefined;
+  const [variables, setVariables] = useState<VariableChoice[]>(() => (local?.env ?? []).map((v, i) => newVariable(i, v.name, v.required, v.description)));
   // When the key form closes, focus goes back to Connect, and on to "Added" once the connection is listed,
   // unless the person has moved on meanwhile.
   const actionsRef = useRef<HTMLDivElement>(null);
@@ -148,14 +180,18 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
   }, [askKey, added]);
   const connect = useMutation({
     mutationFn: async () => {
-      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
-      const { connection } = await addFromCatalog(root, entry.id, secretName);
+      const existing = client.getQueryData(secretsQuery(root).queryKey)?.names;
+      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), existing) : undefined;
+      const env = local ? await resolveVariables(root, variables, existing) : undefined;
+      const { connection } = await addFromCatalog(root, entry.id, secretName, env);
       await client.invalidateQueries({ queryKey: ['secrets', root] });
       await connectAdded(flow, connection, entry.auth === 'oauth');
     },
     onSuccess: closeForm,
   });
-  const start = () => (entry.auth === 'api-key' && !askKey ? setAskKey(true) : connect.mutate());
+  useClearWhenFixed(root, connect, connections);
+  // A local server is added once the person has seen what it runs and reaches (and given its variables).
+  const start = () => ((entry.auth === 'api-key' || local) && !askKey ? setAskKey(true) : connect.mutate());
   return (
     <li className="row-wrap">
       <div className="row">
@@ -163,7 +199,7 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
         <div className="row-main">
           <div className="row-title">
             <span className="name">{entry.name}</span>
-            <span className="badge">{AUTH_WORDS[entry.auth]}</span>
+            <span className="badge">{local ? 'Runs here' : AUTH_WORDS[entry.auth]}</span>
             {entry.source === 'registry' && <span className="badge quiet">Registry</span>}
             {entry.source === 'custom' && <span className="badge quiet">Your catalog</span>}
           </div>
@@ -183,7 +219,30 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
           )}
         </div>
       </div>
-      {askKey && (
+      {askKey && local && (
+        <form
+          className="inline-form"
+          aria-label={`Add ${entry.name}`}
+          ref={focusFirstField}
+          onKeyDown={closeOnEscape(closeForm)}
+          onSubmit={(event) => {
+            event.preventDefault();
+            connect.mutate();
+          }}
+        >
+          <LocalEntrySummary command={local.command} args={local.args} hosts={local.hosts} policy={policy} />
+          <DeclaredVariables root={root} variables={variables} onChange={setVariables} />
+          <div className="form-actions">
+            <button type="submit" className="button primary" disabled={connect.isPending}>
+              {connect.isPending ? 'Starting…' : `Add ${entry.name}`}
+            </button>
+            <button type="button" className="button" onClick={closeForm}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {askKey && !local && (
         <form
           className="inline-form"
           aria-label={`API key for ${entry.name}`}
@@ -213,6 +272,29 @@ function EntryRow({ root, entry, added, flow }: { root: string; entry: CatalogEn
   );
 }
 
+/**
+ * What a local catalog entry runs and reaches, said before it is added: its command line, and the
+ * hosts it declares or, else, the registry its launcher installs from here, which is added to what
+ * it may reach under the place and strict policies.
+ */
+function LocalEntrySummary({ command, args, hosts, policy }: { command: string; args: string[]; hosts: string[] | undefined; policy: PlacePolicy['kind'] | undefined }) {
+  const install = useInstallHosts(hosts ? '' : command);
+  const reach = hosts ?? install;
+  return (
+    <>
+      <p className="muted small">
+        It runs <code>{[command, ...args].join(' ')}</code> on this machine{policy === 'machine' ? ', as the account that runs this app' : ', in this place’s sandbox'}.
+      </p>
+      {reach.length > 0 && (
+        <p className={policy === 'strict' ? 'note note-warn' : 'hint'} role="note">
+          {hosts ? 'It needs' : `${command} installs it from`} {reach.join(', ')}: under the place and strict policies it may reach {reach.length === 1 ? 'that host' : 'those hosts'} too
+          {policy === 'strict' ? ', besides this strict place’s own list.' : '.'}
+        </p>
+      )}
+    </>
+  );
+}
+
 /** How a group's service added here stands, on its chip. */
 function chipState(connection: Connection, signingIn: boolean): string {
   if (signingIn) return 'signing in…';
@@ -238,10 +320,11 @@ function GroupCard({ root, group, entries, mine, flow }: { root: string; group: 
       try {
         await flow.connectMany(group.name, made);
       } catch (error) {
-        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`);
+        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`, made.map((c) => c.name));
       }
     },
   });
+  useClearWhenFixed(root, connect, [...mine.values()]);
   const toggle = (id: string) =>
     setUnpicked((set) => {
       const next = new Set(set);

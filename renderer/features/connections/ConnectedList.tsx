@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { putSecret, removeConnection, testConnection } from '../../api/connections';
 import type { Connection } from '../../api/types';
 import { closeOnEscape } from '../../ui/keyboard';
@@ -48,6 +48,28 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   // The details under the row; `editing` also opens the form that fixes it in place.
   const [open, setOpen] = useState<'closed' | 'details' | 'editing'>('closed');
   const removeRef = useRef<HTMLButtonElement>(null);
+  const rowRef = useRef<HTMLLIElement>(null);
+  const actionsRef = useRef<HTMLDivElement>(null);
+  // The button that opened the fix form (Fix or Edit), and where the form closes to: focus goes back there.
+  const opener = useRef<{ action: 'fix' | 'edit'; closesTo: 'closed' | 'details' } | null>(null);
+  const [refocus, setRefocus] = useState<'fix' | 'edit' | null>(null);
+  useEffect(() => {
+    if (!refocus) return;
+    setRefocus(null);
+    // The opener, or, when a fix made it go away (it works now), the details toggle next to it.
+    const actions = actionsRef.current;
+    (actions?.querySelector<HTMLElement>(`[data-action="${refocus}"]`) ?? actions?.querySelector<HTMLElement>('[data-action="details"]'))?.focus();
+  }, [refocus]);
+  const startEditing = (action: 'fix' | 'edit') => {
+    opener.current = { action, closesTo: open === 'closed' ? 'closed' : 'details' };
+    setOpen('editing');
+  };
+  const stopEditing = (saved: boolean) => {
+    const from = opener.current;
+    opener.current = null;
+    setOpen(saved ? 'details' : (from?.closesTo ?? 'details'));
+    setRefocus(from?.action ?? 'edit');
+  };
   const mine = c.mine;
   const pending = flow.pending.find((p) => p.name === c.name);
   const ownApp = flow.ownApp?.name === c.name ? flow.ownApp : null;
@@ -55,11 +77,13 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   const remove = useMutation({
     mutationFn: () => removeConnection(root, c),
     onSuccess: async () => {
+      // The row that takes this one's place (the next, else the one before) keeps the keyboard's place.
+      const neighbour = (rowRef.current?.nextElementSibling ?? rowRef.current?.previousElementSibling) as HTMLElement | null;
       announce(`${c.displayName} was removed.`);
       flow.dismiss(c.name);
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
-      // The row is gone: keep the keyboard's place at the top of the list.
-      document.getElementById('connected-heading')?.focus();
+      if (neighbour?.isConnected) neighbour.focus();
+      else document.getElementById('connected-heading')?.focus();
     },
   });
   // A machine login (client credentials) logs in at once, with no sign-in page to open.
@@ -88,7 +112,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
     .join(' · ');
 
   return (
-    <li className="row-wrap">
+    <li className="row-wrap" ref={rowRef} tabIndex={-1} aria-label={c.displayName}>
       <div className="row">
         <Initial name={c.displayName} />
         <div className="row-main">
@@ -102,7 +126,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
             {signInFailed && <span className="reason"> — {signInFailed.reason}</span>}
           </div>
         </div>
-        <div className="row-actions">
+        <div className="row-actions" ref={actionsRef}>
           {confirming ? (
             <ConfirmInline
               label={`Remove ${c.displayName}?`}
@@ -141,13 +165,14 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
                 </button>
               )}
               {failed && mine && open !== 'editing' && (
-                <button type="button" className="button primary" onClick={() => setOpen('editing')} aria-label={`Fix ${c.displayName}`}>
+                <button type="button" className="button primary" data-action="fix" onClick={() => startEditing('fix')} aria-label={`Fix ${c.displayName}`}>
                   Fix
                 </button>
               )}
               <button
                 type="button"
                 className="button quiet"
+                data-action="details"
                 aria-expanded={open !== 'closed'}
                 onClick={() => setOpen(open === 'closed' ? 'details' : 'closed')}
                 aria-label={`${open === 'closed' ? 'Show' : 'Hide'} the details of ${c.displayName}`}
@@ -155,7 +180,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
                 {open === 'closed' ? 'Details' : 'Hide'}
               </button>
               {mine && open === 'details' && (
-                <button type="button" className="button quiet" onClick={() => setOpen('editing')} aria-label={`Edit ${c.displayName}`}>
+                <button type="button" className="button quiet" data-action="edit" onClick={() => startEditing('edit')} aria-label={`Edit ${c.displayName}`}>
                   Edit
                 </button>
               )}
@@ -185,7 +210,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
       {signIn.isError && <ErrorNote error={signIn.error} title={machine ? `Could not log in to ${c.displayName}.` : `Could not start the sign-in to ${c.displayName}.`} />}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
       {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
-      {open !== 'closed' && <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onSaved={() => setOpen('details')} announce={announce} />}
+      {open !== 'closed' && <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onClosed={stopEditing} announce={announce} />}
       {settingSecret && c.secretName && <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />}
     </li>
   );

@@ -4,6 +4,7 @@ import { credentialsMethodWords } from '../../../common/api/client-credentials.j
 import { connectionDetailsQuery, editConnection, putSecret, secretsQuery } from '../../api/connections';
 import type { Connection, ConnectionEdit } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
+import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
 import { ClientCredentialsFields, credentialsChoiceOf, credentialsEdit } from './ClientCredentialsFields';
 import { emptySecretChoice, NEW_SECRET, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 
@@ -16,14 +17,14 @@ export function ConnectionDetails({
   root,
   connection: c,
   editing,
-  onSaved,
+  onClosed,
   announce,
 }: {
   root: string;
   connection: Connection;
   editing: boolean;
-  /** The fix was saved: the form closes, the details stay. */
-  onSaved: () => void;
+  /** The fix form closed: saved (the details stay), or cancelled. */
+  onClosed: (saved: boolean) => void;
   announce: (m: string) => void;
 }) {
   const client = useQueryClient();
@@ -46,8 +47,9 @@ export function ConnectionDetails({
           connection={c}
           onDone={async () => {
             await refresh();
-            onSaved();
+            onClosed(true);
           }}
+          onCancel={() => onClosed(false)}
           announce={announce}
         />
       )}
@@ -138,7 +140,19 @@ function LocalDetails({ local }: { local: NonNullable<Connection['local']> }) {
 }
 
 /** Fix in place: the name, the server URL, and the secret it sends (API key) or the own OAuth app it signs in with. */
-function EditForm({ root, connection: c, onDone, announce }: { root: string; connection: Connection; onDone: () => Promise<unknown>; announce: (m: string) => void }) {
+function EditForm({
+  root,
+  connection: c,
+  onDone,
+  onCancel,
+  announce,
+}: {
+  root: string;
+  connection: Connection;
+  onDone: () => Promise<unknown>;
+  onCancel: () => void;
+  announce: (m: string) => void;
+}) {
   const client = useQueryClient();
   const [name, setName] = useState(c.displayName);
   const [url, setUrl] = useState(c.url ?? '');
@@ -179,6 +193,8 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
     <form
       className="inline-form"
       aria-label={`Fix ${c.displayName}`}
+      ref={focusFirstField}
+      onKeyDown={closeOnEscape(onCancel)}
       onSubmit={(event) => {
         event.preventDefault();
         save.mutate();
@@ -219,6 +235,9 @@ function EditForm({ root, connection: c, onDone, announce }: { root: string; con
       <div className="form-actions">
         <button type="submit" className="button primary" disabled={save.isPending}>
           {save.isPending ? 'Saving and testing…' : 'Save and test'}
+        </button>
+        <button type="button" className="button" onClick={onCancel}>
+          Cancel
         </button>
       </div>
       {save.isError && (

@@ -49,8 +49,7 @@ export function PlaceMcpSection({ place }: { place: Place }) {
         <h1>Connections</h1>
         <p className="muted">MCP servers the agents of {place.label} can use.</p>
         {connections.data && (
-          // Keyed by the saved policy, so that a change saved elsewhere (the CLI) resets the form.
-          <PlacePolicyPanel key={`${place.root}:${connections.data.policy.kind}:${connections.data.policy.folders.join('\n')}`} place={place} policy={connections.data.policy} announce={announce} />
+          <PlacePolicyPanel key={place.root} place={place} policy={connections.data.policy} announce={announce} />
         )}
       </header>
 
@@ -78,7 +77,7 @@ export function PlaceMcpSection({ place }: { place: Place }) {
       <section aria-labelledby="available-heading" className="group">
         <h2 id="available-heading">Available</h2>
         {canEdit ? (
-          <AvailableList root={place.root} connections={connections.data?.connections ?? []} flow={flow} announce={announce} />
+          <AvailableList root={place.root} policy={connections.data?.policy.kind} connections={connections.data?.connections ?? []} flow={flow} announce={announce} />
         ) : (
           <p className="note">You can see this place’s connections, but only its editors can add them.</p>
         )}

@@ -15,8 +15,23 @@ export interface SecretChoice {
 
 export const emptySecretChoice = (): SecretChoice => ({ pick: '', newName: '', newValue: '', replace: false });
 
-/** The place secret an API key is taken from: one the place has, or a new one made here. */
-export function SecretPicker({ root, value, onChange }: { root: string; value: SecretChoice; onChange: (next: SecretChoice) => void }) {
+/** The place secret a value (an API key, a server's variable) is taken from: one the place has, or a new one made here. */
+export function SecretPicker({
+  root,
+  value,
+  onChange,
+  legend = 'API key, from a secret of this place',
+  valueLabel = 'Value (the API key)',
+  optional = false,
+}: {
+  root: string;
+  value: SecretChoice;
+  onChange: (next: SecretChoice) => void;
+  legend?: string;
+  valueLabel?: string;
+  /** No secret is a choice (a variable the server does not need). */
+  optional?: boolean;
+}) {
   const secrets = useQuery(secretsQuery(root));
   const id = useId();
   const names = secrets.data?.names ?? [];
@@ -24,16 +39,16 @@ export function SecretPicker({ root, value, onChange }: { root: string; value: S
   const noSecrets = secrets.isSuccess && !names.length;
   // A place without secrets: the only choice is a new one.
   useEffect(() => {
-    if (noSecrets && !value.pick) onChange({ ...value, pick: NEW_SECRET });
-  }, [noSecrets, value, onChange]);
+    if (noSecrets && !value.pick && !optional) onChange({ ...value, pick: NEW_SECRET });
+  }, [noSecrets, value, onChange, optional]);
   return (
     <fieldset className="fieldset">
-      <legend>API key, from a secret of this place</legend>
+      <legend>{legend}</legend>
       <label className="field">
         <span className="field-label">Secret</span>
-        <select id={`${id}-pick`} value={pick} onChange={(e) => onChange({ ...value, pick: e.target.value })} required>
+        <select id={`${id}-pick`} value={pick} onChange={(e) => onChange({ ...value, pick: e.target.value })} required={!optional}>
           {!secrets.isSuccess && <option value="">{secrets.isError ? 'Secrets unavailable' : 'Loading secrets…'}</option>}
-          {secrets.isSuccess && names.length > 0 && <option value="">Choose a secret</option>}
+          {secrets.isSuccess && (names.length > 0 || optional) && <option value="">{optional ? 'None: not set' : 'Choose a secret'}</option>}
           {names.map((n) => (
             <option key={n} value={n}>
               {n}
@@ -57,7 +72,7 @@ export function SecretPicker({ root, value, onChange }: { root: string; value: S
             />
           </label>
           <label className="field">
-            <span className="field-label">Value (the API key)</span>
+            <span className="field-label">{valueLabel}</span>
             <input type="password" value={value.newValue} onChange={(e) => onChange({ ...value, pick: NEW_SECRET, newValue: e.target.value })} required autoComplete="off" />
           </label>
         </div>

@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { ApiError, openExternal } from '../../api/client';
 import { connectConnection, connectConnections } from '../../api/connections';
 import type { Connection, OwnApp } from '../../api/types';
@@ -107,9 +107,32 @@ export function useConnectFlow(root: string, announce: (message: string) => void
 
 export type ConnectFlow = ReturnType<typeof useConnectFlow>;
 
-/** The connection was added (it is in Connected now), but connecting it failed. */
+/** The connections were added (they are in Connected now), but connecting them failed. */
 export class AddedButNotConnected extends Error {
   override readonly name = 'AddedButNotConnected';
+  /** When it was said: only a list loaded later can tell that its cause is gone. */
+  readonly at = Date.now();
+
+  constructor(
+    message: string,
+    readonly names: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Clears a mutation's AddedButNotConnected error once its cause is gone: each connection it names
+ * works now or was removed, as a list loaded after the error shows.
+ */
+export function useClearWhenFixed(root: string, mutation: { error: unknown; reset: () => void }, connections: readonly Connection[]): void {
+  const client = useQueryClient();
+  const { error, reset } = mutation;
+  const loadedAt = client.getQueryState(['place-connections', root])?.dataUpdatedAt ?? 0;
+  const fixed = error instanceof AddedButNotConnected && loadedAt > error.at && error.names.every((name) => (connections.find((c) => c.name === name)?.state ?? 'connected') === 'connected');
+  useEffect(() => {
+    if (fixed) reset();
+  }, [fixed, reset]);
 }
 
 /**
@@ -121,12 +144,12 @@ export async function connectAdded(flow: ConnectFlow, connection: Connection, ex
     // Its row is in Connected before anything is said of it.
     await flow.refresh();
     if (connection.state === 'connected') return;
-    throw new AddedButNotConnected(`${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`);
+    throw new AddedButNotConnected(`${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`, [connection.name]);
   }
   try {
     await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn });
   } catch (error) {
-    throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`);
+    throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`, [connection.name]);
   }
 }
 

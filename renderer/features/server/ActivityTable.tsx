@@ -1,10 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { tokensQuery } from '../../api/access';
 import { activityQuery, ACTIVITY_LIMIT, type ActivityRecord } from '../../api/server';
 import type { Place } from '../../api/types';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
-import { callerWords, tokenIdOf, durationWords, OUTCOME_WORDS, timeWords } from './activity-words';
+import { callerWords, tokenIdOf, durationWords, OUTCOME_WORDS, plainError, shortError, timeWords, toolWords } from './activity-words';
 import { placeLabel } from './server-words';
 
 const OUTCOME_CLASS: Record<ActivityRecord['outcome'], string> = { ok: 'state-connected', error: 'state-needs-secret', timeout: 'state-needs-secret', cancelled: 'state-paused' };
@@ -60,7 +60,7 @@ export function ActivityTable({ places }: { places: Place[] }) {
                         </time>
                       </td>
                       <td data-label="Tool">
-                        <code className="tool">{record.tool}</code>
+                        {record.connection ? <span className="tool">{toolWords(record)}</span> : <code className="tool">{record.tool}</code>}
                       </td>
                       <td data-label="Caller">
                         {caller.name}
@@ -70,7 +70,7 @@ export function ActivityTable({ places }: { places: Place[] }) {
                       <td className="num" data-label="Duration">{durationWords(record.durationMs)}</td>
                       <td data-label="Outcome">
                         <span className={`state ${OUTCOME_CLASS[record.outcome]}`}>{OUTCOME_WORDS[record.outcome]}</span>
-                        {record.error && <div className="muted small activity-error">{record.error}</div>}
+                        {record.error && <ActivityError text={plainError({ ...record, error: record.error })} />}
                       </td>
                     </tr>
                   );
@@ -85,7 +85,7 @@ export function ActivityTable({ places }: { places: Place[] }) {
 }
 
 /** A call by a token made after the list was loaded: load the list again, once per such token, so it shows by name. */
-function useNamesForNewTokens(records: ActivityRecord[] | undefined, tokens: { data?: { tokens: { id: string }[] }; isFetching: boolean; refetch: () => unknown }) {
+function useNamesForNewTokens(records: ActivityRecord[] | undefined, tokens: { data?: { tokens: { id: string }[] } | undefined; isFetching: boolean; refetch: () => unknown }) {
   const asked = useRef(new Set<string>());
   useEffect(() => {
     if (!records || !tokens.data || tokens.isFetching) return;
@@ -95,4 +95,23 @@ function useNamesForNewTokens(records: ActivityRecord[] | undefined, tokens: { d
     for (const id of unknown) asked.current.add(id);
     void tokens.refetch();
   }, [records, tokens]);
+}
+
+/** A failure's reason: its start, and all of it one click away. */
+function ActivityError({ text }: { text: string }) {
+  const [all, setAll] = useState(false);
+  const short = shortError(text);
+  return (
+    <div className="muted small activity-error">
+      {all ? text : short}
+      {short !== text && (
+        <>
+          {' '}
+          <button type="button" className="link-button" aria-expanded={all} onClick={() => setAll(!all)}>
+            {all ? 'Show less' : 'Show all'}
+          </button>
+        </>
+      )}
+    </div>
+  );
 }

@@ -26,13 +26,13 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
       announce(next.state === 'running' ? `The server is running on ${next.url}.` : next.state === 'stopped' ? 'The server is stopped. Agents cannot connect.' : '');
     },
   });
-  // Stop ends the agents' running commands: with some running, it asks first and says how many.
-  const [confirming, setConfirming] = useState<number | null>(null);
+  // Stop ends the agents' sessions and running commands: with agents connected, it asks first and says how many.
+  const [confirming, setConfirming] = useState<Pick<ServerInfo, 'agentSessions' | 'runningCommands'> | null>(null);
   const buttonRef = useRef<HTMLButtonElement>(null);
   const askOrStop = async () => {
     const now = await api<ServerInfo>('GET', '/server').catch(() => info);
     client.setQueryData(['server'], now);
-    if (now.state === 'running' && now.runningCommands > 0) setConfirming(now.runningCommands);
+    if (now.state === 'running' && (now.agentSessions > 0 || now.runningCommands > 0)) setConfirming({ agentSessions: now.agentSessions, runningCommands: now.runningCommands });
     else toggle.mutate();
   };
   const url = mcpUrl(info);
@@ -52,7 +52,7 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
         {confirming !== null && running ? (
           <ConfirmInline
             label="Stop the server?"
-            question={`Stop? ${confirming === 1 ? 'An agent has a command running; it ends' : `Agents have ${confirming} commands running; they end`}.`}
+            question={stopQuestion(confirming)}
             yes="Yes, stop"
             working="Stopping…"
             pending={toggle.isPending}
@@ -95,4 +95,11 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
       {toggle.isError && <ErrorNote error={toggle.error} title={running ? 'The server was not stopped.' : 'The server was not started.'} />}
     </section>
   );
+}
+
+/** What stopping ends, in words: the agents' sessions, and their commands if any run. */
+function stopQuestion({ agentSessions: sessions, runningCommands: commands }: Pick<ServerInfo, 'agentSessions' | 'runningCommands'>): string {
+  const agents = sessions === 1 ? '1 agent session is' : `${sessions} agent sessions are`;
+  const running = commands === 0 ? '' : commands === 1 ? ' and 1 command is running' : ` and ${commands} commands are running`;
+  return `Stop? ${agents} open${running}; stopping ends ${sessions + commands === 1 ? 'it' : 'them'}.`;
 }

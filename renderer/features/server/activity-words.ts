@@ -38,3 +38,24 @@ export const OUTCOME_WORDS: Record<ActivityRecord['outcome'], string> = {
   timeout: 'Timed out',
   cancelled: 'Cancelled',
 };
+
+/** A tool as people read it: a connection's as `Connection › tool`, the machine's by its name. */
+export function toolWords(record: Pick<ActivityRecord, 'tool' | 'connection'>): string {
+  return record.connection ? `${record.connection.name} › ${record.connection.tool}` : record.tool;
+}
+
+/** A failure as people read it: no error code before it (agents get that), a connection's tool by its name. */
+export function plainError(record: Pick<ActivityRecord, 'tool' | 'connection'> & { error: string }): string {
+  return record.error.replace(/^err[A-Z][A-Za-z]*:\s*/, '').replaceAll(`"${record.tool}"`, `“${toolWords(record)}”`);
+}
+
+/** How much of a failure the table shows before "Show all": about two lines. */
+export const SHORT_ERROR_CHARS = 120;
+
+/** The start of a long failure, cut at a word. */
+export function shortError(text: string): string {
+  if (text.length <= SHORT_ERROR_CHARS) return text;
+  const cut = text.slice(0, SHORT_ERROR_CHARS);
+  const space = cut.lastIndexOf(' ');
+  return `${space > SHORT_ERROR_CHARS / 2 ? cut.slice(0, space) : cut}…`;
+}

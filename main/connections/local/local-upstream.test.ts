@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { LOCAL_SERVER_SCRIPT } from '../../../e2e/fixtures/local-server.js';
+import { waitFor } from '../../../test/support/wait.js';
+import { LocalUpstream } from './local-upstream.js';
+import { StderrLog } from './stderr-log.js';
+
+// One local server's process over its life, on the real small stdio server of the tests run with
+// node: started on first use, ended after being idle, started again on the next use, and ended and
+// started again when the place's policy changes.
+
+const text = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
+
+describe('LocalUpstream', () => {
+  let dir: string;
+  let policy = 'place';
+  let upstream: LocalUpstream;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pw-local-upstream-'));
+    upstream = new LocalUpstream(
+      { name: 'u1__tiny', displayName: 'Tiny' },
+      {
+        start: async () => ({ launch: { file: process.execPath, args: [LOCAL_SERVER_SCRIPT], env: { PATH: process.env.PATH } }, policyKey: policy, secrets: [], commandLine: `node ${LOCAL_SERVER_SCRIPT}` }),
+        policyKey: async () => policy,
+        log: new StderrLog(join(dir, 'tiny.log')),
+        timeoutMs: 10_000,
+        idleMs: 400,
+      },
+    );
+  });
+  after(async () => {
+    await upstream.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('starts on first use, not before', async () => {
+    assert.equal(upstream.status().state, 'stopped');
+    assert.match(upstream.status().stopped!, /starts on first use/);
+    assert.equal(text(await upstream.call('echo', { text: 'hi' })), 'hi');
+    assert.equal(upstream.status().state, 'running');
+  });
+
+  it('ends the process once idle, and starts a new one on the next use', async () => {
+    const first = Number(text(await upstream.call('pid', {})));
+    await waitFor(() => upstream.status().stopped, 10_000, 'the idle end');
+    assert.equal(upstream.status().state, 'stopped');
+    assert.match(upstream.status().stopped!, /idle for 0 s; it starts again on the next use/);
+    assert.throws(() => process.kill(first, 0), /ESRCH/, 'the idle process is gone');
+    const second = Number(text(await upstream.call('pid', {})));
+    assert.notEqual(second, first);
+  });
+
+  it('ends the process when the place\'s policy changes, and the next use runs under the new one', async () => {
+    const first = Number(text(await upstream.call('pid', {})));
+    policy = 'strict';
+    const second = Number(text(await upstream.call('pid', {})));
+    assert.notEqual(second, first);
+    assert.throws(() => process.kill(first, 0), /ESRCH/);
+  });
+});
