@@ -1,5 +1,5 @@
 import { fork } from 'node:child_process';
-import { createServer, request, type IncomingMessage } from 'node:http';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { loadavg } from 'node:os';
 import { readJsonBody } from '../main/http/json-body.js';
 import { memoryOf, resetPeak } from './lib/child.js';
@@ -34,7 +34,7 @@ function readWhole(req: IncomingMessage): Promise<unknown> {
 
 /** Child: serves one body with `reader`, reports peak RSS growth and time, exits. */
 async function child(reader: Reader): Promise<void> {
-  const server = createServer(async (req, res) => {
+  const measure = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const before = (await memoryOf(process.pid)).rss;
     if (!(await resetPeak(process.pid))) throw new Error('this kernel does not reset VmHWM (/proc/<pid>/clear_refs): the peak would not be this request\'s');
     const started = performance.now();
@@ -45,6 +45,13 @@ async function child(reader: Reader): Promise<void> {
     const report = { growth: (await memoryOf(process.pid)).hwm - before, ms: performance.now() - started, outcome };
     res.end();
     process.send!(report, () => process.exit(0));
+  };
+  // A failed measurement ends the child, which the parent reports.
+  const server = createServer((req, res) => {
+    measure(req, res).catch((error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    });
   });
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
 }

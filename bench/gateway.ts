@@ -214,7 +214,7 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
         await Promise.all(running.flatMap((r) => r.sessions.map(closeSession)));
         return figures;
       } finally {
-        await Promise.all(running.map((r) => (r.front ? o.stop(r.front) : undefined)));
+        await Promise.all(running.map(async (r) => r.front && o.stop(r.front)));
       }
     };
 

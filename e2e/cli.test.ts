@@ -110,6 +110,15 @@ describe('the persona-mcp-workspace command', () => {
     const unknown = await run(['--frobnicate']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--help/);
+
+    const typo = await run(['tokn', 'list']);
+    assert.equal(typo.code, 2);
+    assert.equal(typo.stderr, 'persona-mcp-workspace: Unknown command "tokn". Did you mean "token"? Run with --help to see the commands.\n');
+    const help = await run(['token', 'create', '--help']);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^Usage:\n {2}persona-mcp-workspace token create --name NAME /);
+    assert.doesNotMatch(help.stdout, /token list/, 'only the command asked about');
+    assert.match((await run(['--help'])).stdout, /Exit status: 0 done, 1 failed .*\n.*3 not found/);
   });
 
   it('answers help as a command too', async () => {
@@ -292,7 +301,7 @@ describe('the persona-mcp-workspace command', () => {
     }
 
     const again = await run(['token', 'revoke', 'ffffffffffffffff']);
-    assert.equal(again.code, 2);
+    assert.equal(again.code, 3, 'not found');
     assert.match(again.stderr, /No agent token with id ffffffffffffffff/);
   });
 
@@ -452,7 +461,7 @@ describe('the persona-mcp-workspace command', () => {
     }
     assert.match((await run(['token', 'tool-search', id])).stdout, /is on/);
     const unknown = await run(['token', 'tool-search', 'ffffffffffffffff', 'off']);
-    assert.equal(unknown.code, 2);
+    assert.equal(unknown.code, 3, 'not found');
     assert.match(unknown.stderr, /No agent token with id ffffffffffffffff/);
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCommand, UsageError } from './cli-args.js';
+import { didYouMean, helpText, parseCommand, USAGE, UsageError } from './cli-args.js';
+import { PRODUCT_NAME } from './version.js';
 
 describe('parseCommand', () => {
   it('serves by default, with the flags given', () => {
@@ -8,7 +9,7 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['--port', '9200', '--host', '0.0.0.0']), { kind: 'serve', flags: { port: 9200, host: '0.0.0.0' } });
     assert.deepEqual(parseCommand(['--no-auth']), { kind: 'serve', flags: { auth: false } });
     assert.deepEqual(parseCommand(['--client-metadata-url', 'https://a.example/c.json']), { kind: 'serve', flags: { clientMetadataUrl: 'https://a.example/c.json' } });
-    assert.deepEqual(parseCommand(['-h']), { kind: 'help' });
+    assert.deepEqual(parseCommand(['-h']), { kind: 'help', topic: [] });
     assert.deepEqual(parseCommand(['--version']), { kind: 'version' });
   });
 
@@ -196,5 +197,51 @@ describe('parseCommand', () => {
     for (const [argv, message] of bad) {
       assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
     }
+  });
+});
+
+describe('help and typos', () => {
+  // Every command line of the usage, as its words: "token create", "places unseal", "approve", ...
+  const usageLines = USAGE.slice(0, USAGE.indexOf('\n\n')).split('\n').filter((line) => line.includes(`${PRODUCT_NAME} `));
+  const commands = usageLines.flatMap((line) =>
+    [...line.matchAll(new RegExp(`${PRODUCT_NAME}((?: [a-z][a-z-]*)+)`, 'g'))].map((match) => ({ line, words: match[1]!.trim().split(' ').slice(0, 2) })),
+  );
+
+  it('answers --help, -h and help on every command and subcommand with its usage lines', () => {
+    assert.ok(commands.length > 30, `found ${commands.length} commands in the usage`);
+    // "help" itself answers with everything.
+    for (const { line, words } of commands.filter((command) => command.words[0] !== 'help')) {
+      for (const argv of [[...words, '--help'], [...words, 'ARG', '--name', 'x', '-h'], ['help', ...words]]) {
+        const command = parseCommand(argv);
+        assert.equal(command.kind, 'help', argv.join(' '));
+        const text = helpText((command as { topic: string[] }).topic);
+        assert.ok(text.includes(line), `${argv.join(' ')} shows ${JSON.stringify(line)}`);
+        assert.ok(text.length < USAGE.length / 3, `${argv.join(' ')} shows only its own lines`);
+      }
+    }
+    assert.equal(helpText([]), USAGE);
+    assert.deepEqual(parseCommand(['help', '--help']), { kind: 'help', topic: [] });
+    assert.deepEqual(parseCommand(['connections', 'add', '--command', 'npx', '--', '--help']), {
+      kind: 'connections-add',
+      workspacePath: '',
+      local: { command: 'npx', args: ['--help'], env: {} },
+    });
+  });
+
+  it('names the command a typo meant, and none where nothing is near', () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['tokn', 'list'], /Unknown command "tokn"\. Did you mean "token"\?/],
+      [['conections', 'list'], /Did you mean "connections"\?/],
+      [['token', 'lst'], /"token" has no command "lst"\. Did you mean "list"\? It has: create, list, revoke, tool-search\./],
+      [['places', 'sael', 'Crew/a'], /Did you mean "seal"\?/],
+      [['secrets', 'lsit'], /Did you mean "list"\?/],
+      [['help', 'tokne'], /Did you mean "token"\?/],
+      [['bogus'], /^Unknown command "bogus"\. Run with --help/],
+    ];
+    for (const [argv, message] of cases) {
+      assert.throws(() => helpText((parseCommand(argv) as { topic: string[] }).topic), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
+    }
+    assert.equal(didYouMean('li', ['list', 'limits']), '', 'two choices start with it: neither');
+    assert.equal(didYouMean('polciy', ['policy', 'network']), ' Did you mean "policy"?');
   });
 });

@@ -11,7 +11,8 @@ export class UsageError extends Error {
 }
 
 export type Command =
-  | { kind: 'help' }
+  /** `topic`: the command whose usage to show (empty: everything). */
+  | { kind: 'help'; topic: string[] }
   | { kind: 'version' }
   | { kind: 'serve'; flags: ServeFlags }
   | { kind: 'config'; flags: ServeFlags }
@@ -161,8 +162,11 @@ Options:
   --client-metadata-url URL
                       https URL of this app's OAuth client ID metadata document, which you
                       host: sign-in uses it as the client_id where a server accepts one
-  -h, --help          show this help
+  -h, --help          show this help (after a command: that command's usage)
   -v, --version       print the version
+
+Exit status: 0 done, 1 failed (the message says why), 2 misuse (a command, option, value or
+setting that is not right), 3 not found (no such token, client, connection, secret or person).
 
 Environment:
 ${(Object.values(SETTINGS) as Setting[]).flatMap((s) => (s.env ? [`  ${s.env.padEnd(31)} ${environmentHelp(s)}`] : [])).join('\n')}
@@ -196,8 +200,83 @@ export function takeConfigFlag(argv: string[]): { configFile?: string; rest: str
   return { ...(configFile !== undefined && { configFile }), rest };
 }
 
+/** The command words of USAGE: each command, and each one's subcommands (none for most). */
+const COMMANDS: ReadonlyMap<string, string[]> = (() => {
+  const commands = new Map<string, string[]>();
+  for (const match of USAGE.matchAll(new RegExp(`${PRODUCT_NAME}((?: [a-z][a-z-]*)+)`, 'g'))) {
+    const [command, sub] = match[1]!.trim().split(' ') as [string, string | undefined];
+    const subs = commands.get(command) ?? [];
+    if (sub && !subs.includes(sub)) subs.push(sub);
+    commands.set(command, subs);
+  }
+  return commands;
+})();
+
+/**
+ * The usage of a command (its lines of USAGE), or of all; a word that is no command is refused with
+ * the command it may have meant.
+ */
+export function helpText(topic: string[]): string {
+  if (topic.length === 0) return USAGE;
+  checkCommandWords(topic);
+  const words = COMMANDS.get(topic[0]!)!.includes(topic[1] ?? '') ? topic.slice(0, 2) : topic.slice(0, 1);
+  const start = new RegExp(`${PRODUCT_NAME} ${words.join(' ')}(?: |$)`);
+  const lines: string[] = [];
+  let inside = false;
+  // The usage lines: from after "Usage:" to the first empty line.
+  for (const line of USAGE.slice(0, USAGE.indexOf('\n\n')).split('\n').slice(1)) {
+    // A command's line, then the lines that continue it (indented further, naming no command).
+    if (line.includes(`${PRODUCT_NAME} `)) inside = start.test(line);
+    if (inside) lines.push(line);
+  }
+  return `Usage:\n${lines.join('\n')}\n\nRun "${PRODUCT_NAME} --help" for what every command does, the options and the settings.\n`;
+}
+
+/** Refuses a command or subcommand that USAGE does not name, with the one it may have meant. */
+function checkCommandWords([command, sub]: string[]): void {
+  if (command === undefined || command.startsWith('-')) return;
+  const subs = COMMANDS.get(command);
+  if (!subs) throw new UsageError(`Unknown command "${command}".${didYouMean(command, [...COMMANDS.keys()])} Run with --help to see the commands.`);
+  if (subs.length === 0 || sub === undefined || sub.startsWith('-') || subs.includes(sub)) return;
+  const meant = didYouMean(sub, subs);
+  if (meant) throw new UsageError(`"${command}" has no command "${sub}".${meant} It has: ${subs.join(', ')}.`);
+}
+
+/** ` Did you mean "X"?` for the one choice within a typo or two of `word` (or that it starts), else ''. */
+export function didYouMean(word: string, choices: string[]): string {
+  const near = choices.filter((choice) => editDistance(word, choice) <= Math.max(1, Math.floor(choice.length / 4)));
+  const started = word.length >= 3 ? choices.filter((choice) => choice.startsWith(word)) : [];
+  const [meant, other] = near.length > 0 ? near : started;
+  return meant !== undefined && other === undefined ? ` Did you mean "${meant}"?` : '';
+}
+
+/** The fewest inserted, deleted or changed characters, or swapped neighbours, from a to b. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i]!;
+      row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** `--help` or `-h` anywhere before `--`: the help on the command words that come before any option. */
+function helpRequest(argv: string[]): Command | undefined {
+  const end = argv.indexOf('--');
+  const args = end === -1 ? argv : argv.slice(0, end);
+  if (args[0] !== 'help' && !args.includes('--help') && !args.includes('-h')) return undefined;
+  const words = args[0] === 'help' ? args.slice(1) : args;
+  const firstOption = words.findIndex((arg) => arg.startsWith('-'));
+  return { kind: 'help', topic: firstOption === -1 ? words : words.slice(0, firstOption) };
+}
+
 export function parseCommand(argv: string[]): Command {
-  if (argv[0] === 'help') return { kind: 'help' };
+  const help = helpRequest(argv);
+  if (help) return help;
+  checkCommandWords(argv);
   if (argv[0] === 'open') {
     noPositionals(parse(argv.slice(1), {}).positionals, 'open');
     return { kind: 'open' };
@@ -226,7 +305,7 @@ function parseServeFlags(argv: string[]): Command {
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
   });
-  if (values.help) return { kind: 'help' };
+  if (values.help) return { kind: 'help', topic: [] };
   if (values.version) return { kind: 'version' };
   if (positionals.length > 0) throw new UsageError(`Unknown command "${positionals[0]}". Run with --help to see the commands.`);
   const flags: ServeFlags = {};

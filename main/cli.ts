@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { applyWorkingDirectory, ConfigError } from './config.js';
-import { parseCommand, takeConfigFlag, USAGE, UsageError } from './cli-args.js';
+import { helpText, parseCommand, takeConfigFlag, UsageError } from './cli-args.js';
 import { environmentWith, readSettingsFile } from './settings-file.js';
 import { PRODUCT_NAME, VERSION } from './version.js';
 
@@ -10,7 +10,7 @@ async function main(argv: string[]): Promise<number> {
   const { configFile, rest } = takeConfigFlag(argv);
   const command = parseCommand(rest);
   if (command.kind === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(helpText(command.topic));
     return 0;
   }
   if (command.kind === 'version') {
@@ -59,12 +59,20 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** The message of an error the user can act on; undefined for a bug (whose stack is then shown). */
-async function userMessage(error: unknown): Promise<string | undefined> {
-  if (error instanceof UsageError || error instanceof ConfigError) return error.message;
+/** The exit statuses that USAGE documents. */
+const EXIT = { failed: 1, misuse: 2, notFound: 3 } as const;
+
+/** The message of an error the user can act on (undefined for a bug, whose stack is then shown), and the exit status. */
+async function userMessage(error: unknown): Promise<{ message: string | undefined; status: number }> {
+  if (error instanceof UsageError || error instanceof ConfigError) return { message: error.message, status: EXIT.misuse };
   // Only on failure: these modules know every error class of the app.
   const [{ JwtConfigError }, { userError }] = await Promise.all([import('./auth/jwt-verifier.js'), import('./user-errors.js')]);
-  return error instanceof JwtConfigError ? error.message : userError(error)?.message;
+  if (error instanceof JwtConfigError) return { message: error.message, status: EXIT.misuse };
+  const known = userError(error);
+  if (!known) return { message: undefined, status: EXIT.failed };
+  // As the HTTP status of the same error says: 400 is a value that is not right, 404 not found.
+  const status = known.status === 400 ? EXIT.misuse : known.status === 404 ? EXIT.notFound : EXIT.failed;
+  return { message: known.message, status };
 }
 
 /**
@@ -76,7 +84,7 @@ function exitAfterOutput(code: number): void {
 }
 
 main(process.argv.slice(2)).then(exitAfterOutput, async (error: unknown) => {
-  const message = await userMessage(error).catch(() => undefined);
+  const { message, status } = await userMessage(error).catch(() => ({ message: undefined, status: EXIT.failed }));
   process.stderr.write(`${PRODUCT_NAME}: ${message ?? (error as Error).stack ?? String(error)}\n`);
-  exitAfterOutput(2);
+  exitAfterOutput(status);
 });

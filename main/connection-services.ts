@@ -117,7 +117,8 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     close: async () => {
       health.close();
       // A registry fetch still running is left to finish on its own: shutdown never waits on the network.
-      await Promise.all([gateway.closeAll(), store.close(), network.close()]);
+      store.close();
+      await Promise.all([gateway.closeAll(), network.close()]);
     },
   };
 }

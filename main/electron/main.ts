@@ -342,7 +342,7 @@ function trayAction(id: TrayAction): void {
       showWindow('connections');
       break;
     case 'copy-mcp-url':
-      if (host?.status.state === 'running') clipboard.writeText(host.status.url);
+      if (host?.status.state === 'running') clipboard.writeText(host.status.url).catch((error: unknown) => log(`Persona Workspace: the address could not be copied: ${(error as Error).message}`));
       break;
     case 'toggle-launch-at-login':
       setLaunchAtLogin(!launchAtLogin).catch((error: unknown) => log(`Persona Workspace: launch at login could not be changed: ${(error as Error).message}`));

@@ -44,8 +44,8 @@ export class PlacePolicy {
       const problem = await sandboxProblem(this.host.env);
       if (problem) throw sandboxMissing(`${this.place.label} has the ${policy.kind} policy, but ${problem}`);
       // Without the folder (it cannot be made), outputs come back through pipes, none saved.
-      const outputs = await this.host.outputsOf?.(this.place.root).catch(() => undefined);
-      const sandbox = await PlaceSandbox.open({ ...policy, kind: policy.kind }, this.place.label, this.place.root, this.host, {
+      const outputs = this.host.outputsOf ? await this.host.outputsOf(this.place.root).catch(() => undefined) : undefined;
+      const sandbox = PlaceSandbox.open({ ...policy, kind: policy.kind }, this.place.label, this.place.root, this.host, {
         otherPlaceFolders: otherPlacesFolders(dir, this.place),
         ...(outputs !== undefined && { outputs }),
       });

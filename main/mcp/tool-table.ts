@@ -58,7 +58,7 @@ export function installToolTable(server: McpServer, fixed: SessionTool[], source
     const tool = byName.get(name) ?? (await findIn(sources, name));
     if (!tool) {
       // Refused, and audited like every call: probing for tools is worth a record too.
-      const known = (await Promise.all(sources.map((source) => source.explainUnknown?.(name)))).find(Boolean);
+      const known = (await Promise.all(sources.map(async (source) => source.explainUnknown?.(name)))).find(Boolean);
       const reason = known?.reason ?? (await unknownName(name, await sourceTools(), (count) => toolSearch(fixed.length + count)));
       return run(name, extra, async () => toolError(reason), known?.connection);
     }
