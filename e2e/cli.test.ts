@@ -154,6 +154,14 @@ describe('the persona-mcp-workspace command', () => {
     assert.deepEqual(rows.sessionIdleTimeout, { value: '30', source: 'default' });
     assert.deepEqual(rows.jwtSecret, { value: '(set)', source: join(configDir, 'settings.json') });
     assert.doesNotMatch(shown.stdout, /file-secret-4417/, 'a secret is never printed');
+    const asJson = await run(['config', '--json', '--port', '9800'], { WORKSPACE_CONTROL_PORT: '9901' });
+    assert.equal(asJson.code, 0, asJson.stderr);
+    const parsed = JSON.parse(asJson.stdout) as { settingsFile: { path: string; found: boolean }; settings: Array<{ name: string; value: string; source: string }> };
+    assert.deepEqual(parsed.settingsFile, { path: join(configDir, 'settings.json'), found: true });
+    const jsonRows = Object.fromEntries(parsed.settings.map(({ name, ...row }) => [name, row]));
+    for (const name of ['port', 'controlPort', 'host', 'shellMaxTimeout', 'sessionIdleTimeout', 'jwtSecret']) assert.deepEqual(jsonRows[name], rows[name], name);
+    assert.equal(parsed.settings.length, Object.keys(rows).length, 'every setting, as in the table');
+    assert.doesNotMatch(asJson.stdout, /file-secret-4417/, 'a secret is never printed');
 
     // --config names another file; a bad one is a clear error naming the setting, and nothing starts.
     const other = join(stateDir, 'other-settings.json');

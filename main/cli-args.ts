@@ -15,7 +15,7 @@ export type Command =
   | { kind: 'help'; topic: string[] }
   | { kind: 'version' }
   | { kind: 'serve'; flags: ServeFlags }
-  | { kind: 'config'; flags: ServeFlags }
+  | { kind: 'config'; flags: ServeFlags; json: boolean }
   | { kind: 'open' }
   | { kind: 'token-create'; name: string; expires?: string | undefined; workspacePath?: string | undefined }
   | { kind: 'token-list'; json: boolean }
@@ -76,7 +76,7 @@ export type Command =
 
 export const USAGE = `Usage:
   ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth] [--client-metadata-url URL]
-  ${PRODUCT_NAME} config [--port N] [--host ADDRESS] [--control-port N] [--no-auth] [--client-metadata-url URL]
+  ${PRODUCT_NAME} config [--json] [--port N] [--host ADDRESS] [--control-port N] [--no-auth] [--client-metadata-url URL]
   ${PRODUCT_NAME} open                 a fresh one-time link to the running server's page
   ${PRODUCT_NAME} help
   ${PRODUCT_NAME} token create --name NAME [--expires 30d] [--workspace-path PATH]
@@ -282,9 +282,11 @@ export function parseCommand(argv: string[]): Command {
     return { kind: 'open' };
   }
   if (argv[0] === 'config') {
-    const flags = parseServeFlags(argv.slice(1));
+    // The serve flags (whose values config shows), and --json.
+    const args = argv.slice(1);
+    const flags = parseServeFlags(args.filter((arg) => arg !== '--json'));
     if (flags.kind !== 'serve') return flags;
-    return { kind: 'config', flags: flags.flags };
+    return { kind: 'config', flags: flags.flags, json: args.includes('--json') };
   }
   if (argv[0] === 'token') return parseToken(argv.slice(1));
   if (argv[0] === 'approve' || argv[0] === 'deny') return parseAnswer(argv[0], argv.slice(1));

@@ -7,7 +7,7 @@ import type { ConnectionView, PlaceConnections } from './connections/place-conne
 import { PlaceSecretsAccess } from './connections/place-secrets-access.js';
 import { installHosts } from './connections/local/install-hosts.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
-import { parseToolSearchMode } from './connections/tool-search/tool-search-mode.js';
+import { parseToolSearchMode } from '../common/tool-search-mode.js';
 import { AccessDirectory, policyOf } from './places/access-directory.js';
 import { placeRootOf, type Place } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';

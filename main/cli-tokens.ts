@@ -3,7 +3,7 @@ import { stateDirFrom } from './config.js';
 import { UnknownTokenError } from './auth/agent-tokens.js';
 import { agentTokenStore } from './auth/app-token-store.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
-import { parseToolSearchMode } from './connections/tool-search/tool-search-mode.js';
+import { parseToolSearchMode } from '../common/tool-search-mode.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;

@@ -26,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return (await import('./cli-serve.js')).serve(command.flags, env);
     case 'config':
-      return (await import('./cli-config.js')).configCommand(command.flags, file, env);
+      return (await import('./cli-config.js')).configCommand(command.flags, command.json, file, env);
     case 'open':
       return (await import('./cli-open.js')).openCommand(env);
     case 'token-create':

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
+import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../common/tool-search-mode.js';
 import { DEFAULT_SAVED_OUTPUT_TOTAL_MB } from './machine/saved-outputs.js';
 import {
   APP_DIR_NAME,

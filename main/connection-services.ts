@@ -7,7 +7,7 @@ import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
 import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
-import { createGuardedFetch, type GuardedFetch } from './connections/network/guarded-fetch.js';
+import { createGuardedFetch, type GuardedFetch } from './network/guarded-fetch.js';
 import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
 import { ConnectionStore } from './connections/store/connection-store.js';

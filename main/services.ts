@@ -9,7 +9,7 @@ import { AuthorizationServer } from './auth/oauth-server/authorization-server.js
 import type { Config } from './config.js';
 import { openConnectionServices } from './connection-services.js';
 import type { CatalogService } from './connections/catalog/catalog-service.js';
-import type { GuardedFetch } from './connections/network/guarded-fetch.js';
+import type { GuardedFetch } from './network/guarded-fetch.js';
 import type { ConnectionHealth } from './connections/gateway/connection-health.js';
 import type { Gateway } from './connections/gateway/gateway.js';
 import type { AccessDirectory } from './places/access-directory.js';

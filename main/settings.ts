@@ -1,4 +1,4 @@
-import { DEFAULT_TOOL_SEARCH_THRESHOLD } from './connections/tool-search/tool-search-mode.js';
+import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../common/tool-search-mode.js';
 import { DEFAULT_SAVED_OUTPUT_TOTAL_MB } from './machine/saved-outputs.js';
 
 export const DEFAULT_PORT = 9100;

@@ -6,7 +6,7 @@ import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-unavailable-error.js';
 import { ConnectionCheckError } from './connections/place-connections.js';
 import { ConnectionRequestError, PlaceAccessError } from './connections/place-rules.js';
-import { NetworkPolicyError } from './connections/network/network-policy-error.js';
+import { NetworkPolicyError } from './network/network-policy-error.js';
 import {
   OwnAppRequiredError,
   SignInDeniedError,
@@ -16,7 +16,7 @@ import {
   SignInUnsupportedError,
   TokenRefreshError,
 } from './connections/oauth/errors.js';
-import { ToolSearchModeError } from './connections/tool-search/tool-search-mode.js';
+import { ToolSearchModeError } from '../common/tool-search-mode.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { LocalCommandError } from './connections/local/local-command.js';
 import { ClientConfigError } from './connections/client-configs/config-file.js';

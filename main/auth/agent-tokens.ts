@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import type { ToolSearchMode } from '../../common/tool-search-mode.js';
 import { hasUnprintable } from '../places/user-id.js';
 import { FileSigningKeySource, keyIdOf, type SigningKeySource } from './signing-key.js';
 import { TokenFile, type TokenRecord } from './token-file.js';

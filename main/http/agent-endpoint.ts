@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { IncomingMessage, RequestListener, ServerOptions, ServerResponse } from 'node:http';
 import { AuthError, wwwAuthenticate, type Caller, type JwtVerifier } from '../auth/jwt-verifier.js';
-import { decideToolSearch, type ToolSearchDecision, type ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import { decideToolSearch, type ToolSearchDecision, type ToolSearchMode } from '../../common/tool-search-mode.js';
 import { auditedRunner } from '../mcp/audited-runner.js';
 import { machineTools } from '../mcp/machine-tools.js';
 import { manageConnectionsTool } from '../mcp/manage-connections-tool.js';
@@ -22,7 +22,7 @@ import { readJsonBody, RequestBodyError } from './json-body.js';
 import { lazyListener } from './lazy-listener.js';
 import { isPublicOAuthPath, MCP_PATH, resourceMetadataUrl } from './mcp-urls.js';
 import { requestOrigin, type RequestOrigin } from './request-origin.js';
-import { sendJson } from './send-json.js';
+import { sendJson } from '../network/send-json.js';
 
 /** Whoever runs the app: the CLI, the desktop window, or any caller when auth is off. */
 export const LOCAL_CALLER: Caller = { subject: LOCAL_PERSON, source: 'local' };

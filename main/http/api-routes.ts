@@ -16,7 +16,7 @@ import { listPlaces } from '../places/place-list.js';
 import { placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
-import { parseToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import { parseToolSearchMode } from '../../common/tool-search-mode.js';
 import { placeToolSearch } from './agent-endpoint.js';
 import type { HostControl } from './control-plane.js';
 import { signInRoutes } from './sign-in-routes.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from './send-json.js';
+import { sendJson } from '../network/send-json.js';
 
 export interface Refusal {
   status: number;

@@ -10,7 +10,7 @@ import { userError } from '../user-errors.js';
 import { oauthCallback } from './oauth-callback.js';
 import { apiRoutes } from './api-routes.js';
 import { allowedHostNames, hostAndOriginGuard } from './guards.js';
-import { mediaType } from './media-type.js';
+import { mediaType } from '../network/media-type.js';
 import { pageFiles } from './page-files.js';
 
 export const SESSION_COOKIE = 'pw_session';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { JsonStream, JsonStreamError } from './json-stream.js';
-import { mediaType } from './media-type.js';
+import { mediaType } from '../network/media-type.js';
 
 /** A request body this endpoint cannot take; `status` and `code` (JSON-RPC) say how to answer. */
 export class RequestBodyError extends Error {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { sendJson } from './send-json.js';
+import { sendJson } from '../network/send-json.js';
 
 /**
  * A request listener whose code is loaded on its first request, not when the server starts: the

@@ -9,7 +9,7 @@ import {
   type JSONRPCMessage,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { mediaType } from '../http/media-type.js';
+import { mediaType } from '../network/media-type.js';
 import type { ToolExtra } from './session-tool.js';
 
 /** A session's tools/call handler, validating the request and the result as the SDK's server does. */

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { sendJson } from '../http/send-json.js';
+import { sendJson } from '../network/send-json.js';
 import { DirectToolCalls } from './direct-tool-calls.js';
 import { toolCallOf } from './tool-table.js';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import * as z from 'zod';
 import { VersionedJsonFile } from '../state/versioned-json-file.js';
-import type { ToolSearchMode } from '../connections/tool-search/tool-search-mode.js';
+import type { ToolSearchMode } from '../../common/tool-search-mode.js';
 import { placeFromRoot, PlacePathError, type Place } from './place-root.js';
 import { checkPolicy, MACHINE_POLICY, PolicyInputError, type PlaceLimits, type PolicyParts, type SandboxPolicy } from './sandbox-policy.js';
 import { LOCAL_PERSON, printableProblem, userIdProblem } from './user-id.js';

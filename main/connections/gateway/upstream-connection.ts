@@ -8,7 +8,7 @@ import { UpstreamListing } from './upstream-listing.js';
 import { postWithDispatcher, postWithFetch } from './upstream-post.js';
 import { diagnose, type CredentialKind, type Refusal } from './upstream-problem.js';
 import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
-import { createGuardedFetch, type GuardedFetch } from '../network/guarded-fetch.js';
+import { createGuardedFetch, type GuardedFetch } from '../../network/guarded-fetch.js';
 import { inertLine } from '../upstream-text.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 

@@ -1,6 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Agent } from 'undici';
-import { mediaType } from '../../http/media-type.js';
+import { mediaType } from '../../network/media-type.js';
 
 /** The upstream's answer to one POST, its body decoded to text as it arrives. */
 export interface PostAnswer {

@@ -1,6 +1,6 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { NetworkPolicyError } from '../network/network-policy-error.js';
+import { NetworkPolicyError } from '../../network/network-policy-error.js';
 import { SignInRequiredError, StepUpRequiredError, TokenRefreshError } from '../oauth/errors.js';
 import { UpstreamAnswerError } from './call-forwarder.js';
 import { ListingTooLargeError } from './upstream-listing.js';

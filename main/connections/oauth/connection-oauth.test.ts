@@ -18,7 +18,7 @@ import { startOAuthFixture, TEST_USER, type OAuthFixture, type OAuthFixtureOptio
 import { testClock } from '../../../test/support/clock.js';
 import { assertNotInFiles, testKeychain } from '../../../test/support/secrets.js';
 import { ConnectionSecrets } from '../../secrets/connection-secrets.js';
-import { createGuardedFetch } from '../network/guarded-fetch.js';
+import { createGuardedFetch } from '../../network/guarded-fetch.js';
 import type { SecretStore } from '../../secrets/secret-store.js';
 import { ConnectionOAuth, type ConnectionOAuthOptions, type SignInChange } from './connection-oauth.js';
 import { OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInRequiredError, SignInStateError, SignInUnsupportedError, TokenRefreshError } from './errors.js';

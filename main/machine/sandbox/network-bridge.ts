@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { resolveWithSystem } from '../../connections/network/target-check.js';
+import { resolveWithSystem } from '../../network/target-check.js';
 import type { NetworkMachine, NetworkRules } from './network-decision.js';
 import { NetworkProxy } from './network-proxy.js';
 

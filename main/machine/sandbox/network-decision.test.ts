@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ResolvedAddress } from '../../connections/network/target-check.js';
+import type { ResolvedAddress } from '../../network/target-check.js';
 import { decideConnection, type NetworkMachine, type NetworkRules } from './network-decision.js';
 
 /** A resolver of fixed answers: the decision is a function of the names' addresses, not of this machine's DNS. */

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
-import { isForbiddenAddress } from '../../connections/network/address-policy.js';
-import type { ResolvedAddress, Resolver } from '../../connections/network/target-check.js';
+import { isForbiddenAddress } from '../../network/address-policy.js';
+import type { ResolvedAddress, Resolver } from '../../network/target-check.js';
 import { canonicalHost, matchHost } from '../../places/network-allow-list.js';
 import { networkCommandLine } from '../../places/sandbox-policy.js';
 

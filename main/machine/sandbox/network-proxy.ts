@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ResolvedAddress } from '../../connections/network/target-check.js';
+import type { ResolvedAddress } from '../../network/target-check.js';
 import { decideConnection, type ConnectDecision, type NetworkMachine, type NetworkRules } from './network-decision.js';
 
 /** Headers that describe one hop (client to proxy), never passed on (RFC 9110 section 7.6.1). */

@@ -5,7 +5,7 @@ import net, { isIP, type AddressInfo, type LookupFunction } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import tls from 'node:tls';
 import { request as undiciRequest } from 'undici';
-import { testCertificate } from '../../../test/support/test-certificate.js';
+import { testCertificate } from '../../test/support/test-certificate.js';
 import { createGuardedFetch, MAX_REDIRECTS } from './guarded-fetch.js';
 import { NetworkPolicyError, type NetworkPolicyErrorKind } from './network-policy-error.js';
 import type { ResolvedAddress } from './target-check.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../config.js';
+import { loadConfig } from '../main/config.js';
 import { decideToolSearch, parseToolSearchMode } from './tool-search-mode.js';
 
 describe('tool search mode', () => {
