@@ -1,6 +1,8 @@
 // The Agent Skills rules for a SKILL.md, in one place: the host's loader and editor use them, and so
 // does the page, to show frontmatter errors as a person types (hence no Node imports here).
 import { parse as parseYaml } from 'yaml';
+import type * as z from 'zod';
+import type { skillMetadata } from './api/skills.js';
 import { yamlErrorWords } from './yaml-error-words.js';
 
 /** Agent Skills naming rule: lowercase letters, digits and single hyphens, no hyphen at either end. */
@@ -9,16 +11,8 @@ export const SKILL_NAME_MAX_CHARS = 64;
 export const SKILL_DESCRIPTION_MAX_CHARS = 1024;
 export const SKILL_COMPATIBILITY_MAX_CHARS = 500;
 
-/** The frontmatter fields of a SKILL.md (Agent Skills specification). */
-export interface SkillMetadata {
-  name: string;
-  description: string;
-  license?: string;
-  compatibility?: string;
-  metadata?: Record<string, string>;
-  /** As written: the Agent Skills spec's space-delimited list of tool names (a YAML list is joined with spaces). */
-  allowedTools?: string;
-}
+/** The frontmatter fields of a SKILL.md (Agent Skills specification), as the API gives them. */
+export type SkillMetadata = z.infer<typeof skillMetadata>;
 
 export type ParsedSkillFile = { ok: true; skill: SkillMetadata; body: string } | { ok: false; reason: string };
 

@@ -122,14 +122,14 @@ describe('parseCommand', () => {
       kind: 'connections-edit',
       workspacePath: '',
       name: 'u1__x',
-      edit: { ownApp: { clientId: 'my-app' } },
+      edit: { own_app: { client_id: 'my-app' } },
       clientSecretFromStdin: true,
     });
     assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--no-own-app']), {
       kind: 'connections-edit',
       workspacePath: '',
       name: 'u1__x',
-      edit: { ownApp: null },
+      edit: { own_app: null },
       clientSecretFromStdin: false,
     });
     assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', '--client-id', 'a', '--no-own-app']), /does not go with --client-id/);
@@ -157,7 +157,7 @@ describe('parseCommand', () => {
       kind: 'connections-edit',
       workspacePath: '',
       name: 'u1__x',
-      edit: { clientCredentials: null },
+      edit: { client_credentials: null },
       clientSecretFromStdin: false,
     });
     const refused: [string[], RegExp][] = [

@@ -1,7 +1,7 @@
 import { JWT_ALGORITHMS, jwtAlgorithm, type JwtAlgorithm } from '../common/api/client-credentials.js';
 import { CLIENTS, type ClientId } from './connections/client-configs/client-files.js';
-import type { ClientCredentials } from './connections/oauth/client-credentials.js';
 import { parseArgs } from 'node:util';
+import type { ConnectionEdit } from '../common/api/connections.js';
 import type { ServeFlags } from './config.js';
 import { DEFAULT_CONTROL_PORT, DEFAULT_HOST, DEFAULT_PORT, SETTINGS, type Setting } from './settings.js';
 import { PRODUCT_NAME } from './version.js';
@@ -46,15 +46,7 @@ export type Command =
       workspacePath: string;
       name: string;
       owner?: string;
-      edit: {
-        name?: string;
-        url?: string;
-        transport?: 'streamable-http' | 'sse';
-        header?: { name: string; prefix?: string; secret: string } | null;
-        tools?: Record<string, boolean>;
-        ownApp?: { clientId: string; clientSecret?: string } | null;
-        clientCredentials?: ClientCredentials | null;
-      };
+      edit: ConnectionEdit;
       /**
        * The client secret (of the own OAuth app, or of the client credentials) is read from stdin
        * (never the command line, where the process list shows it).
@@ -553,9 +545,9 @@ function parseConnections(argv: string[]): Command {
         ...(values.transport && { transport: values.transport as 'sse' | 'streamable-http' }),
         ...(values.header && values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
         ...(values['no-header'] && { header: null }),
-        ...(values['client-id'] !== undefined && { ownApp: { clientId: values['client-id'] } }),
-        ...(values['no-own-app'] && { ownApp: null }),
-        ...(values['no-client-credentials'] && { clientCredentials: null }),
+        ...(values['client-id'] !== undefined && { own_app: { client_id: values['client-id'] } }),
+        ...(values['no-own-app'] && { own_app: null }),
+        ...(values['no-client-credentials'] && { client_credentials: null }),
         ...(Object.keys(tools).length && { tools }),
       };
       if (Object.keys(edit).length === 0 && machine === undefined) {

@@ -8,8 +8,9 @@ import { machineOf } from './connections/client-configs/client-files.js';
 import { mcpUrlOf } from './http/mcp-urls.js';
 import { placeRootOf } from './places/place-root.js';
 import { LOCAL_PERSON } from './places/user-id.js';
-import { findRunningServer } from './running-server.js';
-import type { HostStatus } from '../common/host-status.js';
+import { runningServer } from './server-client.js';
+import { serverInfo } from '../common/api/server.js';
+import type { HostStatus } from '../common/api/host-status.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { forTerminal } from './terminal-text.js';
 import { PRODUCT_NAME } from './version.js';
@@ -78,8 +79,6 @@ export async function importCommand(command: Of<'connections-import'>, env: Node
 
 /** The running server's state, asked of it through control.json, if one runs. */
 async function runningStatus(stateDir: string): Promise<HostStatus | undefined> {
-  const running = await findRunningServer(stateDir);
-  if (!running) return undefined;
-  const response = await fetch(`${running.controlUrl}/api/server`, { headers: { Authorization: `Bearer ${running.adminToken}` }, signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-  return response?.ok ? ((await response.json()) as HostStatus) : undefined;
+  const server = await runningServer(stateDir);
+  return server?.call('GET', '/server', serverInfo);
 }

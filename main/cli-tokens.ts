@@ -1,15 +1,21 @@
+import { tokensAnswer, type AgentToken } from '../common/api/agent-tokens.js';
 import type { Command } from './cli-args.js';
 import { stateDirFrom } from './config.js';
 import { UnknownTokenError } from './auth/agent-tokens.js';
 import { agentTokenStore } from './auth/app-token-store.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { parseToolSearchMode } from '../common/tool-search-mode.js';
+import { runningServer } from './server-client.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
 
 export async function tokenCommand(command: Of<'token-create' | 'token-list' | 'token-revoke' | 'token-tool-search'>, env: NodeJS.ProcessEnv): Promise<number> {
   const stateDir = stateDirFrom(env);
+  // Reading: what the running server has, when one runs.
+  const server = command.kind === 'token-list' || (command.kind === 'token-tool-search' && command.mode === undefined) ? await runningServer(stateDir) : undefined;
+  if (server && command.kind === 'token-list') return listTokens((await server.call('GET', '/tokens', tokensAnswer)).tokens, command.json);
+  if (server && command.kind === 'token-tool-search') return showToolSearch(command.id, (await server.call('GET', '/tokens', tokensAnswer)).tokens.find((t) => t.id === command.id), undefined);
   const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir, env }));
   switch (command.kind) {
     case 'token-create': {
@@ -23,28 +29,12 @@ export async function tokenCommand(command: Of<'token-create' | 'token-list' | '
       process.stdout.write(`${created.token}\n`);
       return 0;
     }
-    case 'token-list': {
-      const list = await tokens.list();
-      if (command.json) {
-        process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
-      } else if (list.length === 0) {
-        process.stdout.write(`No tokens yet. Create one with: ${PRODUCT_NAME} token create --name NAME\n`);
-      } else {
-        for (const t of list) {
-          const state = t.revokedAt ? `revoked ${t.revokedAt}` : t.expiresAt ? `expires ${t.expiresAt}` : 'never expires';
-          process.stdout.write(`${t.id}  ${t.name}  created ${t.createdAt}  ${state}${t.workspacePath ? `  place ${t.workspacePath}` : ''}${t.toolSearch ? `  tool search ${t.toolSearch}` : ''}\n`);
-        }
-      }
-      return 0;
-    }
+    case 'token-list':
+      return listTokens(await tokens.list(), command.json);
     case 'token-tool-search': {
       const record =
         command.mode === undefined ? (await tokens.list()).find((t) => t.id === command.id) : await tokens.setToolSearch(command.id, parseToolSearchMode(command.mode));
-      if (!record) throw new UnknownTokenError(command.id);
-      const mode = record.toolSearch ?? 'auto';
-      const meaning = mode === 'auto' ? "follows its place's setting" : mode === 'on' ? 'always gets search_tools and call_tool' : 'always gets every tool';
-      process.stdout.write(`Tool search for token ${command.id} ${command.mode === undefined ? 'is' : 'is now'} ${mode}: an agent using it ${meaning}.\n`);
-      return 0;
+      return showToolSearch(command.id, record, command.mode);
     }
     case 'token-revoke': {
       const revoked = await tokens.revoke(command.id);
@@ -52,4 +42,26 @@ export async function tokenCommand(command: Of<'token-create' | 'token-list' | '
       return 0;
     }
   }
+}
+
+function listTokens(list: AgentToken[], json: boolean): number {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+  } else if (list.length === 0) {
+    process.stdout.write(`No tokens yet. Create one with: ${PRODUCT_NAME} token create --name NAME\n`);
+  } else {
+    for (const t of list) {
+      const state = t.revokedAt ? `revoked ${t.revokedAt}` : t.expiresAt ? `expires ${t.expiresAt}` : 'never expires';
+      process.stdout.write(`${t.id}  ${t.name}  created ${t.createdAt}  ${state}${t.workspacePath ? `  place ${t.workspacePath}` : ''}${t.toolSearch ? `  tool search ${t.toolSearch}` : ''}\n`);
+    }
+  }
+  return 0;
+}
+
+function showToolSearch(id: string, record: AgentToken | undefined, set: string | undefined): number {
+  if (!record) throw new UnknownTokenError(id);
+  const mode = record.toolSearch ?? 'auto';
+  const meaning = mode === 'auto' ? "follows its place's setting" : mode === 'on' ? 'always gets search_tools and call_tool' : 'always gets every tool';
+  process.stdout.write(`Tool search for token ${id} ${set === undefined ? 'is' : 'is now'} ${mode}: an agent using it ${meaning}.\n`);
+  return 0;
 }

@@ -95,7 +95,9 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     oauth,
     openBrowser: options.openBrowser ?? ((url) => openInBrowser(url, log)),
     // A server that cannot be reached now is taken as open; connecting will say what is wrong.
-    asksForSignIn: async (url) => (await import('./connections/oauth/challenge.js')).asksForSignIn(url, network.fetch).catch(() => false),
+    // Given as long as any request to a connection's server: one that never answers does not hold the add.
+    asksForSignIn: async (url) =>
+      (await import('./connections/oauth/challenge.js')).asksForSignIn(url, (input, init) => network.fetch(input, { ...init, signal: AbortSignal.timeout(config.upstreamTimeoutMs) })).catch(() => false),
     access,
     catalog,
     placeSecrets,

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { HostStatus } from '../common/host-status.js';
+import type { HostStatus } from '../common/api/host-status.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
 import type { Approvals } from './auth/oauth-server/approvals.js';
 import type { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
@@ -10,9 +10,10 @@ import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { AGENT_SERVER_OPTIONS, agentEndpoint } from './http/agent-endpoint.js';
 import { signInsNeeded, type SignInNeeded } from './connections/sign-ins-needed.js';
+import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
 import type { McpSessions } from './mcp/sessions.js';
-import { forgetRunningServer, recordRunningServer } from './running-server.js';
+import { claimStateDir, forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
 import { PACKAGE_ROOT } from './version.js';
 
@@ -36,6 +37,7 @@ interface Open {
   verifier: JwtVerifier | undefined;
   control: Server;
   controlUrl: string;
+  stopStatus: () => void;
 }
 
 /**
@@ -99,6 +101,12 @@ export class Host {
     return signInsNeeded(person, (await this.opened!).services);
   }
 
+  /** What changed on the server, as it happens (after open()): the tray listens here. */
+  async changes(): Promise<ChangeFeed> {
+    await this.open();
+    return (await this.opened!).services.changes;
+  }
+
   /** A one-time link that signs a browser on this machine in to the page. */
   async loginUrl(): Promise<string> {
     const { services, controlUrl } = await this.opened!;
@@ -132,6 +140,7 @@ export class Host {
       services.listeningPorts.add((server.address() as AddressInfo).port);
       const url = serverUrl(this.config.host, (server.address() as AddressInfo).port, '/mcp');
       this.setStatus({ state: 'running', url, auth: this.config.auth });
+      await this.recordRunning(services);
       return url;
     } catch (error) {
       this.setStatus({ state: 'failed', error: startFailure(error, this.config.host, this.config.port) });
@@ -158,6 +167,7 @@ export class Host {
     agent.server.closeAllConnections();
     await closed;
     this.setStatus({ state: 'stopped' });
+    await this.recordRunning(services);
   }
 
   /** Stops everything: the agent endpoint, the control plane and the services. */
@@ -166,7 +176,8 @@ export class Host {
     const opened = this.opened;
     this.opened = undefined;
     if (!opened) return;
-    const { services, control } = await opened;
+    const { services, control, stopStatus } = await opened;
+    stopStatus();
     await forgetRunningServer(this.config.stateDir);
     const closed = once(control, 'close');
     control.close();
@@ -176,10 +187,18 @@ export class Host {
   }
 
   private async openControl(): Promise<Open> {
-    const services = await openServices(this.config, this.log, {
-      ...(this.options.env && { env: this.options.env }),
-      ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
-    });
+    // One server per state dir: a second one would show and change state the first does not know of.
+    await claimStateDir(this.config.stateDir);
+    let services: Services;
+    try {
+      services = await openServices(this.config, this.log, {
+        ...(this.options.env && { env: this.options.env }),
+        ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
+      });
+    } catch (error) {
+      await forgetRunningServer(this.config.stateDir);
+      throw error;
+    }
     try {
       const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
       // The page and its API are loaded on their first request: an agent's first request does not wait for them.
@@ -197,14 +216,26 @@ export class Host {
         throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
       }
       services.controlUrl = serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '');
+      const stopStatus = this.onStatus(() => services.changes.publish({ topic: 'server' }));
       services.listeningPorts.add((control.address() as AddressInfo).port);
-      // So that `persona-mcp-workspace open` finds this server.
-      await recordRunningServer(this.config.stateDir, { pid: process.pid, controlUrl: services.controlUrl, adminToken: services.admin.adminToken });
-      return { services, verifier, control, controlUrl: services.controlUrl };
+      // So that `persona-mcp-workspace open` and the reading commands find this server.
+      await this.recordRunning(services);
+      return { services, verifier, control, controlUrl: services.controlUrl, stopStatus };
     } catch (error) {
       await services.close();
+      await forgetRunningServer(this.config.stateDir);
       throw error;
     }
+  }
+
+  private recordRunning(services: Services): Promise<void> {
+    const mcpUrl = this.current.state === 'running' ? this.current.url : undefined;
+    return recordRunningServer(this.config.stateDir, {
+      controlUrl: services.controlUrl,
+      adminToken: services.admin.adminToken,
+      upstreamTimeoutMs: this.config.upstreamTimeoutMs,
+      ...(mcpUrl && { mcpUrl }),
+    });
   }
 
   private setStatus(status: HostStatus): void {

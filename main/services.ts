@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
@@ -8,6 +8,9 @@ import { Approvals } from './auth/oauth-server/approvals.js';
 import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
 import type { Config } from './config.js';
 import { openConnectionServices } from './connection-services.js';
+import { ChangeFeed } from './events/change-feed.js';
+import { watchSkillsFolder } from './events/skills-changes.js';
+import { watchStateFiles } from './events/state-changes.js';
 import type { CatalogService } from './connections/catalog/catalog-service.js';
 import type { GuardedFetch } from './network/guarded-fetch.js';
 import type { ConnectionHealth } from './connections/gateway/connection-health.js';
@@ -63,6 +66,8 @@ export interface Services {
   listeningPorts: Set<number>;
   skills: SkillsWatch;
   skillsChanged: Changes;
+  /** What changed, as it happens: the page's event stream and the tray listen here. */
+  changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -101,9 +106,27 @@ export async function openServices(config: Config, log: (line: string) => void, 
   });
   const { access, placeSecrets, store, catalog, network, oauth, gateway, health, connections } = connectionServices;
   const placeSessions = new PlaceSessions();
+  const changes = new ChangeFeed();
 
-  const stopStoreWatch = store.onChange((roots) => placeSessions.toolsChanged(roots));
+  const stopStoreWatch = store.onChange((roots) => {
+    placeSessions.toolsChanged(roots);
+    for (const root of roots) changes.publish({ topic: 'connections', root });
+    // The place list names the places that have connections.
+    changes.publish({ topic: 'places' });
+  });
   await store.watch();
+  const stopConnectionsWatch = connections.onChange((root) => changes.publish({ topic: 'connections', ...(root !== undefined && { root }) }));
+  await mkdir(dirname(store.path), { recursive: true, mode: 0o700 });
+  const stopStateWatch = watchStateFiles({
+    stateDir: config.stateDir,
+    connectionsFile: basename(store.path),
+    publish: (change) => changes.publish(change),
+    // Reading the store tells its listeners (above) which places changed.
+    connectionsChanged: () => void store.roots().catch(() => {}),
+    secretsChanged: () => connections.secretsChanged(),
+    report: (error) => log(`Changes to the state files in ${config.stateDir} are not seen at once (${error.message}); the page shows them when it loads again.`),
+  });
+  const stopCatalogWatch = catalog.onChange(() => changes.publish({ topic: 'catalog' }));
   // An upstream's tools changed, a request to it failed: its health is measured again, and the
   // place's sessions hear when that changes the tools they get.
   const stopGatewayWatch = gateway.onToolsChanged((c) => health.toolsChanged(c));
@@ -114,14 +137,19 @@ export async function openServices(config: Config, log: (line: string) => void, 
 
   const skillsChanged = new Changes();
   const skills = new SkillsWatch(config.skillsDir, {
-    onChange: () => skillsChanged.emit(),
+    onChange: () => {
+      skillsChanged.emit();
+      changes.publish({ topic: 'skills' });
+    },
     onInvalid: (skill) => log(`Skill folder ${skill.dir} skipped: ${skill.reason}`),
     onError: (error) => log(`Cannot read the skills folder ${config.skillsDir}: ${error.message}`),
   });
   await skills.start();
+  const stopSkillsWatch = watchSkillsFolder(config.skillsDir, () => changes.publish({ topic: 'skills' }));
   await catalog.start();
 
   const audit = new AuditLog({ stateDir: config.stateDir });
+  const stopAuditWatch = audit.onRecord(() => changes.publish({ topic: 'activity' }));
   const commands = new CommandRunner({ maxTimeoutSeconds: config.shellMaxTimeoutSeconds, maxSavedTotalBytes: config.bashOutputMaxBytes });
   // What earlier runs left (a crash, a kill) and what is past its day goes, now and every hour.
   commands.startSweeping(log);
@@ -169,9 +197,15 @@ export async function openServices(config: Config, log: (line: string) => void, 
     listeningPorts: new Set([config.port, config.controlPort].filter((port) => port > 0)),
     skills,
     skillsChanged,
+    changes,
     oauth,
     close: async () => {
       stopStoreWatch();
+      stopConnectionsWatch();
+      stopStateWatch();
+      stopCatalogWatch();
+      stopAuditWatch();
+      stopSkillsWatch();
       stopGatewayWatch();
       stopFailureWatch();
       stopHealthWatch();

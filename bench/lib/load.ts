@@ -1,12 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-/** One MCP session against a server: an SDK Client over Streamable HTTP. */
+/** One MCP session against a server: an SDK Client over Streamable HTTP (or the older SSE transport, for peers that speak only that). */
 export interface Session {
   client: Client;
-  transport: StreamableHTTPClientTransport;
+  transport: StreamableHTTPClientTransport | SSEClientTransport;
 }
 
 /** Opens a session; `auth` is a bearer token, or headers to send on every request (an API key). */
@@ -20,9 +21,17 @@ export async function openSession(url: string, auth?: string | Record<string, st
   return { client, transport };
 }
 
+/** Opens a session over the SSE transport (a GET event stream, messages POSTed beside it). */
+export async function openSseSession(url: string): Promise<Session> {
+  const transport = new SSEClientTransport(new URL(url));
+  const client = new Client({ name: 'bench-load', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
 export async function closeSession(session: Session): Promise<void> {
   // DELETE ends the session on the server too, then the client closes its streams.
-  await session.transport.terminateSession().catch(() => {});
+  if (session.transport instanceof StreamableHTTPClientTransport) await session.transport.terminateSession().catch(() => {});
   await session.client.close().catch(() => {});
 }
 

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as z from 'zod';
@@ -38,6 +39,10 @@ const DEFAULT_AUDIT_BATCH_MS = 100;
 /** Records waiting past this size are written at once, without waiting out the batch time. */
 const BATCH_BYTES = 64 * 1024;
 const READ_CHUNK_BYTES = 64 * 1024;
+/** The last records kept in memory, for the page's recent activity (its largest ask). */
+export const RECENT_KEPT = 500;
+/** How far back from its end the log is read for the records of earlier runs. */
+const EARLIER_MAX_BYTES = 512 * 1024;
 
 export interface AuditLogOptions {
   stateDir: string;
@@ -72,23 +77,41 @@ export class AuditLog {
   private size: number | undefined;
   private troubled = false;
   private closed = false;
+  /** The log's size when this process opened it: what lies before is earlier runs' records. */
+  private readonly startSize: number;
+  private rotated = false;
+  private earlier: Promise<AuditRecord[]> | undefined;
+  /** This process's records, newest last, up to RECENT_KEPT. */
+  private readonly mine: AuditRecord[] = [];
+  private readonly listeners = new Set<(record: AuditRecord) => void>();
 
   constructor(options: AuditLogOptions) {
     this.path = join(options.stateDir, AUDIT_LOG_FILE);
     this.maxBytes = options.maxBytes ?? DEFAULT_AUDIT_LOG_MAX_BYTES;
     this.report = options.report ?? ((message) => process.stderr.write(`${message}\n`));
     this.batchMs = options.batchMs ?? DEFAULT_AUDIT_BATCH_MS;
+    this.startSize = sizeSync(this.path);
+  }
+
+  /** Hears each record as it is recorded (before it reaches the disk). */
+  onRecord(listener: (record: AuditRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   record(entry: AuditEntry): void {
     if (this.closed) return this.trouble('the audit log was already closed; a tool call was not recorded.');
-    const line = `${JSON.stringify(toRecord(entry))}\n`;
+    const record = toRecord(entry);
+    const line = `${JSON.stringify(record)}\n`;
     const bytes = Buffer.byteLength(line);
     if (this.pendingBytes + bytes > MAX_PENDING_BYTES) {
       return this.trouble(`the audit log ${this.path} cannot keep up; tool calls are not being recorded.`);
     }
     this.pending.push(line);
     this.pendingBytes += bytes;
+    this.mine.push(record);
+    if (this.mine.length > RECENT_KEPT) this.mine.shift();
+    for (const listener of this.listeners) listener(record);
     if (!this.draining) {
       this.draining = true;
       this.drained = this.drain();
@@ -108,8 +131,16 @@ export class AuditLog {
     }
   }
 
-  /** The last `n` records, oldest first, read backwards from the end of the log (and of `audit.log.1` if needed). */
+  /**
+   * The last `n` records, oldest first: up to RECENT_KEPT from memory (this run's, after the last
+   * of earlier runs read once), more read backwards from the end of the log (and of `audit.log.1`).
+   */
   async readRecent(n: number): Promise<AuditRecord[]> {
+    if (n <= 0) return [];
+    if (n <= RECENT_KEPT) {
+      this.earlier ??= this.readEarlier();
+      return [...(await this.earlier), ...this.mine].slice(-n);
+    }
     await this.flush();
     const latest = await lastRecords(this.path, n);
     const older = latest.length < n ? await lastRecords(`${this.path}.1`, n - latest.length) : [];
@@ -121,6 +152,14 @@ export class AuditLog {
     await this.flush();
     await this.handle?.close();
     this.handle = undefined;
+  }
+
+  /** The last records of earlier runs: the log up to its size at open (moved to `.1` if this run rotated it). */
+  private async readEarlier(): Promise<AuditRecord[]> {
+    const bounds = { end: this.startSize, maxBytes: EARLIER_MAX_BYTES };
+    const latest = await lastRecords(this.rotated ? `${this.path}.1` : this.path, RECENT_KEPT, bounds);
+    const older = latest.length < RECENT_KEPT && !this.rotated ? await lastRecords(`${this.path}.1`, RECENT_KEPT - latest.length, { maxBytes: EARLIER_MAX_BYTES }) : [];
+    return [...older, ...latest];
   }
 
   private async drain(): Promise<void> {
@@ -175,6 +214,7 @@ export class AuditLog {
     await this.handle?.close();
     this.handle = undefined;
     await rename(this.path, `${this.path}.1`);
+    this.rotated = true;
     this.size = 0;
   }
 
@@ -226,8 +266,19 @@ async function sizeOf(path: string): Promise<number> {
   }
 }
 
-/** Up to `n` records from the end of `path`, oldest first; lines that are not records (a torn last write) are skipped. */
-async function lastRecords(path: string, n: number): Promise<AuditRecord[]> {
+function sizeSync(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Up to `n` records from the end of `path` (or from `end`, reading at most `maxBytes`), oldest
+ * first; lines that are not records (a torn last write) are skipped.
+ */
+async function lastRecords(path: string, n: number, bounds: { end?: number; maxBytes?: number } = {}): Promise<AuditRecord[]> {
   if (n <= 0) return [];
   let handle: FileHandle;
   try {
@@ -242,11 +293,13 @@ async function lastRecords(path: string, n: number): Promise<AuditRecord[]> {
     if (parsed?.success) newestFirst.push(parsed.data);
   };
   try {
-    let position = (await handle.stat()).size;
+    const size = Math.min((await handle.stat()).size, bounds.end ?? Infinity);
+    let position = size;
+    const stop = Math.max(0, size - (bounds.maxBytes ?? Infinity));
     // The start of the earliest line seen so far, whose beginning lies in a chunk not read yet.
     let carry = Buffer.alloc(0);
-    while (position > 0 && newestFirst.length < n) {
-      const length = Math.min(READ_CHUNK_BYTES, position);
+    while (position > stop && newestFirst.length < n) {
+      const length = Math.min(READ_CHUNK_BYTES, position - stop);
       position -= length;
       const chunk = Buffer.alloc(length);
       await handle.read(chunk, 0, length, position);

@@ -1,4 +1,5 @@
-import type { ClientCredentialsView } from '../../common/api/client-credentials.js';
+import { DEFAULT_JWT_ALGORITHM, type ClientCredentialsInput } from '../../common/api/client-credentials.js';
+import type { AddConnection, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView, LocalServerSpec, LocalView } from '../../common/api/connections.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -18,120 +19,12 @@ import { PlaceSecretsAccess } from './place-secrets-access.js';
 import { checkServerUrl, customName } from './server-url.js';
 import { isOAuth, type ConnectionAuth, type ConnectionPatch, type ConnectionStore, type LocalConnection, type OmitEach, type PlaceConnection } from './store/connection-store.js';
 import { unlistedCatalogId } from './store/naming.js';
-import { checkLocalCommand, commandLine, localId, programName, type LocalCommandInput } from './local/local-command.js';
-import type { LocalProcessStatus } from './local/local-upstream.js';
+import { checkLocalCommand, commandLine, localId, programName } from './local/local-command.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
 import { SignInOutcomes } from './sign-in-outcomes.js';
 import { inertLine, MAX_TITLE } from './upstream-text.js';
 
-/**
- * Whether a connection works for the place's agents now, and if not, why: measured by asking its
- * server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large), or known without asking
- * (paused, needs-secret, and sign-in for a login that does not exist).
- */
-export type ConnectionState = 'connected' | 'checking' | 'sign-in' | 'key-refused' | 'unreachable' | 'not-mcp' | 'too-large' | 'paused' | 'needs-secret';
-
-/** A connection as the page, the CLI and the agent tool show it: never a secret value. */
-export interface ConnectionView {
-  name: string;
-  displayName: string;
-  catalogId: string;
-  /** A remote server's URL; absent for a local one. */
-  url?: string;
-  transport: PlaceConnection['transport'];
-  /** A local server: the command it runs, its variables (each from a place secret) and the hosts it declares. */
-  local?: LocalView;
-  owner: string;
-  /** The adder's name in the access directory, else their id. */
-  ownerName: string;
-  auth: ConnectionAuth['kind'];
-  /** For OAuth connections that sign in with the person's own OAuth app: its client id (never its secret). */
-  ownApp?: { clientId: string };
-  /** For OAuth connections that log in with machine credentials: the client id and how it proves itself (never the secret or key). */
-  clientCredentials?: ClientCredentialsView;
-  /** For API-key connections: the header and the place secret it is taken from. */
-  header?: string;
-  /** Sent before the key in the header (e.g. "Bearer "). */
-  prefix?: string;
-  secretName?: string;
-  state: ConnectionState;
-  /** Why it is not connected, in words a person can act on. */
-  reason?: string;
-  /** Connected: how many tools its server lists. */
-  tools?: number;
-  /** Tools turned off in this place (hidden from agents and refused), by their upstream names. */
-  disabledTools?: string[];
-  /** When its server was last asked (ISO time); absent when it never was. */
-  checkedAt?: string;
-  /** Checking: when the check running now started (ISO time). */
-  checkingSince?: string;
-  /** A failing server is checked again on its own at this time (ISO). */
-  nextCheckAt?: string;
-  /**
-   * Its last sign-in started here, while it waits for one: still pending in the browser, or failed
-   * and why (then `reason` says so too). Absent when none was started or it succeeded.
-   */
-  signIn?: { state: 'pending'; since: string } | { state: 'failed'; reason: string; at: string };
-  /** Whether it uses the login of the person asking (only they can sign in to it). */
-  mine: boolean;
-  /** Whether the person asking may remove it. */
-  canRemove: boolean;
-  addedAt: string;
-}
-
-/** A change to a connection in place: its name, URL, transport, credentials header, and which tools are on. */
-export interface EditRequest {
-  name?: string | undefined;
-  url?: string | undefined;
-  transport?: 'streamable-http' | 'sse' | undefined;
-  /** A local server's command, variables and hosts, all at once. */
-  local?: LocalCommandInput | undefined;
-  /** The API-key header and the place secret it sends; null sends none. */
-  header?: { name: string; prefix?: string | undefined; secret: string } | null | undefined;
-  /** Upstream tool names turned on (true) or off (false). */
-  tools?: Record<string, boolean> | undefined;
-  /**
-   * An OAuth connection's own OAuth app (client id, and secret if it has one); null signs in by
-   * registration again. The login made with the old app ends: the next sign-in uses the new one.
-   */
-  ownApp?: OwnApp | null | undefined;
-  /**
-   * An OAuth connection's machine credentials (client-credentials grant, no browser); null goes back
-   * to signing in in the browser. The login made before ends: Connect logs in with the new ones.
-   */
-  clientCredentials?: ClientCredentials | null | undefined;
-}
-
-/** A local server as every surface shows it: never a secret value (only the secrets' names). */
-export interface LocalView {
-  command: string;
-  args: string[];
-  /** The command line as a person reads it. */
-  commandLine: string;
-  /** Each variable and the place secret its value comes from. */
-  env: { name: string; secret: string }[];
-  /** Hosts it may reach beyond the place's network allow-list (when the policy sandboxes it). */
-  hosts: string[];
-  /** Its process now; absent before its first use in this server. */
-  process?: LocalProcessStatus;
-}
-
-/** A connection with what its server last said: its tools (each on or off), and its last errors. */
-export interface ConnectionDetails extends ConnectionView {
-  toolList: { name: string; description?: string; enabled: boolean }[];
-  errors: { at: string; message: string }[];
-}
-
-/** A local server as a person adds it: its command, variables from place secrets, declared hosts, and a name. */
-export type LocalRequest = LocalCommandInput & { name?: string | undefined };
-
-/** A catalog entry: a remote one's API-key secret, or a local one's variables (VAR → place secret). */
-export type CatalogRequest = { catalog: string; secret?: string | undefined; env?: Record<string, string> | undefined };
-
-export type AddRequest =
-  | CatalogRequest
-  | { server: { url: string; name?: string | undefined; transport?: 'streamable-http' | 'sse' | undefined; header?: { name: string; prefix?: string | undefined; secret: string } | undefined } }
-  | { local: LocalRequest };
+export type { ConnectionDetails, ConnectionState, ConnectionView, LocalView };
 
 interface Facts {
   secrets: string[];
@@ -181,6 +74,9 @@ const SIGN_IN_TTL_MS = 10 * 60_000;
 /** How long a list waits for the first check of connections never checked before it answers "checking". */
 const FIRST_CHECK_WAIT_MS = 1_500;
 
+/** How long an add that answers soon waits for its server (whether it asks for a sign-in, then its check) before it answers "checking". */
+export const ANSWER_SOON_MS = 2_000;
+
 /**
  * A place's MCP connections under the spec's rules: who adds (editors), who removes (the adder or
  * an editor), who sees (readers), checked on every request and, for use, on every call.
@@ -195,6 +91,7 @@ export class PlaceConnections {
   private readonly signInStates = new Map<string, { state: 'signed-in' | 'sign-in'; ended?: LoginEnd | undefined }>();
   private readonly signInOutcomes: SignInOutcomes;
   private readonly secrets: PlaceSecretsAccess;
+  private readonly listeners = new Set<(root: string | undefined) => void>();
 
   constructor(private readonly deps: PlaceConnectionsDeps) {
     this.signInOutcomes = new SignInOutcomes(SIGN_IN_TTL_MS);
@@ -205,7 +102,29 @@ export class PlaceConnections {
       if (change.state === 'signed-in') this.signInOutcomes.forget(key);
       // A new login (or none any more): what the server answers with it is measured again.
       deps.health.recheck({ storeId: change.storeId, name: change.serverName });
+      this.changed(undefined);
     });
+    deps.health.onState((c) => this.changed(c.root));
+  }
+
+  /**
+   * Hears when what a place's connections show may have changed beyond their records (a check
+   * started or ended, a sign-in began, ended or failed, a secret changed): the place's root, or
+   * undefined for any place.
+   */
+  onChange(listener: (root: string | undefined) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Another process changed place secrets: the names are read again, and what the connections show may change. */
+  secretsChanged(): void {
+    this.secretNamesCache.clear();
+    this.changed(undefined);
+  }
+
+  private changed(root: string | undefined): void {
+    for (const listener of this.listeners) listener(root);
   }
 
   /**
@@ -225,17 +144,23 @@ export class PlaceConnections {
 
   /**
    * Adds a connection and checks its server at once with its credentials: the answer says what the
-   * server said (a refused key, an unreachable host), so a failed add never looks fine.
+   * server said (a refused key, an unreachable host), so a failed add never looks fine. With
+   * `waitMs`, a server that has not answered by then is shown "checking": the check goes on, and
+   * its outcome reaches every surface as it comes (onChange).
    */
-  async add(person: string, place: Place, request: AddRequest): Promise<ConnectionView> {
+  async add(person: string, place: Place, request: AddConnection, options: { waitMs?: number } = {}): Promise<ConnectionView> {
+    const deadline = options.waitMs === undefined ? undefined : Date.now() + options.waitMs;
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server);
+    const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server, deadline);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
     const facts = await this.facts(place, [added]);
-    if (!this.gate(dir, place, added, facts)) await this.deps.health.check(added);
+    if (!this.gate(dir, place, added, facts)) {
+      const check = this.deps.health.check(added);
+      await (deadline === undefined ? check : waitAtMost(check, Math.max(0, deadline - Date.now())));
+    }
     return this.view(dir, person, place, added, facts);
   }
 
@@ -244,19 +169,20 @@ export class PlaceConnections {
    * whose login it uses (a new URL drops an OAuth login, which must not reach another server).
    * Which tools are on: also an editor of the place. The server is checked again at once.
    */
-  async edit(person: string, place: Place, name: string, request: EditRequest, owner?: string): Promise<ConnectionView> {
+  async edit(person: string, place: Place, name: string, request: ConnectionEdit, owner?: string): Promise<ConnectionView> {
     const dir = await this.deps.access.snapshot();
     requireRead(dir, person, place);
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
-    const changesLogin = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.ownApp !== undefined || request.clientCredentials !== undefined || request.local !== undefined;
+    const changesLogin =
+      request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.own_app !== undefined || request.client_credentials !== undefined || request.local !== undefined;
     if (changesLogin && connection.owner !== person) {
       throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
     }
     if (request.tools && !canRemoveConnection(dir, person, place, connection.owner)) {
       throw new PlaceAccessError(`${nameOf(dir, person)} cannot turn tools of ${connection.displayName} on or off: only the person who added it or an editor of ${place.label} can.`);
     }
-    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.ownApp !== undefined || request.clientCredentials !== undefined;
+    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.own_app !== undefined || request.client_credentials !== undefined;
     if (connection.transport === 'stdio' && remoteOnly) {
       throw new ConnectionRequestError(`${connection.displayName} is a local server: it has no URL, transport, header or OAuth app. Change its command, variables or hosts instead.`);
     }
@@ -282,20 +208,20 @@ export class PlaceConnections {
         ? { kind: 'header', header: request.header.name, ...(request.header.prefix && { prefix: request.header.prefix }), secretName: request.header.secret }
         : { kind: 'none' };
     }
-    if (request.ownApp !== undefined) {
+    if (request.own_app !== undefined) {
       if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no OAuth app. Use an API-key header instead.`);
-      const clientId = request.ownApp?.clientId.trim();
-      if (request.ownApp && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
+      const clientId = request.own_app?.client_id.trim();
+      if (request.own_app && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
       patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
     }
-    if (request.clientCredentials !== undefined) {
+    if (request.client_credentials !== undefined) {
       if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no client credentials. Use an API-key header instead.`);
-      if (request.clientCredentials && request.ownApp) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
+      if (request.client_credentials && request.own_app) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
     }
-    const credentials = request.clientCredentials && (await checkedCredentials(request.clientCredentials));
+    const credentials = request.client_credentials && (await checkedCredentials(request.client_credentials));
     if (credentials) patch.auth = { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } };
     // Back to the browser: with the own OAuth app given alongside, else by registration.
-    else if (request.clientCredentials === null && request.ownApp === undefined) patch.auth = { kind: 'oauth' };
+    else if (request.client_credentials === null && request.own_app === undefined) patch.auth = { kind: 'oauth' };
     if (request.tools) {
       const off = new Set(connection.disabledTools ?? []);
       for (const [tool, enabled] of Object.entries(request.tools)) {
@@ -306,14 +232,14 @@ export class PlaceConnections {
     }
     const movedLogin = isOAuth(connection) && patch.url !== undefined && patch.url !== connection.url;
     // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
-    if (movedLogin && request.ownApp === undefined && request.clientCredentials === undefined) patch.auth = { kind: 'oauth' };
+    if (movedLogin && request.own_app === undefined && request.client_credentials === undefined) patch.auth = { kind: 'oauth' };
     // Machine credentials log in now, before anything changes: ones the provider refuses are not kept.
     const login = credentials && isOAuth(connection) && (await this.deps.oauth.tryClientCredentials({ url: patch.url ?? connection.url, displayName: patch.displayName ?? connection.displayName }, credentials));
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
-    if (isOAuth(connection) && (movedLogin || request.ownApp !== undefined || request.clientCredentials !== undefined)) await this.deps.oauth.revokeAndForget(connection);
+    if (isOAuth(connection) && (movedLogin || request.own_app !== undefined || request.client_credentials !== undefined)) await this.deps.oauth.revokeAndForget(connection);
     if (login && isOAuth(edited)) await this.deps.oauth.keepCredentialsLogin(edited, login);
-    if (request.ownApp?.clientSecret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.ownApp.clientSecret);
+    if (request.own_app?.client_secret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.own_app.client_secret);
     const facts = await this.facts(place, [edited]);
     if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
     return this.view(dir, person, place, edited, facts);
@@ -443,6 +369,7 @@ export class PlaceConnections {
       if (given.clientSecret) await this.deps.connectionSecrets.set(identityOf(connection), OWN_APP_SECRET, given.clientSecret);
     }
     this.signInOutcomes.begun(keyOf(connection), begun.authorizationUrl);
+    this.changed(connection.root);
     return begun;
   }
 
@@ -496,6 +423,7 @@ export class PlaceConnections {
   /** After a sign-in ended, well or not: in a chain, where the browser goes next, or every outcome at its end. */
   continueSignIns(state: string | undefined, outcome: { ok: boolean; message?: string }): ChainStep | undefined {
     this.signInOutcomes.ended(state, outcome);
+    this.changed(undefined);
     return this.deps.oauth.advanceChain(state, outcome);
   }
 
@@ -530,11 +458,13 @@ export class PlaceConnections {
   async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
     this.secretNamesCache.delete(place.root);
     for (const c of await this.secrets.set(person, place, name, value, options)) void this.deps.health.check(c);
+    this.changed(place.root);
   }
 
   async removeSecret(person: string, place: Place, name: string): Promise<void> {
     this.secretNamesCache.delete(place.root);
     await this.secrets.remove(person, place, name);
+    this.changed(place.root);
   }
 
   /**
@@ -564,7 +494,7 @@ export class PlaceConnections {
     return { [connection.auth.header]: `${connection.auth.prefix ?? ''}${value}` };
   }
 
-  private async fromCatalog(request: CatalogRequest): Promise<NewConnection> {
+  private async fromCatalog(request: Extract<AddConnection, { catalog: string }>): Promise<NewConnection> {
     const entry = this.deps.catalog.list().entries.find((e) => e.id === request.catalog);
     if (!entry) throw new ConnectionRequestError(`There is no connector "${request.catalog}" in the catalog. Search the catalog for its id, or add it as a server that is not listed.`, 404);
     if (entry.transport !== 'stdio') return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
@@ -579,7 +509,7 @@ export class PlaceConnections {
     return { catalogId: entry.id, displayName: entry.name, transport: 'stdio', local, auth: { kind: 'none' } };
   }
 
-  private async fromServer(person: string, place: Place, server: Extract<AddRequest, { server: unknown }>['server']): Promise<NewConnection> {
+  private async fromServer(person: string, place: Place, server: Extract<AddConnection, { server: unknown }>['server'], deadline: number | undefined): Promise<NewConnection> {
     const url = await this.checkedUrl(server.url);
     // Shown on every surface and to agents: one inert line, like a server's own names.
     const displayName = inertLine(server.name ?? '', MAX_TITLE) || customName(url);
@@ -588,10 +518,11 @@ export class PlaceConnections {
       ...this.deps.catalog.list().entries.map((e) => e.id),
       ...(await this.deps.store.list(place.root)).filter((c) => c.owner === person).map((c) => c.catalogId),
     ]);
-    // Without an API key, the server itself says whether it wants a sign-in (most remote servers do).
+    // Without an API key, the server itself says whether it wants a sign-in (most remote servers do). One
+    // that does not say by the deadline is taken as open: its check then finds a sign-in it asks for.
     const auth: ConnectionAuth = server.header
       ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
-      : (await this.deps.asksForSignIn(url.href))
+      : (await (deadline === undefined ? this.deps.asksForSignIn(url.href) : answerBy(this.deps.asksForSignIn(url.href), deadline, false)))
         ? { kind: 'oauth' }
         : { kind: 'none' };
     return {
@@ -743,7 +674,7 @@ export class PlaceConnections {
 type NewConnection = OmitEach<PlaceConnection, 'name' | 'addedAt' | 'owner' | 'storeId' | 'root'>;
 
 /** A local server as a person gave it: checked; its id from the name given, else the program it runs. */
-function fromLocal(request: LocalRequest): NewConnection {
+function fromLocal(request: LocalServerSpec): NewConnection {
   const local = checkLocalCommand(request);
   return { catalogId: localId(local, request.name), displayName: request.name?.trim() || programName(local), transport: 'stdio', local, auth: { kind: 'none' } };
 }
@@ -770,18 +701,30 @@ function authFor(entry: RemoteCatalogEntry, secret: string | undefined): Connect
   return { kind: 'none' };
 }
 
+/** What `work` gives by `deadline`, else `fallback` (the work goes on, unheard). */
+async function answerBy<T>(work: Promise<T>, deadline: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), Math.max(0, deadline - Date.now()))));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function notFound(place: Place, name: string): ConnectionRequestError {
   return new ConnectionRequestError(`${place.label} has no connection named "${name}". List the place's connections to see their names.`, 404);
 }
 
 /** Machine credentials as given, trimmed, each part present: what the client-credentials login needs. */
-async function checkedCredentials(credentials: ClientCredentials): Promise<ClientCredentials> {
-  const clientId = credentials.clientId.trim();
+async function checkedCredentials(given: ClientCredentialsInput): Promise<ClientCredentials> {
+  const clientId = given.client_id.trim();
   if (!clientId) throw new ConnectionRequestError('Client credentials need the client ID; give one, or null to sign in in the browser again.');
-  if ('clientSecret' in credentials) {
-    if (!credentials.clientSecret) throw new ConnectionRequestError('Client credentials need the client secret (or a private key instead).');
-    return { clientId, clientSecret: credentials.clientSecret };
+  if ('client_secret' in given) {
+    if (!given.client_secret) throw new ConnectionRequestError('Client credentials need the client secret (or a private key instead).');
+    return { clientId, clientSecret: given.client_secret };
   }
+  const credentials = { clientId, privateKey: given.private_key, algorithm: given.signing_algorithm ?? DEFAULT_JWT_ALGORITHM };
   // Read now, so a key that cannot sign changes nothing (and its text is never quoted back).
   const { importPKCS8 } = await import('jose');
   const usable = await importPKCS8(credentials.privateKey, credentials.algorithm).then(() => true, () => false);
@@ -790,5 +733,5 @@ async function checkedCredentials(credentials: ClientCredentials): Promise<Clien
       `The private key is not a PKCS #8 PEM key for ${credentials.algorithm} ("-----BEGIN PRIVATE KEY-----"). Check the algorithm, or convert the key with: openssl pkcs8 -topk8 -nocrypt -in key.pem`,
     );
   }
-  return { clientId, privateKey: credentials.privateKey, algorithm: credentials.algorithm };
+  return credentials;
 }

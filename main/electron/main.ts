@@ -144,23 +144,20 @@ async function launch(): Promise<void> {
   createTray();
   controlUrl = await host.open();
   registerIpc(host, config.skillsDir);
-  watchSignIns(host);
-  watchConnections(host);
+  await Promise.all([watchSignIns(host), watchConnections(host)]);
   if (settings.startServerAtLaunch) startServer();
   if (windowWanted) showWindow();
 }
 
-/** How often the tray looks for agents waiting to sign in. */
-const SIGN_IN_POLL_MS = 2_000;
-
 /**
  * Puts each agent sign-in to the owner in a window of its own, from the tray: Allow, Deny or
  * Decide later (the default). The same request also waits under Agent access and for `approve`.
+ * Looked for when the server says sign-ins changed (a client asked, another surface answered).
  */
-function watchSignIns(current: Host): void {
+async function watchSignIns(current: Host): Promise<void> {
   const prompted = new PromptedSignIns();
+  const approvals = await current.approvals();
   const look = async () => {
-    const approvals = await current.approvals();
     for (const request of prompted.fresh(await approvals.pending())) {
       void dialog.showMessageBox(signInDialog(request)).then(async ({ response }) => {
         const answer = answerOf(response);
@@ -169,21 +166,26 @@ function watchSignIns(current: Host): void {
       }).catch((error: unknown) => log(`Persona Workspace: the answer to ${request.clientName}'s sign-in was not saved: ${(error as Error).message}`));
     }
   };
-  setInterval(() => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the waiting sign-ins: ${(error as Error).message}`)), SIGN_IN_POLL_MS).unref();
+  const lookAndSay = () => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the waiting sign-ins: ${(error as Error).message}`));
+  (await current.changes()).subscribe((change) => {
+    if (change.topic === 'sign-ins') lookAndSay();
+  });
+  lookAndSay();
 }
 
-/** How often the tray reads the connections' measured states for sign-ins that wait. */
-const CONNECTIONS_POLL_MS = 5_000;
-
-function watchConnections(current: Host): void {
+/** The connections waiting for their person to sign in (the tray's attention state), looked for when any connection changes. */
+async function watchConnections(current: Host): Promise<void> {
   const look = async () => {
     const found = await current.signInsNeeded(LOCAL_PERSON);
     if (JSON.stringify(found) === JSON.stringify(signIns)) return;
     signIns = found;
     updateTray();
   };
-  void look().catch(() => {});
-  setInterval(() => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the connections' states: ${(error as Error).message}`)), CONNECTIONS_POLL_MS).unref();
+  const lookAndSay = () => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the connections' states: ${(error as Error).message}`));
+  (await current.changes()).subscribe((change) => {
+    if (change.topic === 'connections' || change.topic === 'places') lookAndSay();
+  });
+  lookAndSay();
 }
 
 function startServer(): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PendingSignIn } from '../../common/agent-sign-ins.js';
+import type { PendingSignIn } from '../../common/api/agent-sign-ins.js';
 import { answerOf, PromptedSignIns, signInDialog } from './sign-in-prompt.js';
 
 const request = (code: string, extra: Partial<PendingSignIn> = {}): PendingSignIn => ({

@@ -1,4 +1,4 @@
-import type { PendingSignIn } from '../../common/agent-sign-ins.js';
+import type { PendingSignIn } from '../../common/api/agent-sign-ins.js';
 
 // The desktop app's question to the owner when an agent asks to sign in, as data, so that what it
 // says and what each button does is tested without Electron.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { HostStatus } from '../../common/host-status.js';
+import type { HostStatus } from '../../common/api/host-status.js';
 import { trayMenuModel, trayStatusLine, type TrayItem } from './tray-menu.js';
 
 /** The menu as a person reads it: one line per item, disabled items in brackets, checkboxes marked. */

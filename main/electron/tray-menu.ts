@@ -1,4 +1,4 @@
-import type { HostStatus } from '../../common/host-status.js';
+import type { HostStatus } from '../../common/api/host-status.js';
 
 // The tray menu as data, so that what it shows in every state is tested without Electron. Everything
 // lives in the menu, a click on the icon only being a shortcut to Open window: many Linux tray hosts

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { HostStatus } from '../../common/host-status.js';
+import type { HostStatus } from '../../common/api/host-status.js';
 import { trayClickAction, trayIconName, trayState, trayTooltip } from './tray-state.js';
 
 const running: HostStatus = { state: 'running', url: 'http://127.0.0.1:9100/mcp', auth: true };

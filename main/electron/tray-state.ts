@@ -1,4 +1,4 @@
-import type { HostStatus } from '../../common/host-status.js';
+import type { HostStatus } from '../../common/api/host-status.js';
 import { signInLine, trayStatusLine, type PendingSignIn } from './tray-menu.js';
 
 // What the tray shows, as data: its state, which icon, the tooltip, and what a click on the icon

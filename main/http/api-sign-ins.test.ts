@@ -42,7 +42,7 @@ describe('page API: agent sign-ins and signed-in clients', () => {
     const { code } = await waiting('Listed agent');
     const listed = await callApi(control, admin, 'GET', '/agent-access/sign-ins');
     const request = listed.json.requests.find((r: { code: string }) => r.code === code);
-    assert.deepEqual(Object.keys(request).sort(), ['askedPlace', 'clientName', 'code', 'createdAt', 'expiresAt', 'redirectUri']);
+    assert.deepEqual(Object.keys(request).sort(), ['askedPlace', 'clientName', 'code', 'createdAt', 'expiresAt', 'from', 'redirectUri']);
     assert.deepEqual(request.askedPlace, { root: 'Crew/alpha', label: 'Crew alpha' });
     assert.equal(request.redirectUri, REDIRECT);
     await callApi(control, admin, 'POST', `/agent-access/sign-ins/${code}/deny`, {});

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { Router, type Request, type Response } from 'express';
-import * as z from 'zod';
+import type * as z from 'zod';
+import { clientFilesAnswer, importAnswer, importBody, importPlan, writeClientBody, writtenClientEntry } from '../../common/api/client-configs.js';
 import { CLIENT_NAMES, CLIENTS, machineOf, projectFiles, userFiles } from '../connections/client-configs/client-files.js';
 import { connectClient, DEFAULT_ENTRY_NAME, entryFileOf } from '../connections/client-configs/client-entry.js';
 import { ClientImport } from '../connections/client-configs/client-import.js';
@@ -9,19 +10,6 @@ import type { Services } from '../services.js';
 import type { HostControl } from './control-plane.js';
 import { mcpUrlOf } from './mcp-urls.js';
 
-const importBody = z.object({ workspace_path: z.string().optional(), items: z.array(z.string().max(64)).min(1).max(200) }).strict();
-const writeBody = z
-  .object({
-    workspace_path: z.string().optional(),
-    client: z.enum(CLIENTS),
-    /** `token`: a new token of this app goes in the entry; `oauth`: the URL only, the client signs in. */
-    auth: z.enum(['token', 'oauth']),
-    /** `project`: the place folder's own file rather than the person's. */
-    scope: z.enum(['user', 'project']).optional(),
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . and -').optional(),
-    replace: z.boolean().optional(),
-  })
-  .strict();
 
 /**
  * Import from the MCP clients on this machine (what would be added, then the chosen ones), and
@@ -36,7 +24,7 @@ export function clientConfigRoutes(services: Services, host: HostControl, helper
 
   router.get('/import', async (req, res) => {
     helpers.localOnly(res);
-    res.json(await importer.plan(helpers.person(res), helpers.placeOf(req)));
+    res.json((await importer.plan(helpers.person(res), helpers.placeOf(req))) satisfies z.input<typeof importPlan>);
   });
 
   router.post('/import', async (req, res) => {
@@ -45,7 +33,7 @@ export function clientConfigRoutes(services: Services, host: HostControl, helper
     const place = helpers.placeOf(req);
     const results = await importer.run(helpers.person(res), place, body.items);
     services.placeSessions.toolsChanged([place.root]);
-    res.json({ results });
+    res.json({ results } satisfies z.input<typeof importAnswer>);
   });
 
   // Which client files exist for the person and for the place folder (the page offers to write into them).
@@ -53,16 +41,16 @@ export function clientConfigRoutes(services: Services, host: HostControl, helper
     helpers.localOnly(res);
     const place = helpers.placeOf(req);
     const files = [...userFiles(machine), ...projectFiles(resolve(config.workspaceRoot, place.root), machine)].filter((f) => f.writable);
-    res.json({ clients: CLIENTS.map((client) => ({ client, name: CLIENT_NAMES[client], files: files.filter((f) => f.client === client).map((f) => ({ scope: f.scope, path: f.path })) })) });
+    res.json({ clients: CLIENTS.map((client) => ({ client, name: CLIENT_NAMES[client], files: files.filter((f) => f.client === client).map((f) => ({ scope: f.scope, path: f.path })) })) } satisfies z.input<typeof clientFilesAnswer>);
   });
 
   router.post('/client-configs', async (req, res) => {
     helpers.localOnly(res);
-    const body = writeBody.parse(req.body);
+    const body = writeClientBody.parse(req.body);
     const place = helpers.placeOf(req);
     const file = entryFileOf(body.client, body.scope ?? 'user', resolve(config.workspaceRoot, place.root), machine);
     const answer = await connectClient({ client: body.client, file, url: mcpUrlOf(config, host), placeRoot: place.root, auth: body.auth, name: body.name ?? DEFAULT_ENTRY_NAME, replace: body.replace ?? false, tokens: services.tokens });
-    res.status(201).json(answer);
+    res.status(201).json(answer satisfies z.input<typeof writtenClientEntry>);
   });
 
   return router;

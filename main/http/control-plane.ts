@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import type { HostStatus } from '../../common/host-status.js';
+import type { HostStatus } from '../../common/api/host-status.js';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { ZodError } from 'zod';
+import { ZodError, type z } from 'zod';
+import { openAnswer } from '../../common/api/server.js';
 import { ClientEntryExistsError } from '../connections/client-configs/config-file.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
@@ -62,11 +63,11 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
   app.post('/api/open', ownerOnly(services), (_req, res) => {
     if (options.host.showWindow) {
       options.host.showWindow();
-      res.json({ window: true });
+      res.json({ window: true } satisfies z.input<typeof openAnswer>);
       return;
     }
     const token = services.admin.createLoginToken();
-    res.json({ url: `${services.controlUrl}/login?token=${token}`, expiresInSeconds: services.admin.loginTtlMs / 1000 });
+    res.json({ url: `${services.controlUrl}/login?token=${token}`, expiresInSeconds: services.admin.loginTtlMs / 1000 } satisfies z.input<typeof openAnswer>);
   });
   app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 

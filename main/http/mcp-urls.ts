@@ -1,4 +1,4 @@
-import type { HostStatus } from '../../common/host-status.js';
+import type { HostStatus } from '../../common/api/host-status.js';
 import type { Config } from '../config.js';
 import { ConnectionRequestError } from '../connections/place-rules.js';
 import type { IncomingMessage } from 'node:http';

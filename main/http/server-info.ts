@@ -1,5 +1,5 @@
-import type { HostStatus } from '../../common/host-status.js';
-import type { AuthMode, ServerInfo } from '../../common/server-info.js';
+import type { HostStatus } from '../../common/api/host-status.js';
+import type { AuthMode, ServerInfo } from '../../common/api/server.js';
 import { isLoopbackHost, type Config } from '../config.js';
 
 /** The endpoint's state with its configured address and sign-in mode: what the page's Server and Agent access screens show. */

@@ -1,10 +1,9 @@
 import { Router, type Request, type Response } from 'express';
-import * as z from 'zod';
+import type * as z from 'zod';
+import { approveBody, approvedAnswer, deniedAnswer, emptyBody, pendingSignInsAnswer, revokedClientAnswer, signedInClientsAnswer } from '../../common/api/agent-sign-ins.js';
 import type { Approvals } from '../auth/oauth-server/approvals.js';
 import { NotJsonError } from './not-json-error.js';
 
-const approveBody = z.object({ workspace_path: z.string().max(4096).optional() }).strict();
-const emptyBody = z.object({}).strict();
 
 /**
  * Agent sign-ins on the page's API (under /api/agent-access): the requests waiting for the owner, their answers, and the
@@ -21,23 +20,23 @@ export function signInRoutes(approvals: Approvals, localOnly: (res: Response) =>
   const code = (req: Request) => String(req.params.code);
 
   router.get('/sign-ins', async (_req, res) => {
-    res.json({ requests: await approvals.pending() });
+    res.json({ requests: await approvals.pending() } satisfies z.input<typeof pendingSignInsAnswer>);
   });
   router.post('/sign-ins/:code/approve', async (req, res) => {
     const body = approveBody.parse(req.body);
-    res.json({ approved: await approvals.approve(code(req), 'local', body.workspace_path) });
+    res.json({ approved: await approvals.approve(code(req), 'local', body.workspace_path) } satisfies z.input<typeof approvedAnswer>);
   });
   router.post('/sign-ins/:code/deny', async (req, res) => {
     emptyBody.parse(req.body);
-    res.json({ denied: await approvals.deny(code(req), 'local') });
+    res.json({ denied: await approvals.deny(code(req), 'local') } satisfies z.input<typeof deniedAnswer>);
   });
 
   router.get('/clients', async (_req, res) => {
-    res.json({ clients: await approvals.clients() });
+    res.json({ clients: await approvals.clients() } satisfies z.input<typeof signedInClientsAnswer>);
   });
   router.post('/clients/:id/revoke', async (req, res) => {
     emptyBody.parse(req.body);
-    res.json({ revoked: await approvals.revoke(String(req.params.id)) });
+    res.json({ revoked: await approvals.revoke(String(req.params.id)) } satisfies z.input<typeof revokedClientAnswer>);
   });
   return router;
 }

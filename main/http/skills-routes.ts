@@ -1,20 +1,14 @@
 import { Router, type Response } from 'express';
-import * as z from 'zod';
-import type { SkillDetail, SkillListing } from '../../common/skills-api.js';
+import { createSkillBody, saveSkillBody, type SkillDetail, type SkillListing } from '../../common/api/skills.js';
 import { createSkill, deleteSkill, readSkillDetail, saveSkillFile } from '../machine/skill-editing.js';
 import { listSkills } from '../machine/skills.js';
-
-// The request bodies; the names and the frontmatter are checked by the editing functions, which
-// say what is wrong in the words the page shows.
-const createBody = z.object({ name: z.string().max(200), description: z.string().max(5_000) }).strict();
-/** Under the control plane's JSON limit, with room for escaping. */
-const saveBody = z.object({ content: z.string().max(200_000), version: z.string().max(100).optional() }).strict();
 
 /**
  * The page's Skills API: list (valid and invalid, with reasons), read, create from a template, save
  * SKILL.md, delete. Skills are the machine's, so only the person who runs the app manages them.
+ * The skills folder's watch tells the page of changes; `changed` tells of a skill that made the folder.
  */
-export function skillsRoutes(skillsDir: string, localOnly: (res: Response) => void): Router {
+export function skillsRoutes(skillsDir: string, localOnly: (res: Response) => void, changed: () => void): Router {
   const router = Router();
   router.use((_req, res, next) => {
     localOnly(res);
@@ -31,11 +25,13 @@ export function skillsRoutes(skillsDir: string, localOnly: (res: Response) => vo
   });
 
   router.post('/', async (req, res) => {
-    res.status(201).json(await createSkill(skillsDir, createBody.parse(req.body)));
+    res.status(201).json(await createSkill(skillsDir, createSkillBody.parse(req.body)));
+    // The folder may be new: no watch heard this.
+    changed();
   });
 
   router.put('/:name', async (req, res) => {
-    const body = saveBody.parse(req.body);
+    const body = saveSkillBody.parse(req.body);
     res.json(await saveSkillFile(skillsDir, req.params.name, body.content, body.version));
   });
 

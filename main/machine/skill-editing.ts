@@ -3,7 +3,7 @@ import { lstat, mkdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { isValidSkillName, parseSkillFile, SKILL_DESCRIPTION_MAX_CHARS, SKILL_NAME_MAX_CHARS } from '../../common/skill-file.js';
-import type { SkillDetail } from '../../common/skills-api.js';
+import type { SkillDetail } from '../../common/api/skills.js';
 import { writeFileAtomic } from '../state/atomic-write.js';
 import { fileSystemError } from './errors.js';
 import { SkillConflictError, SkillExistsError, SkillInputError, SkillNotFoundError } from './skill-errors.js';

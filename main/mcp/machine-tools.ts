@@ -10,7 +10,7 @@ import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, re
 import { listSkills, loadSkill, skillCatalogText, type LoadedSkill } from '../machine/skills.js';
 import { writeFile } from '../machine/write.js';
 import type { CommandPolicy } from './place-policy.js';
-import { ALWAYS_LOAD, defineTool, type SessionTool, type ToolExtra } from './session-tool.js';
+import { ALWAYS_LOAD, toolShape, withHandler, type SessionTool, type ToolExtra } from './session-tool.js';
 
 export interface MachineToolDeps {
   skillsDir: string;
@@ -27,14 +27,13 @@ export interface MachineToolDeps {
 const KiB = 1024;
 const GiB = 1024 ** 3;
 
-/** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
-export function machineTools(deps: MachineToolDeps): SessionTool[] {
-  const max = deps.commands.maxTimeoutSeconds;
-  // Under place or strict, the file tools apply the policy's rules to what they open (file-target.ts).
-  const rules = async (): Promise<FileRules | undefined> => (await deps.policy?.())?.sandbox;
+/** The machine tools' shapes, built once per bash timeout limit (one in practice: the host's setting). */
+const shapesByMax = new Map<number, ReturnType<typeof machineToolShapes>>();
+
+function machineToolShapes(max: number) {
   const defaultTimeout = Math.min(BASH_DEFAULT_TIMEOUT_SECONDS, max);
-  return [
-    defineTool({
+  return {
+    read: toolShape({
       name: 'read',
       title: 'Read a file',
       description:
@@ -61,9 +60,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      handler: (args) => asToolResult(async () => readAnswer(await readFile(args, await rules()))),
     }),
-    defineTool({
+    write: toolShape({
       name: 'write',
       title: 'Write a file',
       description:
@@ -77,13 +75,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      handler: (args) =>
-        asToolResult(async () => {
-          const result = await writeFile(args, await rules());
-          return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
-        }),
     }),
-    defineTool({
+    edit: toolShape({
       name: 'edit',
       title: 'Edit a text file',
       description:
@@ -107,14 +100,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-      handler: (args) =>
-        asToolResult(async () => {
-          const result = await editFile(args, await rules());
-          const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
-          return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
-        }),
     }),
-    defineTool({
+    bash: toolShape({
       name: 'bash',
       title: 'Run a bash command',
       description:
@@ -147,16 +134,8 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      handler: (args, extra) =>
-        asToolResult(async () => {
-          const { sandbox, outdated } = (await deps.policy?.()) ?? {};
-          const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }), ...(outdated && { outdated }) });
-          const answer = bashAnswer(result, args.timeout, max);
-          if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
-          return answer;
-        }),
     }),
-    defineTool({
+    skill: toolShape({
       name: 'skill',
       title: 'Load a skill',
       description:
@@ -168,8 +147,42 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
       },
       _meta: ALWAYS_LOAD,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      handler: (args) => asToolResult(async () => text(skillAnswer(await loadSkill(deps.skillsDir, args.name)))),
     }),
+  };
+}
+
+/** The machine's own tools: read, write, edit, bash, skill; every one always loaded, so agents use them rather than their own. */
+export function machineTools(deps: MachineToolDeps): SessionTool[] {
+  const max = deps.commands.maxTimeoutSeconds;
+  let shapes = shapesByMax.get(max);
+  if (!shapes) shapesByMax.set(max, (shapes = machineToolShapes(max)));
+  // Under place or strict, the file tools apply the policy's rules to what they open (file-target.ts).
+  const rules = async (): Promise<FileRules | undefined> => (await deps.policy?.())?.sandbox;
+  return [
+    withHandler(shapes.read, (args) => asToolResult(async () => readAnswer(await readFile(args, await rules())))),
+    withHandler(shapes.write, (args) =>
+      asToolResult(async () => {
+        const result = await writeFile(args, await rules());
+        return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
+      }),
+    ),
+    withHandler(shapes.edit, (args) =>
+      asToolResult(async () => {
+        const result = await editFile(args, await rules());
+        const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
+        return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
+      }),
+    ),
+    withHandler(shapes.bash, (args, extra) =>
+      asToolResult(async () => {
+        const { sandbox, outdated } = (await deps.policy?.()) ?? {};
+        const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }), ...(outdated && { outdated }) });
+        const answer = bashAnswer(result, args.timeout, max);
+        if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
+        return answer;
+      }),
+    ),
+    withHandler(shapes.skill, (args) => asToolResult(async () => text(skillAnswer(await loadSkill(deps.skillsDir, args.name))))),
   ];
 }
 

@@ -5,6 +5,16 @@ import type { Place } from '../places/place-root.js';
 import { userError } from '../user-errors.js';
 import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-tool.js';
 
+/** Every session offers this tool: its input is defined once (see toolShape). */
+const INPUT = {
+  action: z.enum(['list', 'connect', 'test', 'remove']),
+  catalog: z.string().optional().describe('connect: the catalog id of the connector, e.g. "linear".'),
+  secret: z.string().optional().describe('connect: this place\'s secret holding the API key, if the connector needs one.'),
+  env: z.record(z.string(), z.string()).optional().describe('connect, a local server: each variable it reads → this place\'s secret holding its value.'),
+  name: z.string().optional().describe('test, remove: the connection name, e.g. "u1a2b3c4d__linear".'),
+  owner: z.string().optional().describe('test, remove: whose connection, when several people added the same server.'),
+};
+
 /**
  * manage_my_mcp_servers: the agent lists, connects and removes the MCP connections of the place it
  * works in, as the person it acts for, under the same rules as the page.
@@ -20,14 +30,7 @@ export function manageConnectionsTool(place: Place, person: string, connections:
       'connect: add a catalog connector by its id, with the secrets it needs; it is tried at once. ' +
       'test: ask a connection\'s server again now. remove: remove a connection and its login. ' +
       'Adding and removing need edit rights on the place. A connection\'s tools are named <name>__<tool>.',
-    input: {
-      action: z.enum(['list', 'connect', 'test', 'remove']),
-      catalog: z.string().optional().describe('connect: the catalog id of the connector, e.g. "linear".'),
-      secret: z.string().optional().describe('connect: this place\'s secret holding the API key, if the connector needs one.'),
-      env: z.record(z.string(), z.string()).optional().describe('connect, a local server: each variable it reads → this place\'s secret holding its value.'),
-      name: z.string().optional().describe('test, remove: the connection name, e.g. "u1a2b3c4d__linear".'),
-      owner: z.string().optional().describe('test, remove: whose connection, when several people added the same server.'),
-    },
+    input: INPUT,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     // The session's instructions send agents here: never deferred behind a client's tool search.
     _meta: ALWAYS_LOAD,

@@ -24,28 +24,62 @@ export interface LocalToolSpec<I extends z.ZodRawShape> {
   handler: (args: z.infer<z.ZodObject<I>>, extra: ToolExtra) => Promise<CallToolResult>;
 }
 
-/** A tool implemented here: its arguments are checked against the zod shape before the handler runs. */
-export function defineTool<I extends z.ZodRawShape>(spec: LocalToolSpec<I>): SessionTool {
-  const input = z.object(spec.input);
+/** A tool's wire definition and argument check, without what runs it: the same for every session. */
+export interface ToolShape<I extends z.ZodRawShape> {
+  name: string;
+  definition: Tool;
+  input: z.ZodObject<I>;
+}
+
+/**
+ * A tool's definition. Converting zod to JSON Schema is the costly part of opening a session
+ * (milliseconds and tens of KiB per tool set): an input or output shape defined once (a module
+ * constant) is converted once, and tools offered by every session keep one shape and bind their
+ * handlers per session (`withHandler`).
+ */
+export function toolShape<I extends z.ZodRawShape>(spec: Omit<LocalToolSpec<I>, 'handler'>): ToolShape<I> {
+  const input = compiled(spec.input);
   const definition: Tool = {
     name: spec.name,
     title: spec.title,
     description: spec.description,
-    inputSchema: jsonSchemaOf(input) as Tool['inputSchema'],
-    ...(spec.output && { outputSchema: jsonSchemaOf(z.object(spec.output)) as Tool['outputSchema'] }),
+    inputSchema: input.json as Tool['inputSchema'],
+    ...(spec.output && { outputSchema: compiled(spec.output).json as Tool['outputSchema'] }),
     annotations: spec.annotations,
     ...(spec._meta && { _meta: spec._meta }),
   };
+  return { name: spec.name, definition, input: input.schema };
+}
+
+/** Each shape's zod object and JSON Schema, by the shape object they were made from. */
+const compiledShapes = new WeakMap<z.ZodRawShape, { schema: z.ZodObject; json: Record<string, unknown> }>();
+
+function compiled<I extends z.ZodRawShape>(shape: I): { schema: z.ZodObject<I>; json: Record<string, unknown> } {
+  let entry = compiledShapes.get(shape);
+  if (!entry) {
+    const schema = z.object(shape);
+    compiledShapes.set(shape, (entry = { schema, json: jsonSchemaOf(schema) }));
+  }
+  return entry as { schema: z.ZodObject<I>; json: Record<string, unknown> };
+}
+
+/** A session's tool of this shape: its arguments are checked against the zod shape before `handler` runs. */
+export function withHandler<I extends z.ZodRawShape>(shape: ToolShape<I>, handler: LocalToolSpec<I>['handler']): SessionTool {
   return {
-    definition,
+    definition: shape.definition,
     call: async (args, extra) => {
-      const parsed = input.safeParse(args ?? {});
+      const parsed = shape.input.safeParse(args ?? {});
       if (!parsed.success) {
-        return toolError(`Invalid arguments for ${spec.name}: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}. See the tool's input schema.`);
+        return toolError(`Invalid arguments for ${shape.name}: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}. See the tool's input schema.`);
       }
-      return spec.handler(parsed.data, extra);
+      return handler(parsed.data, extra);
     },
   };
+}
+
+/** A tool implemented here: its arguments are checked against the zod shape before the handler runs. */
+export function defineTool<I extends z.ZodRawShape>(spec: LocalToolSpec<I>): SessionTool {
+  return withHandler(toolShape(spec), spec.handler);
 }
 
 /**

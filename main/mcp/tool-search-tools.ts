@@ -12,6 +12,16 @@ const MAX_MATCHES = 20;
 /** A description this long says what the tool does; longer ones are mostly examples. */
 const MAX_DESCRIPTION_CHARS = 1000;
 
+/** Every session offers these two tools: their inputs are defined once (see toolShape). */
+const SEARCH_INPUT = {
+  query: z.string().min(1).max(500).describe('A few words; naming the service helps.'),
+  limit: z.number().int().min(1).max(MAX_MATCHES).optional().describe(`Matches to return (default ${DEFAULT_MATCHES}).`),
+};
+const CALL_INPUT = {
+  name: z.string().min(1).describe('The tool name as search_tools gave it.'),
+  arguments: z.record(z.string(), z.unknown()).optional().describe("Per the tool's input schema."),
+};
+
 interface Ranked extends SearchableTool {
   tool: SessionTool;
 }
@@ -34,10 +44,7 @@ export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): 
     title: "Search this place's connection tools",
     description:
       "Find this place's connection tools by what you want to do (\"create a Linear issue\"): the best matches with their input schemas, to run with call_tool.",
-    input: {
-      query: z.string().min(1).max(500).describe('A few words; naming the service helps.'),
-      limit: z.number().int().min(1).max(MAX_MATCHES).optional().describe(`Matches to return (default ${DEFAULT_MATCHES}).`),
-    },
+    input: SEARCH_INPUT,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     _meta: ALWAYS_LOAD,
     handler: async (args) => {
@@ -62,10 +69,7 @@ export function callToolTool(): SessionTool {
     name: CALL_TOOL,
     title: 'Call a tool found with search_tools',
     description: "Run a tool search_tools found, by its full name, with arguments per its input schema: the tool's own answer.",
-    input: {
-      name: z.string().min(1).describe('The tool name as search_tools gave it.'),
-      arguments: z.record(z.string(), z.unknown()).optional().describe("Per the tool's input schema."),
-    },
+    input: CALL_INPUT,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     _meta: ALWAYS_LOAD,
     // Reached only when the table could not read a target from the arguments.

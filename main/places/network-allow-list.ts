@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { MAX_ALLOWED_HOSTS } from '../../common/api/places.js';
 
 /**
  * The host names a place's sandboxed commands may reach through the network proxy (issue 16):
@@ -6,8 +7,6 @@ import { isIP } from 'node:net';
  * `npmjs.org` itself), `*` for any host, and IP literals. Kept normalized: lowercase ASCII
  * (international names in punycode), no trailing dot, IPv6 without brackets.
  */
-export const MAX_ALLOWED_HOSTS = 200;
-
 export class AllowListError extends Error {
   override readonly name = 'AllowListError';
 }

@@ -5,6 +5,8 @@ import { isWellFormed, MAX_ACCOUNT_LENGTH, type SecretStore } from './secret-sto
 export const MAX_SECRET_NAME_LENGTH = 64;
 export const MAX_SECRET_VALUE_BYTES = 16 * 1024;
 const ACCOUNT_PREFIX = 'place-secret:';
+/** The lock every process takes to save a place secret (in the state dir). */
+export const PLACE_SECRETS_LOCK = 'place-secrets.lock';
 
 /** A secret name, value or place that cannot be used; the message never contains a value. */
 export class InvalidPlaceSecretError extends Error {
@@ -52,7 +54,7 @@ export class PlaceSecrets {
     private readonly store: SecretStore,
     stateDir: string,
   ) {
-    this.lockPath = join(stateDir, 'place-secrets.lock');
+    this.lockPath = join(stateDir, PLACE_SECRETS_LOCK);
   }
 
   /** Saves the value; one the place has already is replaced only with `replace` (PlaceSecretExistsError). */

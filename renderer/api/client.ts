@@ -1,3 +1,5 @@
+import type * as z from 'zod';
+import { errorAnswer } from '../../common/api/errors.js';
 import type { DesktopApi } from '../../common/ipc.js';
 
 declare global {
@@ -20,7 +22,7 @@ export class ApiError extends Error {
   }
 }
 
-interface Target {
+export interface Target {
   base: string;
   headers: Record<string, string>;
 }
@@ -28,7 +30,7 @@ interface Target {
 let target: Promise<Target> | undefined;
 
 /** Same origin with the login cookie in a browser; the preload's base URL and admin token in the desktop window. */
-function resolveTarget(): Promise<Target> {
+export function resolveTarget(): Promise<Target> {
   target ??= (async (): Promise<Target> => {
     const desktop = window.personaDesktop;
     if (desktop) {
@@ -40,11 +42,40 @@ function resolveTarget(): Promise<Target> {
   return target as Promise<Target>;
 }
 
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const { base, headers } = await resolveTarget();
-  let response: Response;
+/**
+ * Calls the API and checks its answer against the contract's schema (common/api): an answer of
+ * another shape is an error the page shows, never data it trusts. `answer` null: no body (204).
+ */
+export async function api<S extends z.ZodType>(method: string, path: string, answer: S, body?: unknown): Promise<z.infer<S>>;
+export async function api(method: string, path: string, answer: null, body?: unknown): Promise<void>;
+export async function api(method: string, path: string, answer: z.ZodType | null, body?: unknown): Promise<unknown> {
+  const response = await request(method, path, body);
+  const text = await response.text();
+  let json: unknown;
   try {
-    response = await fetch(`${base}/api${path}`, {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) {
+    const refusal = errorAnswer.safeParse(json);
+    if (!refusal.success) throw new ApiError(`The server answered ${response.status}. Try again.`, response.status);
+    const { message, code, ...details } = refusal.data.error;
+    throw new ApiError(message, response.status, code, details);
+  }
+  if (answer === null) return undefined;
+  const checked = answer.safeParse(json);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new ApiError(`The server's answer to ${method} ${path.split('?')[0]} is not what this page expects (${issue?.path.join('.') || 'the answer'}: ${issue?.message ?? 'invalid'}). Reload the page; if it stays, the page and the server are of different versions.`, response.status);
+  }
+  return checked.data;
+}
+
+async function request(method: string, path: string, body?: unknown): Promise<Response> {
+  const { base, headers } = await resolveTarget();
+  try {
+    return await fetch(`${base}/api${path}`, {
       method,
       credentials: 'same-origin',
       // Also on body-less changes: the server takes a change by cookie only with this type, which a page of another site cannot send.
@@ -54,19 +85,6 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   } catch {
     throw new ApiError('The app’s server cannot be reached. Check that it is running, then try again.', 0);
   }
-  if (response.status === 204) return undefined as T;
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  if (!response.ok) {
-    const error = (json as { error?: { message?: string; code?: string } & Record<string, unknown> } | undefined)?.error;
-    throw new ApiError(error?.message ?? `The server answered ${response.status}. Try again.`, response.status, error?.code, error ?? {});
-  }
-  return json as T;
 }
 
 /** Opens a sign-in page: through the desktop shell when there is one, else a new browser tab. */

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { useChanges } from '../api/changes';
 import { ApiError } from '../api/client';
 import { placesQuery } from '../api/connections';
 import { AgentAccessSection } from '../features/access/AgentAccessSection';
@@ -14,6 +15,8 @@ const PLACE_KEY = 'persona.place';
 
 /** One window: the left rail (place picker, sections), the section on the right. */
 export function App() {
+  // The server says what changed; the screens' answers are fetched again as it does.
+  useChanges();
   const places = useQuery(placesQuery);
   const [root, setRoot] = useState<string>(() => readPlace());
   const list = places.data?.places ?? [];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ServerInfo } from '../../common/server-info.js';
+import type { ServerInfo } from '../../common/api/server.js';
 import { mcpUrl } from '../../renderer/features/server/server-words.js';
 
 const stopped: ServerInfo = { state: 'stopped', listen: { host: '127.0.0.1', port: 9100 }, reachable: 'this-machine', authMode: { required: true, external: [] }, runningCommands: 0, agentSessions: 0 };

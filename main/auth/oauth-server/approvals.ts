@@ -1,4 +1,4 @@
-import type { PendingSignIn, PlaceRef, SignedInClientInfo } from '../../../common/agent-sign-ins.js';
+import type { PendingSignIn, PlaceRef, SignedInClientInfo } from '../../../common/api/agent-sign-ins.js';
 import { placeFromRoot, placeRootOf, type Place } from '../../places/place-root.js';
 import { normalizeCode, type AuthorizationServer, type SignedInClient } from './authorization-server.js';
 import type { SignInRequest } from './oauth-state.js';

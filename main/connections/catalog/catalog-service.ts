@@ -61,6 +61,7 @@ export class CatalogService {
   private failure: Failure | undefined;
   private lastAttemptAt: number | undefined;
   private inFlight: Promise<void> | undefined;
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly options: CatalogServiceOptions) {
     this.builtin = options.builtin ?? loadBuiltinCatalog();
@@ -101,8 +102,24 @@ export class CatalogService {
   /** Fetches the registry now (the page's Retry). Concurrent calls share one fetch; never rejects. */
   refresh(): Promise<void> {
     if (!this.registryUrl) return Promise.resolve();
-    this.inFlight ??= this.fetchAndStore().finally(() => (this.inFlight = undefined));
+    if (!this.inFlight) {
+      this.inFlight = this.fetchAndStore().finally(() => {
+        this.inFlight = undefined;
+        this.changed();
+      });
+      this.changed();
+    }
     return this.inFlight;
+  }
+
+  /** Hears when what list() answers changes: a registry fetch started or ended. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
   }
 
   /** Resolves once no refresh is running (for shutdown). */

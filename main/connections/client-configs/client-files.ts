@@ -1,9 +1,8 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { CLIENTS, type ClientId } from '../../../common/api/client-configs.js';
 
-/** The MCP clients whose configurations this app reads (import) and writes (its own entry). */
-export const CLIENTS = ['claude-desktop', 'cursor', 'vscode', 'claude-code'] as const;
-export type ClientId = (typeof CLIENTS)[number];
+export { CLIENTS, type ClientId };
 
 export const CLIENT_NAMES: Record<ClientId, string> = {
   'claude-desktop': 'Claude Desktop',

@@ -3,7 +3,8 @@ import type { Place } from '../../places/place-root.js';
 import { userError } from '../../user-errors.js';
 import { installHosts } from '../local/install-hosts.js';
 import { checkLocalCommand, commandLine } from '../local/local-command.js';
-import type { AddRequest, ConnectionView, PlaceConnections } from '../place-connections.js';
+import type { AddConnection } from '../../../common/api/connections.js';
+import type { ConnectionView, PlaceConnections } from '../place-connections.js';
 import { checkServerUrl } from '../server-url.js';
 import { CLIENT_NAMES, projectFiles, userFiles, type ClientFile, type ClientId, type Machine } from './client-files.js';
 import { ClientConfigError, parseConfig, readConfigText } from './config-file.js';
@@ -223,7 +224,7 @@ function valueOf(found: FoundServer, from: string): string {
   throw new Error(`no ${from} in ${found.name}`);
 }
 
-function requestOf(found: FoundServer, item: ImportItem): AddRequest {
+function requestOf(found: FoundServer, item: ImportItem): AddConnection {
   if (found.kind === 'remote' && item.adds && 'url' in item.adds) {
     return { server: { url: item.adds.url, name: found.name, transport: item.adds.transport, ...(item.adds.header && { header: item.adds.header }) } };
   }

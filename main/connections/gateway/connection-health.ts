@@ -50,6 +50,7 @@ interface Entry {
 export class ConnectionHealth {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<(root: string) => void>();
+  private readonly stateListeners = new Set<(connection: PlaceConnection) => void>();
   private readonly now: () => number;
   private closed = false;
 
@@ -106,6 +107,12 @@ export class ConnectionHealth {
     return () => this.listeners.delete(listener);
   }
 
+  /** Hears each check of a connection start and end: what every surface shows of it changes then. */
+  onState(listener: (connection: PlaceConnection) => void): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
   close(): void {
     this.closed = true;
     for (const entry of this.entries.values()) clearTimeout(entry.timer);
@@ -156,9 +163,11 @@ export class ConnectionHealth {
       return result;
     })().finally(() => {
       entry.running = undefined;
+      this.tellState(entry);
     });
     entry.running = run;
     entry.since = this.now();
+    this.tellState(entry);
     return run;
   }
 
@@ -171,6 +180,11 @@ export class ConnectionHealth {
     }, wait);
     // Never what keeps the process alive.
     entry.timer.unref();
+  }
+
+  private tellState(entry: Entry): void {
+    if (this.entries.get(keyOf(entry.connection)) !== entry) return;
+    for (const listener of this.stateListeners) listener(entry.connection);
   }
 
   private note(entry: Entry, message: string): void {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import * as z from 'zod';
-import { AllowListError, checkAllowList, MAX_ALLOWED_HOSTS } from '../../places/network-allow-list.js';
+import { MAX_ALLOWED_HOSTS } from '../../../common/api/places.js';
+import { AllowListError, checkAllowList } from '../../places/network-allow-list.js';
 
 /** A local server's command is not acceptable; the message says why and what to do. */
 export class LocalCommandError extends Error {

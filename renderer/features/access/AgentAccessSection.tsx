@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { toolSearchQuery, type CreatedToken } from '../../api/access';
 import { serverQuery } from '../../api/server';
-import type { Place } from '../../api/types';
+import type { Place } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { useAnnouncement } from '../../ui/useAnnouncement';
 import { mcpUrl } from '../server/server-words';
@@ -18,7 +18,7 @@ import './access.css';
 
 /** Agent access: the MCP URL and how agents sign in, their tokens, and configuration to paste into a client. */
 export function AgentAccessSection({ places }: { places: Place[] }) {
-  const server = useQuery(serverQuery({ polling: false }));
+  const server = useQuery(serverQuery);
   // The token exists in the page only until Done, a revoke of it, or leaving the screen.
   const [created, setCreated] = useState<CreatedToken | null>(null);
   const [message, setMessage] = useAnnouncement();

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { createToken, type CreatedToken } from '../../api/access';
-import type { Place } from '../../api/types';
+import type { Place } from '../../api/connections';
 import { messageOf } from '../../ui/ErrorNote';
 
 /** What the API takes as a lifetime (`<n>d` or `never`), in words. */

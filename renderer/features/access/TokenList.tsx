@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { revokeToken, setTokenToolSearch, tokensQuery, type AgentToken, type ToolSearchMode } from '../../api/access';
-import type { Place } from '../../api/types';
+import type { Place } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { RevokeButton } from './RevokeButton';
 import { Initial } from '../../ui/Initial';

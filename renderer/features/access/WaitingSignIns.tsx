@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { approveSignIn, denySignIn, waitingSignInsQuery, type PendingSignIn } from '../../api/agent-sign-ins';
-import type { Place } from '../../api/types';
+import type { Place } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 

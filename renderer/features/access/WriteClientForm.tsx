@@ -2,7 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { clientFilesQuery, writeClientEntry } from '../../api/access';
 import { ApiError } from '../../api/client';
-import type { ClientId, Place, WrittenClientEntry } from '../../api/types';
+import type { ClientId, WrittenClientEntry } from '../../api/access';
+import type { Place } from '../../api/connections';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 
 const CLIENTS: { id: ClientId; name: string }[] = [

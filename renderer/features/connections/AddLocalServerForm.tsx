@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { splitCommandLine } from '../../../common/command-line';
 import { addLocalServer, secretsQuery } from '../../api/connections';
-import type { PlacePolicy } from '../../api/types';
+import type { PlacePolicy } from '../../api/connections';
 import { messageOf } from '../../ui/ErrorNote';
 import { SecretPicker } from './SecretPicker';
 import { newVariable, resolveVariables, useInstallHosts, type VariableChoice } from './LocalServerFields';

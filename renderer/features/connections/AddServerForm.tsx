@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { addServer, putSecret, secretsQuery } from '../../api/connections';
-import type { Connection } from '../../api/types';
+import type { Connection } from '../../api/connections';
 import { messageOf } from '../../ui/ErrorNote';
 import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } from './SecretPicker';
 import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow } from './useConnectFlow';

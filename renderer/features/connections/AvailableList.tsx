@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { searchCatalog } from '../../../common/catalog-search';
 import { addFromCatalog, catalogQuery, putSecret, refreshCatalog, secretsQuery } from '../../api/connections';
-import type { CatalogEntry, Connection, PlacePolicy, SignInGroup } from '../../api/types';
+import type { CatalogEntry, Connection, PlacePolicy, SignInGroup } from '../../api/connections';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
@@ -37,9 +37,9 @@ export function AvailableList({ root, policy, connections, flow, announce }: { r
   const mine = new Map(connections.filter((c) => c.mine).map((c) => [c.catalogId, c]));
   const data = catalog.data;
   const found = useMemo(() => searchCatalog(data?.entries ?? [], search), [data, search]);
-  const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: found.filter((e) => e.signInGroup === g.id) })).filter((g) => g.entries.length);
+  const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: found.filter((e) => groupOf(e) === g.id) })).filter((g) => g.entries.length);
   const grouped = new Set(groups.map((g) => g.group.id));
-  const singles = found.filter((e) => !e.signInGroup || !grouped.has(e.signInGroup));
+  const singles = found.filter((e) => !groupOf(e) || !grouped.has(groupOf(e)!));
   const doRetry = () => retry.mutate();
 
   return (
@@ -254,7 +254,7 @@ function EntryRow({
           }}
         >
           <p className="muted small">
-            {entry.name} takes an API key{entry.apiKey ? ` in the ${entry.apiKey.header} header` : ''}. It is kept as a secret of this place.
+            {entry.name} takes an API key{entry.transport !== 'stdio' && entry.apiKey ? ` in the ${entry.apiKey.header} header` : ''}. It is kept as a secret of this place.
           </p>
           <SecretPicker root={root} value={secret} onChange={setSecret} />
           <div className="form-actions">
@@ -372,4 +372,9 @@ function GroupCard({ root, group, entries, mine, flow }: { root: string; group: 
       {connect.isError && <ErrorNote error={connect.error} title={`${group.name} is not connected.`} />}
     </div>
   );
+}
+
+/** A remote entry's sign-in group (local servers have none). */
+function groupOf(entry: CatalogEntry): string | undefined {
+  return entry.transport === 'stdio' ? undefined : entry.signInGroup;
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { putSecret, removeConnection, testConnection } from '../../api/connections';
-import type { Connection } from '../../api/types';
+import type { Connection } from '../../api/connections';
 import { closeOnEscape } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
@@ -52,7 +52,7 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   const actionsRef = useRef<HTMLDivElement>(null);
   // The button that opened the fix form (Fix or Edit), and where the form closes to: focus goes back there.
   const opener = useRef<{ action: 'fix' | 'edit'; closesTo: 'closed' | 'details' } | null>(null);
-  const [refocus, setRefocus] = useState<'fix' | 'edit' | null>(null);
+  const [refocus, setRefocus] = useState<'fix' | 'edit' | 'details' | null>(null);
   useEffect(() => {
     if (!refocus) return;
     setRefocus(null);
@@ -68,7 +68,8 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
     const from = opener.current;
     opener.current = null;
     setOpen(saved ? 'details' : (from?.closesTo ?? 'details'));
-    setRefocus(from?.action ?? 'edit');
+    // Saved, the details stay open and its toggle stays put (Fix may go once the check says it works).
+    setRefocus(saved ? 'details' : (from?.action ?? 'edit'));
   };
   const mine = c.mine;
   const pending = flow.pending.find((p) => p.name === c.name);

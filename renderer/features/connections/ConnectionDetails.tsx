@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { credentialsMethodWords } from '../../../common/api/client-credentials.js';
 import { connectionDetailsQuery, editConnection, putSecret, secretsQuery } from '../../api/connections';
-import type { Connection, ConnectionEdit } from '../../api/types';
+import type { Connection, ConnectionEdit } from '../../api/connections';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
 import { ClientCredentialsFields, credentialsChoiceOf, credentialsEdit } from './ClientCredentialsFields';

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { importPlanQuery, runImport } from '../../api/connections';
-import type { ImportItem } from '../../api/types';
+import type { ImportItem } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { STATE_WORDS } from './ConnectedList';
 

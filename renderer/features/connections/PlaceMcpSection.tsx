@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef } from 'react';
 import { placeConnectionsQuery } from '../../api/connections';
-import type { Place } from '../../api/types';
+import type { Place } from '../../api/connections';
 import { useAnnouncement } from '../../ui/useAnnouncement';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { AvailableList } from './AvailableList';
@@ -18,7 +18,7 @@ export function PlaceMcpSection({ place }: { place: Place }) {
   // The latest outcome stays a while, then the page is quiet again.
   const [message, announce] = useAnnouncement();
   const flow = useConnectFlow(place.root, announce);
-  const connections = useQuery(placeConnectionsQuery(place.root, { polling: flow.pending.length > 0 }));
+  const connections = useQuery(placeConnectionsQuery(place.root));
 
   // A sign-in finished, was denied or failed in the browser: the connection is no longer waiting for one.
   const { settle, pending } = flow;

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type KeyboardEvent } from 'react';
 import { putPolicy } from '../../api/connections';
-import type { Place, PlacePolicy } from '../../api/types';
+import type { Place, PlacePolicy } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { closeOnEscape } from '../../ui/keyboard';
 import { PlaceSandboxFields, unenforcedWords } from './PlaceSandboxFields';

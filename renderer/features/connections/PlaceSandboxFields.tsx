@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import type { LimitName } from '../../../common/api/place-policy.js';
+import type { LimitName } from '../../../common/api/places.js';
 import { putLimits, putSeals } from '../../api/connections';
-import type { Place, PlacePolicy } from '../../api/types';
+import type { Place, PlacePolicy } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 
 const LIMIT_WORDS: Record<LimitName, string> = {

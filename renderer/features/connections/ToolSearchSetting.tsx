@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { setPlaceToolSearch, toolSearchQuery, type PlaceToolSearch, type ToolSearchMode } from '../../api/access';
-import type { Place } from '../../api/types';
+import type { Place } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 
 /** What the place's agents get now, in one line: the result of counting its tools just now. */

@@ -2,7 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useState } from 'react';
 import { ApiError, openExternal } from '../../api/client';
 import { connectConnection, connectConnections } from '../../api/connections';
-import type { Connection, OwnApp } from '../../api/types';
+import type { Connection, OwnApp } from '../../api/connections';
 import { messageOf } from '../../ui/ErrorNote';
 
 export interface PendingSignIn {

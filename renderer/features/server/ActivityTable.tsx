@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { tokensQuery } from '../../api/access';
 import { activityQuery, ACTIVITY_LIMIT, type ActivityRecord } from '../../api/server';
-import type { Place } from '../../api/types';
+import type { Place } from '../../api/connections';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { callerWords, tokenIdOf, durationWords, OUTCOME_WORDS, plainError, shortError, timeWords, toolWords } from './activity-words';
 import { placeLabel } from './server-words';

@@ -9,7 +9,7 @@ import './server.css';
 
 /** The Server screen: the agent endpoint's state with Start/Stop, and what agents did lately. */
 export function ServerSection() {
-  const server = useQuery(serverQuery({ polling: true }));
+  const server = useQuery(serverQuery);
   const places = useQuery(placesQuery);
   const [message, setMessage] = useAnnouncement();
 

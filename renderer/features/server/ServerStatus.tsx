@@ -1,7 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
-import { api } from '../../api/client';
-import { startServer, stopServer, type ServerInfo } from '../../api/server';
+import { serverQuery, startServer, stopServer, type ServerInfo } from '../../api/server';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { CopyLine } from '../../ui/CopyButton';
 import { ErrorNote } from '../../ui/ErrorNote';
@@ -30,7 +29,7 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
   const [confirming, setConfirming] = useState<Pick<ServerInfo, 'agentSessions' | 'runningCommands'> | null>(null);
   const buttonRef = useRef<HTMLButtonElement>(null);
   const askOrStop = async () => {
-    const now = await api<ServerInfo>('GET', '/server').catch(() => info);
+    const now = await client.fetchQuery({ ...serverQuery, staleTime: 0 }).catch(() => info);
     client.setQueryData(['server'], now);
     if (now.state === 'running' && (now.agentSessions > 0 || now.runningCommands > 0)) setConfirming({ agentSessions: now.agentSessions, runningCommands: now.runningCommands });
     else toggle.mutate();

@@ -1,5 +1,5 @@
-import type { AuthMode, ServerInfo } from '../../../common/server-info.js';
-import type { Place } from '../../api/types.js';
+import type { AuthMode, ServerInfo } from '../../../common/api/server.js';
+import type { PlaceForPerson as Place } from '../../../common/api/places.js';
 
 // How the Server and Agent access screens put the endpoint in words.
 

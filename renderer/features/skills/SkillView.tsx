@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { parseSkillFile, type SkillMetadata } from '../../../common/skill-file.js';
-import type { SkillDetail } from '../../../common/skills-api.js';
+import type { SkillDetail } from '../../../common/api/skills.js';
 import { deleteSkill, folderOpener, skillQuery } from '../../api/skills';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote } from '../../ui/ErrorNote';

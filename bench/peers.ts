@@ -1,0 +1,356 @@
+/**
+ * `npm run bench:peers`: our gateway against mcp-hub (the peer gateway of issue 28) and a bare SDK
+ * server, in one run:
+ *
+ * - **Overhead**: the upstream's `echo` called directly, through our host and through mcp-hub, at
+ *   concurrency 1 and 8, in interleaved rounds (bench/lib/rounds.ts). Goals: ours at most 1.3x
+ *   direct and +0.5 ms at c1, 1.2x at c8.
+ * - **Idle sessions**: in a fresh process of each server (ours, the bare SDK server, mcp-hub),
+ *   `--sessions` sessions opened one after another (initialize, initialized, the GET stream; as an
+ *   agent does), the time that takes, and the RSS they add (median of 5 samples before and after,
+ *   2 s after the last was opened). Goal: ours at most 100 KiB a session. Then the c1 p50 of a call
+ *   on another session with and without them open ("without slowing the others").
+ * - **Start**: spawn to the first listed upstream tool (ours: its URL printed, a session in the
+ *   place, tools/list; mcp-hub: its SSE endpoint answering, tools/list until the tool is there),
+ *   interleaved rounds. Goal: ours no later than mcp-hub.
+ *
+ * mcp-hub is installed once, at the version of the issue, into node_modules/.cache/bench-peers
+ * (npm, the ordinary client). It speaks only the SSE transport to clients.
+ *
+ * Flags: --rounds N (overhead, default 12), --sessions N (idle sessions, default 200), --starts N
+ * (start rounds, default 6), --no-build, --only overhead|sessions|start, --cli PATH (another
+ * build of dist/main/cli.js as ours).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { memoryOf, runNode, startServer, TSX_IMPORT, type ServerProcess } from './lib/child.js';
+import { closeSession, openSession, openSseSession, runSegment, textOf, type Call, type Session } from './lib/load.js';
+import { pairedMedian, roundRatios, runRounds, type Plan } from './lib/rounds.js';
+import { BASELINE_TEXT, BASELINE_TOOL, BENCH_PLACE as PLACE, ECHO_TEXT, hostEnv, KEY_HEADER } from './lib/shared.js';
+import { log, median, signed, sleep } from './lib/util.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
+const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
+const HEAP_PROBE = ['--expose-gc', '--import', join(REPO, 'bench', 'lib', 'heap-probe.mjs')];
+const MCP_HUB_VERSION = '4.2.1';
+const PEERS_DIR = join(REPO, 'node_modules', '.cache', 'bench-peers');
+const MCP_HUB_CLI = join(PEERS_DIR, 'node_modules', 'mcp-hub', 'dist', 'cli.js');
+
+const argv = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => (argv.includes(name) ? argv[argv.indexOf(name) + 1]! : fallback);
+const ROUNDS = Number(flag('--rounds', '12'));
+const IDLE_SESSIONS = Number(flag('--sessions', '200'));
+const STARTS = Number(flag('--starts', '6'));
+const ONLY = flag('--only', '');
+/** Our host: this build, or another one's (`--cli PATH`, to compare builds in the same conditions). */
+const CLI = resolve(flag('--cli', join(REPO, 'dist', 'main', 'cli.js')));
+/** One identity holds at most 64 sessions (main/http/agent-endpoint.ts): idle sessions are spread over tokens. */
+const SESSIONS_PER_TOKEN = 50;
+
+const GOALS = { c1Ratio: 1.3, c1AddedMs: 0.5, c8Ratio: 1.2, sessionKiB: 100 };
+const PLAN: Plan = { rounds: ROUNDS, c1Calls: 200, c8CallsPerSession: 40, warmupC1: 300, warmupC8PerSession: 40 };
+
+/** A port free right now (mcp-hub wants one named; it has no port 0). */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+async function installMcpHub(): Promise<void> {
+  if (existsSync(MCP_HUB_CLI)) return;
+  log(`installing mcp-hub ${MCP_HUB_VERSION} into ${PEERS_DIR}`);
+  await mkdir(PEERS_DIR, { recursive: true });
+  await promisify(execFile)('npm', ['install', '--prefix', PEERS_DIR, '--no-save', '--no-audit', '--no-fund', `mcp-hub@${MCP_HUB_VERSION}`], { cwd: PEERS_DIR });
+}
+
+/** Samples RSS 5 times, 100 ms apart; the median, in bytes. */
+async function rssOf(pid: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push((await memoryOf(pid)).rss);
+    await sleep(100);
+  }
+  return median(samples);
+}
+
+/** The V8 heap in use after a full GC, from bench/lib/heap-probe.mjs in the server (SIGUSR2, answer on its stderr). */
+async function heapOf(pid: number, stderr: () => string): Promise<number> {
+  const last = () => [...stderr().matchAll(/heap-probe (\d+) (\d+)\n/g)].at(-1);
+  const seen = Number(last()?.[1] ?? 0);
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    await sleep(20);
+    const now = last();
+    if (now && Number(now[1]) > seen) return Number(now[2]);
+  }
+  throw new Error(`pid ${pid} gave no heap figure within 10 s`);
+}
+
+async function main(): Promise<void> {
+  if (!argv.includes('--no-build') && !argv.includes('--cli')) {
+    log('building (npm run build)');
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: REPO, maxBuffer: 64 * 2 ** 20 });
+  }
+  await installMcpHub();
+  const root = await mkdtemp(join(tmpdir(), 'persona-peers-'));
+  const dirs = { state: join(root, 'state'), work: join(root, 'work'), tmp: join(root, 'tmp') };
+  await Promise.all(Object.values(dirs).map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
+  const running = new Set<ServerProcess>();
+  const track = (s: ServerProcess) => (running.add(s), s);
+  const stop = async (s: ServerProcess) => (running.delete(s), s.stop());
+  const load = [loadavg()[0]!];
+  const out: string[] = [];
+  try {
+    const apiKey = `sk-bench-${randomBytes(12).toString('hex')}`;
+    const upstream = track(
+      await startServer('upstream', ['--import', TSX_IMPORT, UPSTREAM_SERVER, '--header', KEY_HEADER], { env: { ...process.env, BENCH_UPSTREAM_KEY: apiKey }, cwd: REPO }),
+    );
+    const env = hostEnv(dirs, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
+    const cli = (args: string[], input?: string) => runNode([CLI, ...args], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
+    const tokens: string[] = [];
+    const tokenCount = Math.ceil((IDLE_SESSIONS + 1) / SESSIONS_PER_TOKEN);
+    for (let i = 0; i < tokenCount; i++) tokens.push((await cli(['token', 'create', '--name', `bench-peers-${i}`, '--expires', '1d'])).trim());
+    await cli(['secrets', 'set', 'BENCH_KEY', '--workspace-path', PLACE], apiKey);
+    await cli(['connections', 'add', '--workspace-path', PLACE, '--url', upstream.url, '--name', 'Bench', '--header', KEY_HEADER, '--secret', 'BENCH_KEY']);
+    const hubConfig = join(root, 'mcp-hub.json');
+    await writeFile(hubConfig, JSON.stringify({ mcpServers: { bench: { url: upstream.url, headers: { [KEY_HEADER]: apiKey } } } }));
+    // mcp-hub keeps its logs and state under XDG folders (HOME by default): the run's own.
+    const hubEnv = { ...process.env, HOME: root, XDG_STATE_HOME: join(root, 'xdg-state'), XDG_CONFIG_HOME: join(root, 'xdg-config'), XDG_DATA_HOME: join(root, 'xdg-data') };
+
+    const inPlace = (url: string) => `${url}?workspace_path=${encodeURIComponent(PLACE)}`;
+    const expected = `echo: ${ECHO_TEXT}`;
+    const check = (r: CallToolResult) => {
+      if (r.isError || textOf(r) !== expected) throw new Error(`echo: unexpected answer ${JSON.stringify(r).slice(0, 300)}`);
+    };
+    const echoTool = async (session: Session, pattern: RegExp): Promise<string | undefined> => (await session.client.listTools()).tools.find((t) => pattern.test(t.name))?.name;
+    const OURS_ECHO = /^u[0-9a-f]{8}__[a-z0-9-]+__echo$/;
+    const HUB_ECHO = /echo$/;
+
+    const startOurs = (probe: string[] = []) => startServer('ours', [...probe, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
+    /** mcp-hub, once its SSE endpoint takes a session; `url` is that endpoint. */
+    const startHub = async (probe: string[] = []): Promise<{ hub: { stop(): Promise<void>; pid: number; stderr(): string }; url: string; first: Session }> => {
+      const port = await freePort();
+      const child = spawn(process.execPath, [...probe, MCP_HUB_CLI, '--port', String(port), '--config', hubConfig], { env: hubEnv, cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4096)));
+      const hub = {
+        pid: child.pid!,
+        stderr: () => err,
+        stop: async () => {
+          if (child.exitCode !== null) return;
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+          await new Promise((r) => child.once('exit', r));
+          clearTimeout(timer);
+        },
+      };
+      const url = `http://127.0.0.1:${port}/mcp`;
+      const until = Date.now() + 30_000;
+      for (;;) {
+        try {
+          return { hub, url, first: await openSseSession(url) };
+        } catch (error) {
+          if (Date.now() > until || child.exitCode !== null) {
+            await hub.stop();
+            throw new Error(`mcp-hub did not take a session within 30 s: ${(error as Error).message}\n${err}`);
+          }
+          await sleep(10);
+        }
+      }
+    };
+    /** tools/list until `pattern` is listed (a gateway may list its upstreams' tools only once connected). */
+    const waitForTool = async (session: Session, pattern: RegExp): Promise<string> => {
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const name = await echoTool(session, pattern);
+        if (name) return name;
+        if (Date.now() > until) throw new Error(`no tool matching ${pattern} within 30 s`);
+        await sleep(10);
+      }
+    };
+
+    // -------------------------------------------------------------------------------------------
+    if (!ONLY || ONLY === 'overhead') {
+      log(`overhead: direct, ours, mcp-hub; ${ROUNDS} interleaved rounds`);
+      const ours = track(await startOurs());
+      const hub = await startHub();
+      try {
+        const sessions = { direct: [] as Session[], ours: [] as Session[], hub: [hub.first] };
+        for (let i = 0; i < 8; i++) {
+          sessions.direct.push(await openSession(upstream.url, { [KEY_HEADER]: apiKey }));
+          sessions.ours.push(await openSession(inPlace(ours.url), tokens[0]!));
+          if (i > 0) sessions.hub.push(await openSseSession(hub.url));
+        }
+        const oursTool = await waitForTool(sessions.ours[0]!, OURS_ECHO);
+        const hubTool = await waitForTool(sessions.hub[0]!, HUB_ECHO);
+        const call = (name: string): Call => ({ name, arguments: { text: ECHO_TEXT }, check });
+        const figures = await runRounds(
+          [
+            { key: 'direct', sessions: sessions.direct, call: call('echo'), pids: [upstream.pid] },
+            { key: 'ours', sessions: sessions.ours, call: call(oursTool), pids: [ours.pid, upstream.pid] },
+            { key: 'hub', sessions: sessions.hub, call: call(hubTool), pids: [hub.hub.pid, upstream.pid] },
+          ],
+          PLAN,
+        );
+        load.push(loadavg()[0]!);
+        await Promise.all(Object.values(sessions).flat().map(closeSession));
+        out.push(
+          `### Overhead: \`echo\` direct, through ours and through mcp-hub ${MCP_HUB_VERSION} (${ROUNDS} rounds of ${PLAN.c1Calls} calls at c1 and 8 x ${PLAN.c8CallsPerSession} at c8)`,
+          '',
+          '| case | path | p50 ms | p99 ms | calls/s | gateway CPU ms/call | p50 / direct | p50 - direct ms | median of per-round ratios |',
+          '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+        );
+        for (const [name, c] of Object.entries(figures)) {
+          const direct = c.summaries['direct']!;
+          for (const key of ['direct', 'ours', 'hub']) {
+            const x = c.summaries[key]!;
+            const front = key === 'direct' ? '' : x.cpuPerCallByPid[0]!.toFixed(3);
+            const ratio = key === 'direct' ? '' : (x.p50 / direct.p50).toFixed(2);
+            const added = key === 'direct' ? '' : signed(pairedMedian(c, key, 'direct', 'p50'));
+            const perRound = key === 'direct' ? '' : median(roundRatios(c, key, 'direct')).toFixed(2);
+            out.push(`| ${name} | ${key} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} | ${x.throughput.toFixed(0)} | ${front} | ${ratio} | ${added} | ${perRound} |`);
+          }
+        }
+        const c1 = figures.c1.summaries;
+        const c8 = figures.c8.summaries;
+        out.push(
+          '',
+          `Goals: c1 ratio ${(c1['ours']!.p50 / c1['direct']!.p50).toFixed(2)} (<= ${GOALS.c1Ratio}), c1 added ${signed(pairedMedian(figures.c1, 'ours', 'direct', 'p50'))} ms (<= +${GOALS.c1AddedMs}), ` +
+            `c8 ratio ${(c8['ours']!.p50 / c8['direct']!.p50).toFixed(2)} (<= ${GOALS.c8Ratio}); ours - mcp-hub at c1 ${signed(pairedMedian(figures.c1, 'ours', 'hub', 'p50'))} ms, at c8 ${signed(pairedMedian(figures.c8, 'ours', 'hub', 'p50'))} ms.`,
+          '',
+        );
+      } finally {
+        await stop(ours);
+        await hub.hub.stop();
+      }
+    }
+
+    // -------------------------------------------------------------------------------------------
+    if (!ONLY || ONLY === 'sessions') {
+      log(`idle sessions: ${IDLE_SESSIONS} per server`);
+      out.push(`### Idle sessions: ${IDLE_SESSIONS} opened one after another in a fresh server`, '');
+      out.push('| server | RSS before MiB | RSS after MiB | KiB per session (RSS) | KiB per session (V8 heap after GC) | open all s | ms per session | c1 p50 of another session, none idle / all idle ms |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+      type Target = { key: string; start: () => Promise<{ pid: number; stderr(): string; stop(): Promise<void>; open: (i: number) => Promise<Session>; call: Call; first?: Session }> };
+      const targets: Target[] = [
+        {
+          key: 'ours',
+          start: async () => {
+            const s = track(await startOurs(HEAP_PROBE));
+            const probe = await openSession(inPlace(s.url), tokens[0]!);
+            const name = await waitForTool(probe, OURS_ECHO);
+            return { pid: s.pid, stderr: s.stderr, stop: () => stop(s), open: (i) => openSession(inPlace(s.url), tokens[Math.floor((i + 1) / SESSIONS_PER_TOKEN)]!), call: { name, arguments: { text: ECHO_TEXT }, check }, first: probe };
+          },
+        },
+        {
+          key: 'bare SDK server',
+          start: async () => {
+            const s = track(await startServer('bare', [...HEAP_PROBE, '--import', TSX_IMPORT, BASELINE_SERVER], { env, cwd: dirs.work }));
+            const check = (r: CallToolResult) => {
+              if (textOf(r) !== BASELINE_TEXT) throw new Error(`bare: unexpected answer ${JSON.stringify(r).slice(0, 200)}`);
+            };
+            return { pid: s.pid, stderr: s.stderr, stop: () => stop(s), open: () => openSession(s.url), call: { name: BASELINE_TOOL, arguments: { path: '/dev/null' }, check } };
+          },
+        },
+        {
+          key: `mcp-hub ${MCP_HUB_VERSION}`,
+          start: async () => {
+            const { hub, url, first } = await startHub(HEAP_PROBE);
+            const name = await waitForTool(first, HUB_ECHO);
+            return { pid: hub.pid, stderr: hub.stderr, stop: () => hub.stop(), open: () => openSseSession(url), call: { name, arguments: { text: ECHO_TEXT }, check }, first };
+          },
+        },
+      ];
+      for (const t of targets) {
+        const server = await t.start();
+        const sessions: Session[] = [];
+        try {
+          const probe = server.first ?? (await server.open(-1));
+          const p50 = async () => median((await runSegment(server.pid, [probe], server.call, 300)).latencies);
+          await p50();
+          const quiet = await p50();
+          await sleep(1000);
+          const before = await rssOf(server.pid);
+          const heapBefore = await heapOf(server.pid, server.stderr);
+          const started = performance.now();
+          for (let i = 0; i < IDLE_SESSIONS; i++) sessions.push(await server.open(i));
+          const openMs = performance.now() - started;
+          await sleep(2000);
+          const after = await rssOf(server.pid);
+          const heapAfter = await heapOf(server.pid, server.stderr);
+          const busy = await p50();
+          load.push(loadavg()[0]!);
+          const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+          out.push(
+            `| ${t.key} | ${mib(before)} | ${mib(after)} | ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} | ${((heapAfter - heapBefore) / 1024 / IDLE_SESSIONS).toFixed(0)} | ${(openMs / 1000).toFixed(2)} | ${(openMs / IDLE_SESSIONS).toFixed(1)} | ${quiet.toFixed(2)} / ${busy.toFixed(2)} |`,
+          );
+          log(`  ${t.key}: ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB a session (RSS), ${((heapAfter - heapBefore) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB (heap), ${(openMs / 1000).toFixed(2)} s to open ${IDLE_SESSIONS}`);
+          await Promise.all([probe, ...sessions].map(closeSession));
+        } finally {
+          await server.stop();
+        }
+      }
+      out.push('');
+    }
+
+    // -------------------------------------------------------------------------------------------
+    if (!ONLY || ONLY === 'start') {
+      log(`start: spawn to the first listed upstream tool, ${STARTS} interleaved rounds`);
+      const times: Record<'ours' | 'hub', number[]> = { ours: [], hub: [] };
+      for (let round = 0; round < STARTS; round++) {
+        for (const key of round % 2 ? (['hub', 'ours'] as const) : (['ours', 'hub'] as const)) {
+          const t0 = performance.now();
+          if (key === 'ours') {
+            const s = track(await startOurs());
+            const session = await openSession(inPlace(s.url), tokens[0]!);
+            await waitForTool(session, OURS_ECHO);
+            times.ours.push(performance.now() - t0);
+            await closeSession(session);
+            await stop(s);
+          } else {
+            const { hub, first } = await startHub();
+            await waitForTool(first, HUB_ECHO);
+            times.hub.push(performance.now() - t0);
+            await closeSession(first);
+            await hub.stop();
+          }
+        }
+        log(`  round ${round + 1}: ours ${times.ours.at(-1)!.toFixed(0)} ms, mcp-hub ${times.hub.at(-1)!.toFixed(0)} ms`);
+      }
+      load.push(loadavg()[0]!);
+      out.push(
+        `### Start: spawn to the first listed upstream tool (${STARTS} interleaved rounds)`,
+        '',
+        '| server | median ms | min ms | max ms |',
+        '| --- | ---: | ---: | ---: |',
+        ...(['ours', 'hub'] as const).map((k) => `| ${k === 'hub' ? `mcp-hub ${MCP_HUB_VERSION}` : 'ours'} | ${median(times[k]).toFixed(0)} | ${Math.min(...times[k]).toFixed(0)} | ${Math.max(...times[k]).toFixed(0)} |`),
+        '',
+        `ours / mcp-hub: ${(median(times.ours) / median(times.hub)).toFixed(2)} (goal <= 1)`,
+        '',
+      );
+    }
+    await stop(upstream);
+    process.stdout.write(
+      `## Peers (ours: ${CLI}; ${new Date().toISOString()}, Node ${process.version}, load average ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} on 2 cores)\n\n${out.join('\n')}\n`,
+    );
+  } finally {
+    await Promise.all([...running].map((s) => s.stop()));
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
+// Sessions to stopped servers may keep a socket or a reconnect timer alive; the run is over.
+process.exit();
