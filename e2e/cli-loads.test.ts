@@ -34,7 +34,7 @@ const REACHING_A_SERVER = [
   'node_modules/ajv/',
   'node_modules/undici/',
   'main/connections/gateway/upstream-connection.ts',
-  'main/connections/oauth/sign-in.ts',
+  'main/connections/upstream-oauth/sign-in.ts',
 ];
 
 /** Only issuing a token signs one. */
@@ -104,8 +104,8 @@ describe('what each subcommand loads', () => {
     assert.ok([...created].some((source) => source.startsWith('node_modules/jose/')), 'token create signed without the JWT library?');
     for (const [args, expected] of [
       [['token', 'list'], 'main/auth/token-file.ts'],
-      [['approve'], 'main/auth/oauth-server/approvals.ts'],
-      [['clients', 'list'], 'main/auth/oauth-server/approvals.ts'],
+      [['approve'], 'main/auth/agent-oauth/approvals.ts'],
+      [['clients', 'list'], 'main/auth/agent-oauth/approvals.ts'],
       [['places', 'policy', '.'], 'main/places/access-directory.ts'],
       [['config'], 'main/cli-config.ts'],
     ] as const) {

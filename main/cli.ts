@@ -39,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
     case 'deny':
     case 'clients-list':
     case 'clients-revoke':
-      return (await import('./cli-sign-ins.js')).signInCommand(command, env);
+      return (await import('./cli-agent-sign-ins.js')).signInCommand(command, env);
     case 'places-policy':
       return (await import('./cli-places.js')).policyCommand(command, env);
     case 'places-network':

@@ -8,7 +8,7 @@ import { CatalogService } from './connections/catalog/catalog-service.js';
 import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch, type GuardedFetch } from './network/guarded-fetch.js';
-import { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
+import { ConnectionOAuth } from './connections/upstream-oauth/connection-oauth.js';
 import { PlaceConnections } from './connections/place-connections.js';
 import { ConnectionStore } from './connections/store/connection-store.js';
 import { localLaunch, localPolicyKey } from './connections/local/local-launch.js';
@@ -97,7 +97,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     // A server that cannot be reached now is taken as open; connecting will say what is wrong.
     // Given as long as any request to a connection's server: one that never answers does not hold the add.
     asksForSignIn: async (url) =>
-      (await import('./connections/oauth/challenge.js')).asksForSignIn(url, (input, init) => network.fetch(input, { ...init, signal: AbortSignal.timeout(config.upstreamTimeoutMs) })).catch(() => false),
+      (await import('./connections/upstream-oauth/challenge.js')).asksForSignIn(url, (input, init) => network.fetch(input, { ...init, signal: AbortSignal.timeout(config.upstreamTimeoutMs) })).catch(() => false),
     access,
     catalog,
     placeSecrets,

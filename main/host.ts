@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { HostStatus } from '../common/api/host-status.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
-import type { Approvals } from './auth/oauth-server/approvals.js';
-import type { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
+import type { Approvals } from './auth/agent-oauth/approvals.js';
+import type { AuthorizationServer } from './auth/agent-oauth/authorization-server.js';
 import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { AGENT_SERVER_OPTIONS, agentEndpoint } from './http/agent-endpoint.js';
@@ -84,9 +84,9 @@ export class Host {
   }
 
   /** The agent endpoint's OAuth authorization server: sign-in requests and signed-in clients (after open()). */
-  async signIns(): Promise<AuthorizationServer> {
+  async agentAuthorization(): Promise<AuthorizationServer> {
     await this.open();
-    return (await this.opened!).services.signIns;
+    return (await this.opened!).services.agentAuthorization;
   }
 
   /** The owner's side of agent sign-ins: what waits for an answer, and the answers (after open()). */
@@ -200,7 +200,7 @@ export class Host {
       throw error;
     }
     try {
-      const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.signIns }) : undefined;
+      const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.agentAuthorization }) : undefined;
       // The page and its API are loaded on their first request: an agent's first request does not wait for them.
       const app = lazyListener(async () => {
         const { controlPlane } = await import('./http/control-plane.js');

@@ -4,8 +4,8 @@ import { AuditLog } from './audit/audit-log.js';
 import { AdminAccess } from './auth/admin-access.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
 import { agentTokenStore } from './auth/app-token-store.js';
-import { Approvals } from './auth/oauth-server/approvals.js';
-import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
+import { Approvals } from './auth/agent-oauth/approvals.js';
+import { AuthorizationServer } from './auth/agent-oauth/authorization-server.js';
 import type { Config } from './config.js';
 import { openConnectionServices } from './connection-services.js';
 import { ChangeFeed } from './events/change-feed.js';
@@ -17,8 +17,8 @@ import type { ConnectionHealth } from './connections/gateway/connection-health.j
 import type { Gateway } from './connections/gateway/gateway.js';
 import type { AccessDirectory } from './places/access-directory.js';
 import type { PlaceSecrets } from './secrets/place-secrets.js';
-import { ClientMetadataDocuments } from './auth/oauth-server/client-metadata-documents.js';
-import type { ConnectionOAuth } from './connections/oauth/connection-oauth.js';
+import { ClientMetadataDocuments } from './auth/agent-oauth/client-metadata-documents.js';
+import type { ConnectionOAuth } from './connections/upstream-oauth/connection-oauth.js';
 import type { PlaceConnections } from './connections/place-connections.js';
 import type { ConnectionStore } from './connections/store/connection-store.js';
 import { CommandRunner } from './machine/command-runner.js';
@@ -43,7 +43,7 @@ export interface Services {
   admin: AdminAccess;
   tokens: AgentTokenStore;
   /** The agent endpoint's own OAuth authorization server: clients that sign in, and the owner's approvals. */
-  signIns: AuthorizationServer;
+  agentAuthorization: AuthorizationServer;
   /** The owner's side of those sign-ins: what waits for an answer, the answers, the clients signed in. */
   approvals: Approvals;
   access: AccessDirectory;
@@ -179,7 +179,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     log,
     admin: new AdminAccess(),
     tokens,
-    signIns,
+    agentAuthorization: signIns,
     approvals: new Approvals(signIns, config.workspaceRoot),
     access,
     placeSecrets,

@@ -1,6 +1,6 @@
 import { TokenInputError, UnknownTokenError } from './auth/agent-tokens.js';
 import { SigningKeyError } from './auth/signing-key.js';
-import { SignInRequestError, UnknownClientError } from './auth/oauth-server/errors.js';
+import { SignInRequestError, UnknownClientError } from './auth/agent-oauth/errors.js';
 import { NotJsonError } from './http/not-json-error.js';
 import { TokenStoreError } from './auth/token-file.js';
 import { UpstreamUnavailableError } from './connections/gateway/upstream-unavailable-error.js';
@@ -15,7 +15,7 @@ import {
   SignInStateError,
   SignInUnsupportedError,
   TokenRefreshError,
-} from './connections/oauth/errors.js';
+} from './connections/upstream-oauth/errors.js';
 import { ToolSearchModeError } from '../common/tool-search-mode.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { LocalCommandError } from './connections/local/local-command.js';

@@ -10,7 +10,7 @@ import {
 } from 'jose';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import { APP_TOKEN_ISSUER } from './agent-tokens.js';
-import { GRANT_SUBJECT_PREFIX, revokedMessage, type GrantStatus } from './oauth-server/authorization-server.js';
+import { GRANT_SUBJECT_PREFIX, revokedMessage, type GrantStatus } from './agent-oauth/authorization-server.js';
 
 /** Who is calling, as the verified token says. */
 export interface Caller {

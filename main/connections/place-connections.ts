@@ -10,7 +10,7 @@ import { installHosts } from './local/install-hosts.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
-import type { CallbackAnswer, ChainStep, ClientCredentials, ConnectionOAuth, LoginEnd, OwnApp } from './oauth/connection-oauth.js';
+import type { CallbackAnswer, ChainStep, ClientCredentials, ConnectionOAuth, LoginEnd, OwnApp } from './upstream-oauth/connection-oauth.js';
 import { signInReason } from './sign-in-reason.js';
 import { NetworkPolicyError } from '../network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from '../network/target-check.js';

@@ -1,4 +1,4 @@
-import type { LoginEnd } from './oauth/oauth-store.js';
+import type { LoginEnd } from './upstream-oauth/oauth-store.js';
 
 /**
  * Why an OAuth connection needs a sign-in: never signed in, or the provider ended its login. Said

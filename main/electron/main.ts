@@ -29,7 +29,7 @@ import { TRAY_HINT, TrayHint } from './tray-hint.js';
 import { trayIconPng } from './tray-icon.js';
 import { trayMenuModel, type PendingSignIn, type TrayAction, type TrayItem } from './tray-menu.js';
 import { trayClickAction, trayIconName, trayState, trayTooltip, type TrayIconName } from './tray-state.js';
-import { answerOf, PromptedSignIns, signInDialog } from './sign-in-prompt.js';
+import { answerOf, PromptedSignIns, signInDialog } from './agent-sign-in-prompt.js';
 import { navigationDecision, originOf, SignInUrls, windowOptions } from './window.js';
 
 // The desktop shell, thin glue over the pure modules beside it: one instance per user; the control

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Change } from '../../common/api/events.js';
 import { TOKEN_STORE_FILE } from '../auth/agent-tokens.js';
-import { OAUTH_STATE_FILE } from '../auth/oauth-server/oauth-state.js';
+import { OAUTH_STATE_FILE } from '../auth/agent-oauth/oauth-state.js';
 import { ACCESS_FILE } from '../places/access-directory.js';
 import { SECRETS_FILE } from '../secrets/encrypted-file-store.js';
 import { PLACE_SECRETS_LOCK } from '../secrets/place-secrets.js';

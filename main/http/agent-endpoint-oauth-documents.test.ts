@@ -57,7 +57,7 @@ describe('client ID metadata documents', () => {
       assert.match(res.headers.get('content-type') ?? '', /text\/html/);
       assert.match(await res.text(), /metadata document .* cannot be used/);
       assert.equal(hits, before);
-      assert.deepEqual(await (await fx.host.signIns()).pending(), []);
+      assert.deepEqual(await (await fx.host.agentAuthorization()).pending(), []);
     });
 
     it('says it supports metadata documents', async () => {
@@ -83,7 +83,7 @@ describe('client ID metadata documents', () => {
       assert.equal(res.status, 303);
       await authorize(fx, `${base}/good.json`);
       assert.equal(hits, before + 1, 'cached');
-      const pending = await (await fx.host.signIns()).pending();
+      const pending = await (await fx.host.agentAuthorization()).pending();
       assert.ok(pending.some((r) => r.clientName === 'Document client' && r.clientId === `${base}/good.json`));
     });
 

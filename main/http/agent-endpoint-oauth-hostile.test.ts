@@ -57,7 +57,7 @@ describe('OAuth sign-in refuses hostile input', () => {
     });
     assert.equal(res.status, 303, await res.clone().text());
     const waitUrl = new URL(res.headers.get('location')!, origin).href;
-    const signIns = await fx.host.signIns();
+    const signIns = await fx.host.agentAuthorization();
     const request = (await signIns.pending()).find((r) => r.clientId === client && r.codeChallenge === challenge)!;
     await signIns.decide(request.code, 'approved', 'local', '');
     const redirect = (await pollWait(waitUrl))!;
@@ -79,7 +79,7 @@ describe('OAuth sign-in refuses hostile input', () => {
     return (await raw(fx.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) })).status;
   }
 
-  const pending = async () => (await (await fx.host.signIns()).pending()).length;
+  const pending = async () => (await (await fx.host.agentAuthorization()).pending()).length;
 
   for (const [what, uri] of [
     ['a javascript: redirect URI', 'javascript:alert(document.cookie)'],
@@ -266,7 +266,7 @@ describe('OAuth sign-in refuses hostile input', () => {
     const page = await wait.text();
     assert.match(page, /Hostile test/);
     assert.match(page, /[A-Z2-9]{4}-[A-Z2-9]{4}/);
-    const signIns = await fx.host.signIns();
+    const signIns = await fx.host.agentAuthorization();
     for (const r of await signIns.pending()) await signIns.decide(r.code, 'denied', 'local');
   });
 

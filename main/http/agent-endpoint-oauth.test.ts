@@ -24,7 +24,7 @@ describe('agent endpoint as an OAuth protected resource and authorization server
   async function signIn(provider: MemoryOAuthProvider, decide: (code: string) => Promise<unknown>, serverUrl = fx.url): Promise<URL> {
     const waitUrl = await openAuthorization(await startSignIn(provider, serverUrl));
     assert.equal(await pollWait(waitUrl), undefined, 'nothing is decided before the owner answers');
-    const signIns = await fx.host.signIns();
+    const signIns = await fx.host.agentAuthorization();
     const request = (await signIns.pending()).find((r) => r.clientId === provider.client?.client_id);
     assert.ok(request, 'the request waits for the owner');
     await decide(request.code);
@@ -35,7 +35,7 @@ describe('agent endpoint as an OAuth protected resource and authorization server
 
   async function approved(name = 'Test agent', place = ''): Promise<MemoryOAuthProvider> {
     const provider = new MemoryOAuthProvider(REDIRECT, name);
-    const signIns = await fx.host.signIns();
+    const signIns = await fx.host.agentAuthorization();
     const answer = await signIn(provider, (code) => signIns.decide(code, 'approved', 'local', place));
     assert.equal(answer.searchParams.get('state'), provider.sentState, 'state comes back unchanged');
     await finishSignIn(provider, fx.url, answer.searchParams.get('code')!);
@@ -70,13 +70,13 @@ describe('agent endpoint as an OAuth protected resource and authorization server
     assert.match(textOf(result), /signed-in/);
     await client.close();
     await waitFor(async () => (await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"client":"Audited agent"'), 5_000, 'the audit record');
-    const listed = (await (await fx.host.signIns()).signedIn()).find((c) => c.name === 'Audited agent');
+    const listed = (await (await fx.host.agentAuthorization()).signedIn()).find((c) => c.name === 'Audited agent');
     assert.ok(listed?.lastUsedAt);
   });
 
   it('sends the browser back with access_denied and the state when the owner denies', async () => {
     const provider = new MemoryOAuthProvider(REDIRECT, 'Denied agent');
-    const signIns = await fx.host.signIns();
+    const signIns = await fx.host.agentAuthorization();
     const answer = await signIn(provider, (code) => signIns.decide(code, 'denied', 'local'));
     assert.equal(answer.searchParams.get('error'), 'access_denied');
     assert.equal(answer.searchParams.get('state'), provider.sentState);
@@ -89,7 +89,7 @@ describe('agent endpoint as an OAuth protected resource and authorization server
     const client = new Client({ name: 'oauth-test', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(fx.url), { authProvider: provider });
     await client.connect(transport);
-    const signIns = await fx.host.signIns();
+    const signIns = await fx.host.agentAuthorization();
     const grant = (await signIns.signedIn()).find((c) => c.name === 'Revoked agent')!;
     await signIns.revokeGrant(grant.id);
     const res = await raw(fx.url, { headers: { Authorization: `Bearer ${provider.saved!.access_token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });

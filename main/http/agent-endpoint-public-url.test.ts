@@ -78,7 +78,7 @@ describe('behind a TLS-terminating reverse proxy (WORKSPACE_PUBLIC_URL)', { skip
     const provider = new MemoryOAuthProvider('http://127.0.0.1:8767/callback', 'Agent behind the proxy');
     const waitUrl = await openAuthorization(await startSignIn(provider, `${publicOrigin}/mcp`, tlsFetch), tlsFetch);
     assert.ok(waitUrl.startsWith(`${publicOrigin}/oauth/wait/`), waitUrl);
-    const signIns = await fx.host.signIns();
+    const signIns = await fx.host.agentAuthorization();
     const pending = (await signIns.pending()).find((r) => r.clientId === provider.client?.client_id)!;
     assert.equal(pending.resource, `${publicOrigin}/mcp`);
     await signIns.decide(pending.code, 'approved', 'local', '');

@@ -119,12 +119,12 @@ export function agentEndpoint(
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const caller = await authenticate(req, res);
     if (!caller) return;
-    if (caller.client) services.signIns.touch(caller.client.grantId).catch((error: unknown) => services.log(`Could not note when ${caller.client!.name} was last used: ${(error as Error).message}`));
+    if (caller.client) services.agentAuthorization.touch(caller.client.grantId).catch((error: unknown) => services.log(`Could not note when ${caller.client!.name} was last used: ${(error as Error).message}`));
     await sessions.handle(req, res, caller, await readJsonBody(req, MAX_REQUEST_BYTES));
   };
   // With auth on, this endpoint is also its own OAuth authorization server (discovery, sign-in,
   // tokens), loaded on its first request.
-  const oauth = verifier && lazyListener(async () => (await import('./oauth-routes.js')).oauthRoutes(services.signIns, { originOf, log: services.log }), services.log);
+  const oauth = verifier && lazyListener(async () => (await import('./agent-oauth-routes.js')).oauthRoutes(services.agentAuthorization, { originOf, log: services.log }), services.log);
   const listener: RequestListener = (req, res) => {
     // Set here, it replaces Node's own hint (the server's real timeout) on every answer, event streams included.
     res.setHeader('Keep-Alive', KEEP_ALIVE_HINT);
@@ -140,7 +140,7 @@ export function agentEndpoint(
   // A client whose access the owner revoked (here or from the CLI) loses its open sessions at once.
   const revocations = setInterval(() => {
     sessions
-      .closeWhere(async (caller) => caller.client !== undefined && (await services.signIns.grantStatus(caller.client.grantId)).status !== 'active')
+      .closeWhere(async (caller) => caller.client !== undefined && (await services.agentAuthorization.grantStatus(caller.client.grantId)).status !== 'active')
       .catch((error: unknown) => services.log(`Could not check for revoked clients: ${(error as Error).message}`));
   }, REVOCATION_CHECK_MS);
   revocations.unref();

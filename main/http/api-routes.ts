@@ -34,7 +34,7 @@ import {
   type PlacePolicy,
 } from '../../common/api/places.js';
 import { ACTIVITY_MAX_LIMIT, activityAnswer, serverInfo as serverInfoAnswer } from '../../common/api/server.js';
-import type { OwnApp } from '../connections/oauth/connection-oauth.js';
+import type { OwnApp } from '../connections/upstream-oauth/connection-oauth.js';
 import { installHosts } from '../connections/local/install-hosts.js';
 import { PlaceAccessError } from '../connections/place-rules.js';
 import { ANSWER_SOON_MS } from '../connections/place-connections.js';
@@ -53,7 +53,7 @@ import { parseToolSearchMode } from '../../common/tool-search-mode.js';
 import { placeToolSearch } from './agent-endpoint.js';
 import type { HostControl } from './control-plane.js';
 import { changeEvents } from './change-events.js';
-import { signInRoutes } from './sign-in-routes.js';
+import { signInRoutes } from './agent-sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
 import { clientConfigRoutes } from './client-config-routes.js';
 import { serverInfo } from './server-info.js';

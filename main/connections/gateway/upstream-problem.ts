@@ -1,7 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { NetworkPolicyError } from '../../network/network-policy-error.js';
-import { SignInRequiredError, StepUpRequiredError, TokenRefreshError } from '../oauth/errors.js';
+import { SignInRequiredError, StepUpRequiredError, TokenRefreshError } from '../upstream-oauth/errors.js';
 import { UpstreamAnswerError } from './call-forwarder.js';
 import { ListingTooLargeError } from './upstream-listing.js';
 

@@ -1,12 +1,12 @@
 import express, { type Request, type Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { OAuthServerError } from '../auth/oauth-server/errors.js';
-import type { AuthorizationServer } from '../auth/oauth-server/authorization-server.js';
-import { registeredRedirectUri } from '../auth/oauth-server/redirect-uri.js';
-import type { RegisteredClient } from '../auth/oauth-server/oauth-state.js';
+import { OAuthServerError } from '../auth/agent-oauth/errors.js';
+import type { AuthorizationServer } from '../auth/agent-oauth/authorization-server.js';
+import { registeredRedirectUri } from '../auth/agent-oauth/redirect-uri.js';
+import type { RegisteredClient } from '../auth/agent-oauth/oauth-state.js';
 import { MCP_PATH } from './mcp-urls.js';
 import type { RequestOrigin } from './request-origin.js';
-import { refusedPage } from './sign-in-page.js';
+import { refusedPage } from './agent-sign-in-page.js';
 
 export const WAIT_PATH = '/oauth/wait/';
 

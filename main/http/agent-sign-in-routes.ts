@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type * as z from 'zod';
 import { approveBody, approvedAnswer, deniedAnswer, emptyBody, pendingSignInsAnswer, revokedClientAnswer, signedInClientsAnswer } from '../../common/api/agent-sign-ins.js';
-import type { Approvals } from '../auth/oauth-server/approvals.js';
+import type { Approvals } from '../auth/agent-oauth/approvals.js';
 import { NotJsonError } from './not-json-error.js';
 
 

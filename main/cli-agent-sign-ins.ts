@@ -1,10 +1,10 @@
 import { pendingSignInsAnswer, signedInClientsAnswer, type PendingSignIn, type SignedInClientInfo } from '../common/api/agent-sign-ins.js';
 import type { Command } from './cli-args.js';
-import { Approvals } from './auth/oauth-server/approvals.js';
+import { Approvals } from './auth/agent-oauth/approvals.js';
 import { loadConfig } from './config.js';
 import { LOCAL_PERSON } from './places/user-id.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
-import { AuthorizationServer } from './auth/oauth-server/authorization-server.js';
+import { AuthorizationServer } from './auth/agent-oauth/authorization-server.js';
 import { agentTokenStore } from './auth/app-token-store.js';
 import { runningServer } from './server-client.js';
 import { forTerminal } from './terminal-text.js';

@@ -1,4 +1,4 @@
-import type { SignInRequest } from '../auth/oauth-server/oauth-state.js';
+import type { SignInRequest } from '../auth/agent-oauth/oauth-state.js';
 import { PRODUCT_NAME } from '../version.js';
 
 /** How often the waiting page asks again. */

@@ -6,15 +6,15 @@ import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/tok
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { OAuthServerError } from '../auth/oauth-server/errors.js';
-import type { AuthorizationServer } from '../auth/oauth-server/authorization-server.js';
-import type { RegisteredClient } from '../auth/oauth-server/oauth-state.js';
+import { OAuthServerError } from '../auth/agent-oauth/errors.js';
+import type { AuthorizationServer } from '../auth/agent-oauth/authorization-server.js';
+import type { RegisteredClient } from '../auth/agent-oauth/oauth-state.js';
 import { PRODUCT_NAME } from '../version.js';
-import { authorizeRoute, WAIT_PATH } from './authorize-route.js';
+import { authorizeRoute, WAIT_PATH } from './agent-authorize-route.js';
 import { AUTHORIZATION_SERVER_PATH, MCP_PATH, PROTECTED_RESOURCE_PATH, resourceUrl } from './mcp-urls.js';
-import { plainOAuthErrors } from './oauth-error-words.js';
+import { plainOAuthErrors } from './agent-oauth-error-words.js';
 import type { RequestOrigin } from './request-origin.js';
-import { endedPage, waitingPage } from './sign-in-page.js';
+import { endedPage, waitingPage } from './agent-sign-in-page.js';
 
 export interface OAuthRoutesOptions {
   /** The origin each request reached this server at (the public one behind a reverse proxy). */

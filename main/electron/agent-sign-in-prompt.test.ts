@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PendingSignIn } from '../../common/api/agent-sign-ins.js';
-import { answerOf, PromptedSignIns, signInDialog } from './sign-in-prompt.js';
+import { answerOf, PromptedSignIns, signInDialog } from './agent-sign-in-prompt.js';
 
 const request = (code: string, extra: Partial<PendingSignIn> = {}): PendingSignIn => ({
   code,
