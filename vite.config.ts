@@ -38,10 +38,15 @@ function precompress(): Plugin {
         files.map(async (name) => {
           const path = join(OUT_DIR, name);
           const data = await readFile(path);
-          const br = await promisify(brotliCompress)(data, { params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: data.length } });
+          const br = await promisify(brotliCompress)(data, {
+            params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: data.length },
+          });
           const gz = await promisify(gzip)(data, { level: constants.Z_BEST_COMPRESSION });
           // Only where it saves something: without a variant, the file is served as it is.
-          await Promise.all([br.length < data.length && writeFile(`${path}.br`, br), gz.length < data.length && writeFile(`${path}.gz`, gz)]);
+          await Promise.all([
+            br.length < data.length && writeFile(`${path}.br`, br),
+            gz.length < data.length && writeFile(`${path}.gz`, gz),
+          ]);
         }),
       );
     },

@@ -134,7 +134,11 @@ async function rawProxy(url: URL, auth: Record<string, string>): Promise<Handler
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const session = res.headers['mcp-session-id'];
-            resolve({ status: res.statusCode ?? 0, session: typeof session === 'string' ? session : undefined, text: Buffer.concat(chunks).toString('utf8') });
+            resolve({
+              status: res.statusCode ?? 0,
+              session: typeof session === 'string' ? session : undefined,
+              text: Buffer.concat(chunks).toString('utf8'),
+            });
           });
           res.on('error', reject);
         },
@@ -143,7 +147,12 @@ async function rawProxy(url: URL, auth: Record<string, string>): Promise<Handler
       req.end(payload);
     });
   const message = (text: string): { result?: unknown; error?: unknown } => {
-    const data = text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data: '))?.slice(6);
+    const data = text.startsWith('{')
+      ? text
+      : text
+          .split('\n')
+          .find((line) => line.startsWith('data: '))
+          ?.slice(6);
     if (!data) throw new Error(`no JSON-RPC message in the upstream's answer: ${text.slice(0, 200)}`);
     return JSON.parse(data) as { result?: unknown; error?: unknown };
   };
@@ -157,7 +166,9 @@ async function rawProxy(url: URL, auth: Record<string, string>): Promise<Handler
   sessionId = init.session;
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
   return async ({ text }) => {
-    const answer = message((await post({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'echo', arguments: { text } } })).text);
+    const answer = message(
+      (await post({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'echo', arguments: { text } } })).text,
+    );
     if (!answer.result) throw new Error(`upstream error: ${JSON.stringify(answer.error)}`);
     return answer.result as CallToolResult;
   };
@@ -191,9 +202,13 @@ async function main(): Promise<void> {
       // The baseline proper: no input schema at all.
       server.registerTool(BASELINE_TOOL, { description: 'Returns a fixed short text.' }, () => handler({}));
     } else if (kind === 'proxy' || kind === 'proxy-sdk' || kind === 'proxy-raw') {
-      server.registerTool('echo', { description: 'Forwarded to the upstream.', inputSchema: { text: z.string() } }, (args) => handler(args));
+      server.registerTool('echo', { description: 'Forwarded to the upstream.', inputSchema: { text: z.string() } }, (args) =>
+        handler(args),
+      );
     } else {
-      server.registerTool(BASELINE_TOOL, { description: 'Breakdown variant.', inputSchema: { path: z.string().optional() } }, (args) => handler(args));
+      server.registerTool(BASELINE_TOOL, { description: 'Breakdown variant.', inputSchema: { path: z.string().optional() } }, (args) =>
+        handler(args),
+      );
     }
     return server;
   };

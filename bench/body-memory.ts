@@ -36,7 +36,8 @@ function readWhole(req: IncomingMessage): Promise<unknown> {
 async function child(reader: Reader): Promise<void> {
   const measure = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const before = (await memoryOf(process.pid)).rss;
-    if (!(await resetPeak(process.pid))) throw new Error('this kernel does not reset VmHWM (/proc/<pid>/clear_refs): the peak would not be this request\'s');
+    if (!(await resetPeak(process.pid)))
+      throw new Error("this kernel does not reset VmHWM (/proc/<pid>/clear_refs): the peak would not be this request's");
     const started = performance.now();
     const outcome = await (reader === 'ours' ? readJsonBody(req, MAX_BYTES) : readWhole(req)).then(
       (value) => (typeof value === 'object' ? 'parsed' : 'odd'),
@@ -61,7 +62,12 @@ function body(shape: Shape, bytes: number): Buffer {
   if (shape === 'text') return Buffer.from(JSON.stringify(call({ path: '/tmp/out', content: 'a'.repeat(bytes - 110) })));
   if (shape === 'records') {
     // 20,000 small records (keys, numbers, escapes, non-ASCII) and a long text.
-    const records = Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `item ${i} é`, tags: ['a', 'b'], note: 'x'.repeat(i % 40) + '"\n' }));
+    const records = Array.from({ length: 20_000 }, (_, i) => ({
+      id: i,
+      name: `item ${i} é`,
+      tags: ['a', 'b'],
+      note: 'x'.repeat(i % 40) + '"\n',
+    }));
     const head = JSON.stringify(call({ path: '/tmp/out', records, content: '' }));
     return Buffer.from(JSON.stringify(call({ path: '/tmp/out', records, content: 'c'.repeat(bytes - head.length) })));
   }
@@ -75,7 +81,10 @@ interface Run {
 }
 
 async function measure(reader: Reader, payload: Buffer): Promise<Run> {
-  const proc = fork(new URL(import.meta.url).pathname, ['--child', reader], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const proc = fork(new URL(import.meta.url).pathname, ['--child', reader], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const messages: Array<Record<string, unknown>> = [];
   let wake: (() => void) | undefined;
   proc.on('message', (m: Record<string, unknown>) => {
@@ -87,7 +96,10 @@ async function measure(reader: Reader, payload: Buffer): Promise<Run> {
     return messages.shift()!;
   };
   const { port } = (await next()) as { port: number };
-  const req = request({ port, host: '127.0.0.1', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': payload.length } }, (res) => res.resume());
+  const req = request(
+    { port, host: '127.0.0.1', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': payload.length } },
+    (res) => res.resume(),
+  );
   req.on('error', () => {}); // a refusal may close the socket while the body is still going out
   req.end(payload);
   const run = (await next()) as unknown as Run;
@@ -110,18 +122,24 @@ if (process.argv[2] === '--child') {
       const payload = body(shape, mib * 2 ** 20);
       for (const reader of round % 2 ? (['ours', 'baseline'] as const) : (['baseline', 'ours'] as const)) {
         const run = await measure(reader, payload);
-        log(`round ${round}: ${shape}, ${reader}: ${(run.growth / payload.length).toFixed(2)}x in ${run.ms.toFixed(0)} ms (${run.outcome})`);
+        log(
+          `round ${round}: ${shape}, ${reader}: ${(run.growth / payload.length).toFixed(2)}x in ${run.ms.toFixed(0)} ms (${run.outcome})`,
+        );
         const key = `${shape}\t${reader}\t${payload.length}`;
         results.set(key, [...(results.get(key) ?? []), run]);
       }
     }
   }
-  console.log(`\nload average ${load.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at the end; ${process.version}; ${rounds} round(s)\n`);
+  console.log(
+    `\nload average ${load.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at the end; ${process.version}; ${rounds} round(s)\n`,
+  );
   console.log('| body | reader | size (MiB) | peak RSS growth ÷ size (median; each run) | read time (ms, median) | outcome |');
   console.log('|---|---|---|---|---|---|');
   for (const [key, runs] of results) {
     const [shape, reader, size] = key.split('\t') as [string, string, string];
     const ratios = runs.map((r) => r.growth / Number(size));
-    console.log(`| ${shape} | ${reader} | ${(Number(size) / 2 ** 20).toFixed(1)} | **${median(ratios).toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(', ')}) | ${median(runs.map((r) => r.ms)).toFixed(0)} | ${runs[0]!.outcome} |`);
+    console.log(
+      `| ${shape} | ${reader} | ${(Number(size) / 2 ** 20).toFixed(1)} | **${median(ratios).toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(', ')}) | ${median(runs.map((r) => r.ms)).toFixed(0)} | ${runs[0]!.outcome} |`,
+    );
   }
 }

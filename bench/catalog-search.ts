@@ -77,12 +77,24 @@ async function main(): Promise<void> {
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'pw-bench-catalog-')));
   process.chdir(workspace);
   // The registry fills the catalog up to 1,000: its remote servers (the fixture also lists local-only ones, which the catalog skips).
-  const remote = generateRegistryServers(2 * ENTRIES).filter((r) => r.server.remotes && r.server.name.startsWith('io.github.fixture-org/server-') && r._meta['io.modelcontextprotocol.registry/official'].isLatest);
+  const remote = generateRegistryServers(2 * ENTRIES).filter(
+    (r) =>
+      r.server.remotes &&
+      r.server.name.startsWith('io.github.fixture-org/server-') &&
+      r._meta['io.modelcontextprotocol.registry/official'].isLatest,
+  );
   const registry = await startRegistryFixture({ servers: remote.slice(0, ENTRIES - loadBuiltinCatalog().entries.length) });
   const fx = await startHost({}, { WORKSPACE_REGISTRY_URL: registry.url });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const loginUrl = await fx.host.loginUrl();
@@ -101,7 +113,16 @@ async function main(): Promise<void> {
     const floor: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       // Alternate which goes first, so neither always types into a warmer browser.
-      const order = round % 2 ? ([['ours', page, ours], ['baseline', baseline, floor]] as const) : ([['baseline', baseline, floor], ['ours', page, ours]] as const);
+      const order =
+        round % 2
+          ? ([
+              ['ours', page, ours],
+              ['baseline', baseline, floor],
+            ] as const)
+          : ([
+              ['baseline', baseline, floor],
+              ['ours', page, ours],
+            ] as const);
       for (const [name, target, into] of order) {
         const timings = await typeScript(target, entries, name === 'ours');
         into.push(...timings);
@@ -143,7 +164,9 @@ async function main(): Promise<void> {
 async function waitForCatalog(page: Page, origin: string): Promise<Listing> {
   let last = 'nothing';
   for (let i = 0; i < 300; i++) {
-    const listing = (await page.evaluate(async (url) => (await fetch(url)).json(), `${origin}/api/catalog`)) as Listing & { registry: { state: string; error?: string } };
+    const listing = (await page.evaluate(async (url) => (await fetch(url)).json(), `${origin}/api/catalog`)) as Listing & {
+      registry: { state: string; error?: string };
+    };
     if (listing.registry.state === 'ok' && listing.entries.length === ENTRIES) {
       await page.reload();
       await page.getByRole('searchbox', { name: 'Search connectors' }).waitFor();
@@ -173,7 +196,9 @@ async function typeScript(page: Page, entries: Listing['entries'], checkRows: bo
       text += key;
       await page.keyboard.type(key);
     }
-    await page.waitForFunction((n) => (globalThis as unknown as { __timings: number[] }).__timings.length >= n, before, { timeout: 10_000 });
+    await page.waitForFunction((n) => (globalThis as unknown as { __timings: number[] }).__timings.length >= n, before, {
+      timeout: 10_000,
+    });
     if (checkRows) await checkFirstRow(page, entries, text);
   }
   return (await page.evaluate(`window.__timings`)) as number[];
@@ -183,13 +208,16 @@ async function typeScript(page: Page, entries: Listing['entries'], checkRows: bo
 async function checkFirstRow(page: Page, entries: Listing['entries'], text: string): Promise<void> {
   const expected = searchCatalog(entries, text).find((e) => !e.signInGroup)?.name;
   const shown = await page.evaluate(`document.querySelector('#catalog-results ul.rows .name')?.textContent ?? null`);
-  if (shown !== (expected ?? null)) throw new Error(`For "${text}" the page shows ${JSON.stringify(shown)} first, the search finds ${JSON.stringify(expected)}.`);
+  if (shown !== (expected ?? null))
+    throw new Error(`For "${text}" the page shows ${JSON.stringify(shown)} first, the search finds ${JSON.stringify(expected)}.`);
 }
 
 /** A plain page with the same entries and the same search, drawn synchronously on input. */
 async function baselinePage(entries: Listing['entries']): Promise<string> {
   const source = await readFile(join(REPO, 'common', 'catalog-search.ts'), 'utf8');
-  const search = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const search = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
   const script = `const catalogSearch = (() => { const exports = {}; ${search}; return exports; })();
 const entries = ${JSON.stringify(entries.map(({ id, name, description }) => ({ id, name, description })))};
 const box = document.getElementById('catalog-search');

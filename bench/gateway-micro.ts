@@ -25,7 +25,13 @@ const services = await openServices(loadConfig({ port: 0, controlPort: 0 }), (li
 // The host polls the connection file for other processes' changes; nothing changes it here.
 services.store.close();
 const place = placeFromRoot(BENCH_PLACE);
-const tools = new PlaceTools(place, { connections: services.connections, gateway: services.gateway, health: services.health, catalogDescription: () => undefined, report: (line) => logged.push(line) });
+const tools = new PlaceTools(place, {
+  connections: services.connections,
+  gateway: services.gateway,
+  health: services.health,
+  catalogDescription: () => undefined,
+  report: (line) => logged.push(line),
+});
 const sdkClient = new Client({ name: 'bench-micro', version: '1.0.0' });
 await sdkClient.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl), { requestInit: { headers: { [KEY_HEADER]: apiKey } } }));
 try {
@@ -38,11 +44,21 @@ try {
     await time('  of which ConnectionStore.list(root) (attachments.json)', () => services.store.list(place.root)),
     await time('  of which PlaceSecrets.names(root) (reads and parses secrets.enc.json)', () => services.placeSecrets.names(place.root)),
     await time('PlaceTools.tools() (the tool lookup per call: usable() + the cached upstream list, renamed)', () => tools.tools()),
-    await time('the forward: Gateway.upstream(connection).call(echo), our pooled client, to the upstream process', () => upstream.call('echo', { text: ECHO_TEXT }), 0.25),
-    await time('  reference: a plain SDK Client.callTool(echo) to the upstream process (global fetch)', () => sdkClient.callTool({ name: 'echo', arguments: { text: ECHO_TEXT } }), 0.25),
+    await time(
+      'the forward: Gateway.upstream(connection).call(echo), our pooled client, to the upstream process',
+      () => upstream.call('echo', { text: ECHO_TEXT }),
+      0.25,
+    ),
+    await time(
+      '  reference: a plain SDK Client.callTool(echo) to the upstream process (global fetch)',
+      () => sdkClient.callTool({ name: 'echo', arguments: { text: ECHO_TEXT } }),
+      0.25,
+    ),
     // Not paid in this bench (its URL has an IP address), but by every forwarded call to a URL with
     // a host name: the SSRF check resolves it before each request (network/target-check.ts).
-    await time('not in this bench: dns.lookup("localhost", { all: true }), the per-request check of a host name', () => lookup('localhost', { all: true })),
+    await time('not in this bench: dns.lookup("localhost", { all: true }), the per-request check of a host name', () =>
+      lookup('localhost', { all: true }),
+    ),
   ];
   process.stdout.write(`${JSON.stringify(results)}\n`);
 } finally {

@@ -107,7 +107,10 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
 
   log('  starting the upstream MCP server (e2e fixture, its own process)...');
   const upstream = o.track(
-    await startServer('upstream', ['--import', TSX_IMPORT, UPSTREAM_SERVER, '--header', KEY_HEADER], { env: { ...process.env, BENCH_UPSTREAM_KEY: apiKey }, cwd: REPO }),
+    await startServer('upstream', ['--import', TSX_IMPORT, UPSTREAM_SERVER, '--header', KEY_HEADER], {
+      env: { ...process.env, BENCH_UPSTREAM_KEY: apiKey },
+      cwd: REPO,
+    }),
   );
   log(`    upstream   ${upstream.url} (pid ${upstream.pid})`);
   try {
@@ -124,7 +127,20 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
     const token = (await cli(['token', 'create', '--name', 'bench-gateway', '--expires', '1d'])).trim();
     await cli(['secrets', 'set', SECRET_NAME, '--workspace-path', PLACE], apiKey);
     const connectionAdded = (
-      await cli(['connections', 'add', '--workspace-path', PLACE, '--url', upstream.url, '--name', 'Bench', '--header', KEY_HEADER, '--secret', SECRET_NAME])
+      await cli([
+        'connections',
+        'add',
+        '--workspace-path',
+        PLACE,
+        '--url',
+        upstream.url,
+        '--name',
+        'Bench',
+        '--header',
+        KEY_HEADER,
+        '--secret',
+        SECRET_NAME,
+      ])
     ).trim();
     log(`    ${connectionAdded}`);
 
@@ -133,14 +149,27 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       u.searchParams.set('workspace_path', PLACE);
       return u.href;
     };
-    const host = (key: string, extra: string[] = [], profileDir?: string) => () =>
-      startServer(key, [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, '--port', '0', '--control-port', '0', ...extra], { env, cwd: dirs.work });
+    const host =
+      (key: string, extra: string[] = [], profileDir?: string) =>
+      () =>
+        startServer(
+          key,
+          [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, '--port', '0', '--control-port', '0', ...extra],
+          { env, cwd: dirs.work },
+        );
     // The proxies get our host's environment too: `--tool proxy` opens our services on its state dir.
     const proxy = (key: string, kind: string) => () =>
-      startServer(key, ['--import', TSX_IMPORT, BASELINE_SERVER, '--tool', kind, '--upstream', upstream.url], { env: { ...env, BENCH_UPSTREAM_KEY: apiKey }, cwd: dirs.work });
+      startServer(key, ['--import', TSX_IMPORT, BASELINE_SERVER, '--tool', kind, '--upstream', upstream.url], {
+        env: { ...env, BENCH_UPSTREAM_KEY: apiKey },
+        cwd: dirs.work,
+      });
 
     const TARGETS = {
-      direct: { key: 'direct', label: 'direct to the upstream (SDK client, API key header)', session: () => ({ url: upstream.url, auth: { [KEY_HEADER]: apiKey } }) },
+      direct: {
+        key: 'direct',
+        label: 'direct to the upstream (SDK client, API key header)',
+        session: () => ({ url: upstream.url, auth: { [KEY_HEADER]: apiKey } }),
+      },
       relay: {
         key: 'relay',
         label: 'a transparent HTTP relay (node:http + undici, no MCP): the least any gateway adds',
@@ -171,7 +200,12 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
         start: host('oursNoAuth', ['--no-auth']),
         session: (front) => ({ url: inPlace(front!.url), auth: {} }),
       },
-      ours: { key: 'ours', label: 'ours (auth on, app token)', start: host('ours'), session: (front) => ({ url: inPlace(front!.url), auth: token }) },
+      ours: {
+        key: 'ours',
+        label: 'ours (auth on, app token)',
+        start: host('ours'),
+        session: (front) => ({ url: inPlace(front!.url), auth: token }),
+      },
     } satisfies Record<string, TargetSpec>;
 
     let toolName = '';
@@ -186,7 +220,9 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       const running: Array<{ spec: TargetSpec; front?: ServerProcess; sessions: Session[] }> = [];
       try {
         for (const spec of specs) {
-          const front = spec.start ? o.track(await (profileDir && spec.key === 'ours' ? host('ours', [], profileDir)() : spec.start())) : undefined;
+          const front = spec.start
+            ? o.track(await (profileDir && spec.key === 'ours' ? host('ours', [], profileDir)() : spec.start()))
+            : undefined;
           const { url, auth } = spec.session(front);
           const sessions: Session[] = [];
           running.push({ spec, ...(front && { front }), sessions });
@@ -208,7 +244,12 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
           check,
         });
         const figures = await runRounds(
-          running.map((r) => ({ key: r.spec.key, sessions: r.sessions, call: callOf(r.spec.key), pids: r.front ? [r.front.pid, upstream.pid] : [upstream.pid] })),
+          running.map((r) => ({
+            key: r.spec.key,
+            sessions: r.sessions,
+            call: callOf(r.spec.key),
+            pids: r.front ? [r.front.pid, upstream.pid] : [upstream.pid],
+          })),
           plan,
         );
         await Promise.all(running.flatMap((r) => r.sessions.map(closeSession)));
@@ -229,12 +270,20 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       const added = ours.p50 - direct.p50;
       cases[name] = {
         ...c,
-        ratio: { p50: ours.p50 / direct.p50, p99: ours.p99 / direct.p99, throughput: ours.throughput / direct.throughput, p50MedianOfRounds: median(perRound), p50PerRound: perRound },
+        ratio: {
+          p50: ours.p50 / direct.p50,
+          p99: ours.p99 / direct.p99,
+          throughput: ours.throughput / direct.throughput,
+          p50MedianOfRounds: median(perRound),
+          p50PerRound: perRound,
+        },
         p50AddedMs: added,
         p50AddedMsMedianOfRounds: pairedMedian(c, 'ours', 'direct', 'p50'),
         goals: { p50Ratio: ours.p50 / direct.p50 <= GATEWAY_GOALS.p50Ratio, p50AddedMs: added < GATEWAY_GOALS.p50AddedMs },
       };
-      log(`  ${name}: p50 direct ${direct.p50.toFixed(2)} ms, ours ${ours.p50.toFixed(2)} ms: ratio ${(ours.p50 / direct.p50).toFixed(2)}, added ${added.toFixed(2)} ms`);
+      log(
+        `  ${name}: p50 direct ${direct.p50.toFixed(2)} ms, ours ${ours.p50.toFixed(2)} ms: ratio ${(ours.p50 / direct.p50).toFixed(2)}, added ${added.toFixed(2)} ms`,
+      );
     }
 
     let breakdownResults: GatewayResults['breakdown'];
@@ -244,9 +293,17 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       const rows: Array<[string, string, string]> = [
         ['a hop through a transparent HTTP relay, over direct: the least any gateway adds', 'relay', 'direct'],
         ['ours over the relay: everything an MCP gateway does beyond relaying bytes', 'ours', 'relay'],
-        ['a hop through the leanest gateway on the SDK server (bare SDK server + raw node:http forward), over direct', 'proxyRaw', 'direct'],
+        [
+          'a hop through the leanest gateway on the SDK server (bare SDK server + raw node:http forward), over direct',
+          'proxyRaw',
+          'direct',
+        ],
         ['the SDK client (fetch, web streams, SSE parser, result schema check) instead of the raw forward', 'proxySdk', 'proxyRaw'],
-        ["our gateway's pooled client (its own tools/call forwarder on the SSRF-guarded undici dispatcher) instead of the plain SDK client", 'proxy', 'proxySdk'],
+        [
+          "our gateway's pooled client (its own tools/call forwarder on the SSRF-guarded undici dispatcher) instead of the plain SDK client",
+          'proxy',
+          'proxySdk',
+        ],
         ['the rest of ours without auth (guard, sessions, tool table lookup, place checks, audit)', 'oursNoAuth', 'proxy'],
         ['our auth (app token, already verified once)', 'ours', 'oursNoAuth'],
         ['everything (ours minus direct)', 'ours', 'direct'],
@@ -261,12 +318,22 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       }));
       log('  in-process timings of the per-call pieces of our gateway');
       const micro = JSON.parse(
-        await runNode(['--import', TSX_IMPORT, GATEWAY_MICRO], { env: { ...env, BENCH_UPSTREAM_URL: upstream.url, BENCH_UPSTREAM_KEY: apiKey }, cwd: dirs.work }),
+        await runNode(['--import', TSX_IMPORT, GATEWAY_MICRO], {
+          env: { ...env, BENCH_UPSTREAM_URL: upstream.url, BENCH_UPSTREAM_KEY: apiKey },
+          cwd: dirs.work,
+        }),
       ) as MicroResult[];
-      for (const m of micro) log(`    ${m.name}: ${m.wallUs.toFixed(0)} us wall, ${m.cpuUs.toFixed(0)} us CPU, ${m.threadPoolOps} thread-pool round trips`);
+      for (const m of micro)
+        log(`    ${m.name}: ${m.wallUs.toFixed(0)} us wall, ${m.cpuUs.toFixed(0)} us CPU, ${m.threadPoolOps} thread-pool round trips`);
       breakdownResults = { cases: b, deltas, micro };
     }
-    return { goals: GATEWAY_GOALS, setup: { commands, connectionAdded, toolName, upstreamTools }, plans: { headline, breakdown }, cases, ...(breakdownResults && { breakdown: breakdownResults }) };
+    return {
+      goals: GATEWAY_GOALS,
+      setup: { commands, connectionAdded, toolName, upstreamTools },
+      plans: { headline, breakdown },
+      cases,
+      ...(breakdownResults && { breakdown: breakdownResults }),
+    };
   } finally {
     await o.stop(upstream);
   }
@@ -277,7 +344,9 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
 
 export function gatewayReport(g: GatewayResults): string[] {
   const lines: string[] = [];
-  lines.push(`connection: ${g.setup.connectionAdded}; tool called: \`${g.setup.toolName}\` (the upstream offers ${g.setup.upstreamTools} tools)`);
+  lines.push(
+    `connection: ${g.setup.connectionAdded}; tool called: \`${g.setup.toolName}\` (the upstream offers ${g.setup.upstreamTools} tools)`,
+  );
   lines.push(
     '',
     '| case | path | p50 ms | p99 ms | calls/s | server CPU ms/call: ours | upstream | calls |',
@@ -291,8 +360,12 @@ export function gatewayReport(g: GatewayResults): string[] {
       return `| ${label} | ${who} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} | ${x.throughput.toFixed(0)} | ${Number.isNaN(ours) ? '' : ours.toFixed(3)} | ${up.toFixed(3)} | ${x.calls} |`;
     };
     lines.push(row('direct to the upstream', c.summaries['direct']!, false), row('through our gateway', c.summaries['ours']!, true));
-    lines.push(`| ${label} | **ours / direct** | **${c.ratio.p50.toFixed(2)}** | ${c.ratio.p99.toFixed(2)} | ${c.ratio.throughput.toFixed(2)} | | | |`);
-    lines.push(`| ${label} | **ours - direct, ms** | **${signed(c.p50AddedMs)}** | ${signed(c.summaries['ours']!.p99 - c.summaries['direct']!.p99)} | | | | |`);
+    lines.push(
+      `| ${label} | **ours / direct** | **${c.ratio.p50.toFixed(2)}** | ${c.ratio.p99.toFixed(2)} | ${c.ratio.throughput.toFixed(2)} | | | |`,
+    );
+    lines.push(
+      `| ${label} | **ours - direct, ms** | **${signed(c.p50AddedMs)}** | ${signed(c.summaries['ours']!.p99 - c.summaries['direct']!.p99)} | | | | |`,
+    );
   }
   lines.push('');
   for (const c of Object.values(g.cases)) {
@@ -312,14 +385,26 @@ export function gatewayReport(g: GatewayResults): string[] {
     for (const key of Object.keys(c1.summaries)) {
       const a = c1.summaries[key]!;
       const b = c8.summaries[key]!;
-      lines.push(`| ${key} | ${a.p50.toFixed(2)} | ${a.serverCpuPerCall.toFixed(3)} | ${b.p50.toFixed(2)} | ${b.throughput.toFixed(0)} | ${b.serverCpuPerCall.toFixed(3)} | ${b.clientCpuPerCall.toFixed(3)} |`);
+      lines.push(
+        `| ${key} | ${a.p50.toFixed(2)} | ${a.serverCpuPerCall.toFixed(3)} | ${b.p50.toFixed(2)} | ${b.throughput.toFixed(0)} | ${b.serverCpuPerCall.toFixed(3)} | ${b.clientCpuPerCall.toFixed(3)} |`,
+      );
     }
-    lines.push('', 'Differences, each the median over the rounds of the two paths\' difference in that round:');
-    lines.push('', '| added cost | c1 p50 ms | c8 p50 ms | c1 server CPU ms/call | c8 server CPU ms/call |', '| --- | ---: | ---: | ---: | ---: |');
+    lines.push('', "Differences, each the median over the rounds of the two paths' difference in that round:");
+    lines.push(
+      '',
+      '| added cost | c1 p50 ms | c8 p50 ms | c1 server CPU ms/call | c8 server CPU ms/call |',
+      '| --- | ---: | ---: | ---: | ---: |',
+    );
     for (const x of g.breakdown.deltas) {
-      lines.push(`| ${x.what} | ${signed(x.c1P50Ms)} | ${signed(x.c8P50Ms)} | ${signed(x.c1ServerCpuMsPerCall)} | ${signed(x.c8ServerCpuMsPerCall)} |`);
+      lines.push(
+        `| ${x.what} | ${signed(x.c1P50Ms)} | ${signed(x.c8P50Ms)} | ${signed(x.c1ServerCpuMsPerCall)} | ${signed(x.c8ServerCpuMsPerCall)} |`,
+      );
     }
-    lines.push('', '| per-call piece of our gateway, in-process, one at a time | wall us | CPU us | thread-pool round trips |', '| --- | ---: | ---: | ---: |');
+    lines.push(
+      '',
+      '| per-call piece of our gateway, in-process, one at a time | wall us | CPU us | thread-pool round trips |',
+      '| --- | ---: | ---: | ---: |',
+    );
     for (const x of g.breakdown.micro) lines.push(`| ${x.name} | ${x.wallUs.toFixed(0)} | ${x.cpuUs.toFixed(0)} | ${x.threadPoolOps} |`);
   }
   return lines;

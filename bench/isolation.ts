@@ -86,7 +86,20 @@ try {
   const cli = (a: string[], input?: string) => runNode([CLI, ...a], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
   await cli(['secrets', 'set', SECRET_NAME, '--workspace-path', PLACE], apiKey);
   const nameOf = async (url: string, name: string) => {
-    const out = await cli(['connections', 'add', '--workspace-path', PLACE, '--url', url, '--name', name, '--header', KEY_HEADER, '--secret', SECRET_NAME]);
+    const out = await cli([
+      'connections',
+      'add',
+      '--workspace-path',
+      PLACE,
+      '--url',
+      url,
+      '--name',
+      name,
+      '--header',
+      KEY_HEADER,
+      '--secret',
+      SECRET_NAME,
+    ]);
     const server = /as (u[0-9a-f]{8}__[a-z0-9-]+)/.exec(out)?.[1];
     if (!server || !/connected/.test(out)) throw new Error(`connections add: ${out}`);
     return server;
@@ -107,7 +120,8 @@ try {
     if (tries) await sleep(200);
     listed = (await agent.listTools()).tools.map((t) => t.name);
   }
-  if (!listed.includes(healthyTool) || !listed.includes(hangingTool)) throw new Error(`tools/list lacks a connection: ${listed.join(', ')}`);
+  if (!listed.includes(healthyTool) || !listed.includes(hangingTool))
+    throw new Error(`tools/list lacks a connection: ${listed.join(', ')}`);
   log('warming up ...');
   for (let i = 0; i < 200; i += 1) await timedCall(agent, healthyTool);
 
@@ -123,7 +137,9 @@ try {
         lists.push(performance.now() - t);
       }
     }
-    log(`${label}: ${calls.length} calls, p50 ${median(calls).toFixed(2)} ms, p95 ${percentile(calls, 95).toFixed(2)} ms; tools/list max ${Math.max(...lists).toFixed(1)} ms`);
+    log(
+      `${label}: ${calls.length} calls, p50 ${median(calls).toFixed(2)} ms, p95 ${percentile(calls, 95).toFixed(2)} ms; tools/list max ${Math.max(...lists).toFixed(1)} ms`,
+    );
     return { calls, lists };
   };
 
@@ -137,7 +153,9 @@ try {
   let timedOut = 0;
   const retries = (async () => {
     while (retrying) {
-      const result = (await other.callTool({ name: hangingTool, arguments: { text: 'x' } }).catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }))) as CallToolResult;
+      const result = (await other
+        .callTool({ name: hangingTool, arguments: { text: 'x' } })
+        .catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }))) as CallToolResult;
       const text = JSON.stringify(result.content);
       if (/errPlaceMCPUnavailable/.test(text)) refused += 1;
       else if (/did not answer/.test(text)) timedOut += 1;

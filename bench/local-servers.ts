@@ -47,14 +47,30 @@ const gateway = new Gateway({
   credentials: async () => ({}),
   signedFetch: (_c, base) => base,
   appPorts: () => [],
-  local: { start: (c) => localLaunch(c, { access, placeSecrets, host, cacheRoot: join(root, 'cache') }), policyKey: (c) => localPolicyKey(c, { access }), logDir: join(stateDir, 'local-servers'), idleMs: 300_000 },
+  local: {
+    start: (c) => localLaunch(c, { access, placeSecrets, host, cacheRoot: join(root, 'cache') }),
+    policyKey: (c) => localPolicyKey(c, { access }),
+    logDir: join(stateDir, 'local-servers'),
+    idleMs: 300_000,
+  },
 });
 
 let made = 0;
 function connection(root: string, command: string, args: string[]): LocalConnection {
   const storeId = storeIdOf('local', root);
   const catalogId = `local-bench-${(made += 1)}`;
-  return { name: serverNameOf(storeId, catalogId), catalogId, displayName: `Bench ${made}`, transport: 'stdio', local: { command, args, env: [] }, auth: { kind: 'none' }, addedAt: new Date().toISOString(), owner: 'local', storeId, root };
+  return {
+    name: serverNameOf(storeId, catalogId),
+    catalogId,
+    displayName: `Bench ${made}`,
+    transport: 'stdio',
+    local: { command, args, env: [] },
+    auth: { kind: 'none' },
+    addedAt: new Date().toISOString(),
+    owner: 'local',
+    storeId,
+    root,
+  };
 }
 
 /** CPU seconds of a process and its descendants that are still running (utime + stime from /proc). */
@@ -86,7 +102,14 @@ async function spawnRounds(): Promise<{ sdk: number[]; gateway: number[] }> {
       const started = performance.now();
       if (side === 'sdk') {
         const client = new Client({ name: 'bench', version: '1' });
-        await client.connect(new StdioClientTransport({ command: 'npx', args: npxArgs(tarball), env: { npm_config_cache: npmCache }, cwd: join(workspace, 'Crew/a') }));
+        await client.connect(
+          new StdioClientTransport({
+            command: 'npx',
+            args: npxArgs(tarball),
+            env: { npm_config_cache: npmCache },
+            cwd: join(workspace, 'Crew/a'),
+          }),
+        );
         const { tools } = await client.listTools();
         sdk.push(performance.now() - started);
         if (!tools.length) throw new Error('no tools');

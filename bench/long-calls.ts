@@ -67,7 +67,9 @@ async function main(): Promise<void> {
   try {
     const tokens: string[] = [];
     for (let i = 0; i < Math.ceil(SESSIONS / SESSIONS_PER_TOKEN); i++) {
-      tokens.push((await runNode([CLI, 'token', 'create', '--name', `long-calls-${i}`, '--expires', '1d'], { env, cwd: dirs.work })).trim());
+      tokens.push(
+        (await runNode([CLI, 'token', 'create', '--name', `long-calls-${i}`, '--expires', '1d'], { env, cwd: dirs.work })).trim(),
+      );
     }
     const server = await startServer('ours', [CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
     log(`${CLI} at ${server.url}; opening ${SESSIONS} sessions`);
@@ -99,8 +101,18 @@ async function main(): Promise<void> {
         } catch (error) {
           const cause = (error as { cause?: { code?: string; message?: string } }).cause;
           const text = `${(error as Error).message}${cause ? ` (cause: ${cause.code ?? ''} ${cause.message ?? ''})` : ''}`;
-          failures.push({ session: index, call, gapMs, sleepMs, progress: withProgress, afterMs: Math.round(performance.now() - sent), error: text });
-          log(`call ${call} (session ${index}, after a ${gapMs} ms pause, sleep ${sleepMs} ms${withProgress ? ', with progress' : ''}) failed after ${Math.round(performance.now() - sent)} ms: ${text}`);
+          failures.push({
+            session: index,
+            call,
+            gapMs,
+            sleepMs,
+            progress: withProgress,
+            afterMs: Math.round(performance.now() - sent),
+            error: text,
+          });
+          log(
+            `call ${call} (session ${index}, after a ${gapMs} ms pause, sleep ${sleepMs} ms${withProgress ? ', with progress' : ''}) failed after ${Math.round(performance.now() - sent)} ms: ${text}`,
+          );
         }
         done += 1;
         load.push(loadavg()[0]!);
@@ -120,7 +132,10 @@ async function main(): Promise<void> {
       `|---:|---:|---:|---:|---:|`,
       `| ${done} | ${failures.length} | ${wallS.toFixed(0)} | ${median(latenciesOver).toFixed(1)} | ${Math.max(...latenciesOver).toFixed(0)} |`,
       '',
-      ...failures.map((f) => `- call ${f.call}, session ${f.session}: pause ${f.gapMs} ms, sleep ${f.sleepMs} ms${f.progress ? ', progress' : ''}, failed after ${f.afterMs} ms: ${f.error}`),
+      ...failures.map(
+        (f) =>
+          `- call ${f.call}, session ${f.session}: pause ${f.gapMs} ms, sleep ${f.sleepMs} ms${f.progress ? ', progress' : ''}, failed after ${f.afterMs} ms: ${f.error}`,
+      ),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     if (failures.length > 0) process.stderr.write(`the server's last words on stderr:\n${server.stderr()}\n`);

@@ -73,7 +73,11 @@ async function installMcpHub(): Promise<void> {
   if (existsSync(MCP_HUB_CLI)) return;
   log(`installing mcp-hub ${MCP_HUB_VERSION} into ${PEERS_DIR}`);
   await mkdir(PEERS_DIR, { recursive: true });
-  await promisify(execFile)('npm', ['install', '--prefix', PEERS_DIR, '--no-save', '--no-audit', '--no-fund', `mcp-hub@${MCP_HUB_VERSION}`], { cwd: PEERS_DIR });
+  await promisify(execFile)(
+    'npm',
+    ['install', '--prefix', PEERS_DIR, '--no-save', '--no-audit', '--no-fund', `mcp-hub@${MCP_HUB_VERSION}`],
+    { cwd: PEERS_DIR },
+  );
 }
 
 /** Samples RSS 5 times, 100 ms apart; the median, in bytes. */
@@ -116,34 +120,65 @@ async function main(): Promise<void> {
   try {
     const apiKey = `sk-bench-${randomBytes(12).toString('hex')}`;
     const upstream = track(
-      await startServer('upstream', ['--import', TSX_IMPORT, UPSTREAM_SERVER, '--header', KEY_HEADER], { env: { ...process.env, BENCH_UPSTREAM_KEY: apiKey }, cwd: REPO }),
+      await startServer('upstream', ['--import', TSX_IMPORT, UPSTREAM_SERVER, '--header', KEY_HEADER], {
+        env: { ...process.env, BENCH_UPSTREAM_KEY: apiKey },
+        cwd: REPO,
+      }),
     );
     const env = hostEnv(dirs, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
     const cli = (args: string[], input?: string) => runNode([CLI, ...args], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
     const tokens: string[] = [];
     const tokenCount = Math.ceil((IDLE_SESSIONS + 1) / SESSIONS_PER_TOKEN);
-    for (let i = 0; i < tokenCount; i++) tokens.push((await cli(['token', 'create', '--name', `bench-peers-${i}`, '--expires', '1d'])).trim());
+    for (let i = 0; i < tokenCount; i++)
+      tokens.push((await cli(['token', 'create', '--name', `bench-peers-${i}`, '--expires', '1d'])).trim());
     await cli(['secrets', 'set', 'BENCH_KEY', '--workspace-path', PLACE], apiKey);
-    await cli(['connections', 'add', '--workspace-path', PLACE, '--url', upstream.url, '--name', 'Bench', '--header', KEY_HEADER, '--secret', 'BENCH_KEY']);
+    await cli([
+      'connections',
+      'add',
+      '--workspace-path',
+      PLACE,
+      '--url',
+      upstream.url,
+      '--name',
+      'Bench',
+      '--header',
+      KEY_HEADER,
+      '--secret',
+      'BENCH_KEY',
+    ]);
     const hubConfig = join(root, 'mcp-hub.json');
     await writeFile(hubConfig, JSON.stringify({ mcpServers: { bench: { url: upstream.url, headers: { [KEY_HEADER]: apiKey } } } }));
     // mcp-hub keeps its logs and state under XDG folders (HOME by default): the run's own.
-    const hubEnv = { ...process.env, HOME: root, XDG_STATE_HOME: join(root, 'xdg-state'), XDG_CONFIG_HOME: join(root, 'xdg-config'), XDG_DATA_HOME: join(root, 'xdg-data') };
+    const hubEnv = {
+      ...process.env,
+      HOME: root,
+      XDG_STATE_HOME: join(root, 'xdg-state'),
+      XDG_CONFIG_HOME: join(root, 'xdg-config'),
+      XDG_DATA_HOME: join(root, 'xdg-data'),
+    };
 
     const inPlace = (url: string) => `${url}?workspace_path=${encodeURIComponent(PLACE)}`;
     const expected = `echo: ${ECHO_TEXT}`;
     const check = (r: CallToolResult) => {
       if (r.isError || textOf(r) !== expected) throw new Error(`echo: unexpected answer ${JSON.stringify(r).slice(0, 300)}`);
     };
-    const echoTool = async (session: Session, pattern: RegExp): Promise<string | undefined> => (await session.client.listTools()).tools.find((t) => pattern.test(t.name))?.name;
+    const echoTool = async (session: Session, pattern: RegExp): Promise<string | undefined> =>
+      (await session.client.listTools()).tools.find((t) => pattern.test(t.name))?.name;
     const OURS_ECHO = /^u[0-9a-f]{8}__[a-z0-9-]+__echo$/;
     const HUB_ECHO = /echo$/;
 
-    const startOurs = (probe: string[] = []) => startServer('ours', [...probe, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
+    const startOurs = (probe: string[] = []) =>
+      startServer('ours', [...probe, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
     /** mcp-hub, once its SSE endpoint takes a session; `url` is that endpoint. */
-    const startHub = async (probe: string[] = []): Promise<{ hub: { stop(): Promise<void>; pid: number; stderr(): string }; url: string; first: Session }> => {
+    const startHub = async (
+      probe: string[] = [],
+    ): Promise<{ hub: { stop(): Promise<void>; pid: number; stderr(): string }; url: string; first: Session }> => {
       const port = await freePort();
-      const child = spawn(process.execPath, [...probe, MCP_HUB_CLI, '--port', String(port), '--config', hubConfig], { env: hubEnv, cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [...probe, MCP_HUB_CLI, '--port', String(port), '--config', hubConfig], {
+        env: hubEnv,
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let err = '';
       child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4096)));
       const hub = {
@@ -221,7 +256,9 @@ async function main(): Promise<void> {
             const ratio = key === 'direct' ? '' : (x.p50 / direct.p50).toFixed(2);
             const added = key === 'direct' ? '' : signed(pairedMedian(c, key, 'direct', 'p50'));
             const perRound = key === 'direct' ? '' : median(roundRatios(c, key, 'direct')).toFixed(2);
-            out.push(`| ${name} | ${key} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} | ${x.throughput.toFixed(0)} | ${front} | ${ratio} | ${added} | ${perRound} |`);
+            out.push(
+              `| ${name} | ${key} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} | ${x.throughput.toFixed(0)} | ${front} | ${ratio} | ${added} | ${perRound} |`,
+            );
           }
         }
         const c1 = figures.c1.summaries;
@@ -242,8 +279,21 @@ async function main(): Promise<void> {
     if (!ONLY || ONLY === 'sessions') {
       log(`idle sessions: ${IDLE_SESSIONS} per server`);
       out.push(`### Idle sessions: ${IDLE_SESSIONS} opened one after another in a fresh server`, '');
-      out.push('| server | RSS before MiB | RSS after MiB | KiB per session (RSS) | KiB per session (V8 heap after GC) | open all s | ms per session | c1 p50 of another session, none idle / all idle ms |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-      type Target = { key: string; start: () => Promise<{ pid: number; stderr(): string; stop(): Promise<void>; open: (i: number) => Promise<Session>; call: Call; first?: Session }> };
+      out.push(
+        '| server | RSS before MiB | RSS after MiB | KiB per session (RSS) | KiB per session (V8 heap after GC) | open all s | ms per session | c1 p50 of another session, none idle / all idle ms |',
+        '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      );
+      type Target = {
+        key: string;
+        start: () => Promise<{
+          pid: number;
+          stderr(): string;
+          stop(): Promise<void>;
+          open: (i: number) => Promise<Session>;
+          call: Call;
+          first?: Session;
+        }>;
+      };
       const targets: Target[] = [
         {
           key: 'ours',
@@ -251,7 +301,14 @@ async function main(): Promise<void> {
             const s = track(await startOurs(HEAP_PROBE));
             const probe = await openSession(inPlace(s.url), tokens[0]!);
             const name = await waitForTool(probe, OURS_ECHO);
-            return { pid: s.pid, stderr: s.stderr, stop: () => stop(s), open: (i) => openSession(inPlace(s.url), tokens[Math.floor((i + 1) / SESSIONS_PER_TOKEN)]!), call: { name, arguments: { text: ECHO_TEXT }, check }, first: probe };
+            return {
+              pid: s.pid,
+              stderr: s.stderr,
+              stop: () => stop(s),
+              open: (i) => openSession(inPlace(s.url), tokens[Math.floor((i + 1) / SESSIONS_PER_TOKEN)]!),
+              call: { name, arguments: { text: ECHO_TEXT }, check },
+              first: probe,
+            };
           },
         },
         {
@@ -261,7 +318,13 @@ async function main(): Promise<void> {
             const check = (r: CallToolResult) => {
               if (textOf(r) !== BASELINE_TEXT) throw new Error(`bare: unexpected answer ${JSON.stringify(r).slice(0, 200)}`);
             };
-            return { pid: s.pid, stderr: s.stderr, stop: () => stop(s), open: () => openSession(s.url), call: { name: BASELINE_TOOL, arguments: { path: '/dev/null' }, check } };
+            return {
+              pid: s.pid,
+              stderr: s.stderr,
+              stop: () => stop(s),
+              open: () => openSession(s.url),
+              call: { name: BASELINE_TOOL, arguments: { path: '/dev/null' }, check },
+            };
           },
         },
         {
@@ -269,7 +332,14 @@ async function main(): Promise<void> {
           start: async () => {
             const { hub, url, first } = await startHub(HEAP_PROBE);
             const name = await waitForTool(first, HUB_ECHO);
-            return { pid: hub.pid, stderr: hub.stderr, stop: () => hub.stop(), open: () => openSseSession(url), call: { name, arguments: { text: ECHO_TEXT }, check }, first };
+            return {
+              pid: hub.pid,
+              stderr: hub.stderr,
+              stop: () => hub.stop(),
+              open: () => openSseSession(url),
+              call: { name, arguments: { text: ECHO_TEXT }, check },
+              first,
+            };
           },
         },
       ];
@@ -296,7 +366,9 @@ async function main(): Promise<void> {
           out.push(
             `| ${t.key} | ${mib(before)} | ${mib(after)} | ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} | ${((heapAfter - heapBefore) / 1024 / IDLE_SESSIONS).toFixed(0)} | ${(openMs / 1000).toFixed(2)} | ${(openMs / IDLE_SESSIONS).toFixed(1)} | ${quiet.toFixed(2)} / ${busy.toFixed(2)} |`,
           );
-          log(`  ${t.key}: ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB a session (RSS), ${((heapAfter - heapBefore) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB (heap), ${(openMs / 1000).toFixed(2)} s to open ${IDLE_SESSIONS}`);
+          log(
+            `  ${t.key}: ${((after - before) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB a session (RSS), ${((heapAfter - heapBefore) / 1024 / IDLE_SESSIONS).toFixed(0)} KiB (heap), ${(openMs / 1000).toFixed(2)} s to open ${IDLE_SESSIONS}`,
+          );
           await Promise.all([probe, ...sessions].map(closeSession));
         } finally {
           await server.stop();
@@ -335,7 +407,10 @@ async function main(): Promise<void> {
         '',
         '| server | median ms | min ms | max ms |',
         '| --- | ---: | ---: | ---: |',
-        ...(['ours', 'hub'] as const).map((k) => `| ${k === 'hub' ? `mcp-hub ${MCP_HUB_VERSION}` : 'ours'} | ${median(times[k]).toFixed(0)} | ${Math.min(...times[k]).toFixed(0)} | ${Math.max(...times[k]).toFixed(0)} |`),
+        ...(['ours', 'hub'] as const).map(
+          (k) =>
+            `| ${k === 'hub' ? `mcp-hub ${MCP_HUB_VERSION}` : 'ours'} | ${median(times[k]).toFixed(0)} | ${Math.min(...times[k]).toFixed(0)} | ${Math.max(...times[k]).toFixed(0)} |`,
+        ),
         '',
         `ours / mcp-hub: ${(median(times.ours) / median(times.hub)).toFixed(2)} (goal <= 1)`,
         '',

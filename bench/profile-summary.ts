@@ -99,7 +99,11 @@ export async function summarizeProfile(path: string): Promise<string> {
 
   const busyUs = totalUs - (groups.get('(idle)') ?? 0);
   const pct = (us: number, of: number) => `${((100 * us) / of).toFixed(1)}%`;
-  const lines = [`profile ${path}: ${(totalUs / 1e6).toFixed(1)} s, busy ${(busyUs / 1e6).toFixed(1)} s`, '', 'self time by place (% of busy):'];
+  const lines = [
+    `profile ${path}: ${(totalUs / 1e6).toFixed(1)} s, busy ${(busyUs / 1e6).toFixed(1)} s`,
+    '',
+    'self time by place (% of busy):',
+  ];
   for (const [g, us] of [...groups].sort((a, b) => b[1] - a[1])) {
     if (g === '(idle)') continue;
     lines.push(`  ${pct(us, busyUs).padStart(6)}  ${(us / 1000).toFixed(0).padStart(6)} ms  ${g}`);
@@ -116,7 +120,10 @@ export async function summarizeProfile(path: string): Promise<string> {
     const { callFrame } = byId.get(id)!;
     if (callFrame.url === '' && FS_NATIVES.has(callFrame.functionName)) fsUs += us;
   }
-  lines.push('', `native fs calls (${[...FS_NATIVES].join(', ')}), self time: ${(fsUs / 1000).toFixed(0)} ms, ${pct(fsUs, busyUs)} of busy`);
+  lines.push(
+    '',
+    `native fs calls (${[...FS_NATIVES].join(', ')}), self time: ${(fsUs / 1000).toFixed(0)} ms, ${pct(fsUs, busyUs)} of busy`,
+  );
   lines.push('', 'inclusive time of functions of interest (% of busy):');
   for (const name of OF_INTEREST) {
     const us = inclusive.get(name);

@@ -30,7 +30,13 @@ const server = http.createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-    const request: Dispatcher.RequestOptions = { origin: upstream.origin, path: upstream.pathname, method: req.method as Dispatcher.HttpMethod, headers: endToEnd(req.headers), ...(body && { body }) };
+    const request: Dispatcher.RequestOptions = {
+      origin: upstream.origin,
+      path: upstream.pathname,
+      method: req.method as Dispatcher.HttpMethod,
+      headers: endToEnd(req.headers),
+      ...(body && { body }),
+    };
     agent.request(request).then(
       (answer) => {
         res.writeHead(answer.statusCode, endToEnd(answer.headers as http.IncomingHttpHeaders));

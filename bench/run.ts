@@ -108,7 +108,10 @@ async function main(): Promise<void> {
   if (!args.has('--no-build')) {
     log('building (tsc -p tsconfig.build.json)...');
     try {
-      await runNode([join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(REPO, 'tsconfig.build.json')], { env: process.env, cwd: REPO });
+      await runNode([join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(REPO, 'tsconfig.build.json')], {
+        env: process.env,
+        cwd: REPO,
+      });
       build = 'ok';
     } catch (error) {
       // tsc still emits JavaScript when only types are wrong (others may be mid-edit): go on, and say so.
@@ -130,7 +133,14 @@ async function main(): Promise<void> {
     await writeFile(smallFile, TEXT_1K);
     if (Buffer.byteLength(TEXT_1K) !== 1024) throw new Error('the small file must be 1 KiB');
     const bareAuthToken = (await new AgentTokenStore({ stateDir: dirs.bareAuth }).create({ name: 'bench', expiresIn: '1d' })).token;
-    const ctx: Context = { env, work: dirs.work, tmp: dirs.tmp, token, smallFile, bareAuth: { stateDir: dirs.bareAuth, token: bareAuthToken } };
+    const ctx: Context = {
+      env,
+      work: dirs.work,
+      tmp: dirs.tmp,
+      token,
+      smallFile,
+      bareAuth: { stateDir: dirs.bareAuth, token: bareAuthToken },
+    };
 
     log('\n1. latency: our read vs the bare SDK server');
     const headline = await compare(ctx, [TARGETS.baseline, TARGETS.ours], HEADLINE, PROFILE);
@@ -141,7 +151,8 @@ async function main(): Promise<void> {
       const variants = await compare(ctx, Object.values(TARGETS), BREAKDOWN, false);
       log('\n1c. in-process timings of the per-request pieces');
       const micro = await microBench(root, smallFile);
-      for (const m of micro) log(`  ${m.name}: ${m.wallUs.toFixed(0)} us wall, ${m.cpuUs.toFixed(0)} us CPU, ${m.threadPoolOps} thread-pool round trips`);
+      for (const m of micro)
+        log(`  ${m.name}: ${m.wallUs.toFixed(0)} us wall, ${m.cpuUs.toFixed(0)} us CPU, ${m.threadPoolOps} thread-pool round trips`);
       breakdown = { cases: variants.cases, deltas: breakdownDeltas(variants.cases), micro };
     }
 
@@ -171,7 +182,14 @@ async function main(): Promise<void> {
     loadavg: load,
     build,
     commit,
-    settings: { only: ONLY ?? 'read and gateway', sessions: SESSIONS, headline: HEADLINE, breakdown: BREAKDOWN, quick: QUICK, profile: PROFILE },
+    settings: {
+      only: ONLY ?? 'read and gateway',
+      sessions: SESSIONS,
+      headline: HEADLINE,
+      breakdown: BREAKDOWN,
+      quick: QUICK,
+      profile: PROFILE,
+    },
     latency,
     breakdown,
     memory,
@@ -211,11 +229,13 @@ const readCall = (ctx: Context): Call => ({
   check: (r) => expectText(r, TEXT_1K, 'read of the 1 KiB file'),
 });
 // The same arguments as the read call, so that requests are the same size.
-const fixedCall = (expected: string) => (ctx: Context): Call => ({
-  name: BASELINE_TOOL,
-  arguments: { path: ctx.smallFile },
-  check: (r) => expectText(r, expected, 'baseline tool'),
-});
+const fixedCall =
+  (expected: string) =>
+  (ctx: Context): Call => ({
+    name: BASELINE_TOOL,
+    arguments: { path: ctx.smallFile },
+    check: (r) => expectText(r, expected, 'baseline tool'),
+  });
 const profiled = (dir: string | undefined, rest: string[]): string[] => (dir ? ['--cpu-prof', '--cpu-prof-dir', dir, ...rest] : rest);
 
 /** A variant of the bare server (bench/baseline-server.ts), plain environment, no auth. */
@@ -230,7 +250,10 @@ const bare = (key: string, label: string, flags: string[], answer: string): Targ
 });
 
 const TARGETS = {
-  baseline: { ...bare('baseline', 'bare SDK server, fixed short text', [], BASELINE_TEXT), args: (prof) => profiled(prof, ['--import', 'tsx', BASELINE_SERVER]) },
+  baseline: {
+    ...bare('baseline', 'bare SDK server, fixed short text', [], BASELINE_TEXT),
+    args: (prof) => profiled(prof, ['--import', 'tsx', BASELINE_SERVER]),
+  },
   text1k: bare('text1k', 'bare + 1 KiB fixed answer', ['--tool', 'text1k'], TEXT_1K),
   bareRead: bare('bareRead', 'bare + our read function', ['--tool', 'read'], TEXT_1K),
   stat4: bare('stat4', 'bare + 1 KiB fixed answer after 4 awaited fs stat calls', ['--tool', 'stat4'], TEXT_1K),
@@ -270,7 +293,11 @@ const BREAKDOWN_ROWS: Array<[string, keyof typeof TARGETS, keyof typeof TARGETS]
   ['  reference: fs.promises.readFile instead', 'fsread', 'text1k'],
   ['  reference: fs.readFileSync instead', 'readsync', 'text1k'],
   ['our JWT auth (app token), on the bare server', 'bareAuth', 'baseline'],
-  ['the rest of ours without auth (our McpServer and tool adapter, audit log, Host/Origin guard, sessions layer)', 'oursNoAuth', 'bareRead'],
+  [
+    'the rest of ours without auth (our McpServer and tool adapter, audit log, Host/Origin guard, sessions layer)',
+    'oursNoAuth',
+    'bareRead',
+  ],
   ['our JWT auth, on ours (ours minus ours --no-auth)', 'ours', 'oursNoAuth'],
   ['everything (ours minus bare)', 'ours', 'baseline'],
 ];
@@ -311,22 +338,24 @@ async function compare(ctx: Context, targets: TargetSpec[], plan: Plan, profile:
     for (const spec of targets) {
       const profDir = profile ? join(PROF_DIR, spec.key) : undefined;
       if (profDir) await rm(profDir, { recursive: true, force: true });
-      const server = track(
-        await startServer(spec.key, spec.args(profDir), { env: spec.env(ctx), cwd: spec.cwd(ctx) }),
-      );
+      const server = track(await startServer(spec.key, spec.args(profDir), { env: spec.env(ctx), cwd: spec.cwd(ctx) }));
       const sessions: Session[] = [];
       for (let i = 0; i < SESSIONS; i++) sessions.push(await openSession(server.url, spec.token(ctx)));
       running.push({ spec, server, sessions, call: spec.call(ctx) });
       log(`    ${spec.key.padEnd(10)} ${server.url} (pid ${server.pid}): ${spec.label}`);
     }
-    const idleRss = Object.fromEntries(await Promise.all(running.map(async (r) => [r.spec.key, (await memoryOf(r.server.pid)).rss] as const)));
+    const idleRss = Object.fromEntries(
+      await Promise.all(running.map(async (r) => [r.spec.key, (await memoryOf(r.server.pid)).rss] as const)),
+    );
 
     const figures = await runRounds(
       running.map((r) => ({ key: r.spec.key, sessions: r.sessions, call: r.call, pids: [r.server.pid] })),
       plan,
     );
 
-    const peakRss = Object.fromEntries(await Promise.all(running.map(async (r) => [r.spec.key, (await memoryOf(r.server.pid)).hwm] as const)));
+    const peakRss = Object.fromEntries(
+      await Promise.all(running.map(async (r) => [r.spec.key, (await memoryOf(r.server.pid)).hwm] as const)),
+    );
     await Promise.all(running.flatMap((r) => r.sessions.map(closeSession)));
 
     const cases = {} as Record<CaseName, CaseResult>;
@@ -400,7 +429,8 @@ async function memoryBench(ctx: Context) {
         arguments: { path: bigFile, offset: first, limit: TAIL_LINES },
         check: (r) => {
           const note = `[lines ${first}-${BIG_FILE_LINES} of ${BIG_FILE_LINES}]`;
-          if (!textOf(r).includes(note)) throw new Error(`read of the 1 GiB file: expected the note ${note}, got: ${textOf(r).slice(-300)}`);
+          if (!textOf(r).includes(note))
+            throw new Error(`read of the 1 GiB file: expected the note ${note}, got: ${textOf(r).slice(-300)}`);
           const lines = (r.content[0] as { text: string }).text.split('\n').length - 1;
           if (lines !== TAIL_LINES) throw new Error(`read of the 1 GiB file returned ${lines} lines, expected ${TAIL_LINES}`);
         },
@@ -410,7 +440,9 @@ async function memoryBench(ctx: Context) {
       const t0 = performance.now();
       const watched = await watchMemory(server.pid, SAMPLE_EVERY_MS, () => callOnce(session, call, LONG_CALL_MS));
       read = figures(before.rss, watched, performance.now() - t0, peakResettable);
-      log(`  read last ${TAIL_LINES} lines of 1 GiB: peak ${mb(read.peakRss)} MiB (+${mb(read.peakRss - idle)} over idle), ${(read.durationMs / 1000).toFixed(1)} s`);
+      log(
+        `  read last ${TAIL_LINES} lines of 1 GiB: peak ${mb(read.peakRss)} MiB (+${mb(read.peakRss - idle)} over idle), ${(read.durationMs / 1000).toFixed(1)} s`,
+      );
     } finally {
       await rm(bigFile, { force: true });
     }
@@ -427,15 +459,27 @@ async function memoryBench(ctx: Context) {
           callOnce(session, { name: 'bash', arguments: { command: BASH_COMMAND, timeout: 170 }, check: () => {} }, LONG_CALL_MS),
         );
         const result: CallToolResult = watched.result;
-        const structured = (result.structuredContent ?? {}) as { exitCode?: number; stdoutFullOutputPath?: string; stderrFullOutputPath?: string };
+        const structured = (result.structuredContent ?? {}) as {
+          exitCode?: number;
+          stdoutFullOutputPath?: string;
+          stderrFullOutputPath?: string;
+        };
         for (const path of [structured.stdoutFullOutputPath, structured.stderrFullOutputPath]) if (path) saved.push(path);
         const savedPath = structured.stdoutFullOutputPath;
         const savedFile = savedPath ? { path: savedPath, bytes: (await stat(savedPath)).size } : undefined;
         const text = textOf(result);
         if (structured.exitCode !== 0) throw new Error(`bash exited with ${structured.exitCode}: ${text.slice(0, 500)}`);
-        if (!text.includes(`[${BASH_BYTES} bytes in all;`)) throw new Error(`the bash answer does not report ${BASH_BYTES} bytes: ${text.slice(-500)}`);
-        if (!savedFile || !text.includes(savedFile.path)) throw new Error(`the bash answer names no saved full-output file: ${text.slice(-500)}`);
-        const figs = { run, command: BASH_COMMAND, ...figures(before.rss, watched, performance.now() - t0, peakResettable), answerBytes: Buffer.byteLength(text), savedFile };
+        if (!text.includes(`[${BASH_BYTES} bytes in all;`))
+          throw new Error(`the bash answer does not report ${BASH_BYTES} bytes: ${text.slice(-500)}`);
+        if (!savedFile || !text.includes(savedFile.path))
+          throw new Error(`the bash answer names no saved full-output file: ${text.slice(-500)}`);
+        const figs = {
+          run,
+          command: BASH_COMMAND,
+          ...figures(before.rss, watched, performance.now() - t0, peakResettable),
+          answerBytes: Buffer.byteLength(text),
+          savedFile,
+        };
         bash.push(figs);
         log(
           `  bash printing 1 GiB (run ${run}): peak ${mb(figs.peakRss)} MiB (+${mb(figs.peakRss - idle)} over idle), ${(figs.durationMs / 1000).toFixed(1)} s; ` +
@@ -457,7 +501,12 @@ async function memoryBench(ctx: Context) {
   return { ...figuresSoFar, leftoversInServerTmp: await leftoverFiles(ctx.tmp) };
 }
 
-function figures(startRss: number, watched: { peakSampledRss: number; hwm: number; samples: number }, durationMs: number, resettable: boolean) {
+function figures(
+  startRss: number,
+  watched: { peakSampledRss: number; hwm: number; samples: number },
+  durationMs: number,
+  resettable: boolean,
+) {
   return {
     startRss,
     // With VmHWM reset just before, the kernel's peak is exact; otherwise only the samples are about this call.
@@ -538,7 +587,9 @@ function report(r: Results): string {
   );
   // The bench itself keeps about 2 CPUs busy (load generator + server), so only load beyond that is others'.
   if (loads[0]! > m.nproc / 2 || loads[1]! > m.nproc + 1) {
-    lines.push(`WARNING: other processes were using the CPUs (load average above ${m.nproc / 2} at start or ${m.nproc + 1} at the end): these figures are noisier than usual.`);
+    lines.push(
+      `WARNING: other processes were using the CPUs (load average above ${m.nproc / 2} at start or ${m.nproc + 1} at the end): these figures are noisier than usual.`,
+    );
   }
   if (r.latency) lines.push('', '## read', ...readReport(r, r.latency));
   if (r.gateway) lines.push('', '## gateway', '', ...gatewayReport(r.gateway));
@@ -547,7 +598,11 @@ function report(r: Results): string {
 
 function readReport(r: Results, latency: NonNullable<Results['latency']>): string[] {
   const lines: string[] = [];
-  lines.push('', '| case | server | p50 ms | p99 ms | calls/s | server CPU ms/call | calls |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  lines.push(
+    '',
+    '| case | server | p50 ms | p99 ms | calls/s | server CPU ms/call | calls |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+  );
   for (const c of Object.values(latency.cases)) {
     const label = `concurrency ${c.concurrency}`;
     const base = c.summaries['baseline']!;
@@ -581,10 +636,15 @@ function readReport(r: Results, latency: NonNullable<Results['latency']>): strin
         `| ${spec.label} | ${a.p50.toFixed(2)} | ${a.serverCpuPerCall.toFixed(3)} | ${b.p50.toFixed(2)} | ${b.throughput.toFixed(0)} | ${b.serverCpuPerCall.toFixed(3)} | ${b.clientCpuPerCall.toFixed(3)} |`,
       );
     }
-    lines.push('', 'Differences, each the median over the rounds of the two servers\' difference in that round:');
+    lines.push('', "Differences, each the median over the rounds of the two servers' difference in that round:");
     lines.push('', '| added cost | c1 p50 ms | c1 server CPU ms/call | c8 server CPU ms/call |', '| --- | ---: | ---: | ---: |');
-    for (const x of r.breakdown.deltas) lines.push(`| ${x.what} | ${signed(x.c1P50Ms)} | ${signed(x.c1ServerCpuMsPerCall)} | ${signed(x.c8ServerCpuMsPerCall)} |`);
-    lines.push('', '| per-request piece, in-process, one at a time | wall us | CPU us | thread-pool round trips |', '| --- | ---: | ---: | ---: |');
+    for (const x of r.breakdown.deltas)
+      lines.push(`| ${x.what} | ${signed(x.c1P50Ms)} | ${signed(x.c1ServerCpuMsPerCall)} | ${signed(x.c8ServerCpuMsPerCall)} |`);
+    lines.push(
+      '',
+      '| per-request piece, in-process, one at a time | wall us | CPU us | thread-pool round trips |',
+      '| --- | ---: | ---: | ---: |',
+    );
     for (const x of r.breakdown.micro) lines.push(`| ${x.name} | ${x.wallUs.toFixed(0)} | ${x.cpuUs.toFixed(0)} | ${x.threadPoolOps} |`);
   }
 
@@ -592,9 +652,14 @@ function readReport(r: Results, latency: NonNullable<Results['latency']>): strin
     const mem = r.memory;
     lines.push('', '| our server | RSS MiB | over idle MiB | duration s |', '| --- | ---: | ---: | ---: |');
     lines.push(`| idle (one session, after 20 reads) | ${mb(mem.idleRss)} | | |`);
-    if (mem.read) lines.push(`| peak: read last ${TAIL_LINES} lines of a 1 GiB file | ${mb(mem.read.peakRss)} | ${mb(mem.read.peakRss - mem.idleRss)} | ${(mem.read.durationMs / 1000).toFixed(1)} |`);
+    if (mem.read)
+      lines.push(
+        `| peak: read last ${TAIL_LINES} lines of a 1 GiB file | ${mb(mem.read.peakRss)} | ${mb(mem.read.peakRss - mem.idleRss)} | ${(mem.read.durationMs / 1000).toFixed(1)} |`,
+      );
     for (const b of mem.bash) {
-      lines.push(`| peak: bash \`${b.command}\` (1 GiB), run ${b.run} | ${mb(b.peakRss)} | ${mb(b.peakRss - mem.idleRss)} | ${(b.durationMs / 1000).toFixed(1)} |`);
+      lines.push(
+        `| peak: bash \`${b.command}\` (1 GiB), run ${b.run} | ${mb(b.peakRss)} | ${mb(b.peakRss - mem.idleRss)} | ${(b.durationMs / 1000).toFixed(1)} |`,
+      );
     }
     lines.push(`| 1 s after the last | ${mb(mem.afterRss)} | ${mb(mem.afterRss - mem.idleRss)} | |`);
     lines.push(
@@ -663,7 +728,9 @@ process.once('SIGINT', () => {
   void cleanup().finally(() => process.exit(130));
 });
 
-sdkVersion = (JSON.parse(await readFile(join(REPO, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json'), 'utf8')) as { version: string }).version;
+sdkVersion = (
+  JSON.parse(await readFile(join(REPO, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json'), 'utf8')) as { version: string }
+).version;
 try {
   await main();
 } catch (error) {

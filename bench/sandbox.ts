@@ -43,10 +43,20 @@ try {
 
   // One access directory per target, so that each reads its policy as a real call does. "live":
   // entered into the place's running sandbox (as the server does); "per call": a bubblewrap each.
-  const target = async (kind: 'machine' | 'place' | 'strict', live: boolean, name: string, withLimits = true): Promise<() => Promise<void>> => {
+  const target = async (
+    kind: 'machine' | 'place' | 'strict',
+    live: boolean,
+    name: string,
+    withLimits = true,
+  ): Promise<() => Promise<void>> => {
     const access = new AccessDirectory(join(stateDir, name));
     await access.setPlacePolicy('Crew/alpha', kind);
-    const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, { ...host, stateDir: join(stateDir, name), ...(live && { sandboxes: pools[pools.push(new SandboxPool()) - 1] }), ...(withLimits && { limits }) });
+    const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, {
+      ...host,
+      stateDir: join(stateDir, name),
+      ...(live && { sandboxes: pools[pools.push(new SandboxPool()) - 1] }),
+      ...(withLimits && { limits }),
+    });
     return async () => {
       const sandbox = await policy.sandbox();
       const result = await runner.run({ command: 'true' }, sandbox ? { sandbox } : {});
@@ -88,7 +98,12 @@ try {
     return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), n: sorted.length };
   };
   const machine = stats(times.machine!);
-  const enforced = Object.keys(limits.support.unenforced).length === 0 ? 'all enforced' : `not enforced: ${Object.entries(limits.support.unenforced).map(([name, why]) => `${name} (${why})`).join('; ')}`;
+  const enforced =
+    Object.keys(limits.support.unenforced).length === 0
+      ? 'all enforced'
+      : `not enforced: ${Object.entries(limits.support.unenforced)
+          .map(([name, why]) => `${name} (${why})`)
+          .join('; ')}`;
   const verdicts = ['place', 'strict'].map((name) => {
     const s = stats(times[name]!);
     const [p50, p95] = [s.p50 - machine.p50, s.p95 - machine.p95];

@@ -71,13 +71,27 @@ async function startup(name: string, args: string[], env: NodeJS.ProcessEnv, exp
   const server = await startServer(name, args, { env, cwd: dir });
   try {
     const auth: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
-    const init = await rpc(server.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }, auth);
+    const init = await rpc(
+      server.url,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      },
+      auth,
+    );
     const session = { ...auth, 'Mcp-Session-Id': init.session ?? '', 'Mcp-Protocol-Version': PROTOCOL };
-    await fetch(server.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...session }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }).then((r) => r.text());
+    await fetch(server.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...session },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    }).then((r) => r.text());
     const list = await rpc(server.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
     const elapsed = performance.now() - started;
     const tools = (list.message as { result?: { tools?: Array<{ name: string }> } }).result?.tools ?? [];
-    if (!tools.some((tool) => tool.name === expectTool)) throw new Error(`${name}: tools/list has no ${expectTool}: ${JSON.stringify(list.message).slice(0, 300)}`);
+    if (!tools.some((tool) => tool.name === expectTool))
+      throw new Error(`${name}: tools/list has no ${expectTool}: ${JSON.stringify(list.message).slice(0, 300)}`);
     return elapsed;
   } finally {
     await server.stop();
@@ -109,7 +123,10 @@ async function rounds(sides: Array<{ name: string; run: () => Promise<number> }>
 }
 
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
-const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 try {
   const loadBefore = load();
@@ -162,7 +179,10 @@ try {
     '| command: spawn -> exit | p50 | minus node -e 0 | / node -e 0 |',
     '|---|---|---|---|',
     `| node -e 0 | ${fmt(floor)} | | |`,
-    ...COMMANDS.map((c) => `| ${c.name} | ${fmt(p50(commands, c.name))} | ${fmt(p50(commands, c.name) - floor)} | ${(p50(commands, c.name) / floor).toFixed(2)} |`),
+    ...COMMANDS.map(
+      (c) =>
+        `| ${c.name} | ${fmt(p50(commands, c.name))} | ${fmt(p50(commands, c.name) - floor)} | ${(p50(commands, c.name) / floor).toFixed(2)} |`,
+    ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   const results = {

@@ -20,7 +20,12 @@ const taken = new Set<string>();
 const placeTools: SessionTool[] = loadSet().flatMap((service) => {
   const catalogId = unlistedCatalogId(service.name, taken);
   taken.add(catalogId);
-  const tools = connectionTools({ name: serverNameOf(storeId, catalogId), displayName: service.name }, searchHint(service.name, undefined), service.tools, async () => ({ content: [] }));
+  const tools = connectionTools(
+    { name: serverNameOf(storeId, catalogId), displayName: service.name },
+    searchHint(service.name, undefined),
+    service.tools,
+    async () => ({ content: [] }),
+  );
   tools.forEach((tool, i) => idOf.set(tool.definition.name, `${service.id}/${service.tools[i]!.name}`));
   return tools;
 });
@@ -34,7 +39,9 @@ async function ranks(queries: readonly Query[]): Promise<{ top1: number; top3: n
   const misses: string[] = [];
   for (const [query, right] of queries) {
     const result = await search.call({ query, limit: 5 }, extra);
-    const found = ((result.structuredContent as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map((t) => idOf.get(t.name)!);
+    const found = ((result.structuredContent as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map((t) =>
+      idOf.get(t.name)!,
+    );
     const at = found.findIndex((id) => right.includes(id));
     if (at === 0) top1 += 1;
     if (at >= 0 && at < 3) top3 += 1;
@@ -68,7 +75,9 @@ const line = (label: string, r: typeof phrases, n: number) =>
 console.log(line('task phrases', phrases, PHRASES.length));
 console.log(line('held-out phrases', heldOut, HELD_OUT.length));
 console.log(line('keyword queries', keywords, KEYWORDS.length));
-console.log(`search_tools in-process over ${placeTools.length} tools: p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms, p99 ${pct(0.99)} ms (${times.length} searches)`);
+console.log(
+  `search_tools in-process over ${placeTools.length} tools: p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms, p99 ${pct(0.99)} ms (${times.length} searches)`,
+);
 console.log(`tools/list (machine tools + ${placeTools.length} connection tools): ${off} bytes with tool search off, ${on} bytes on`);
 if (process.argv.includes('--misses')) console.log(`\nnot in the top 3:\n${[...phrases.misses, ...keywords.misses].join('\n')}`);
 if (process.argv.includes('--held-out-misses')) console.log(`\nheld out, not in the top 3:\n${heldOut.misses.join('\n')}`);

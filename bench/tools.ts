@@ -70,7 +70,11 @@ function shell(command: string, ownSession = false): Promise<void> {
 
 const figures: Record<string, string> = {};
 try {
-  log(`bench:tools, ${ROUNDS} rounds; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  log(
+    `bench:tools, ${ROUNDS} rounds; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 
   // 1. bash: 1 GB of output, through the runner and redirected to a file by bash itself.
   const runner = new CommandRunner({ maxTimeoutSeconds: 600, outputDir: join(dir, 'outputs') });
@@ -140,7 +144,8 @@ try {
   const [head, headTool] = await alternate(
     async () => {
       const result = (await readFile({ path, limit: 2000 })) as TextReadResult;
-      if (result.endLine !== 2000 || !result.text.endsWith('\n2000\n') || result.totalLines !== undefined) throw new Error('the head read went wrong');
+      if (result.endLine !== 2000 || !result.text.endsWith('\n2000\n') || result.totalLines !== undefined)
+        throw new Error('the head read went wrong');
     },
     () => run('head', ['-n', '2000', path]),
   );
@@ -185,7 +190,12 @@ try {
 
   // 8. write of 10 MiB, against cp of a 10 MiB file.
   // Flat, as JSON.parse makes the tool's arguments (a repeated string is a rope, slower to encode).
-  const content = Buffer.from('x'.repeat(63).concat('\n').repeat((10 * MiB) / 64)).toString('utf8');
+  const content = Buffer.from(
+    'x'
+      .repeat(63)
+      .concat('\n')
+      .repeat((10 * MiB) / 64),
+  ).toString('utf8');
   const source = join(dir, 'source.txt');
   await writeRaw(source, content);
   const [write10, cp] = await alternate(
@@ -200,7 +210,11 @@ try {
   figures['write of 10 MiB: ratio (goal <= 2)'] = (median(write10!) / median(cp!)).toFixed(2);
   log(`write 10 MiB: ${list(write10!, 1)} ms; cp ${list(cp!, 1)} ms`);
 
-  log(`done; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  log(
+    `done; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   process.stdout.write(`| figure (file of ${size} bytes, ${ROUNDS} rounds) | value |\n| --- | --- |\n`);
   for (const [name, value] of Object.entries(figures)) process.stdout.write(`| ${name} | ${value} |\n`);
 } finally {

@@ -18,8 +18,14 @@ const ids = (query: string | undefined) => searchCatalog(entries, query).map((e)
 
 describe('searchCatalog', () => {
   it('returns every entry, in the given order, for an empty or blank query', () => {
-    assert.deepEqual(ids(undefined), entries.map((e) => e.id));
-    assert.deepEqual(ids('   '), entries.map((e) => e.id));
+    assert.deepEqual(
+      ids(undefined),
+      entries.map((e) => e.id),
+    );
+    assert.deepEqual(
+      ids('   '),
+      entries.map((e) => e.id),
+    );
   });
 
   it('ranks a name that starts with the query first, then a word of the name, then the id, then the description', () => {
@@ -38,19 +44,38 @@ describe('searchCatalog', () => {
   });
 
   it('matches the starts of words only, so a word inside another finds nothing', () => {
-    const words = [entry('webflow', 'Webflow', 'Publish changes to sites.'), entry('hangouts', 'Hangouts', 'Chat.'), entry('sentry', 'Sentry', 'Errors.')];
-    assert.deepEqual(searchCatalog(words, 'hang').map((e) => e.id), ['hangouts']);
-    assert.deepEqual(searchCatalog(words, 'chan').map((e) => e.id), ['webflow']);
-    assert.deepEqual(searchCatalog(words, 'entry').map((e) => e.id), []);
+    const words = [
+      entry('webflow', 'Webflow', 'Publish changes to sites.'),
+      entry('hangouts', 'Hangouts', 'Chat.'),
+      entry('sentry', 'Sentry', 'Errors.'),
+    ];
+    assert.deepEqual(
+      searchCatalog(words, 'hang').map((e) => e.id),
+      ['hangouts'],
+    );
+    assert.deepEqual(
+      searchCatalog(words, 'chan').map((e) => e.id),
+      ['webflow'],
+    );
+    assert.deepEqual(
+      searchCatalog(words, 'entry').map((e) => e.id),
+      [],
+    );
   });
 
   it('ranks a name match before a description match whatever the order given', () => {
     const both = [entry('docs-portal', 'Portal', 'Linear docs.'), entry('linear', 'Linear', 'Issues.')];
-    assert.deepEqual(searchCatalog(both, 'linear').map((e) => e.id), ['linear', 'docs-portal']);
+    assert.deepEqual(
+      searchCatalog(both, 'linear').map((e) => e.id),
+      ['linear', 'docs-portal'],
+    );
   });
 
   it('keeps the given order among equally ranked matches (the service gives built-in first)', () => {
     const tied = [entry('b', 'Tracker', 'Issues.'), entry('a', 'Tracker', 'Issues.', 'registry'), entry('c', 'Tracker', 'Issues.')];
-    assert.deepEqual(searchCatalog(tied, 'tracker').map((e) => e.id), ['b', 'a', 'c']);
+    assert.deepEqual(
+      searchCatalog(tied, 'tracker').map((e) => e.id),
+      ['b', 'a', 'c'],
+    );
   });
 });

@@ -10,7 +10,16 @@ describe('a command line split into words', () => {
   });
 
   it('keeps quoted words whole, and expands nothing', () => {
-    assert.deepEqual(splitCommandLine(`uvx mcp-server-git --repository "/home/ann/My Repo" '$HOME' "a\\"b" c\\ d ""`), ['uvx', 'mcp-server-git', '--repository', '/home/ann/My Repo', '$HOME', 'a"b', 'c d', '']);
+    assert.deepEqual(splitCommandLine(`uvx mcp-server-git --repository "/home/ann/My Repo" '$HOME' "a\\"b" c\\ d ""`), [
+      'uvx',
+      'mcp-server-git',
+      '--repository',
+      '/home/ann/My Repo',
+      '$HOME',
+      'a"b',
+      'c d',
+      '',
+    ]);
     assert.deepEqual(splitCommandLine('node server.js | tee log'), ['node', 'server.js', '|', 'tee', 'log']);
   });
 

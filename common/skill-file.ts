@@ -66,12 +66,15 @@ function checkFields(fields: Record<string, unknown>, folder: string): SkillMeta
   }
   if (metadata !== undefined && metadata !== null) {
     if (typeof metadata !== 'object' || Array.isArray(metadata)) return '"metadata" must be a mapping of keys to values';
-    skill.metadata = Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]));
+    skill.metadata = Object.fromEntries(
+      Object.entries(metadata).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]),
+    );
   }
   if (allowedTools !== undefined && allowedTools !== null) {
     // Kept as written: entries such as "Bash(git add:*)" contain spaces, so splitting would break them.
     if (typeof allowedTools === 'string') skill.allowedTools = allowedTools;
-    else if (Array.isArray(allowedTools) && allowedTools.every((tool) => typeof tool === 'string')) skill.allowedTools = allowedTools.join(' ');
+    else if (Array.isArray(allowedTools) && allowedTools.every((tool) => typeof tool === 'string'))
+      skill.allowedTools = allowedTools.join(' ');
     else return '"allowed-tools" must be a space-delimited string of tool names';
   }
   return skill;

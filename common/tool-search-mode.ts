@@ -12,7 +12,12 @@ export interface ToolSearchDecision {
 }
 
 /** The token's setting wins over the place's; with neither, tool search is on past the threshold. */
-export function decideToolSearch(input: { token?: ToolSearchMode; place?: ToolSearchMode; toolCount: number; threshold: number }): ToolSearchDecision {
+export function decideToolSearch(input: {
+  token?: ToolSearchMode;
+  place?: ToolSearchMode;
+  toolCount: number;
+  threshold: number;
+}): ToolSearchDecision {
   if (input.token && input.token !== 'auto') return { on: input.token === 'on', by: 'token' };
   if (input.place && input.place !== 'auto') return { on: input.place === 'on', by: 'place' };
   return { on: input.toolCount > input.threshold, by: 'automatic' };
@@ -25,5 +30,7 @@ export class ToolSearchModeError extends Error {
 /** A mode as a person typed it (CLI, API), or an error that lists the choices. */
 export function parseToolSearchMode(value: unknown): ToolSearchMode {
   if (typeof value === 'string' && (TOOL_SEARCH_MODES as readonly string[]).includes(value)) return value as ToolSearchMode;
-  throw new ToolSearchModeError(`Tool search must be on, off or auto (auto: on when the place has more than the threshold of tools), not ${JSON.stringify(value)}.`);
+  throw new ToolSearchModeError(
+    `Tool search must be on, off or auto (auto: on when the place has more than the threshold of tools), not ${JSON.stringify(value)}.`,
+  );
 }

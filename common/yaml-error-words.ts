@@ -27,6 +27,11 @@ interface YamlErrorLike {
  */
 export function yamlErrorWords(error: unknown, firstLine: number): { line?: number; words: string } {
   const e = (error ?? {}) as YamlErrorLike;
-  const words = (e.code && WORDS[e.code]) ?? (e.message ?? 'YAML cannot read it').split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').replace(/\.$/, '');
+  const words =
+    (e.code && WORDS[e.code]) ??
+    (e.message ?? 'YAML cannot read it')
+      .split('\n')[0]!
+      .replace(/ at line \d+, column \d+:?$/, '')
+      .replace(/\.$/, '');
   return e.linePos?.[0] ? { line: e.linePos[0].line + firstLine - 1, words } : { words };
 }

@@ -52,7 +52,11 @@ describe('access entries changed by the CLI while the server changes others', ()
   }
 
   /** What `apiChange(n)` leaves in the directory. */
-  function apiExpected(n: number, places: Record<string, PlaceAccess>, people: Record<string, { name: string }>): [string, unknown, unknown] {
+  function apiExpected(
+    n: number,
+    places: Record<string, PlaceAccess>,
+    people: Record<string, { name: string }>,
+  ): [string, unknown, unknown] {
     const place = places[`Crew/a${n}`];
     switch (n % 6) {
       case 0:
@@ -101,6 +105,10 @@ describe('access entries changed by the CLI while the server changes others', ()
       ...Array.from({ length: CLI_RUNS }, (_, i) => cliExpected(i, places)),
       ...Array.from({ length: apiChanges }, (_, n) => apiExpected(n, places, people)),
     ].filter(([, actual, expected]) => !isDeepStrictEqual(actual, expected));
-    assert.deepEqual(lost.map(([what]) => what), [], `${lost.length} changes lost`);
+    assert.deepEqual(
+      lost.map(([what]) => what),
+      [],
+      `${lost.length} changes lost`,
+    );
   });
 });

@@ -41,7 +41,12 @@ const REACHING_A_SERVER = [
 const SIGNING = ['node_modules/jose/'];
 
 /** Commands that are not about connections load no connection code at all, not even the SDK's error classes. */
-const CONNECTIONS = ['node_modules/@modelcontextprotocol/sdk/', 'main/connections/place-connections.ts', 'main/connections/gateway/', 'main/connections/oauth/'];
+const CONNECTIONS = [
+  'node_modules/@modelcontextprotocol/sdk/',
+  'main/connections/place-connections.ts',
+  'main/connections/gateway/',
+  'main/connections/oauth/',
+];
 
 describe('what each subcommand loads', () => {
   let dir: string;
@@ -72,7 +77,16 @@ describe('what each subcommand loads', () => {
     const loads = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
     await writeFile(loads, '');
     const child = spawn(process.execPath, ['--import', register, join(outdir, 'cli.js'), ...args], {
-      env: { PATH: process.env.PATH, HOME: dir, WORKSPACE_STATE_DIR: stateDir, WORKSPACE_CWD: dir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '', LOADS_FILE: loads, ...options.env },
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        WORKSPACE_STATE_DIR: stateDir,
+        WORKSPACE_CWD: dir,
+        WORKSPACE_SECRET_STORE: 'file',
+        WORKSPACE_REGISTRY_URL: '',
+        LOADS_FILE: loads,
+        ...options.env,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
@@ -91,7 +105,12 @@ describe('what each subcommand loads', () => {
     return sources;
   }
 
-  function assertOnlyItsOwn(command: string, sources: Set<string>, expected: string, unused = [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS]): void {
+  function assertOnlyItsOwn(
+    command: string,
+    sources: Set<string>,
+    expected: string,
+    unused = [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS],
+  ): void {
     // The positive side, so that a hook that saw nothing could not pass.
     assert.ok(sources.has(expected), `${command} did not load ${expected}; it loaded ${[...sources].join(', ')}`);
     const loaded = [...sources].filter((source) => unused.some((prefix) => source.startsWith(prefix)));
@@ -101,7 +120,10 @@ describe('what each subcommand loads', () => {
   it('token, approve, clients, places and config load none of the server, the MCP SDK or the connections; only token create signs', async () => {
     const created = await sourcesLoadedBy(['token', 'create', '--name', 'loads']);
     assertOnlyItsOwn('token create', created, 'main/cli-tokens.ts');
-    assert.ok([...created].some((source) => source.startsWith('node_modules/jose/')), 'token create signed without the JWT library?');
+    assert.ok(
+      [...created].some((source) => source.startsWith('node_modules/jose/')),
+      'token create signed without the JWT library?',
+    );
     for (const [args, expected] of [
       [['token', 'list'], 'main/auth/token-file.ts'],
       [['approve'], 'main/auth/agent-oauth/approvals.ts'],
@@ -109,20 +131,42 @@ describe('what each subcommand loads', () => {
       [['places', 'policy', '.'], 'main/places/access-directory.ts'],
       [['config'], 'main/cli-config.ts'],
     ] as const) {
-      assertOnlyItsOwn(args.join(' '), await sourcesLoadedBy([...args]), expected, [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS, ...SIGNING]);
+      assertOnlyItsOwn(args.join(' '), await sourcesLoadedBy([...args]), expected, [
+        ...SERVER_PARTS,
+        ...REACHING_A_SERVER,
+        ...CONNECTIONS,
+        ...SIGNING,
+      ]);
     }
   });
 
   it('secrets open the secret store and the state files only', async () => {
-    assertOnlyItsOwn('secrets set', await sourcesLoadedBy(['secrets', 'set', 'KEY'], { stdin: 'value' }), 'main/connections/place-secrets-access.ts');
-    assertOnlyItsOwn('secrets list', await sourcesLoadedBy(['secrets', 'list']), 'main/secrets/place-secrets.ts', [...SERVER_PARTS, ...REACHING_A_SERVER, ...CONNECTIONS, ...SIGNING]);
+    assertOnlyItsOwn(
+      'secrets set',
+      await sourcesLoadedBy(['secrets', 'set', 'KEY'], { stdin: 'value' }),
+      'main/connections/place-secrets-access.ts',
+    );
+    assertOnlyItsOwn('secrets list', await sourcesLoadedBy(['secrets', 'list']), 'main/secrets/place-secrets.ts', [
+      ...SERVER_PARTS,
+      ...REACHING_A_SERVER,
+      ...CONNECTIONS,
+      ...SIGNING,
+    ]);
   });
 
   it('connections load the MCP SDK only to reach a server', async () => {
-    assertOnlyItsOwn('connections list', await sourcesLoadedBy(['connections', 'list']), 'main/connections/place-connections.ts', [...SERVER_PARTS, ...REACHING_A_SERVER]);
+    assertOnlyItsOwn('connections list', await sourcesLoadedBy(['connections', 'list']), 'main/connections/place-connections.ts', [
+      ...SERVER_PARTS,
+      ...REACHING_A_SERVER,
+    ]);
     // Adding one checks its server at once (nothing listens on port 1: unreachable), so the client is loaded then.
-    const added = await sourcesLoadedBy(['connections', 'add', '--url', 'http://127.0.0.1:1/mcp', '--name', 'Nowhere'], { env: { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' } });
+    const added = await sourcesLoadedBy(['connections', 'add', '--url', 'http://127.0.0.1:1/mcp', '--name', 'Nowhere'], {
+      env: { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' },
+    });
     assert.ok(added.has('main/connections/gateway/upstream-connection.ts'), 'connections add did not load the upstream client');
-    assert.ok([...added].some((source) => source.startsWith('node_modules/@modelcontextprotocol/sdk/dist/esm/client/')), 'connections add did not load the SDK client');
+    assert.ok(
+      [...added].some((source) => source.startsWith('node_modules/@modelcontextprotocol/sdk/dist/esm/client/')),
+      'connections add did not load the SDK client',
+    );
   });
 });

@@ -46,7 +46,14 @@ describe('local servers and the clients on this machine, from the command line',
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       child.on('error', reject).on('close', (code) => resolve({ code, stdout, stderr }));
     });
-  const connections = async () => JSON.parse((await run(['connections', 'list', '--workspace-path', 'Crew/alpha', '--json'])).stdout) as Array<{ name: string; displayName: string; state: string; reason?: string; local?: { hosts: string[]; env: unknown[] } }>;
+  const connections = async () =>
+    JSON.parse((await run(['connections', 'list', '--workspace-path', 'Crew/alpha', '--json'])).stdout) as Array<{
+      name: string;
+      displayName: string;
+      state: string;
+      reason?: string;
+      local?: { hosts: string[]; env: unknown[] };
+    }>;
 
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'pw-cli-local-home-'));
@@ -54,10 +61,20 @@ describe('local servers and the clients on this machine, from the command line',
     workDir = await realpath(await mkdtemp(join(tmpdir(), 'pw-cli-local-cwd-')));
     await mkdir(join(workDir, 'Crew', 'alpha'), { recursive: true });
     desktopFile = join(home, '.config', 'Claude', 'claude_desktop_config.json');
-    desktopText = JSON.stringify({ mcpServers: { 'tiny-imported': { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN: IMPORTED } } }, globalShortcut: '' }, null, 2);
+    desktopText = JSON.stringify(
+      {
+        mcpServers: { 'tiny-imported': { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN: IMPORTED } } },
+        globalShortcut: '',
+      },
+      null,
+      2,
+    );
     cursorFile = join(home, '.cursor', 'mcp.json');
     cursorText = '{\n\t"mcpServers": {\n\t\t"docs": { "url": "https://docs.example.com/mcp" }\n\t}\n}\n';
-    for (const [path, text] of [[desktopFile, desktopText], [cursorFile, cursorText]] as const) {
+    for (const [path, text] of [
+      [desktopFile, desktopText],
+      [cursorFile, cursorText],
+    ] as const) {
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, text);
     }
@@ -70,7 +87,20 @@ describe('local servers and the clients on this machine, from the command line',
   it('adds a local server by its command, its variable from a place secret, and it works', async () => {
     const set = await run(['secrets', 'set', 'TINY_KEY', '--workspace-path', 'Crew/alpha'], SECRET);
     assert.equal(set.code, 0, set.stderr);
-    const added = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--command', 'node', '--name', 'Tiny', '--env', 'TINY_TOKEN=TINY_KEY', '--', LOCAL_SERVER_SCRIPT]);
+    const added = await run([
+      'connections',
+      'add',
+      '--workspace-path',
+      'Crew/alpha',
+      '--command',
+      'node',
+      '--name',
+      'Tiny',
+      '--env',
+      'TINY_TOKEN=TINY_KEY',
+      '--',
+      LOCAL_SERVER_SCRIPT,
+    ]);
     assert.equal(added.code, 0, added.stderr);
     assert.match(added.stdout, /^Added Tiny to Crew alpha as u[0-9a-f]{8}__local-tiny \(connected\)\.$/m);
     // node installs nothing: it is given no host.
@@ -78,15 +108,46 @@ describe('local servers and the clients on this machine, from the command line',
     const tiny = (await connections()).find((c) => c.displayName === 'Tiny')!;
     assert.equal(tiny.state, 'connected', tiny.reason);
     assert.deepEqual(tiny.local!.hosts, []);
-    assert.ok(!added.stdout.includes(SECRET) && !(await readFile(join(stateDir, 'personal-mcp', 'attachments.json'), 'utf8').catch(() => '')).includes(SECRET));
+    assert.ok(
+      !added.stdout.includes(SECRET) &&
+        !(await readFile(join(stateDir, 'personal-mcp', 'attachments.json'), 'utf8').catch(() => '')).includes(SECRET),
+    );
   });
 
   it('gives npx the host it installs from when no --host is given, and only the hosts given otherwise', async () => {
     const registry = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'], { env: env() })).stdout.trim()).hostname;
-    const npx = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--command', 'npx', '--name', 'Nowhere', '--', '--yes', '--offline', '@acme/not-installed-mcp']);
+    const npx = await run([
+      'connections',
+      'add',
+      '--workspace-path',
+      'Crew/alpha',
+      '--command',
+      'npx',
+      '--name',
+      'Nowhere',
+      '--',
+      '--yes',
+      '--offline',
+      '@acme/not-installed-mcp',
+    ]);
     assert.equal(npx.code, 0, npx.stderr);
     assert.match(npx.stdout, new RegExp(`Under the place and strict policies it may also reach: ${registry.replace(/\./g, '\\.')}\\.`));
-    const given = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--command', 'npx', '--name', 'Given', '--host', 'api.example.com', '--', '--yes', '--offline', '@acme/not-installed-mcp']);
+    const given = await run([
+      'connections',
+      'add',
+      '--workspace-path',
+      'Crew/alpha',
+      '--command',
+      'npx',
+      '--name',
+      'Given',
+      '--host',
+      'api.example.com',
+      '--',
+      '--yes',
+      '--offline',
+      '@acme/not-installed-mcp',
+    ]);
     assert.equal(given.code, 0, given.stderr);
     const list = await connections();
     assert.deepEqual(list.find((c) => c.displayName === 'Nowhere')!.local!.hosts, [registry]);
@@ -95,7 +156,7 @@ describe('local servers and the clients on this machine, from the command line',
     assert.notEqual(list.find((c) => c.displayName === 'Nowhere')!.state, 'connected');
   });
 
-  it('lists Claude Desktop\'s servers, imports one with its literal token moved into a place secret, and writes nothing back', async () => {
+  it("lists Claude Desktop's servers, imports one with its literal token moved into a place secret, and writes nothing back", async () => {
     const listed = await run(['connections', 'import', '--workspace-path', 'Crew/alpha']);
     assert.equal(listed.code, 0, listed.stderr);
     const line = listed.stdout.split('\n').find((l) => l.includes('tiny-imported'));
@@ -107,14 +168,23 @@ describe('local servers and the clients on this machine, from the command line',
     const imported = await run(['connections', 'import', '--workspace-path', 'Crew/alpha', id]);
     assert.equal(imported.code, 0, imported.stdout + imported.stderr);
     assert.match(imported.stdout, /Added tiny-imported as u[0-9a-f]{8}__\S+: connected/);
-    assert.deepEqual((await run(['secrets', 'list', '--workspace-path', 'Crew/alpha'])).stdout.trim().split('\n'), ['TINY_KEY', 'TINY_TOKEN']);
+    assert.deepEqual((await run(['secrets', 'list', '--workspace-path', 'Crew/alpha'])).stdout.trim().split('\n'), [
+      'TINY_KEY',
+      'TINY_TOKEN',
+    ]);
     assert.equal(await readFile(desktopFile, 'utf8'), desktopText);
   });
 
-  it('writes this server into Cursor\'s configuration, keeping the rest of the file byte for byte, and says what it wrote', async () => {
+  it("writes this server into Cursor's configuration, keeping the rest of the file byte for byte, and says what it wrote", async () => {
     const written = await run(['clients', 'connect', 'cursor', '--workspace-path', 'Crew/alpha']);
     assert.equal(written.code, 0, written.stderr);
-    assert.match(written.stdout, new RegExp(`^Changed ${cursorFile.replace(/[.]/g, '\\.')}: added the server "persona-workspace" for Cursor, working in Crew alpha:`, 'm'));
+    assert.match(
+      written.stdout,
+      new RegExp(
+        `^Changed ${cursorFile.replace(/[.]/g, '\\.')}: added the server "persona-workspace" for Cursor, working in Crew alpha:`,
+        'm',
+      ),
+    );
     assert.match(written.stdout, /"Authorization": "Bearer <token>"/);
     const text = await readFile(cursorFile, 'utf8');
     assert.ok(text.startsWith('{\n\t"mcpServers": {\n\t\t"docs": { "url": "https://docs.example.com/mcp" },\n'), text);

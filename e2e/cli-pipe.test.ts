@@ -14,7 +14,7 @@ import { waitFor } from '../test/support/wait.js';
 const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 const TOKENS = 3000;
 
-describe('the command\'s output into a slow pipe', () => {
+describe("the command's output into a slow pipe", () => {
   let stateDir: string;
   before(async () => {
     stateDir = await mkdtemp(join(tmpdir(), 'pw-cli-pipe-'));
@@ -28,7 +28,7 @@ describe('the command\'s output into a slow pipe', () => {
   });
   after(() => rm(stateDir, { recursive: true, force: true }));
 
-  it('gives `token list --json` whole, far beyond the pipe\'s buffer', async () => {
+  it("gives `token list --json` whole, far beyond the pipe's buffer", async () => {
     const child = spawn(process.execPath, [CLI, 'token', 'list', '--json'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, WORKSPACE_STATE_DIR: stateDir, WORKSPACE_SECRET_STORE: 'file' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -39,7 +39,7 @@ describe('the command\'s output into a slow pipe', () => {
     // Nothing is read until the reader's buffer is full: the rest, far more than the pipe holds, has
     // to wait for its reader.
     child.stdout.pause();
-    await waitFor(() => child.stdout.readableLength >= child.stdout.readableHighWaterMark, 20_000, 'the reader\'s buffer to fill');
+    await waitFor(() => child.stdout.readableLength >= child.stdout.readableHighWaterMark, 20_000, "the reader's buffer to fill");
     const chunks: Buffer[] = [];
     for await (const chunk of child.stdout) {
       chunks.push(chunk as Buffer);

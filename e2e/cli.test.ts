@@ -36,7 +36,11 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-function run(args: string[], extra: Record<string, string> = {}, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  extra: Record<string, string> = {},
+  stdin?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: env(extra) });
     child.stdin.end(stdin ?? '');
@@ -49,7 +53,9 @@ function run(args: string[], extra: Record<string, string> = {}, stdin?: string)
 }
 
 /** Starts the server and resolves with its MCP URL once the startup line is printed. */
-async function serve(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; line: string; out: () => string; exited: Promise<number | null> }> {
+async function serve(
+  args: string[],
+): Promise<{ child: ChildProcessWithoutNullStreams; url: string; line: string; out: () => string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [CLI, '--port', '0', '--control-port', '0', ...args], { env: env() });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let out = '';
@@ -69,7 +75,9 @@ async function serve(args: string[]): Promise<{ child: ChildProcessWithoutNullSt
 
 async function connect(url: string, token?: string): Promise<Client> {
   const client = new Client({ name: 'e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {} }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {} }),
+  );
   return client;
 }
 
@@ -92,7 +100,19 @@ describe('the persona-mcp-workspace command', () => {
 
     const help = await run(['--help']);
     assert.equal(help.code, 0);
-    for (const word of ['--port', '--host', '--no-auth', '--version', 'token create', 'WORKSPACE_CWD', 'WORKSPACE_SKILLS_DIR', 'WORKSPACE_SHELL_MAX_TIMEOUT', 'WORKSPACE_STATE_DIR', 'WORKSPACE_JWT_SECRET', 'WORKSPACE_JWKS_URL']) {
+    for (const word of [
+      '--port',
+      '--host',
+      '--no-auth',
+      '--version',
+      'token create',
+      'WORKSPACE_CWD',
+      'WORKSPACE_SKILLS_DIR',
+      'WORKSPACE_SHELL_MAX_TIMEOUT',
+      'WORKSPACE_STATE_DIR',
+      'WORKSPACE_JWT_SECRET',
+      'WORKSPACE_JWKS_URL',
+    ]) {
       assert.ok(help.stdout.includes(word), `help mentions ${word}`);
     }
   });
@@ -113,7 +133,10 @@ describe('the persona-mcp-workspace command', () => {
 
     const typo = await run(['tokn', 'list']);
     assert.equal(typo.code, 2);
-    assert.equal(typo.stderr, 'persona-mcp-workspace: Unknown command "tokn". Did you mean "token"? Run with --help to see the commands.\n');
+    assert.equal(
+      typo.stderr,
+      'persona-mcp-workspace: Unknown command "tokn". Did you mean "token"? Run with --help to see the commands.\n',
+    );
     const help = await run(['token', 'create', '--help']);
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^Usage:\n {2}persona-mcp-workspace token create --name NAME /);
@@ -131,7 +154,10 @@ describe('the persona-mcp-workspace command', () => {
   it('reads the settings file, with flags and the environment on top, and config prints where each setting comes from', async () => {
     const configDir = join(stateDir, 'config', 'persona-mcp-workspace');
     await mkdir(configDir, { recursive: true });
-    await writeFile(join(configDir, 'settings.json'), JSON.stringify({ port: 9700, controlPort: 9701, host: 'localhost', shellMaxTimeout: 77, jwtSecret: 'file-secret-4417' }));
+    await writeFile(
+      join(configDir, 'settings.json'),
+      JSON.stringify({ port: 9700, controlPort: 9701, host: 'localhost', shellMaxTimeout: 77, jwtSecret: 'file-secret-4417' }),
+    );
     try {
       await checkSettings(configDir);
     } finally {
@@ -142,10 +168,16 @@ describe('the persona-mcp-workspace command', () => {
   async function checkSettings(configDir: string): Promise<void> {
     const shown = await run(['config', '--port', '9800'], { WORKSPACE_CONTROL_PORT: '9901' });
     assert.equal(shown.code, 0, shown.stderr);
-    const rows = Object.fromEntries(shown.stdout.trim().split('\n').slice(1).map((line) => {
-      const [name, value, ...source] = line.split(/\s{2,}/);
-      return [name, { value, source: source.join(' ') }];
-    }));
+    const rows = Object.fromEntries(
+      shown.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => {
+          const [name, value, ...source] = line.split(/\s{2,}/);
+          return [name, { value, source: source.join(' ') }];
+        }),
+    );
     assert.match(shown.stdout, new RegExp(`^Settings file: ${join(configDir, 'settings.json')}\n`));
     assert.deepEqual(rows.port, { value: '9800', source: '--port' });
     assert.deepEqual(rows.controlPort, { value: '9901', source: 'WORKSPACE_CONTROL_PORT' });
@@ -156,20 +188,31 @@ describe('the persona-mcp-workspace command', () => {
     assert.doesNotMatch(shown.stdout, /file-secret-4417/, 'a secret is never printed');
     const asJson = await run(['config', '--json', '--port', '9800'], { WORKSPACE_CONTROL_PORT: '9901' });
     assert.equal(asJson.code, 0, asJson.stderr);
-    const parsed = JSON.parse(asJson.stdout) as { settingsFile: { path: string; found: boolean }; settings: Array<{ name: string; value: string; source: string }> };
+    const parsed = JSON.parse(asJson.stdout) as {
+      settingsFile: { path: string; found: boolean };
+      settings: Array<{ name: string; value: string; source: string }>;
+    };
     assert.deepEqual(parsed.settingsFile, { path: join(configDir, 'settings.json'), found: true });
     const jsonRows = Object.fromEntries(parsed.settings.map(({ name, ...row }) => [name, row]));
-    for (const name of ['port', 'controlPort', 'host', 'shellMaxTimeout', 'sessionIdleTimeout', 'jwtSecret']) assert.deepEqual(jsonRows[name], rows[name], name);
+    for (const name of ['port', 'controlPort', 'host', 'shellMaxTimeout', 'sessionIdleTimeout', 'jwtSecret'])
+      assert.deepEqual(jsonRows[name], rows[name], name);
     assert.equal(parsed.settings.length, Object.keys(rows).length, 'every setting, as in the table');
     assert.doesNotMatch(asJson.stdout, /file-secret-4417/, 'a secret is never printed');
 
     // --config names another file; a bad one is a clear error naming the setting, and nothing starts.
     const other = join(stateDir, 'other-settings.json');
     await writeFile(other, '{"upstreamTimeout": "soon"}');
-    for (const args of [['config', '--config', other], ['--config', other], ['token', 'list', '--config', other]]) {
+    for (const args of [
+      ['config', '--config', other],
+      ['--config', other],
+      ['token', 'list', '--config', other],
+    ]) {
       const bad = await run(args);
       assert.equal(bad.code, 2, args.join(' '));
-      assert.equal(bad.stderr, `persona-mcp-workspace: The settings file ${other}: "upstreamTimeout" must be a number of seconds above 0.\n`);
+      assert.equal(
+        bad.stderr,
+        `persona-mcp-workspace: The settings file ${other}: "upstreamTimeout" must be a number of seconds above 0.\n`,
+      );
     }
     await writeFile(other, '{"skillsDir": "/srv/skills-from-other"}');
     const fromOther = await run(['config', `--config=${other}`]);
@@ -181,7 +224,10 @@ describe('the persona-mcp-workspace command', () => {
   it('open prints a fresh one-time link for the running server, with its lifetime, and opens it with $BROWSER', async () => {
     const none = await run(['open']);
     assert.equal(none.code, 2);
-    assert.equal(none.stderr, `persona-mcp-workspace: No persona-mcp-workspace server is running on the state dir ${stateDir}. Start it with: persona-mcp-workspace\n`);
+    assert.equal(
+      none.stderr,
+      `persona-mcp-workspace: No persona-mcp-workspace server is running on the state dir ${stateDir}. Start it with: persona-mcp-workspace\n`,
+    );
 
     const server = await serve([]);
     try {
@@ -191,7 +237,10 @@ describe('the persona-mcp-workspace command', () => {
       await writeFile(browser, `#!/bin/sh\necho "$1" > ${browserLog}\n`, { mode: 0o755 });
       const opened = await run(['open'], { BROWSER: browser });
       assert.equal(opened.code, 0, opened.stderr);
-      const link = /^Open this link in a browser on this machine; it signs you in once, within 10 minutes: (http:\/\/127\.0\.0\.1:\d+\/login\?token=\S+)\n$/.exec(opened.stdout)?.[1];
+      const link =
+        /^Open this link in a browser on this machine; it signs you in once, within 10 minutes: (http:\/\/127\.0\.0\.1:\d+\/login\?token=\S+)\n$/.exec(
+          opened.stdout,
+        )?.[1];
       assert.ok(link, opened.stdout);
       await waitFor(async () => (await readFile(browserLog, 'utf8').catch(() => '')).trim() === link, 10_000, '$BROWSER to get the link');
 
@@ -199,7 +248,10 @@ describe('the persona-mcp-workspace command', () => {
       const controlUrl = new URL(link).origin;
       const signedOut = await fetch(`${controlUrl}/api/places`);
       assert.equal(signedOut.status, 401);
-      assert.match(((await signedOut.json()) as { error: { message: string } }).error.message, /^Sign in first: run "persona-mcp-workspace open" on this machine/);
+      assert.match(
+        ((await signedOut.json()) as { error: { message: string } }).error.message,
+        /^Sign in first: run "persona-mcp-workspace open" on this machine/,
+      );
 
       const signedIn = await fetch(link, { redirect: 'manual' });
       assert.equal(signedIn.status, 303);
@@ -222,7 +274,12 @@ describe('the persona-mcp-workspace command', () => {
     const result = await run(['--port', '0', '--control-port', String(port)]);
     blocker.close();
     assert.equal(result.code, 2);
-    assert.match(result.stderr, new RegExp(`persona-mcp-workspace: Port ${port} on 127\\.0\\.0\\.1 is already in use\\. Stop the other program or choose another port with --control-port\\.\n$`));
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `persona-mcp-workspace: Port ${port} on 127\\.0\\.0\\.1 is already in use\\. Stop the other program or choose another port with --control-port\\.\n$`,
+      ),
+    );
     assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   });
 
@@ -255,11 +312,16 @@ describe('the persona-mcp-workspace command', () => {
     const big = await client.callTool({ name: 'bash', arguments: { command: 'seq 1 100000' } });
     const saved = (big.structuredContent as { stdoutFullOutputPath: string }).stdoutFullOutputPath;
     assert.equal((await readFile(saved, 'utf8')).split('\n').length, 100_001);
-    assert.match(textOf(big), /the full stdout is in \S+ \(read it, or grep it with bash\), kept until \S+ at most: removed a day after it was saved, when this server stops/);
+    assert.match(
+      textOf(big),
+      /the full stdout is in \S+ \(read it, or grep it with bash\), kept until \S+ at most: removed a day after it was saved, when this server stops/,
+    );
 
     // A command with a grandchild still running when the signal comes.
     const pidFile = join(workDir, 'grandchild.pid');
-    const running = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }, undefined, { timeout: 20_000 });
+    const running = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }, undefined, {
+      timeout: 20_000,
+    });
     await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '', 10_000, 'the grandchild');
     const pid = Number((await readFile(pidFile, 'utf8')).trim());
 
@@ -270,7 +332,9 @@ describe('the persona-mcp-workspace command', () => {
     await assert.rejects(stat(dirname(saved)), /ENOENT/, "the server's saved outputs are gone");
     const port = Number(new URL(server.url).port);
     await new Promise<void>((resolve, reject) => {
-      const probe = createServer().once('error', reject).listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+      const probe = createServer()
+        .once('error', reject)
+        .listen(port, '127.0.0.1', () => probe.close(() => resolve()));
     });
     await client.close();
   });
@@ -298,7 +362,12 @@ describe('the persona-mcp-workspace command', () => {
       const response = await fetch(server.url, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
       });
       assert.equal(response.status, 401);
       assert.match(response.headers.get('www-authenticate') ?? '', /invalid_token/);
@@ -313,7 +382,7 @@ describe('the persona-mcp-workspace command', () => {
     assert.match(again.stderr, /No agent token with id ffffffffffffffff/);
   });
 
-  it('manages a place\'s secrets and connections from the command line', async () => {
+  it("manages a place's secrets and connections from the command line", async () => {
     const value = 'sk-cli-2b9e71d0';
     const set = await run(['secrets', 'set', 'DOCS_KEY', '--workspace-path', 'Crew/alpha'], {}, `${value}\n`);
     assert.equal(set.code, 0, set.stderr);
@@ -330,8 +399,17 @@ describe('the persona-mcp-workspace command', () => {
     const name = /as (u[0-9a-f]{8}__context7)/.exec(added.stdout)?.[1];
     assert.ok(name, added.stdout);
     const list = await run(['connections', 'list', '--workspace-path', 'Crew/alpha', '--json']);
-    const [connection] = JSON.parse(list.stdout) as Array<{ name: string; owner: string; state: string; reason?: string; secretName: string }>;
-    assert.deepEqual({ name: connection?.name, owner: connection?.owner, secretName: connection?.secretName }, { name, owner: 'local', secretName: 'DOCS_KEY' });
+    const [connection] = JSON.parse(list.stdout) as Array<{
+      name: string;
+      owner: string;
+      state: string;
+      reason?: string;
+      secretName: string;
+    }>;
+    assert.deepEqual(
+      { name: connection?.name, owner: connection?.owner, secretName: connection?.secretName },
+      { name, owner: 'local', secretName: 'DOCS_KEY' },
+    );
     // Its server was asked with the key; from here it cannot be reached (no internet, or private targets refused), and says so.
     assert.notEqual(connection?.state, 'connected');
     assert.ok(connection?.reason, list.stdout);
@@ -352,19 +430,35 @@ describe('the persona-mcp-workspace command', () => {
 
   it('refuses a place path with a bidi or invisible character, and an over-long server URL, saying why', async () => {
     for (const path of ['Crew/al\u202Etxt.ahp', 'Crew/alpha\u200B']) {
-      for (const args of [['connections', 'list'], ['secrets', 'list'], ['places', 'policy', path], ['token', 'create', '--name', 'hidden']]) {
+      for (const args of [
+        ['connections', 'list'],
+        ['secrets', 'list'],
+        ['places', 'policy', path],
+        ['token', 'create', '--name', 'hidden'],
+      ]) {
         const answer = await run(args[0] === 'places' ? args : [...args, '--workspace-path', path]);
         assert.equal(answer.code, 2, `${args.join(' ')}: ${answer.stderr}`);
-        assert.match(answer.stderr, /contains a control, bidi or invisible character|no control, bidi or invisible characters/, args.join(' '));
+        assert.match(
+          answer.stderr,
+          /contains a control, bidi or invisible character|no control, bidi or invisible characters/,
+          args.join(' '),
+        );
       }
     }
     assert.doesNotMatch((await run(['token', 'list'])).stdout, /hidden/);
-    const long = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', `https://mcp.example.com/mcp?pad=${'a'.repeat(2048)}`]);
+    const long = await run([
+      'connections',
+      'add',
+      '--workspace-path',
+      'Crew/alpha',
+      '--url',
+      `https://mcp.example.com/mcp?pad=${'a'.repeat(2048)}`,
+    ]);
     assert.equal(long.code, 2, long.stderr);
     assert.match(long.stderr, /The URL is 2080 characters long; a server URL may have at most 2048/);
   });
 
-  it('shows and sets a place\'s sandbox policy, which the access directory keeps', async () => {
+  it("shows and sets a place's sandbox policy, which the access directory keeps", async () => {
     const shown = await run(['places', 'policy', 'Crew/alpha']);
     assert.equal(shown.code, 0, shown.stderr);
     assert.equal(shown.stdout, 'The policy of Crew alpha is machine.\n');
@@ -386,17 +480,31 @@ describe('the persona-mcp-workspace command', () => {
     await run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
 
-  it('shows and sets a place\'s limits; with a server running, what is in effect and what this machine cannot enforce', async () => {
+  it("shows and sets a place's limits; with a server running, what is in effect and what this machine cannot enforce", async () => {
     const refused = await run(['places', 'limits', 'Crew/alpha', 'processes=100']);
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /Crew alpha has the machine policy, whose commands run outside any sandbox: choose the place or strict policy first/);
+    assert.match(
+      refused.stderr,
+      /Crew alpha has the machine policy, whose commands run outside any sandbox: choose the place or strict policy first/,
+    );
     await run(['places', 'policy', 'Crew/alpha', 'strict']);
     const set = await run(['places', 'limits', 'Crew/alpha', 'processes=200', 'memory=1G', 'tmp=64M']);
     assert.equal(set.code, 0, set.stderr);
-    assert.match(set.stdout, /^Limits of Crew alpha's sandboxed commands \(strict policy\), now:\n  limits: 200 processes and threads at once, 1024 MiB of memory \(its \/tmp's files count\), a \/tmp of 64 MiB; the others the machine's defaults \(no server runs/);
-    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'].policy.limits, { processes: 200, memoryMb: 1024, tmpMb: 64 });
+    assert.match(
+      set.stdout,
+      /^Limits of Crew alpha's sandboxed commands \(strict policy\), now:\n  limits: 200 processes and threads at once, 1024 MiB of memory \(its \/tmp's files count\), a \/tmp of 64 MiB; the others the machine's defaults \(no server runs/,
+    );
+    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'].policy.limits, {
+      processes: 200,
+      memoryMb: 1024,
+      tmpMb: 64,
+    });
     await run(['places', 'limits', 'Crew/alpha', 'memory=default']);
-    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'].policy.limits, { processes: 200, tmpMb: 64 }, 'one back to its default, the others kept');
+    assert.deepEqual(
+      JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'].policy.limits,
+      { processes: 200, tmpMb: 64 },
+      'one back to its default, the others kept',
+    );
     const bad = await run(['places', 'limits', 'Crew/alpha', 'processes=2']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /The processes limit must be a whole number from 16 to/);
@@ -408,7 +516,10 @@ describe('the persona-mcp-workspace command', () => {
       const lines = shown.stdout.split('\n').filter((line) => line.startsWith('  limit: '));
       assert.equal(lines.length, 3, shown.stdout);
       assert.match(lines[0]!, /^  limit: 200 processes and threads at once(, not enforced on this machine: .{10,})?$/);
-      assert.match(lines[1]!, /^  limit: \d+ MiB of memory \(its \/tmp's files count\) \(the machine's default\)(, not enforced on this machine: .{10,})?$/);
+      assert.match(
+        lines[1]!,
+        /^  limit: \d+ MiB of memory \(its \/tmp's files count\) \(the machine's default\)(, not enforced on this machine: .{10,})?$/,
+      );
       assert.match(lines[2]!, /^  limit: a \/tmp of 64 MiB(, not enforced on this machine: .{10,})?$/);
       // This machine (the tests' own) holds them: control groups for processes and memory, a sized tmpfs for /tmp.
       if (!/not enforced/.test(lines[0]!)) assert.match(shown.stdout, /\n  processes and memory held by cgroup v[12]/);
@@ -421,16 +532,24 @@ describe('the persona-mcp-workspace command', () => {
     await run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
 
-  it('shows and sets the hosts a place\'s sandboxed commands reach, beside its policy', async () => {
+  it("shows and sets the hosts a place's sandboxed commands reach, beside its policy", async () => {
     const refused = await run(['places', 'network', 'Crew/alpha', 'example.com']);
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /Crew alpha has the machine policy, whose commands reach every host already: choose the place or strict policy first/);
+    assert.match(
+      refused.stderr,
+      /Crew alpha has the machine policy, whose commands reach every host already: choose the place or strict policy first/,
+    );
     await run(['places', 'policy', 'Crew/alpha', 'strict']);
-    assert.equal((await run(['places', 'network', 'Crew/alpha'])).stdout, 'Sandboxed commands of Crew alpha (strict policy) reach: no network.\n');
+    assert.equal(
+      (await run(['places', 'network', 'Crew/alpha'])).stdout,
+      'Sandboxed commands of Crew alpha (strict policy) reach: no network.\n',
+    );
     const set = await run(['places', 'network', 'Crew/alpha', 'API.github.com', '*.npmjs.org']);
     assert.equal(set.code, 0, set.stderr);
     assert.equal(set.stdout, 'Sandboxed commands of Crew alpha (strict policy) now reach: only api.github.com, *.npmjs.org.\n');
-    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'], { policy: { kind: 'strict', network: ['api.github.com', '*.npmjs.org'] } });
+    assert.deepEqual(JSON.parse(await readFile(join(stateDir, 'access.json'), 'utf8')).places['Crew/alpha'], {
+      policy: { kind: 'strict', network: ['api.github.com', '*.npmjs.org'] },
+    });
     assert.match((await run(['places', 'policy', 'Crew/alpha'])).stdout, /network: only api\.github\.com, \*\.npmjs\.org/);
     const bad = await run(['places', 'network', 'Crew/alpha', 'https://example.com/']);
     assert.equal(bad.code, 2);
@@ -439,7 +558,7 @@ describe('the persona-mcp-workspace command', () => {
     await run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
 
-  it('shows and sets tool search per place and per token; a running server follows the token\'s at its next tools/list', async () => {
+  it("shows and sets tool search per place and per token; a running server follows the token's at its next tools/list", async () => {
     const shown = await run(['places', 'tool-search', 'Crew/alpha']);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^Tool search in Crew alpha is auto \(on when it has more than 40 tools\)/);
@@ -478,7 +597,23 @@ describe('the persona-mcp-workspace command', () => {
     const local = { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '3' };
     try {
       assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha'], local, 'sk-wrong\n')).code, 0);
-      const added = await run(['connections', 'add', '--workspace-path', 'Crew/alpha', '--url', upstream.url, '--name', 'Issues', '--header', 'X-Api-Key', '--secret', 'ISSUES_KEY'], local);
+      const added = await run(
+        [
+          'connections',
+          'add',
+          '--workspace-path',
+          'Crew/alpha',
+          '--url',
+          upstream.url,
+          '--name',
+          'Issues',
+          '--header',
+          'X-Api-Key',
+          '--secret',
+          'ISSUES_KEY',
+        ],
+        local,
+      );
       assert.equal(added.code, 0, added.stderr);
       assert.match(added.stdout, /key-refused: .*refused the API key \(HTTP 401\)/);
       const name = /as (u[0-9a-f]{8}__[a-z0-9-]+)/.exec(added.stdout)?.[1];
@@ -494,12 +629,18 @@ describe('the persona-mcp-workspace command', () => {
       assert.notEqual(kept.code, 0);
       assert.match(kept.stderr, /Crew alpha already has a secret named "ISSUES_KEY"; it was not changed\. Issues sends it\. .*--replace/);
       assert.match((await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local)).stdout, /key-refused/);
-      assert.equal((await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha', '--replace'], local, 'sk-right-5e1f\n')).code, 0);
+      assert.equal(
+        (await run(['secrets', 'set', 'ISSUES_KEY', '--workspace-path', 'Crew/alpha', '--replace'], local, 'sk-right-5e1f\n')).code,
+        0,
+      );
       const fixed = await run(['connections', 'test', name, '--workspace-path', 'Crew/alpha'], local);
       assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);
       assert.match(fixed.stdout, /Issues \(u[0-9a-f]{8}__[a-z0-9-]+\): connected \(5 tools, checked /);
       assert.match((await run(['connections', 'list', '--workspace-path', 'Crew/alpha'], local)).stdout, /Issues .*connected \(5 tools/);
-      const edited = await run(['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--tool-off', 'echo', '--name', 'Issue tracker'], local);
+      const edited = await run(
+        ['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--tool-off', 'echo', '--name', 'Issue tracker'],
+        local,
+      );
       assert.equal(edited.code, 0, edited.stderr);
       assert.match(edited.stdout, /Changed Issue tracker .*connected/);
       const shown = await run(['connections', 'show', name, '--workspace-path', 'Crew/alpha'], local);
@@ -521,7 +662,11 @@ describe('the persona-mcp-workspace command', () => {
       assert.equal(added.code, 0, added.stderr);
       const name = /as (u[0-9a-f]{8}__[a-z0-9-]+)/.exec(added.stdout)?.[1];
       assert.ok(name, added.stdout);
-      const edited = await run(['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--client-id', 'my-cli-app', '--client-secret-stdin'], local, 'cli-own-secret-77\n');
+      const edited = await run(
+        ['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--client-id', 'my-cli-app', '--client-secret-stdin'],
+        local,
+        'cli-own-secret-77\n',
+      );
       assert.equal(edited.code, 0, edited.stderr);
       assert.match(edited.stdout, /Changed Closed .*sign-in/);
       assert.match(edited.stdout, /Sign in to it again from the page to use your OAuth app my-cli-app\./);
@@ -531,7 +676,10 @@ describe('the persona-mcp-workspace command', () => {
       assert.deepEqual(json.ownApp, { clientId: 'my-cli-app' });
       const files = await Promise.all((await filesUnder(stateDir)).map((f) => readFile(f, 'latin1')));
       assert.ok(!files.some((text) => text.includes('cli-own-secret-77')), 'the client secret is in the keychain only');
-      const empty = await run(['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--client-id', 'x', '--client-secret-stdin'], local);
+      const empty = await run(
+        ['connections', 'edit', name, '--workspace-path', 'Crew/alpha', '--client-id', 'x', '--client-secret-stdin'],
+        local,
+      );
       assert.equal(empty.code, 2);
       assert.match(empty.stderr, /reads the secret from stdin, which was empty/);
 

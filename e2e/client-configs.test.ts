@@ -41,12 +41,31 @@ describe('the MCP clients on this machine', () => {
     files['claude-code'] = join(home, '.claude.json');
     files.project = join(alpha, '.mcp.json');
     const contents: Record<string, string> = {
-      'claude-desktop': JSON.stringify({ mcpServers: { tiny: { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN } }, odd: { note: 'no command' } }, globalShortcut: '' }, null, 2),
-      cursor: JSON.stringify({ mcpServers: { docs: { url: upstream.url, headers: { 'X-Api-Key': DOCS_KEY, 'X-Trace': 'on' } } } }, null, '\t'),
+      'claude-desktop': JSON.stringify(
+        {
+          mcpServers: { tiny: { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN } }, odd: { note: 'no command' } },
+          globalShortcut: '',
+        },
+        null,
+        2,
+      ),
+      cursor: JSON.stringify(
+        { mcpServers: { docs: { url: upstream.url, headers: { 'X-Api-Key': DOCS_KEY, 'X-Trace': 'on' } } } },
+        null,
+        '\t',
+      ),
       vscode: `{\n  // servers of this profile\n  "servers": {\n    "fetch": { "type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"] },\n    "keyed": { "type": "sse", "url": "https://keyed.example.com/sse", "headers": { "Authorization": "Bearer \${input:key}" } },\n  },\n  "inputs": [],\n}\n`,
       // Where VS Code kept its servers before mcp.json, with an input it asks for.
       vscodeSettings: `{\n  "editor.fontSize": 14,\n  "mcp": {\n    "inputs": [{ "type": "promptString", "id": "gh", "description": "GitHub token", "password": true }],\n    "servers": {\n      "old-style": { "command": "node", "args": ["\${workspaceFolder}/server.js"] },\n      "gh": { "command": "gh-mcp", "env": { "GH_TOKEN": "\${input:gh}" } },\n    },\n  },\n}\n`,
-      'claude-code': JSON.stringify({ numStartups: 3, mcpServers: { 'user-one': { type: 'http', url: 'https://user-one.example.com/mcp' } }, projects: { [alpha]: { mcpServers: { 'alpha-local': { type: 'stdio', command: 'alpha-mcp', args: [] } } } } }, null, 2),
+      'claude-code': JSON.stringify(
+        {
+          numStartups: 3,
+          mcpServers: { 'user-one': { type: 'http', url: 'https://user-one.example.com/mcp' } },
+          projects: { [alpha]: { mcpServers: { 'alpha-local': { type: 'stdio', command: 'alpha-mcp', args: [] } } } },
+        },
+        null,
+        2,
+      ),
       project: JSON.stringify({ mcpServers: { proj: { command: 'npx', args: ['-y', '@acme/proj-mcp'] } } }),
     };
     for (const [key, path] of Object.entries(files)) {
@@ -54,7 +73,10 @@ describe('the MCP clients on this machine', () => {
       await writeFile(path, contents[key]!);
       originals.set(path, contents[key]!);
     }
-    fx = await startHost({}, { HOME: home, XDG_CACHE_HOME: join(home, '.cache'), WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '10' });
+    fx = await startHost(
+      {},
+      { HOME: home, XDG_CACHE_HOME: join(home, '.cache'), WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '10' },
+    );
     const controlUrl = await fx.host.open();
     const adminToken = await fx.host.adminToken();
     api = (method, path, body) => callApi(controlUrl, adminToken, method, path, body);
@@ -67,11 +89,22 @@ describe('the MCP clients on this machine', () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  it('shows what each client\'s servers would become in the place, with no secret value', async () => {
+  it("shows what each client's servers would become in the place, with no secret value", async () => {
     const plan = await api('GET', '/import?workspace_path=Crew/alpha');
     assert.equal(plan.status, 200, plan.text);
     const byName = Object.fromEntries(plan.json.items.map((item: any) => [item.name, item]));
-    assert.deepEqual(Object.keys(byName).sort(), ['alpha-local', 'docs', 'fetch', 'gh', 'keyed', 'odd', 'old-style', 'proj', 'tiny', 'user-one']);
+    assert.deepEqual(Object.keys(byName).sort(), [
+      'alpha-local',
+      'docs',
+      'fetch',
+      'gh',
+      'keyed',
+      'odd',
+      'old-style',
+      'proj',
+      'tiny',
+      'user-one',
+    ]);
     assert.deepEqual([byName.tiny.clientName, byName.tiny.kind, byName.tiny.scope], ['Claude Desktop', 'local', 'user']);
     assert.deepEqual(byName.tiny.secrets, [{ name: 'TINY_TOKEN', from: 'variable TINY_TOKEN' }]);
     assert.equal(byName.tiny.adds.env.TINY_TOKEN, 'TINY_TOKEN');
@@ -79,15 +112,23 @@ describe('the MCP clients on this machine', () => {
     assert.deepEqual(byName.docs.adds.header, { name: 'X-Api-Key', secret: 'DOCS_X_API_KEY' });
     assert.match(byName.docs.notes[0], /X-Trace is not sent/);
     assert.deepEqual([byName.fetch.clientName, byName.fetch.adds.commandLine], ['VS Code', 'uvx mcp-server-fetch']);
-    assert.match(byName.keyed.problem, /Authorization header takes its value from what VS Code asks for when it starts the server \(\$\{input:key\}\)/);
+    assert.match(
+      byName.keyed.problem,
+      /Authorization header takes its value from what VS Code asks for when it starts the server \(\$\{input:key\}\)/,
+    );
     assert.deepEqual([byName.gh.clientName, byName.gh.file], ['VS Code', files.vscodeSettings]);
-    assert.match(byName.gh.problem, /variable GH_TOKEN takes its value from what VS Code asks for when it starts the server \(\$\{input:gh\}: “GitHub token”\)/);
+    assert.match(
+      byName.gh.problem,
+      /variable GH_TOKEN takes its value from what VS Code asks for when it starts the server \(\$\{input:gh\}: “GitHub token”\)/,
+    );
     assert.match(byName['old-style'].problem, /argument 1 takes its value from a variable of VS Code \(\$\{workspaceFolder\}\)/);
     assert.match(byName.odd.problem, /neither a command nor a URL/);
     assert.deepEqual([byName['alpha-local'].clientName, byName['alpha-local'].scope], ['Claude Code', 'project']);
     assert.deepEqual([byName.proj.clientName, byName.proj.scope, byName.proj.file], ['Claude Code', 'project', files.project]);
     // npx installs it: under strict it may reach the registry npm installs from here; node installs nothing.
-    const registry = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'], { env: { ...process.env, HOME: home } })).stdout.trim()).hostname;
+    const registry = new URL(
+      (await promisify(execFile)('npm', ['config', 'get', 'registry'], { env: { ...process.env, HOME: home } })).stdout.trim(),
+    ).hostname;
     assert.deepEqual(byName.proj.adds.hosts, [registry]);
     assert.deepEqual(byName.tiny.adds.hosts, []);
     assert.deepEqual([byName['user-one'].kind, byName['user-one'].adds.url], ['remote', 'https://user-one.example.com/mcp']);
@@ -110,7 +151,7 @@ describe('the MCP clients on this machine', () => {
     for (const [path, text] of originals) assert.equal(await readFile(path, 'utf8'), text, `${path} was changed`);
   });
 
-  it('writes this server into a client\'s configuration, keeping the rest, and the client gets in with what was written', async () => {
+  it("writes this server into a client's configuration, keeping the rest, and the client gets in with what was written", async () => {
     const before = await readFile(files.cursor!, 'utf8');
     const answer = await api('POST', '/client-configs', { workspace_path: 'Crew/alpha', client: 'cursor', auth: 'token' });
     assert.equal(answer.status, 201, answer.text);
@@ -119,7 +160,11 @@ describe('the MCP clients on this machine', () => {
     assert.equal(written.entry.headers.Authorization, 'Bearer <token>');
     assert.ok(written.backup.startsWith(`${files.cursor}.bak-`));
     assert.equal(await readFile(written.backup, 'utf8'), before);
-    assert.ok((await api('GET', '/tokens')).json.tokens.some((t: { id: string; workspacePath?: string }) => t.id === token.id && t.workspacePath === 'Crew/alpha'));
+    assert.ok(
+      (await api('GET', '/tokens')).json.tokens.some(
+        (t: { id: string; workspacePath?: string }) => t.id === token.id && t.workspacePath === 'Crew/alpha',
+      ),
+    );
     const after = parse(await readFile(files.cursor!, 'utf8'));
     assert.deepEqual(after.mcpServers.docs, JSON.parse(before).mcpServers.docs, 'the other servers stay');
     const entry = after.mcpServers['persona-workspace'];

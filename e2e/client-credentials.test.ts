@@ -48,7 +48,15 @@ describe('machine logins (client credentials) of OAuth connections', () => {
   function cli(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CLI, ...args], {
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS, WORKSPACE_REGISTRY_URL: '', WORKSPACE_STATE_DIR: fx.stateDir, WORKSPACE_CWD: workspace.dir, ...env },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS,
+          WORKSPACE_REGISTRY_URL: '',
+          WORKSPACE_STATE_DIR: fx.stateDir,
+          WORKSPACE_CWD: workspace.dir,
+          ...env,
+        },
       });
       child.stdin.end(stdin);
       let stdout = '';
@@ -66,7 +74,9 @@ describe('machine logins (client credentials) of OAuth connections', () => {
     const url = new URL(fx.url);
     url.searchParams.set('workspace_path', PLACE);
     const agent = new Client({ name: 'agent', version: '1.0.0' });
-    await agent.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }));
+    await agent.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }),
+    );
     try {
       const result = (await agent.callTool({ name: `${name}__whoami`, arguments: {} })) as CallToolResult;
       assert.notEqual(result.isError, true, JSON.stringify(result));
@@ -126,9 +136,14 @@ describe('machine logins (client credentials) of OAuth connections', () => {
   });
 
   it('refuses credentials the provider refuses, saying so, and keeps the ones that work', async () => {
-    const refused = await api('PATCH', at(`/mcp/place/${name}`), { client_credentials: { client_id: 'robot', client_secret: 'not-the-secret-77' } });
+    const refused = await api('PATCH', at(`/mcp/place/${name}`), {
+      client_credentials: { client_id: 'robot', client_secret: 'not-the-secret-77' },
+    });
     assert.equal(refused.status, 502, refused.text);
-    assert.match(refused.json.error.message, /^Tracker refused the client credentials: .*Check the client ID and the secret or key, and set them again\.$/);
+    assert.match(
+      refused.json.error.message,
+      /^Tracker refused the client credentials: .*Check the client ID and the secret or key, and set them again\.$/,
+    );
     assert.doesNotMatch(refused.text, /not-the-secret-77/);
     const kept = await view();
     assert.deepEqual(kept.clientCredentials, { clientId: 'robot', method: 'client_secret' });
@@ -147,10 +162,15 @@ describe('machine logins (client credentials) of OAuth connections', () => {
   });
 
   it('logs in with a private key that signs JWT assertions (ES256 by default, EdDSA when named)', async () => {
-    for (const [clientId, alg] of [['signer-es', 'ES256'], ['signer-ed', 'EdDSA']] as const) {
+    for (const [clientId, alg] of [
+      ['signer-es', 'ES256'],
+      ['signer-ed', 'EdDSA'],
+    ] as const) {
       const { privateKey, publicKey } = await keyPair(alg);
       await provider.addMachineClient({ clientId, publicKey });
-      const set = await api('PATCH', at(`/mcp/place/${name}`), { client_credentials: { client_id: clientId, private_key: privateKey, ...(alg !== 'ES256' && { signing_algorithm: alg }) } });
+      const set = await api('PATCH', at(`/mcp/place/${name}`), {
+        client_credentials: { client_id: clientId, private_key: privateKey, ...(alg !== 'ES256' && { signing_algorithm: alg }) },
+      });
       assert.equal(set.status, 200, set.text);
       assert.equal(set.json.connection.state, 'connected', set.text);
       assert.deepEqual(set.json.connection.clientCredentials, { clientId, method: 'private_key_jwt' });
@@ -158,18 +178,24 @@ describe('machine logins (client credentials) of OAuth connections', () => {
     }
   });
 
-  it('keeps the secret or key in the keychain with the connection\'s login, nowhere else', async () => {
+  it("keeps the secret or key in the keychain with the connection's login, nowhere else", async () => {
     const keychain = new KeychainSecretStore({ service: keychainService });
     const accounts = (await keychain.accounts('connection:')).filter((a) => a.includes(name));
     const values = await Promise.all(accounts.map((a) => keychain.get(a)));
-    assert.ok(values.some((v) => v?.includes(JSON.stringify(keys.at(-1)).slice(1, -1))), 'the last key is in the connection\'s keychain record');
+    assert.ok(
+      values.some((v) => v?.includes(JSON.stringify(keys.at(-1)).slice(1, -1))),
+      "the last key is in the connection's keychain record",
+    );
     assert.ok(!values.some((v) => v?.includes(SECRET)), 'the secret set before the key is gone');
     const files = await Promise.all((await filesUnder(fx.stateDir)).map((f) => readFile(f, 'latin1')));
     for (const text of files) assert.ok(!text.includes('BEGIN PRIVATE KEY') && !text.includes(SECRET), 'no secret or key in a state file');
   });
 
   it('sets them from the CLI, the secret from stdin, and shows only the client ID', async () => {
-    const edited = await cli(['connections', 'edit', name, '--workspace-path', PLACE, '--client-credentials', 'robot', '--client-secret-stdin'], `${SECRET}\n`);
+    const edited = await cli(
+      ['connections', 'edit', name, '--workspace-path', PLACE, '--client-credentials', 'robot', '--client-secret-stdin'],
+      `${SECRET}\n`,
+    );
     assert.equal(edited.code, 0, edited.stderr);
     assert.match(edited.stdout, /^Changed Tracker \(u[0-9a-f]{8}__[a-z0-9-]+\): connected \(2 tools/);
     const shown = await cli(['connections', 'show', name, '--workspace-path', PLACE]);
@@ -177,7 +203,16 @@ describe('machine logins (client credentials) of OAuth connections', () => {
     // The running server takes the CLI's change from the state file and checks the connection again.
     await waitFor(async () => (await view()).state === 'connected', 15_000, 'the running server to log in with the new credentials');
     assert.deepEqual(await whoami(), { client: 'robot' });
-    const empty = await cli(['connections', 'edit', name, '--workspace-path', PLACE, '--client-credentials', 'robot', '--private-key-stdin']);
+    const empty = await cli([
+      'connections',
+      'edit',
+      name,
+      '--workspace-path',
+      PLACE,
+      '--client-credentials',
+      'robot',
+      '--private-key-stdin',
+    ]);
     assert.equal(empty.code, 2);
     assert.match(empty.stderr, /--private-key-stdin reads the private key from stdin, which was empty/);
   });
@@ -193,7 +228,7 @@ describe('machine logins (client credentials) of OAuth connections', () => {
     await waitFor(async () => (await view()).state === 'sign-in', 5_000, 'the connection to ask for a sign-in');
   });
 
-  it('never shows a secret or key in an answer, the CLI\'s output or the log', () => {
+  it("never shows a secret or key in an answer, the CLI's output or the log", () => {
     const haystack = [...seen, fx.logs.join('\n')].join('\n');
     assert.ok(!haystack.includes(SECRET), 'the client secret leaked');
     for (const key of keys) assert.ok(!haystack.includes(key.split('\n')[1]!), 'a private key leaked');

@@ -9,7 +9,15 @@ import { startHost, type HostFixture } from '../test/support/host-fixture.js';
 // the tools and prompts of its own reference server), run against our /mcp. The suite sends no
 // token, so the host runs with auth off, as `--no-auth` on loopback does.
 
-const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'resources-list', 'logging-set-level', 'server-sse-multiple-streams', 'dns-rebinding-protection'];
+const SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'resources-list',
+  'logging-set-level',
+  'server-sse-multiple-streams',
+  'dns-rebinding-protection',
+];
 
 describe('the official MCP conformance suite', () => {
   let fx: HostFixture;

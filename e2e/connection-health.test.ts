@@ -53,10 +53,12 @@ describe('connection health, end to end', () => {
     await Promise.all([healthy.close(), flaky.close()]);
   });
 
-  const view = async (name: string): Promise<View> => (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: View) => c.name === name);
+  const view = async (name: string): Promise<View> =>
+    (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: View) => c.name === name);
   const test = async (name: string): Promise<View> => (await api('POST', `/mcp/place/${name}/test?workspace_path=`)).json.connection;
   const toolNames = async () => (await agent.listTools()).tools.map((t) => t.name);
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await agent.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await agent.callTool({ name, arguments: args })) as CallToolResult;
 
   async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
     const start = performance.now();
@@ -72,7 +74,7 @@ describe('connection health, end to end', () => {
     assert.ok(tools.includes(`${good.name}__echo`) && tools.includes(`${bad.name}__echo`), tools.join(', '));
   });
 
-  it('while one server hangs: the other\'s calls keep their latency, tools/list answers within 1 s, the hanging one\'s tools go away and come back', async () => {
+  it("while one server hangs: the other's calls keep their latency, tools/list answers within 1 s, the hanging one's tools go away and come back", async () => {
     const baseline: number[] = [];
     for (let i = 0; i < 10; i += 1) baseline.push((await timed(() => call(`${good.name}__echo`, { text: 'a' })))[1]);
 
@@ -91,7 +93,10 @@ describe('connection health, end to end', () => {
     assert.match(textOf(await hanging), /did not answer within 2 s \(timeout\)/);
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     // Generous bounds for a shared test machine; bench/ measures the ratio itself.
-    assert.ok(median(during) < Math.max(50, median(baseline) * 3), `healthy p50 ${median(baseline).toFixed(1)} ms alone, ${median(during).toFixed(1)} ms while the other hangs`);
+    assert.ok(
+      median(during) < Math.max(50, median(baseline) * 3),
+      `healthy p50 ${median(baseline).toFixed(1)} ms alone, ${median(during).toFixed(1)} ms while the other hangs`,
+    );
     assert.ok(slowestList < 1000, `the place's tools/list took ${slowestList.toFixed(0)} ms`);
 
     // The failed call started one check; once it failed too, the tools are gone and sessions are told.
@@ -107,7 +112,10 @@ describe('connection health, end to end', () => {
     assert.ok(refusedMs < 500, `refused in ${refusedMs.toFixed(0)} ms`);
     assert.match(textOf(refused), /errPlaceMCPUnavailable: .*"Flaky".*\(unreachable\).*timeout/);
     for (let i = 0; i < 5; i += 1) await call(`${bad.name}__echo`, { text: 'x' });
-    assert.ok(flaky.requests.length - requestsBefore <= 2, `${flaky.requests.length - requestsBefore} requests reached the failing server for 6 calls`);
+    assert.ok(
+      flaky.requests.length - requestsBefore <= 2,
+      `${flaky.requests.length - requestsBefore} requests reached the failing server for 6 calls`,
+    );
 
     // Back up: a re-check with backoff finds it, and sessions hear that its tools are back.
     const beforeBack = changes;
@@ -117,7 +125,7 @@ describe('connection health, end to end', () => {
     assert.equal((await view(bad.name)).state, 'connected');
   });
 
-  it('while one server is slow (but within the timeout): its calls still work, the other\'s keep their latency, it stays connected', async () => {
+  it("while one server is slow (but within the timeout): its calls still work, the other's keep their latency, it stays connected", async () => {
     const DELAY_MS = 800;
     flaky.setDelay(DELAY_MS);
     flaky.setMode('slow');
@@ -219,7 +227,10 @@ describe('connection health, end to end', () => {
     try {
       assert.equal((await api('PUT', '/secrets/WRONG_KEY?workspace_path=', { value: 'sk-wrong' })).status, 204);
       assert.equal((await api('PUT', '/secrets/RIGHT_KEY?workspace_path=', { value: 'sk-right-77' })).status, 204);
-      const added = await api('POST', '/mcp/place', { workspace_path: '', server: { url: keyed.url, name: 'Keyed', header: { name: 'X-Api-Key', secret: 'WRONG_KEY' } } });
+      const added = await api('POST', '/mcp/place', {
+        workspace_path: '',
+        server: { url: keyed.url, name: 'Keyed', header: { name: 'X-Api-Key', secret: 'WRONG_KEY' } },
+      });
       assert.equal(added.status, 201);
       const name = added.json.connection.name as string;
       assert.equal(added.json.connection.state, 'key-refused');
@@ -237,9 +248,18 @@ describe('connection health, end to end', () => {
       assert.equal(fixed.json.connection.name, name, 'the same connection, not a new one');
 
       const details = (await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection;
-      assert.deepEqual(details.toolList.map((t: { name: string; enabled: boolean }) => `${t.name}:${t.enabled}`).sort(), ['add:true', 'echo:true', 'fail:true', 'mixed_content:true', 'slow:true']);
+      assert.deepEqual(details.toolList.map((t: { name: string; enabled: boolean }) => `${t.name}:${t.enabled}`).sort(), [
+        'add:true',
+        'echo:true',
+        'fail:true',
+        'mixed_content:true',
+        'slow:true',
+      ]);
       assert.match(details.toolList.find((t: { name: string }) => t.name === 'echo').description, /Echo the text back/);
-      assert.ok(details.errors.some((e: { message: string }) => /refused the API key/.test(e.message)), 'the refused key is in its log');
+      assert.ok(
+        details.errors.some((e: { message: string }) => /refused the API key/.test(e.message)),
+        'the refused key is in its log',
+      );
 
       await waitFor(async () => (await toolNames()).includes(`${name}__echo`), 5_000, 'its tools');
       const off = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { tools: { echo: false } });
@@ -248,11 +268,18 @@ describe('connection health, end to end', () => {
       assert.ok((await toolNames()).includes(`${name}__add`));
       const refused = await call(`${name}__echo`, { text: 'x' });
       assert.match(textOf(refused), /errPlaceMCPUnavailable: .*was turned off/);
-      assert.equal((await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection.toolList.find((t: { name: string }) => t.name === 'echo').enabled, false);
+      assert.equal(
+        (await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection.toolList.find((t: { name: string }) => t.name === 'echo')
+          .enabled,
+        false,
+      );
       await api('PATCH', `/mcp/place/${name}?workspace_path=`, { tools: { echo: true } });
       assert.deepEqual((await call(`${name}__echo`, { text: 'on' })).content, [{ type: 'text', text: 'echo: on' }]);
 
-      const moved = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { url: keyed.url.replace('/mcp', '/elsewhere'), name: 'Keyed elsewhere' });
+      const moved = await api('PATCH', `/mcp/place/${name}?workspace_path=`, {
+        url: keyed.url.replace('/mcp', '/elsewhere'),
+        name: 'Keyed elsewhere',
+      });
       assert.equal(moved.json.connection.state, 'not-mcp');
       assert.equal(moved.json.connection.displayName, 'Keyed elsewhere');
       const back = await api('PATCH', `/mcp/place/${name}?workspace_path=`, { url: keyed.url });
@@ -278,9 +305,16 @@ describe('connection health, end to end', () => {
       await waitFor(async () => (await toolNames()).includes(`${name}__add`), 5_000, 'its tools');
       const listed = (await agent.listTools()).tools.filter((t) => t.name.startsWith(`${name}__`));
       assert.deepEqual(listed.map((t) => t.name).sort(), [`${name}__add`, `${name}__echo`]);
-      assert.match(listed.find((t) => t.name === `${name}__echo`)?.description ?? '', /Echo the text back \(twice\)/, 'the first of the two is kept');
+      assert.match(
+        listed.find((t) => t.name === `${name}__echo`)?.description ?? '',
+        /Echo the text back \(twice\)/,
+        'the first of the two is kept',
+      );
       const details = (await api('GET', `/mcp/place/${name}?workspace_path=`)).json.connection;
-      assert.deepEqual(details.toolList.map((t: { name: string }) => t.name), ['echo', 'add']);
+      assert.deepEqual(
+        details.toolList.map((t: { name: string }) => t.name),
+        ['echo', 'add'],
+      );
       assert.deepEqual((await call(`${name}__echo`, { text: 'once' })).content, [{ type: 'text', text: 'echo: once' }]);
       await api('DELETE', `/mcp/place/${name}?workspace_path=`);
     } finally {

@@ -25,7 +25,9 @@ describe('connections changed by the CLI while the server adds others', () => {
   after(() => race.close());
 
   async function add(place: string, id: string): Promise<string> {
-    const answer = await api('POST', `/mcp/place?workspace_path=${place}`, { server: { url: `http://127.0.0.1:${port}/${id}/mcp`, name: id } });
+    const answer = await api('POST', `/mcp/place?workspace_path=${place}`, {
+      server: { url: `http://127.0.0.1:${port}/${id}/mcp`, name: id },
+    });
     assert.equal(answer.status, 201, answer.text);
     return answer.json.connection.name;
   }
@@ -65,10 +67,19 @@ describe('connections changed by the CLI while the server adds others', () => {
 
     const missing = (expected: string[], actual: string[]) => expected.filter((name) => !actual.includes(name));
     const lost = {
-      addedByCli: missing(ids.map((i) => `c${i}`), await displayNames('Crew/cli')),
+      addedByCli: missing(
+        ids.map((i) => `c${i}`),
+        await displayNames('Crew/cli'),
+      ),
       removedByCliButListed: await displayNames('Crew/gone'),
-      renamedByCli: missing(ids.map((i) => `renamed r${i}`), await displayNames('Crew/renamed')),
-      addedByApi: missing(Array.from({ length: added }, (_, n) => `a${n}`).filter((_, n) => n % 2 === 0), await displayNames('Crew/api')),
+      renamedByCli: missing(
+        ids.map((i) => `renamed r${i}`),
+        await displayNames('Crew/renamed'),
+      ),
+      addedByApi: missing(
+        Array.from({ length: added }, (_, n) => `a${n}`).filter((_, n) => n % 2 === 0),
+        await displayNames('Crew/api'),
+      ),
       removedByApiButListed: (await displayNames('Crew/api')).filter((name) => Number(name.slice(1)) % 2 === 1),
     };
     assert.deepEqual(lost, { addedByCli: [], removedByCliButListed: [], renamedByCli: [], addedByApi: [], removedByApiButListed: [] });

@@ -35,12 +35,20 @@ function findElectron(): { binary: string } | { skip: string } {
     const relative = readFileSync(join(dir, 'path.txt'), 'utf8');
     binary = join(process.env.ELECTRON_OVERRIDE_DIST_PATH ?? join(dir, 'dist'), relative);
   } catch (error) {
-    return { skip: `Electron binary not installed here: the electron package has no binary path (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+    return {
+      skip: `Electron binary not installed here: the electron package has no binary path (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    };
   }
   if (!existsSync(binary)) return { skip: `Electron binary not installed here: ${binary} does not exist` };
-  const version = spawnSync(binary, ['--version'], { timeout: 10_000, encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '' } });
+  const version = spawnSync(binary, ['--version'], {
+    timeout: 10_000,
+    encoding: 'utf8',
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '' },
+  });
   if (version.error || version.status !== 0) {
-    return { skip: `Electron binary not installed here: ${binary} --version failed (${version.error?.message ?? `exit ${version.status}: ${version.stderr.trim()}`})` };
+    return {
+      skip: `Electron binary not installed here: ${binary} --version failed (${version.error?.message ?? `exit ${version.status}: ${version.stderr.trim()}`})`,
+    };
   }
   if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
     return { skip: 'Electron is installed but there is no display (DISPLAY or WAYLAND_DISPLAY); run under xvfb-run.' };
@@ -61,7 +69,7 @@ describe('the desktop app', () => {
 
   function env(): Record<string, string> {
     return {
-      ...(Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined))),
+      ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
       ELECTRON_RUN_AS_NODE: '',
       WORKSPACE_STATE_DIR: stateDir,
       WORKSPACE_CWD: workDir,
@@ -79,22 +87,34 @@ describe('the desktop app', () => {
       env: env(),
     });
     let output = '';
-    app.process().stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
-    app.process().stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    app
+      .process()
+      .stdout?.setEncoding('utf8')
+      .on('data', (d: string) => (output += d));
+    app
+      .process()
+      .stderr?.setEncoding('utf8')
+      .on('data', (d: string) => (output += d));
     return { app, output: () => output };
   }
 
   async function waitForUrl(output: () => string): Promise<string> {
-    return waitFor(() => /agents connect to (http:\/\/\S+\/mcp)/.exec(output())?.[1], 30_000, 'the app to report its MCP URL').catch((error: Error) =>
-      assert.fail(`${error.message}:\n${output()}`),
+    return waitFor(() => /agents connect to (http:\/\/\S+\/mcp)/.exec(output())?.[1], 30_000, 'the app to report its MCP URL').catch(
+      (error: Error) => assert.fail(`${error.message}:\n${output()}`),
     );
   }
 
   /** A second launch of the app, as a person double-clicking it again: it hands over and exits. */
   function secondLaunch(): Promise<number | null | 'still running'> {
-    const child = spawn((electron as { binary: string }).binary, [ROOT, `--user-data-dir=${userData}`, ...rootOnly], { env: env(), stdio: 'ignore' });
+    const child = spawn((electron as { binary: string }).binary, [ROOT, `--user-data-dir=${userData}`, ...rootOnly], {
+      env: env(),
+      stdio: 'ignore',
+    });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    return Promise.race([exited, new Promise<'still running'>((resolve) => setTimeout(() => (child.kill('SIGKILL'), resolve('still running')), 15_000))]);
+    return Promise.race([
+      exited,
+      new Promise<'still running'>((resolve) => setTimeout(() => (child.kill('SIGKILL'), resolve('still running')), 15_000)),
+    ]);
   }
 
   const windows = (app: ElectronApplication) =>
@@ -126,7 +146,9 @@ describe('the desktop app', () => {
     try {
       const url = await waitForUrl(output);
       const client = new Client({ name: 'electron-e2e', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+      );
       const tools = (await client.listTools()).tools.map((t) => t.name);
       for (const name of ['read', 'write', 'edit', 'bash', 'skill']) assert.ok(tools.includes(name), `${name} in ${tools.join(', ')}`);
       await client.close();
@@ -141,7 +163,9 @@ describe('the desktop app', () => {
 
       // Quit from the page (the preload's quit, as the app menu's Quit): the host stops with the app.
       const closed = app.waitForEvent('close');
-      await page.evaluate(() => (globalThis as unknown as { personaDesktop: { quit(): Promise<void> } }).personaDesktop.quit()).catch(() => {});
+      await page
+        .evaluate(() => (globalThis as unknown as { personaDesktop: { quit(): Promise<void> } }).personaDesktop.quit())
+        .catch(() => {});
       await closed;
       await assert.rejects(fetch(url, { method: 'POST' }), 'the agent endpoint is closed with the app');
     } finally {
@@ -168,7 +192,7 @@ describe('the desktop app', () => {
     }
   });
 
-  it('lets the page\'s Copy buttons write the clipboard (the permission its own page gets)', { skip }, async () => {
+  it("lets the page's Copy buttons write the clipboard (the permission its own page gets)", { skip }, async () => {
     const { app, output } = await launch({ hidden: false });
     try {
       const url = await waitForUrl(output);
@@ -189,14 +213,23 @@ describe('the desktop app', () => {
     try {
       const page = await app.firstWindow();
       await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor({ timeout: 15_000 });
-      const own = await page.evaluate(() => (globalThis as unknown as { personaDesktop: { config(): Promise<{ apiBase: string }> } }).personaDesktop.config().then((c) => c.apiBase));
+      const own = await page.evaluate(() =>
+        (globalThis as unknown as { personaDesktop: { config(): Promise<{ apiBase: string }> } }).personaDesktop
+          .config()
+          .then((c) => c.apiBase),
+      );
       assert.match(own, /^http:\/\/127\.0\.0\.1:\d+$/);
       // Another window with the same preload (as a page that got hold of it would be) is refused.
       const foreign = await app.evaluate(async ({ BrowserWindow }, preload) => {
-        const win = new BrowserWindow({ show: false, webPreferences: { preload, sandbox: true, contextIsolation: true, nodeIntegration: false } });
+        const win = new BrowserWindow({
+          show: false,
+          webPreferences: { preload, sandbox: true, contextIsolation: true, nodeIntegration: false },
+        });
         try {
           await win.loadURL('data:text/html,<p>not the app</p>');
-          return (await win.webContents.executeJavaScript(`window.personaDesktop.config().then(() => 'answered', (e) => 'refused: ' + e.message)`)) as string;
+          return (await win.webContents.executeJavaScript(
+            `window.personaDesktop.config().then(() => 'answered', (e) => 'refused: ' + e.message)`,
+          )) as string;
         } finally {
           win.destroy();
         }

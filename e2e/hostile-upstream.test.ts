@@ -25,7 +25,7 @@ interface Listed {
   description?: string;
 }
 
-describe('a hostile upstream\'s text', () => {
+describe("a hostile upstream's text", () => {
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let fx: HostFixture;
   let hostile: HostileUpstream;
@@ -43,10 +43,14 @@ describe('a hostile upstream\'s text', () => {
     const controlUrl = await fx.host.open();
     const token = await fx.host.adminToken();
     api = (method, path, body) => callApi(controlUrl, token, method, path, body);
-    const added = await api('POST', '/mcp/place', { workspace_path: '', server: { url: hostile.url, name: 'Hostile\x1b]0;owner typed this\x07' } });
+    const added = await api('POST', '/mcp/place', {
+      workspace_path: '',
+      server: { url: hostile.url, name: 'Hostile\x1b]0;owner typed this\x07' },
+    });
     assert.equal(added.status, 201, added.text);
     name = added.json.connection.name;
-    bigName = (await api('POST', '/mcp/place', { workspace_path: '', server: { url: oversized.url, name: 'Oversized' } })).json.connection.name;
+    bigName = (await api('POST', '/mcp/place', { workspace_path: '', server: { url: oversized.url, name: 'Oversized' } })).json.connection
+      .name;
     agent = (await fx.connect()).client;
   });
 
@@ -65,7 +69,10 @@ describe('a hostile upstream\'s text', () => {
       assert.ok((tool.description ?? '').length < 8_200, `${tool.description?.length} characters`);
     }
     const descriptions = tools.map((t) => t.description ?? '');
-    assert.ok(descriptions.some((d) => CUT_NOTE.test(d)), 'the long description says it was cut');
+    assert.ok(
+      descriptions.some((d) => CUT_NOTE.test(d)),
+      'the long description says it was cut',
+    );
     assert.ok(descriptions.includes('Clears the screen.\nSecond line\tand a tab.'), 'lines and tabs kept, escapes gone whole');
   }
 
@@ -85,19 +92,26 @@ describe('a hostile upstream\'s text', () => {
     assert.deepEqual(hostile.called, ['ansi\x1b[31m']);
   });
 
-  it('reaches the page\'s API inert and capped', async () => {
+  it("reaches the page's API inert and capped", async () => {
     const details = await api('GET', `/mcp/place/${name}?workspace_path=`);
     assert.equal(details.json.connection.state, 'connected');
     const toolList = details.json.connection.toolList as Listed[];
     assertInert(toolList);
-    assert.ok(toolList.some((t) => t.name === 'ansi' && t.description?.startsWith('Clears the screen.')), JSON.stringify(toolList.map((t) => t.name)));
+    assert.ok(
+      toolList.some((t) => t.name === 'ansi' && t.description?.startsWith('Clears the screen.')),
+      JSON.stringify(toolList.map((t) => t.name)),
+    );
     assert.ok(toolList.some((t) => t.name === 'line break'));
   });
 
   it('says why a connection whose tools take more than a place can carry offers none', async () => {
     // It is checked again with backoff, like any failing server: read it between checks.
     let view: { state: string; reason?: string } = { state: 'checking' };
-    await waitFor(async () => (view = (await api('GET', `/mcp/place/${bigName}?workspace_path=`)).json.connection).state !== 'checking', 10_000, 'a state between checks');
+    await waitFor(
+      async () => (view = (await api('GET', `/mcp/place/${bigName}?workspace_path=`)).json.connection).state !== 'checking',
+      10_000,
+      'a state between checks',
+    );
     assert.equal(view.state, 'too-large');
     assert.match(view.reason ?? '', /its tools take more than 512 KB \(\d+ tools listed by then\)/);
     const listed: Tool[] = (await agent.listTools()).tools;
@@ -115,7 +129,8 @@ describe('a hostile upstream\'s text', () => {
       WORKSPACE_ALLOW_PRIVATE_NETWORK: '1',
       XDG_CONFIG_HOME: join(fx.stateDir, 'config'),
     };
-    const run = async (...args: string[]) => (await promisify(execFile)(process.execPath, [CLI, 'connections', ...args], { env, maxBuffer: 1 << 24 })).stdout;
+    const run = async (...args: string[]) =>
+      (await promisify(execFile)(process.execPath, [CLI, 'connections', ...args], { env, maxBuffer: 1 << 24 })).stdout;
     for (const out of [await run('show', name), await run('show', name, '--json'), await run('list')]) {
       assert.doesNotMatch(out, /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/, JSON.stringify(out.slice(0, 500)));
     }

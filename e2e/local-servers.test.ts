@@ -35,8 +35,10 @@ describe('local MCP servers', () => {
   const seen: string[] = [];
 
   const tool = (t: string) => `${name}__${t}`;
-  const call = (t: string, args: Record<string, unknown> = {}) => agent.callTool({ name: tool(t), arguments: args }) as Promise<CallToolResult>;
-  const setPolicy = async (policy: string) => assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha', policy })).status, 200);
+  const call = (t: string, args: Record<string, unknown> = {}) =>
+    agent.callTool({ name: tool(t), arguments: args }) as Promise<CallToolResult>;
+  const setPolicy = async (policy: string) =>
+    assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha', policy })).status, 200);
   const details = async () => (await api('GET', `/mcp/place/${name}?workspace_path=Crew/alpha`)).json.connection;
 
   before(async () => {
@@ -54,12 +56,28 @@ describe('local MCP servers', () => {
     webPort = (web.address() as { port: number }).port;
     // The person's own catalog offers the same server as a local entry that declares its variable.
     const catalogFile = join(cacheHome, 'connectors.json');
-    const entry = { id: 'tiny-cat', name: 'Tiny from the catalog', description: 'The tiny server, offered by the catalog.', transport: 'stdio', auth: 'none' };
-    const local = { command: 'npx', args: npxArgs(tarball), env: [{ name: 'TINY_TOKEN', description: 'The token', required: true, secret: true }] };
+    const entry = {
+      id: 'tiny-cat',
+      name: 'Tiny from the catalog',
+      description: 'The tiny server, offered by the catalog.',
+      transport: 'stdio',
+      auth: 'none',
+    };
+    const local = {
+      command: 'npx',
+      args: npxArgs(tarball),
+      env: [{ name: 'TINY_TOKEN', description: 'The token', required: true, secret: true }],
+    };
     await writeFile(catalogFile, JSON.stringify({ version: 1, groups: [], entries: [{ ...entry, local }] }));
     fx = await startHost(
       {},
-      { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: `persona-local-${process.pid}`, WORKSPACE_UPSTREAM_TIMEOUT: '60', XDG_CACHE_HOME: cacheHome, WORKSPACE_CATALOG_FILE: catalogFile },
+      {
+        WORKSPACE_SECRET_STORE: 'keychain',
+        WORKSPACE_KEYCHAIN_SERVICE: `persona-local-${process.pid}`,
+        WORKSPACE_UPSTREAM_TIMEOUT: '60',
+        XDG_CACHE_HOME: cacheHome,
+        WORKSPACE_CATALOG_FILE: catalogFile,
+      },
     );
     const controlUrl = await fx.host.open();
     const adminToken = await fx.host.adminToken();
@@ -82,8 +100,14 @@ describe('local MCP servers', () => {
     await rm(cacheHome, { recursive: true, force: true });
   });
 
-  it('adds a local server with a command, measures it, and lists its tools to the place\'s agents', async () => {
-    const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', name: 'Tiny', command: 'npx', args: npxArgs(tarball), env: { TINY_TOKEN: 'TINY_KEY' } });
+  it("adds a local server with a command, measures it, and lists its tools to the place's agents", async () => {
+    const added = await api('POST', '/mcp/place', {
+      workspace_path: 'Crew/alpha',
+      name: 'Tiny',
+      command: 'npx',
+      args: npxArgs(tarball),
+      env: { TINY_TOKEN: 'TINY_KEY' },
+    });
     assert.equal(added.status, 201, added.text);
     const connection = added.json.connection;
     name = connection.name;
@@ -111,7 +135,10 @@ describe('local MCP servers', () => {
 
   it('keeps its stderr: the last lines on its details, the whole in a log file in the state dir', async () => {
     const connection = await details();
-    assert.ok(connection.local.process.stderr.some((line: string) => line.startsWith('tiny-stdio-mcp ready')), JSON.stringify(connection.local.process));
+    assert.ok(
+      connection.local.process.stderr.some((line: string) => line.startsWith('tiny-stdio-mcp ready')),
+      JSON.stringify(connection.local.process),
+    );
     assert.ok(connection.local.process.logFile.startsWith(fx.stateDir));
     assert.match(await readFile(connection.local.process.logFile, 'utf8'), /tiny-stdio-mcp ready/);
   });
@@ -139,9 +166,19 @@ describe('local MCP servers', () => {
   it('restarts a server that was killed, with the same connection', async () => {
     const pid = Number(textOf(await call('pid')));
     process.kill(pid, 'SIGKILL');
-    await waitFor(async () => (await details()).local.process?.pid !== undefined && (await details()).state === 'connected' && Number(textOf(await call('pid'))) !== pid, 60_000, 'a new process');
+    await waitFor(
+      async () =>
+        (await details()).local.process?.pid !== undefined &&
+        (await details()).state === 'connected' &&
+        Number(textOf(await call('pid'))) !== pid,
+      60_000,
+      'a new process',
+    );
     const connection = await details();
-    assert.ok(connection.errors.some((e: { message: string }) => /was ended by SIGKILL|exited with code/.test(e.message)), JSON.stringify(connection.errors));
+    assert.ok(
+      connection.errors.some((e: { message: string }) => /was ended by SIGKILL|exited with code/.test(e.message)),
+      JSON.stringify(connection.errors),
+    );
     assert.equal(textOf(await call('echo', { text: 'again' })), 'again');
   });
 
@@ -149,11 +186,18 @@ describe('local MCP servers', () => {
     const crashed = await call('crash');
     assert.equal(crashed.isError, true);
     assert.match(textOf(crashed), /exited with code 3/);
-    await waitFor(async () => (await details()).state === 'connected' && !(await call('echo', { text: 'x' })).isError, 60_000, 'the restart');
+    await waitFor(
+      async () => (await details()).state === 'connected' && !(await call('echo', { text: 'x' })).isError,
+      60_000,
+      'the restart',
+    );
   });
 
   it('lets agents add catalog entries only, never a command', async () => {
-    const answer = (await agent.callTool({ name: 'manage_my_mcp_servers', arguments: { action: 'connect', command: 'npx', args: ['-y', 'anything'] } })) as CallToolResult;
+    const answer = (await agent.callTool({
+      name: 'manage_my_mcp_servers',
+      arguments: { action: 'connect', command: 'npx', args: ['-y', 'anything'] },
+    })) as CallToolResult;
     assert.equal(answer.isError, true);
     assert.match(textOf(answer), /connect needs catalog/);
     assert.equal((await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.length, 1);
@@ -165,13 +209,22 @@ describe('local MCP servers', () => {
     const without = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', catalog: 'tiny-cat' });
     assert.equal(without.status, 400);
     assert.match(without.json.error.message, /needs the variable TINY_TOKEN/);
-    const other = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', catalog: 'tiny-cat', env: { TINY_TOKEN: 'TINY_KEY', NODE_OPTIONS: 'TINY_KEY' } });
+    const other = await api('POST', '/mcp/place', {
+      workspace_path: 'Crew/alpha',
+      catalog: 'tiny-cat',
+      env: { TINY_TOKEN: 'TINY_KEY', NODE_OPTIONS: 'TINY_KEY' },
+    });
     assert.equal(other.status, 400);
     assert.match(other.json.error.message, /reads no variable NODE_OPTIONS/);
     // An agent adds it as an editor would, naming the secret for its variable.
-    const answer = (await agent.callTool({ name: 'manage_my_mcp_servers', arguments: { action: 'connect', catalog: 'tiny-cat', env: { TINY_TOKEN: 'TINY_KEY' } } })) as CallToolResult;
+    const answer = (await agent.callTool({
+      name: 'manage_my_mcp_servers',
+      arguments: { action: 'connect', catalog: 'tiny-cat', env: { TINY_TOKEN: 'TINY_KEY' } },
+    })) as CallToolResult;
     assert.match(textOf(answer), /Added and connected Tiny from the catalog/);
-    const added = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'tiny-cat');
+    const added = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find(
+      (c: { catalogId: string }) => c.catalogId === 'tiny-cat',
+    );
     const registry = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'])).stdout.trim()).hostname;
     assert.deepEqual(added.local.hosts, [registry], 'installing needs the registry npm is configured with');
     assert.equal((await api('DELETE', `/mcp/place/${added.name}?workspace_path=Crew/alpha`)).status, 200);
@@ -180,7 +233,7 @@ describe('local MCP servers', () => {
   describe('under the place and strict policies', () => {
     after(() => setPolicy('machine'));
 
-    it('under machine, runs it as the app\'s user: it reads what the app reads', async () => {
+    it("under machine, runs it as the app's user: it reads what the app reads", async () => {
       assert.equal(textOf(await call('read_file', { path: join(workspace.dir, 'Crew', 'beta', 'notes.txt') })), 'beta notes\n');
       assert.equal(textOf(await call('read_file', { path: join(sealedDir, 'id_key') })), 'a private key\n');
     });
@@ -190,13 +243,20 @@ describe('local MCP servers', () => {
         const before = Number(textOf(await call('pid')));
         await setPolicy(policy);
         // A sealed path of the place's own folder, as a credential store is sealed (kept when the kind changes).
-        if (policy === 'place') assert.equal((await api('PUT', '/places/seals', { workspace_path: 'Crew/alpha', seal: [sealedDir], unseal: [] })).status, 200);
+        if (policy === 'place')
+          assert.equal((await api('PUT', '/places/seals', { workspace_path: 'Crew/alpha', seal: [sealedDir], unseal: [] })).status, 200);
         // A policy change ends the process; the next call starts it in the sandbox.
         assert.equal(textOf(await call('env', { name: 'TINY_TOKEN' })), SECRET);
         const pid = Number(textOf(await call('pid')));
         assert.notEqual(pid, before);
         assert.equal(textOf(await call('env', { name: 'DBUS_SESSION_BUS_ADDRESS' })), '(unset)');
-        for (const path of [join(fx.stateDir, 'access.json'), join(fx.stateDir, 'personal-mcp', 'attachments.json'), join(workspace.dir, 'Crew', 'beta', 'notes.txt'), join(sealedDir, 'id_key'), `/proc/${process.pid}/environ`]) {
+        for (const path of [
+          join(fx.stateDir, 'access.json'),
+          join(fx.stateDir, 'personal-mcp', 'attachments.json'),
+          join(workspace.dir, 'Crew', 'beta', 'notes.txt'),
+          join(sealedDir, 'id_key'),
+          `/proc/${process.pid}/environ`,
+        ]) {
           const read = await call('read_file', { path });
           assert.equal(read.isError, true, `${policy} let it read ${path}`);
           assert.match(textOf(read), /refused/);
@@ -209,7 +269,11 @@ describe('local MCP servers', () => {
         // Killed from outside (its sandbox's process as the host sees it): started again, in the sandbox.
         const hostPid = (await details()).local.process.pid;
         process.kill(hostPid, 'SIGKILL');
-        await waitFor(async () => (await details()).local.process?.pid !== hostPid && (await details()).state === 'connected', 60_000, 'a new process');
+        await waitFor(
+          async () => (await details()).local.process?.pid !== hostPid && (await details()).state === 'connected',
+          60_000,
+          'a new process',
+        );
         assert.equal(textOf(await call('env', { name: 'TINY_TOKEN' })), SECRET);
         assert.equal((await call('read_file', { path: join(fx.stateDir, 'access.json') })).isError, true);
       });
@@ -220,7 +284,9 @@ describe('local MCP servers', () => {
       const refused = await call('get', { url: `http://localhost:${webPort}/` });
       assert.ok(refused.isError || !textOf(refused).startsWith('200'), textOf(refused));
       const local = (await details()).local;
-      const edited = await api('PATCH', `/mcp/place/${name}?workspace_path=Crew/alpha`, { local: { command: local.command, args: local.args, env: { TINY_TOKEN: 'TINY_KEY' }, hosts: ['localhost'] } });
+      const edited = await api('PATCH', `/mcp/place/${name}?workspace_path=Crew/alpha`, {
+        local: { command: local.command, args: local.args, env: { TINY_TOKEN: 'TINY_KEY' }, hosts: ['localhost'] },
+      });
       assert.equal(edited.status, 200, edited.text);
       assert.deepEqual(edited.json.connection.local.hosts, ['localhost']);
       assert.equal(textOf(await call('get', { url: `http://localhost:${webPort}/` })), '200 hello from the web');
@@ -274,7 +340,12 @@ describe('local MCP servers that do not work', () => {
   });
 
   it('refuses a variable whose secret the place does not have', async () => {
-    const refused = await api('POST', '/mcp/place', { workspace_path: 'Crew/alpha', command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TOKEN: 'NOPE' } });
+    const refused = await api('POST', '/mcp/place', {
+      workspace_path: 'Crew/alpha',
+      command: 'node',
+      args: [LOCAL_SERVER_SCRIPT],
+      env: { TOKEN: 'NOPE' },
+    });
     assert.equal(refused.status, 404);
     assert.match(refused.json.error.message, /no secret named "NOPE"/);
   });

@@ -34,13 +34,17 @@ describe('OAuth connections, end to end', () => {
     answers.push(answer.text);
     return answer;
   };
-  const connection = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === name);
+  const connection = async () =>
+    (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === name);
 
   before(async () => {
     workspace = await enterWorkspace('pw-oauth-', ['Crew/ops']);
     process.env.BROWSER = BROWSER;
     provider = await startOAuthFixture({ accessTokenTtlSeconds: 3 });
-    fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: keychainService, WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
+    fx = await startHost(
+      {},
+      { WORKSPACE_SECRET_STORE: 'keychain', WORKSPACE_KEYCHAIN_SERVICE: keychainService, WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' },
+    );
     controlUrl = await fx.host.open();
     adminToken = await fx.host.adminToken();
   });
@@ -58,7 +62,9 @@ describe('OAuth connections, end to end', () => {
     const url = new URL(fx.url);
     url.searchParams.set('workspace_path', 'Crew/ops');
     const client = new Client({ name: 'agent', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }),
+    );
     return client;
   }
 
@@ -80,7 +86,7 @@ describe('OAuth connections, end to end', () => {
     assert.equal(provider.counters.registrations, 1, 'registered itself dynamically');
   });
 
-  it('gives the place\'s agents the tools, refreshing the login once under 20 concurrent calls', async () => {
+  it("gives the place's agents the tools, refreshing the login once under 20 concurrent calls", async () => {
     const client = await agent();
     const tools = (await client.listTools()).tools.filter((t) => t.name.startsWith(`${name}__`));
     assert.ok(tools.length > 0, 'the upstream tools are listed');
@@ -91,7 +97,9 @@ describe('OAuth connections, end to end', () => {
     await new Promise((r) => setTimeout(r, 3_500)); // the access token expires
     const refreshesBefore = provider.counters.refreshes;
     const started = Date.now();
-    const results = (await Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: tool.name, arguments: {} })))) as CallToolResult[];
+    const results = (await Promise.all(
+      Array.from({ length: 20 }, () => client.callTool({ name: tool.name, arguments: {} })),
+    )) as CallToolResult[];
     for (const r of results) assert.notEqual(r.isError, true, JSON.stringify(r));
     // A fresh token is refreshed again once half its 3 s life is gone: on a loaded machine the 20 calls
     // may outlast that, and each such window allows one more refresh, never one per call.
@@ -137,14 +145,18 @@ describe('OAuth connections, end to end', () => {
     assert.equal(removed.status, 200, JSON.stringify(removed.json));
     assert.ok(provider.counters.revocations > revocations, 'revoked at the provider');
     const keychain = new KeychainSecretStore({ service: keychainService });
-    assert.deepEqual((await keychain.accounts('connection:')).filter((a) => a.includes(name)), []);
+    assert.deepEqual(
+      (await keychain.accounts('connection:')).filter((a) => a.includes(name)),
+      [],
+    );
   });
 
   it('says how a denied sign-in ended: pending while the browser is out, then failed with why, until a sign-in works', async () => {
     const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: provider.mcpUrl, name: 'Denied' } });
     assert.equal(added.status, 201, JSON.stringify(added.json));
     const denied = added.json.connection.name as string;
-    const view = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === denied);
+    const view = async () =>
+      (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === denied);
     provider.setConsent('deny');
     try {
       const started = await api('POST', `/mcp/place/${denied}/connect?workspace_path=Crew/ops`, {});
@@ -183,9 +195,16 @@ describe('OAuth connections, end to end', () => {
     const started = await Promise.all(places.map((place, i) => api('POST', `/mcp/place/${names[i]}/connect?workspace_path=${place}`, {})));
     for (const s of started) assert.equal(s.status, 200, JSON.stringify(s.json));
     for (const [i, place] of places.entries()) {
-      await waitFor(async () => (await api('GET', `/mcp/place?workspace_path=${place}`)).json.connections.find((c: { name: string }) => c.name === names[i])?.state === 'connected', 20_000, `the sign-in in ${place}`);
+      await waitFor(
+        async () =>
+          (await api('GET', `/mcp/place?workspace_path=${place}`)).json.connections.find((c: { name: string }) => c.name === names[i])
+            ?.state === 'connected',
+        20_000,
+        `the sign-in in ${place}`,
+      );
     }
-    for (const [i, place] of places.entries()) assert.equal((await api('DELETE', `/mcp/place/${names[i]}?workspace_path=${place}`)).status, 200);
+    for (const [i, place] of places.entries())
+      assert.equal((await api('DELETE', `/mcp/place/${names[i]}?workspace_path=${place}`)).status, 200);
   });
 
   it('refuses a provider that does not offer PKCE S256, saying so', async () => {
@@ -202,7 +221,7 @@ describe('OAuth connections, end to end', () => {
     assert.equal((await api('DELETE', `/mcp/place/${added.json.connection.name}?workspace_path=Crew/ops`)).status, 200);
   });
 
-  it('asks for the person\'s own OAuth app when the provider lets no app register, then signs in with it', async () => {
+  it("asks for the person's own OAuth app when the provider lets no app register, then signs in with it", async () => {
     const closed = await startOAuthFixture({ registration: false });
     try {
       const added = await api('POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: closed.mcpUrl, name: 'Closed' } });
@@ -213,17 +232,26 @@ describe('OAuth connections, end to end', () => {
       assert.equal(asked.json.error.code, 'own_app_required');
       assert.equal(asked.json.error.redirect_url, `${controlUrl}/oauth/callback`);
       // The person registers their own app at the provider with that redirect URL, then enters it in the panel.
-      await closed.addClient({ clientId: 'my-own-app', clientSecret: 'own-app-secret-5d1e', redirectUris: [asked.json.error.redirect_url] });
-      const connected = await api('POST', `/mcp/place/${closedName}/connect?workspace_path=Crew/ops`, { own_app: { client_id: 'my-own-app', client_secret: 'own-app-secret-5d1e' } });
+      await closed.addClient({
+        clientId: 'my-own-app',
+        clientSecret: 'own-app-secret-5d1e',
+        redirectUris: [asked.json.error.redirect_url],
+      });
+      const connected = await api('POST', `/mcp/place/${closedName}/connect?workspace_path=Crew/ops`, {
+        own_app: { client_id: 'my-own-app', client_secret: 'own-app-secret-5d1e' },
+      });
       assert.equal(connected.status, 200, JSON.stringify(connected.json));
-      const closedView = async () => (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === closedName);
+      const closedView = async () =>
+        (await api('GET', '/mcp/place?workspace_path=Crew/ops')).json.connections.find((c: { name: string }) => c.name === closedName);
       await waitFor(async () => (await closedView())?.state === 'connected', 20_000, 'the own-app sign-in');
       assert.equal(closed.counters.registrations, 0);
       assert.deepEqual((await closedView()).ownApp, { clientId: 'my-own-app' });
 
       // Fix in place: another own app, without removing the connection. The login made with the old one ends.
       await closed.addClient({ clientId: 'second-app', clientSecret: 'second-secret-91c4', redirectUris: [asked.json.error.redirect_url] });
-      const edited = await api('PATCH', `/mcp/place/${closedName}?workspace_path=Crew/ops`, { own_app: { client_id: 'second-app', client_secret: 'second-secret-91c4' } });
+      const edited = await api('PATCH', `/mcp/place/${closedName}?workspace_path=Crew/ops`, {
+        own_app: { client_id: 'second-app', client_secret: 'second-secret-91c4' },
+      });
       assert.equal(edited.status, 200, JSON.stringify(edited.json));
       assert.equal(edited.json.connection.name, closedName, 'the same connection');
       assert.equal(edited.json.connection.state, 'sign-in');
@@ -245,7 +273,9 @@ describe('OAuth connections, end to end', () => {
     const haystack = [...answers, fx.logs.join('\n'), ...(await Promise.all(files.map((f) => readFile(f, 'latin1'))))].join('\n');
     assert.ok(provider.acceptedAccessTokens.length > 0);
     for (const token of provider.acceptedAccessTokens) assert.ok(!haystack.includes(token), 'an access token leaked');
-    for (const secret of ['own-app-secret-5d1e', 'second-secret-91c4']) assert.ok(!haystack.includes(secret), 'an own app\'s client secret leaked');
-    for (const clientId of provider.registeredClientIds()) assert.ok(!haystack.includes(`"client_secret"`) || !haystack.includes(clientId), 'a client registration leaked');
+    for (const secret of ['own-app-secret-5d1e', 'second-secret-91c4'])
+      assert.ok(!haystack.includes(secret), "an own app's client secret leaked");
+    for (const clientId of provider.registeredClientIds())
+      assert.ok(!haystack.includes(`"client_secret"`) || !haystack.includes(clientId), 'a client registration leaked');
   });
 });

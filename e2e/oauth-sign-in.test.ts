@@ -16,7 +16,9 @@ import { finishSignIn, MemoryOAuthProvider, openAuthorization, pollWait, startSi
 const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 const REDIRECT = 'http://127.0.0.1:8766/callback';
 const MCP_REMOTE = fileURLToPath(new URL('../node_modules/mcp-remote/dist/proxy.js', import.meta.url));
-const INSPECTOR = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url));
+const INSPECTOR = fileURLToPath(
+  new URL('../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url),
+);
 const STAND_IN_BROWSER = fileURLToPath(new URL('../test/support/stand-in-browser.mjs', import.meta.url));
 
 interface CliResult {
@@ -29,7 +31,14 @@ interface CliResult {
 function runCli(fx: HostFixture, workspaceDir: string, args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, WORKSPACE_STATE_DIR: fx.stateDir, WORKSPACE_CWD: workspaceDir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        WORKSPACE_STATE_DIR: fx.stateDir,
+        WORKSPACE_CWD: workspaceDir,
+        WORKSPACE_SECRET_STORE: 'file',
+        WORKSPACE_REGISTRY_URL: '',
+      },
     });
     let stdout = '';
     let stderr = '';
@@ -80,7 +89,12 @@ describe('agent sign-in answered from the CLI', () => {
     const transport = new StreamableHTTPClientTransport(new URL(fx.url), { authProvider: provider });
     await client.connect(transport);
     assert.match(textOf(await client.callTool({ name: 'bash', arguments: { command: 'echo via-oauth' } })), /via-oauth/);
-    await waitFor(async () => /"client":"CLI-approved agent","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')), 5_000, 'the audit record');
+    await waitFor(
+      async () =>
+        /"client":"CLI-approved agent","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')),
+      5_000,
+      'the audit record',
+    );
 
     const listed = await cli(['clients', 'list']);
     const line = listed.stdout.split('\n').find((l) => l.includes('CLI-approved agent'))!;
@@ -132,23 +146,45 @@ describe('oauth4webapi, a strict client, signing in for a place named in the URL
 
   it('discovers from the 401, registers, signs in with PKCE and the resource, works in Crew/alpha, refreshes and signs out', async () => {
     const resource = new URL(`${fx.url}?workspace_path=Crew/alpha`);
-    const challenge = await oauth.protectedResourceRequest('not-a-token', 'POST', resource, new Headers({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }), '{}', insecure).then(
-      () => assert.fail('a request without a valid token was answered'),
-      (error: unknown) => {
-        assert.ok(error instanceof oauth.WWWAuthenticateChallengeError, String(error));
-        return error.cause[0]!;
-      },
-    );
+    const challenge = await oauth
+      .protectedResourceRequest(
+        'not-a-token',
+        'POST',
+        resource,
+        new Headers({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }),
+        '{}',
+        insecure,
+      )
+      .then(
+        () => assert.fail('a request without a valid token was answered'),
+        (error: unknown) => {
+          assert.ok(error instanceof oauth.WWWAuthenticateChallengeError, String(error));
+          return error.cause[0]!;
+        },
+      );
     const metadataUrl = new URL(String(challenge.parameters.resource_metadata));
     const rs = await oauth.processResourceDiscoveryResponse(resource, await fetch(metadataUrl));
     assert.equal(rs.resource, resource.href);
     // The same document as the client would find it by itself from the resource URL.
-    assert.equal((await oauth.processResourceDiscoveryResponse(resource, await oauth.resourceDiscoveryRequest(resource, insecure))).resource, resource.href);
+    assert.equal(
+      (await oauth.processResourceDiscoveryResponse(resource, await oauth.resourceDiscoveryRequest(resource, insecure))).resource,
+      resource.href,
+    );
 
     const issuer = new URL(rs.authorization_servers![0]!);
     const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oauth2' }));
     const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Strict agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }, insecure),
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        {
+          client_name: 'Strict agent',
+          redirect_uris: [REDIRECT],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        },
+        insecure,
+      ),
     );
     const client: oauth.Client = { client_id: registered.client_id };
 
@@ -175,21 +211,45 @@ describe('oauth4webapi, a strict client, signing in for a place named in the URL
 
     const callback = oauth.validateAuthResponse(as, client, (await pollWait(waitUrl))!, state);
     const extra = { ...insecure, additionalParameters: { resource: resource.href } };
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), callback, REDIRECT, verifier, extra));
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), callback, REDIRECT, verifier, extra),
+    );
 
     const mcp = new Client({ name: 'strict-agent', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(resource, { requestInit: { headers: { Authorization: `Bearer ${tokens.access_token}` } } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(resource, { requestInit: { headers: { Authorization: `Bearer ${tokens.access_token}` } } }),
+    );
     assert.match(textOf(await mcp.callTool({ name: 'bash', arguments: { command: 'echo strict-$((2 * 3))' } })), /strict-6/);
     await mcp.close();
-    await waitFor(async () => /"client":"Strict agent","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')), 5_000, 'the audit record');
+    await waitFor(
+      async () =>
+        /"client":"Strict agent","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')),
+      5_000,
+      'the audit record',
+    );
 
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, extra));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, extra),
+    );
     assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
     await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), refreshed.refresh_token!, insecure));
-    const refused = await oauth.protectedResourceRequest(refreshed.access_token, 'POST', resource, new Headers({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }), '{}', insecure).then(
-      () => assert.fail('a signed-out client was answered'),
-      (error: oauth.WWWAuthenticateChallengeError) => error.cause[0]!.parameters.error_description,
-    );
+    const refused = await oauth
+      .protectedResourceRequest(
+        refreshed.access_token,
+        'POST',
+        resource,
+        new Headers({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }),
+        '{}',
+        insecure,
+      )
+      .then(
+        () => assert.fail('a signed-out client was answered'),
+        (error: oauth.WWWAuthenticateChallengeError) => error.cause[0]!.parameters.error_description,
+      );
     assert.match(String(refused), /signed out by the client/);
   });
 });
@@ -251,10 +311,18 @@ describe('mcp-remote signing in', () => {
 
       await connected;
       const tools = await client.listTools();
-      assert.ok(tools.tools.some((t) => t.name === 'bash'), JSON.stringify(tools.tools.map((t) => t.name)));
+      assert.ok(
+        tools.tools.some((t) => t.name === 'bash'),
+        JSON.stringify(tools.tools.map((t) => t.name)),
+      );
       const ran = await client.callTool({ name: 'bash', arguments: { command: 'echo "through $((40 + 2))"' } });
       assert.match(textOf(ran), /through 42/);
-      await waitFor(async () => /"client":"MCP CLI Proxy","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')), 5_000, 'the audit record');
+      await waitFor(
+        async () =>
+          /"client":"MCP CLI Proxy","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')),
+        5_000,
+        'the audit record',
+      );
 
       // The browser went from the authorization URL through the waiting page to mcp-remote's callback.
       const visited = await readFile(browserLog, 'utf8');
@@ -263,7 +331,10 @@ describe('mcp-remote signing in', () => {
       assert.match(visited, new RegExp(`GET http://localhost:${callbackPort}/oauth/callback\\?state=[^&]+&code=`));
       // Its registration and tokens went to the temp HOME.
       const stored = await readdir(join(home, '.mcp-auth'), { recursive: true });
-      assert.ok(stored.some((f) => f.endsWith('_tokens.json')), stored.join(', '));
+      assert.ok(
+        stored.some((f) => f.endsWith('_tokens.json')),
+        stored.join(', '),
+      );
       const signedIn = await runCli(fx, workspace.dir, ['clients', 'list']);
       assert.match(signedIn.stdout, /place: Crew alpha/);
     } finally {
@@ -357,16 +428,41 @@ describe('the MCP Inspector CLI signing in', () => {
     // fails rather than sign in again.
     const kept = await readdir(join(home, '.mcp-inspector'), { recursive: true });
     assert.ok(kept.includes('secrets.json'), kept.join(', '));
-    const ran = await inspector([server, '--method', 'tools/call', '--tool-name', 'bash', '--tool-arg', 'command=echo "inspector $((6 * 7))"', '--format', 'json', '--stored-auth-only']).done;
+    const ran = await inspector([
+      server,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'bash',
+      '--tool-arg',
+      'command=echo "inspector $((6 * 7))"',
+      '--format',
+      'json',
+      '--stored-auth-only',
+    ]).done;
     assert.equal(ran.code, 0, ran.stderr);
     assert.match(ran.stdout, /inspector 42/);
-    await waitFor(async () => /"client":"MCP Inspector","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')), 5_000, 'the audit record');
+    await waitFor(
+      async () =>
+        /"client":"MCP Inspector","place":"Crew\/alpha"/.test(await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')),
+      5_000,
+      'the audit record',
+    );
     assert.equal((await runCli(fx, workspace.dir, ['approve'])).stdout.includes('MCP Inspector'), false, 'no second sign-in request');
   });
 
   it('uses the token form too: --header "Authorization: Bearer <agent token>"', async () => {
     const token = await fx.token('inspector-header');
-    const listed = await inspector([fx.url, '--method', 'tools/list', '--format', 'json', '--header', `Authorization: Bearer ${token}`, '--stored-auth-only']).done;
+    const listed = await inspector([
+      fx.url,
+      '--method',
+      'tools/list',
+      '--format',
+      'json',
+      '--header',
+      `Authorization: Bearer ${token}`,
+      '--stored-auth-only',
+    ]).done;
     assert.equal(listed.code, 0, listed.stderr);
     assert.ok(toolNames(listed.stdout).includes('bash'), listed.stdout.slice(0, 300));
   });

@@ -50,7 +50,9 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
     const url = new URL(fx.url);
     url.searchParams.set('workspace_path', PLACE);
     agent = new Client({ name: 'agent', version: '1.0.0' });
-    await agent.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }));
+    await agent.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }),
+    );
   });
 
   after(async () => {
@@ -61,8 +63,10 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
     await workspace.leave();
   });
 
-  const view = async (): Promise<View> => (await api('GET', `/mcp/place?workspace_path=${PLACE}`)).json.connections.find((c: View) => c.name === name);
-  const call = async (tool: string, args: Record<string, unknown> = {}) => (await agent.callTool({ name: tool, arguments: args })) as CallToolResult;
+  const view = async (): Promise<View> =>
+    (await api('GET', `/mcp/place?workspace_path=${PLACE}`)).json.connections.find((c: View) => c.name === name);
+  const call = async (tool: string, args: Record<string, unknown> = {}) =>
+    (await agent.callTool({ name: tool, arguments: args })) as CallToolResult;
   /** The provider revokes every token; the agent's next call meets it, and the connection needs a sign-in. */
   const endLoginAtProvider = async (): Promise<void> => {
     upstream.oauth!.revokeAllRefreshTokens();
@@ -94,10 +98,14 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
     const before = upstream.oauth!.authorizationRequests.length;
     const started = await api('POST', `/mcp/place/${name}/connect?workspace_path=${PLACE}`, {});
     assert.equal(started.status, 200, JSON.stringify(started.json));
-    await waitFor(async () => upstream.oauth!.authorizationRequests.length > before && (await view()).state === 'connected', 20_000, 'the sign-in to finish');
+    await waitFor(
+      async () => upstream.oauth!.authorizationRequests.length > before && (await view()).state === 'connected',
+      20_000,
+      'the sign-in to finish',
+    );
   }
 
-  it('signs in with the scope the server\'s challenge names, and the agent gets the tools that need no more', async () => {
+  it("signs in with the scope the server's challenge names, and the agent gets the tools that need no more", async () => {
     const added = await api('POST', '/mcp/place', { workspace_path: PLACE, server: { url: upstream.url, name: 'Publisher' } });
     assert.equal(added.status, 201, JSON.stringify(added.json));
     name = added.json.connection.name;
@@ -132,14 +140,18 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
     assert.equal(upstream.requests.length, requests, 'no request reached the server while it waits for the owner');
   });
 
-  it('the owner\'s Connect asks for the wider scope with the one already granted; then the call succeeds', async () => {
+  it("the owner's Connect asks for the wider scope with the one already granted; then the call succeeds", async () => {
     const { registrations, revocations } = upstream.oauth!.counters;
     await connect();
     // The provider holds a registration to the scope it was registered with: the app registers anew, and the old login ends.
     assert.equal(upstream.oauth!.counters.registrations, registrations + 1);
-    assert.ok(upstream.oauth!.counters.revocations > revocations, 'the replaced registration\'s login was revoked');
+    assert.ok(upstream.oauth!.counters.revocations > revocations, "the replaced registration's login was revoked");
     assert.deepEqual([...scopesAsked()].filter((s) => s.startsWith('tools:')).sort(), ['tools:read', 'tools:write']);
-    assert.deepEqual([...scopesAsked()].filter((s) => !s.startsWith('tools:')), ['offline_access'], 'nothing else but a refresh token');
+    assert.deepEqual(
+      [...scopesAsked()].filter((s) => !s.startsWith('tools:')),
+      ['offline_access'],
+      'nothing else but a refresh token',
+    );
     const added = await call(`${name}__add`, { a: 1, b: 2 });
     assert.notEqual(added.isError, true, JSON.stringify(added));
     assert.deepEqual(added.structuredContent, { sum: 3 });
@@ -159,12 +171,16 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
     assert.equal((await view()).state, 'connected');
   });
 
-  it('Connect while signed in asks for the scope the current login has, not only the challenge\'s', async () => {
+  it("Connect while signed in asks for the scope the current login has, not only the challenge's", async () => {
     const login = upstream.requests.at(-1)?.authorization;
     await connect();
     assert.deepEqual([...scopesAsked()].sort(), ['offline_access', 'tools:read', 'tools:write']);
     // The connection stays connected throughout: the new login is known by its token reaching the server.
-    await waitFor(async () => (await call(`${name}__echo`, { text: 'new' })).isError !== true && upstream.requests.at(-1)?.authorization !== login, 10_000, 'the new login to be used');
+    await waitFor(
+      async () => (await call(`${name}__echo`, { text: 'new' })).isError !== true && upstream.requests.at(-1)?.authorization !== login,
+      10_000,
+      'the new login to be used',
+    );
     const added = await call(`${name}__add`, { a: 3, b: 4 });
     assert.notEqual(added.isError, true, JSON.stringify(added));
     assert.deepEqual(added.structuredContent, { sum: 7 });
@@ -184,7 +200,10 @@ describe('an OAuth-protected upstream that misbehaves (step-up, 401 later), end 
       const shown = await view();
       assert.equal(shown.state, 'key-refused');
       assert.match(shown.reason ?? '', /still refuses this login .* signing in again does not help/);
-      assert.match(textOf(await call('manage_my_mcp_servers', { action: 'list' })), new RegExp(`${name}: Publisher, .*key-refused: .*still refuses this login`));
+      assert.match(
+        textOf(await call('manage_my_mcp_servers', { action: 'list' })),
+        new RegExp(`${name}: Publisher, .*key-refused: .*still refuses this login`),
+      );
       assert.match(await cliList(), /Publisher .*key-refused \(Publisher still refuses this login/);
       // Bounded: no sign-in starts by itself.
       await new Promise((r) => setTimeout(r, 500));

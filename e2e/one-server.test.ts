@@ -13,7 +13,13 @@ const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 function cli(stateDir: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', WORKSPACE_STATE_DIR: stateDir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '' };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      WORKSPACE_STATE_DIR: stateDir,
+      WORKSPACE_SECRET_STORE: 'file',
+      WORKSPACE_REGISTRY_URL: '',
+    };
     const child = spawn(process.execPath, [CLI, ...args], { env });
     child.stdin.end();
     let stdout = '';
@@ -45,7 +51,10 @@ describe('one server per state dir, and the CLI asks it', () => {
   it('refuses a second server on the same state dir, saying where the first one is', async () => {
     const second = await cli(fx.stateDir, ['--port', '0', '--control-port', '0']);
     assert.equal(second.code, 2, second.stdout + second.stderr);
-    assert.match(second.stderr, new RegExp(`already runs on the state dir .*\\(pid ${process.pid}; its page at ${controlUrl}, agents at ${fx.url}\\)`));
+    assert.match(
+      second.stderr,
+      new RegExp(`already runs on the state dir .*\\(pid ${process.pid}; its page at ${controlUrl}, agents at ${fx.url}\\)`),
+    );
     assert.doesNotMatch(second.stdout, /listening/);
     // `open` still finds the first one.
     const open = await cli(fx.stateDir, ['open']);
@@ -59,7 +68,10 @@ describe('one server per state dir, and the CLI asks it', () => {
     // Its server is given 60 s; a CLI start on a busy machine takes a few.
     assert.ok(added.ms < 30_000, `took ${added.ms.toFixed(0)} ms`);
     assert.match(added.stdout, /^Added Hanging to This machine as \S+ \(checking: /);
-    assert.match(added.stdout, /The server goes on checking it; the page shows how that ends, and so does: persona-mcp-workspace connections show \S+/);
+    assert.match(
+      added.stdout,
+      /The server goes on checking it; the page shows how that ends, and so does: persona-mcp-workspace connections show \S+/,
+    );
     assert.doesNotMatch(added.stderr, /No server runs/, 'it asked the running server');
     const listed = await cli(fx.stateDir, ['connections', 'list', '--json']);
     const connection = JSON.parse(listed.stdout).find((c: { displayName: string }) => c.displayName === 'Hanging');

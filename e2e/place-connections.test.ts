@@ -24,7 +24,12 @@ const OTHER_KEY = 'sk-other-c0ffee5eed';
 const now = () => Math.floor(Date.now() / 1000);
 
 function jwt(sub: string): Promise<string> {
-  return new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime(now() + 3600).sign(new TextEncoder().encode(JWT_SECRET));
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime(now() + 3600)
+    .sign(new TextEncoder().encode(JWT_SECRET));
 }
 
 describe('place connections, end to end', () => {
@@ -48,13 +53,24 @@ describe('place connections, end to end', () => {
     second = await startUpstream({ name: 'docs', apiKey: { header: 'Authorization', value: `Bearer ${OTHER_KEY}` } });
     registry = await startRegistryFixture();
     const catalogFile = join(workspace.dir, 'connectors.json');
-    const apiKeyEntry = (id: string, name: string, url: string, apiKey: { header: string; prefix?: string }) => ({ id, name, description: `${name} on loopback.`, url, transport: 'streamable-http', auth: 'api-key', apiKey });
+    const apiKeyEntry = (id: string, name: string, url: string, apiKey: { header: string; prefix?: string }) => ({
+      id,
+      name,
+      description: `${name} on loopback.`,
+      url,
+      transport: 'streamable-http',
+      auth: 'api-key',
+      apiKey,
+    });
     await writeFile(
       catalogFile,
       JSON.stringify({
         version: 1,
         groups: [],
-        entries: [apiKeyEntry('issues', 'Issues', upstream.url, { header: 'X-Api-Key' }), apiKeyEntry('docs', 'Docs', second.url, { header: 'Authorization', prefix: 'Bearer ' })],
+        entries: [
+          apiKeyEntry('issues', 'Issues', upstream.url, { header: 'X-Api-Key' }),
+          apiKeyEntry('docs', 'Docs', second.url, { header: 'Authorization', prefix: 'Bearer ' }),
+        ],
       }),
     );
     fx = await startHost(
@@ -109,7 +125,7 @@ describe('place connections, end to end', () => {
 
   let issues: { name: string };
 
-  it('lets an editor\'s agent add an API-key connector with a secret of the place, as its caller', async () => {
+  it("lets an editor's agent add an API-key connector with a secret of the place, as its caller", async () => {
     const client = await agent(alice, 'Crew/alpha/runs/7');
     const noSecret = await call(client, 'manage_my_mcp_servers', { action: 'connect', catalog: 'issues', secret: 'ISSUES_KEY' });
     assert.equal(noSecret.isError, true);
@@ -128,14 +144,21 @@ describe('place connections, end to end', () => {
     assert.equal((issues as unknown as { ownerName: string }).ownerName, 'Alice');
   });
 
-  it('gives an agent in that place the upstream tools, called with the adder\'s key', async () => {
+  it("gives an agent in that place the upstream tools, called with the adder's key", async () => {
     const client = await agent(alice, 'Crew/alpha');
     const { tools } = await client.listTools();
     const echo = tools.find((t) => t.name === `${issues.name}__echo`);
     assert.ok(echo, `tools: ${tools.map((t) => t.name).join(', ')}`);
     assert.deepEqual(echo.inputSchema.required, ['text']);
-    assert.equal(echo._meta?.['anthropic/searchHint'], 'Issues: Issues on loopback.', 'the connection\'s name, then what the catalog says it does');
-    assert.ok(tools.some((t) => t.name === 'bash'), 'the machine tools are still there');
+    assert.equal(
+      echo._meta?.['anthropic/searchHint'],
+      'Issues: Issues on loopback.',
+      "the connection's name, then what the catalog says it does",
+    );
+    assert.ok(
+      tools.some((t) => t.name === 'bash'),
+      'the machine tools are still there',
+    );
     for (const t of tools) assert.match(t.name, /^[A-Za-z0-9_-]{1,64}$/);
 
     const result = await call(client, `${issues.name}__echo`, { text: 'hello' });
@@ -153,12 +176,14 @@ describe('place connections, end to end', () => {
   it('relays progress from the upstream to the agent', async () => {
     const client = await agent(alice, 'Crew/alpha');
     const messages: string[] = [];
-    await client.callTool({ name: `${issues.name}__slow`, arguments: { seconds: 0.3 } }, undefined, { onprogress: (p) => messages.push(p.message ?? '') });
+    await client.callTool({ name: `${issues.name}__slow`, arguments: { seconds: 0.3 } }, undefined, {
+      onprogress: (p) => messages.push(p.message ?? ''),
+    });
     assert.ok(messages.includes('step 3'), JSON.stringify(messages));
     await client.close();
   });
 
-  it('carries the agent\'s cancellation through to the upstream tool', async () => {
+  it("carries the agent's cancellation through to the upstream tool", async () => {
     const client = await agent(alice, 'Crew/alpha');
     const controller = new AbortController();
     const started = upstream.calls.get('slow') ?? 0;
@@ -172,7 +197,7 @@ describe('place connections, end to end', () => {
     await client.close();
   });
 
-  it('keeps the place\'s connections out of other places, and refuses their names there', async () => {
+  it("keeps the place's connections out of other places, and refuses their names there", async () => {
     const client = await agent(alice, 'Crew/beta');
     const { tools } = await client.listTools();
     assert.ok(!tools.some((t) => t.name.startsWith(issues.name)));
@@ -182,7 +207,7 @@ describe('place connections, end to end', () => {
     await client.close();
   });
 
-  it('lets a reader\'s agent see the list, whose login each uses, but not add or remove', async () => {
+  it("lets a reader's agent see the list, whose login each uses, but not add or remove", async () => {
     const reader = await agent(bob, 'Crew/alpha');
     const list = await call(reader, 'manage_my_mcp_servers', { action: 'list' });
     assert.match(textOf(list), new RegExp(`${issues.name}: Issues, Alice's login, connected`));
@@ -195,7 +220,7 @@ describe('place connections, end to end', () => {
     await assert.rejects(agent(await jwt('mallory'), 'Crew/alpha'), /mallory cannot work in Crew alpha/);
   });
 
-  it('tells open sessions when the place\'s connections change', async () => {
+  it("tells open sessions when the place's connections change", async () => {
     const client = await agent(alice, 'Crew/alpha');
     let changes = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -203,10 +228,15 @@ describe('place connections, end to end', () => {
     });
     await api('PUT', '/secrets/DOCS_KEY?workspace_path=Crew/alpha', { value: OTHER_KEY });
     const adder = await agent(alice, 'Crew/alpha');
-    assert.match(textOf(await call(adder, 'manage_my_mcp_servers', { action: 'connect', catalog: 'docs', secret: 'DOCS_KEY' })), /^Added and connected Docs/);
+    assert.match(
+      textOf(await call(adder, 'manage_my_mcp_servers', { action: 'connect', catalog: 'docs', secret: 'DOCS_KEY' })),
+      /^Added and connected Docs/,
+    );
     await adder.close();
     await waitFor(() => changes > 0, 5_000, 'notifications/tools/list_changed');
-    const docsName = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'docs').name;
+    const docsName = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find(
+      (c: { catalogId: string }) => c.catalogId === 'docs',
+    ).name;
     const { tools } = await client.listTools();
     assert.ok(tools.some((t) => t.name === `${docsName}__echo`));
     const docs = await call(client, `${docsName}__echo`, { text: 'docs' });
@@ -216,7 +246,10 @@ describe('place connections, end to end', () => {
 
   it('pauses a connection whose adder lost edit access, skips it at run time, and resumes it', async () => {
     const client = await agent(bob, 'Crew/alpha');
-    assert.ok((await client.listTools()).tools.some((t) => t.name === `${issues.name}__echo`), 'a reader\'s agent uses the adder\'s login');
+    assert.ok(
+      (await client.listTools()).tools.some((t) => t.name === `${issues.name}__echo`),
+      "a reader's agent uses the adder's login",
+    );
 
     await api('PUT', '/access/places', { workspace_path: 'Crew/alpha', editors: [], readers: ['bob', 'alice'] });
     const list = await api('GET', '/mcp/place?workspace_path=Crew/alpha');
@@ -229,7 +262,9 @@ describe('place connections, end to end', () => {
 
     await api('PUT', '/access/people/alice', { name: 'Alice', disabled: true });
     await api('PUT', '/access/places', { workspace_path: 'Crew/alpha', editors: ['alice'], readers: ['bob'] });
-    const disabled = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { name: string }) => c.name === issues.name);
+    const disabled = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find(
+      (c: { name: string }) => c.name === issues.name,
+    );
     assert.match(disabled.reason, /Alice was disabled/);
 
     await api('PUT', '/access/people/alice', { name: 'Alice', disabled: false });
@@ -240,7 +275,9 @@ describe('place connections, end to end', () => {
 
   it('fails only the tools of an upstream that is down, slow or broken, naming it', async () => {
     const client = await agent(alice, 'Crew/alpha');
-    const docsName = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { displayName: string }) => c.displayName === 'Docs').name;
+    const docsName = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find(
+      (c: { displayName: string }) => c.displayName === 'Docs',
+    ).name;
     await call(client, `${issues.name}__echo`, { text: 'warm' });
 
     await upstream.kill();
@@ -250,7 +287,13 @@ describe('place connections, end to end', () => {
     assert.deepEqual((await call(client, `${docsName}__echo`, { text: 'still' })).content, [{ type: 'text', text: 'echo: still' }]);
     assert.equal((await call(client, 'bash', { command: 'echo ok' })).isError, undefined);
     // Checked once after the failed call, it is now known to be down: refused at once, with why.
-    await waitFor(async () => (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { name: string }) => c.name === issues.name).state === 'unreachable', 5_000, 'the failed call to be checked');
+    await waitFor(
+      async () =>
+        (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { name: string }) => c.name === issues.name)
+          .state === 'unreachable',
+      5_000,
+      'the failed call to be checked',
+    );
     const known = await call(client, `${issues.name}__echo`, { text: 'x' });
     assert.match(textOf(known), /errPlaceMCPUnavailable: .*"Issues".*\(unreachable\).*refused/);
     await upstream.start();
@@ -272,16 +315,20 @@ describe('place connections, end to end', () => {
     await client.close();
   });
 
-  it('lets the agent manage its place\'s connections with manage_my_mcp_servers, as its caller', async () => {
+  it("lets the agent manage its place's connections with manage_my_mcp_servers, as its caller", async () => {
     const client = await agent(alice, 'Crew/alpha');
     const list = await call(client, 'manage_my_mcp_servers', { action: 'list' });
     assert.match(textOf(list), new RegExp(`${issues.name}: Issues, Alice's login, connected \\(5 tools, checked `));
 
-    const entry = (await api('GET', '/catalog?search=registry')).json.entries.find((e: { source: string; auth: string }) => e.source === 'registry' && e.auth === 'none');
+    const entry = (await api('GET', '/catalog?search=registry')).json.entries.find(
+      (e: { source: string; auth: string }) => e.source === 'registry' && e.auth === 'none',
+    );
     assert.ok(entry, 'the registry fixture feeds the catalog');
     const connect = await call(client, 'manage_my_mcp_servers', { action: 'connect', catalog: entry.id });
     assert.match(textOf(connect), new RegExp(`Added ${entry.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    const added = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { catalogId: string }) => c.catalogId === entry.id);
+    const added = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find(
+      (c: { catalogId: string }) => c.catalogId === entry.id,
+    );
     assert.equal(added.owner, 'alice');
 
     const readerAgent = await agent(bob, 'Crew/alpha');
@@ -307,7 +354,9 @@ describe('place connections, end to end', () => {
 
   it('removes a connection with its keychain items, by the adder or an editor only', async () => {
     const keychain = new KeychainSecretStore({ service: keychainService });
-    const [connection] = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.filter((c: { name: string }) => c.name === issues.name);
+    const [connection] = (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.filter(
+      (c: { name: string }) => c.name === issues.name,
+    );
     assert.ok((await keychain.accounts('place-secret:')).length >= 2, 'the place secrets are in the keychain');
     const adder = await agent(alice, 'Crew/alpha');
     const removed = await call(adder, 'manage_my_mcp_servers', { action: 'remove', name: issues.name, owner: 'alice' });

@@ -60,7 +60,7 @@ describe('the private-network switch, through the host', () => {
     });
   }
 
-  it('refuses the app\'s own agent endpoint and control plane on any loopback spelling, sending nothing', async () => {
+  it("refuses the app's own agent endpoint and control plane on any loopback spelling, sending nothing", async () => {
     const before = local.requests.length;
     for (const port of [agentPort, controlPort]) {
       for (const host of ['127.0.0.1', '127.0.0.2', '[::1]', '[::ffff:127.0.0.1]', 'localhost', '2130706433']) {
@@ -73,13 +73,19 @@ describe('the private-network switch, through the host', () => {
       }
     }
     const listed = (await api('GET', '/mcp/place?workspace_path=')).json.connections as Array<{ url: string }>;
-    assert.deepEqual(listed.map((c) => c.url), [local.url], 'nothing refused was stored');
+    assert.deepEqual(
+      listed.map((c) => c.url),
+      [local.url],
+      'nothing refused was stored',
+    );
     assert.equal(local.requests.length, before);
   });
 
-  it('refuses an edit that points a connection at the app\'s own port, keeping its old URL', async () => {
+  it("refuses an edit that points a connection at the app's own port, keeping its old URL", async () => {
     const [connection] = (await api('GET', '/mcp/place?workspace_path=')).json.connections as Array<{ name: string }>;
-    const edited = await api('PATCH', `/mcp/place/${connection!.name}?workspace_path=`, { url: `http://127.0.0.1:${controlPort}/api/tokens` });
+    const edited = await api('PATCH', `/mcp/place/${connection!.name}?workspace_path=`, {
+      url: `http://127.0.0.1:${controlPort}/api/tokens`,
+    });
     assert.equal(edited.status, 400, edited.text);
     assert.equal((await api('GET', `/mcp/place/${connection!.name}?workspace_path=`)).json.connection.url, local.url);
   });

@@ -30,7 +30,10 @@ const EXAMPLE_CODE = 'K7QM-2XHD';
 async function readmeCommands(): Promise<{ first: string; tokenCreate: string; others: string[] }> {
   const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
   const blocks = [...readme.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  const first = blocks[0]?.split('\n').find((line) => line.trim() && !line.trim().startsWith('#'))?.trim();
+  const first = blocks[0]
+    ?.split('\n')
+    .find((line) => line.trim() && !line.trim().startsWith('#'))
+    ?.trim();
   const inBlocks = blocks.flatMap((block) => block.split('\n')).map((line) => line.replace(/\s+#.*$/, '').trim());
   const inText = [...readme.matchAll(/`(npm start -- [^`]+)`/g)].map((m) => m[1]!.trim());
   const all = [...new Set([...inBlocks, ...inText].filter((line) => line.startsWith('npm start -- ')))];
@@ -50,7 +53,10 @@ async function waitingSignIn(mcpUrl: string): Promise<string> {
 
 /** The repository as a fresh clone has it (tracked and new files, not node_modules, dist or ignored ones). */
 async function freshCopy(to: string): Promise<void> {
-  const { stdout } = await execFileAsync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await execFileAsync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: repoRoot,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   for (const file of stdout.split('\0').filter(Boolean)) {
     const from = join(repoRoot, file);
     if (!(await stat(from).catch(() => undefined))?.isFile()) continue; // deleted, not yet committed
@@ -113,7 +119,10 @@ describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 6
     server.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
     server.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
     const mcpUrl = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no startup line within ${INSTALL_MS / 60_000} min:\n${out.slice(-3000)}\n${err.slice(-3000)}`)), INSTALL_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`no startup line within ${INSTALL_MS / 60_000} min:\n${out.slice(-3000)}\n${err.slice(-3000)}`)),
+        INSTALL_MS,
+      );
       server!.stdout!.on('data', () => {
         const url = /listening on (http:\/\/\S+\/mcp)/.exec(out)?.[1];
         if (url && /\/login\?token=/.test(out)) {
@@ -129,7 +138,10 @@ describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 6
       assert.equal(await stat(join(clone, 'node_modules', module)).catch(() => undefined), undefined, `${module} was left out`);
     }
     // Said once, in plain words: the keychain is unavailable, so the encrypted file keeps the secrets.
-    assert.match(err, /Logins and secrets are kept in the encrypted file \S+secrets\.enc\.json because the OS keychain is unavailable here \(.*keytar.*\)\. This is recorded in/);
+    assert.match(
+      err,
+      /Logins and secrets are kept in the encrypted file \S+secrets\.enc\.json because the OS keychain is unavailable here \(.*keytar.*\)\. This is recorded in/,
+    );
     assert.doesNotMatch(out + err, /\n\s+at .*:\d+:\d+/, 'no stack trace');
 
     // The second command, as written, in another process: it finds the store the server chose.
@@ -143,7 +155,9 @@ describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 6
     assert.ok(await stat(join(stateDir, 'secrets.enc.json')), 'the signing key is kept in the encrypted file');
 
     const client = new Client({ name: 'readme-first-run', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     try {
       const { tools } = await client.listTools();
       assert.ok(tools.some((t) => t.name === 'bash'));
@@ -161,7 +175,9 @@ describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 6
     assert.ok(others.length >= 4, `the README's other commands: ${others.join('; ')}`);
     for (const command of others) {
       const line = command.includes(EXAMPLE_CODE) ? command.replace(EXAMPLE_CODE, await waitingSignIn(mcpUrl)) : command;
-      const ran = await execFileAsync('bash', ['-c', line], { cwd: clone, env }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+      const ran = await execFileAsync('bash', ['-c', line], { cwd: clone, env }).catch(
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
       assert.equal('code' in ran ? ran.code : 0, 0, `${line}:\n${ran.stdout}\n${ran.stderr}`);
     }
   });

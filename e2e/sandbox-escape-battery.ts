@@ -96,7 +96,9 @@ export async function startEscapeHost(prefix: string): Promise<EscapeHost> {
   await writeFile(join(betaFolder, 'secret.txt'), 'beta secret\n');
   await new AccessDirectory(state).setPlacePolicy('Crew/beta', 'place', [betaFolder]);
   const beta = await fx.connect((await tokens.create({ name: 'beta agent', workspacePath: 'Crew/beta' })).token);
-  const saved = (await beta.client.callTool({ name: 'bash', arguments: { command: 'seq 1 20000; echo beta-output' } })) as { structuredContent?: { stdoutFullOutputPath?: string } };
+  const saved = (await beta.client.callTool({ name: 'bash', arguments: { command: 'seq 1 20000; echo beta-output' } })) as {
+    structuredContent?: { stdoutFullOutputPath?: string };
+  };
   const betaOutput = saved.structuredContent?.stdoutFullOutputPath;
   assert.ok(betaOutput, `beta's output was saved: ${JSON.stringify(saved).slice(0, 500)}`);
 
@@ -129,7 +131,9 @@ async function plantCredentials(home: string): Promise<string[]> {
   const files: string[] = [];
   for (const { path } of sealedPaths({}, { HOME: home })) {
     // A store that is a file (~/.netrc, a history) by its name; a folder gets a file inside.
-    const file = /\.(json|netrc|npmrc|pypirc|git-credentials)$|_history$|history$|histfile$|\.zhistory$/.test(path) ? path : join(path, 'credential');
+    const file = /\.(json|netrc|npmrc|pypirc|git-credentials)$|_history$|history$|histfile$|\.zhistory$/.test(path)
+      ? path
+      : join(path, 'credential');
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, `secret of ${path}\n`);
     files.push(file);
@@ -144,7 +148,11 @@ async function plantCredentials(home: string): Promise<string[]> {
  * reaches its target when nothing stops it. Reads the host and the attempts once the suite runs.
  */
 export function itRunsTheBattery(current: () => { host: EscapeHost; attempts: readonly Attempt[] }): void {
-  for (const [kind, network] of [['place', []], ['strict', []], ['strict', ['localhost', '127.0.0.1']]] as const) {
+  for (const [kind, network] of [
+    ['place', []],
+    ['strict', []],
+    ['strict', ['localhost', '127.0.0.1']],
+  ] as const) {
     it(`refuses every attempt under ${kind}${network.length ? ` with the network allow-list ${network.join(', ')}` : ''}, each with a clear error`, async () => {
       const { host, attempts } = current();
       const { ws, state } = host.targets;
@@ -170,7 +178,17 @@ function reaches(options: string, url: string): string {
 }
 
 /** The attempts on the app's secrets, another place, the app's ports and the file tools, the same on every system. */
-export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl, credentials, betaOutput, betaFolder, tmpSocket }: Targets): Attempt[] {
+export function sharedAttempts({
+  state,
+  ws,
+  alpha,
+  controlUrl,
+  agentUrl,
+  credentials,
+  betaOutput,
+  betaFolder,
+  tmpSocket,
+}: Targets): Attempt[] {
   const key = join(state, 'secrets.key');
   const agentPort = new URL(agentUrl).port;
   return [
@@ -185,7 +203,10 @@ export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl, credent
     { name: "write tool: another place's saved output", tool: { name: 'write', arguments: { path: betaOutput, content: 'planted' } } },
     { name: "read another place's extra folder", bash: `cat ${betaFolder}/secret.txt` },
     { name: "read tool: another place's extra folder", tool: { name: 'read', arguments: { path: join(betaFolder, 'secret.txt') } } },
-    { name: "write tool: another place's extra folder", tool: { name: 'write', arguments: { path: join(betaFolder, 'planted.txt'), content: 'x' } } },
+    {
+      name: "write tool: another place's extra folder",
+      tool: { name: 'write', arguments: { path: join(betaFolder, 'planted.txt'), content: 'x' } },
+    },
     { name: "a credential in the app's environment", bash: 'env | grep -e ^AWS_SECRET_ACCESS_KEY= -e ^GITHUB_TOKEN=' },
     { name: "the owner's socket in /tmp", bash: `curl -s -m 5 --noproxy '*' --unix-socket ${tmpSocket} http://owner/ | grep -q reached` },
     { name: 'read the secrets key', bash: `cat ${key}` },
@@ -195,7 +216,10 @@ export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl, credent
     { name: "read another place's file through ..", bash: `cat ${alpha}/../beta/notes.txt` },
     { name: 'a symlink in the place pointing at the key', bash: `ln -sf ${key} ${alpha}/new-link && cat ${alpha}/new-link` },
     // Removed again at once: a hard link to the key left in the place stops every command.
-    { name: 'a hard link to the key', bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard; s=$?; rm -f ${alpha}/new-hard; exit $s` },
+    {
+      name: 'a hard link to the key',
+      bash: `rm -f ${alpha}/new-hard && ln ${key} ${alpha}/new-hard && cat ${alpha}/new-hard; s=$?; rm -f ${alpha}/new-hard; exit $s`,
+    },
     { name: 'write outside the place', bash: `echo planted > ${ws}/planted.txt` },
     { name: "write into another place's folder", bash: `echo planted > ${ws}/Crew/beta/sub/planted.txt` },
     { name: 'write into the state dir', bash: `echo planted > ${state}/planted` },
@@ -203,13 +227,22 @@ export function sharedAttempts({ state, ws, alpha, controlUrl, agentUrl, credent
     { name: 'curl the control plane', bash: reaches('', `${controlUrl}/api/server`) },
     { name: 'curl the agent endpoint', bash: reaches('', agentUrl) },
     { name: 'curl the control plane past the proxy', bash: reaches("--noproxy '*'", `${controlUrl}/api/server`) },
-    { name: 'curl the agent endpoint by name, through a CONNECT tunnel', bash: reaches('--proxytunnel', `http://localhost:${agentPort}/mcp`) },
+    {
+      name: 'curl the agent endpoint by name, through a CONNECT tunnel',
+      bash: reaches('--proxytunnel', `http://localhost:${agentPort}/mcp`),
+    },
     { name: 'signal the host', bash: `kill -0 ${process.pid}` },
     { name: 'bash -c inside bash', bash: `bash -c 'bash -c "cat ${key}"'` },
     { name: 'read tool: the key', tool: { name: 'read', arguments: { path: key } } },
     { name: 'read tool: a symlink in the place to the key', tool: { name: 'read', arguments: { path: join(alpha, 'key-link') } } },
-    { name: "read tool: another place's file through ..", tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } } },
-    { name: "write tool: another place's folder", tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } } },
+    {
+      name: "read tool: another place's file through ..",
+      tool: { name: 'read', arguments: { path: join(alpha, '..', 'beta', 'notes.txt') } },
+    },
+    {
+      name: "write tool: another place's folder",
+      tool: { name: 'write', arguments: { path: join(ws, 'Crew', 'beta', 'planted.txt'), content: 'x' } },
+    },
     { name: 'write tool: the state dir', tool: { name: 'write', arguments: { path: join(state, 'planted-too'), content: 'x' } } },
   ];
 }
@@ -231,7 +264,9 @@ async function assertAllRefused(client: Client, attempts: readonly Attempt[], ki
   for (const a of attempts) {
     const { ok, text } = await attempt(client, a);
     assert.equal(ok, false, `${kind}: "${a.name}" should be refused, got: ${text}`);
-    const why = a.bash ? `This command ran in the sandbox of the ${kind} policy of Crew alpha` : `Refused by the ${kind} policy of Crew alpha`;
+    const why = a.bash
+      ? `This command ran in the sandbox of the ${kind} policy of Crew alpha`
+      : `Refused by the ${kind} policy of Crew alpha`;
     assert.ok(text.includes(why), `${kind}: "${a.name}" says why: ${text}`);
     assert.match(text, /The person who runs this app can change it/);
   }

@@ -36,7 +36,10 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
     attempts = [
       ...sharedAttempts(host.targets),
       // Moved back at once under machine, where it works.
-      { name: 'move the state dir out from under its rule', bash: `mv ${state} ${state}-moved && cat ${state}-moved/secrets.key; s=$?; mv ${state}-moved ${state} 2>/dev/null; exit $s` },
+      {
+        name: 'move the state dir out from under its rule',
+        bash: `mv ${state} ${state}-moved && cat ${state}-moved/secrets.key; s=$?; mv ${state}-moved ${state} 2>/dev/null; exit $s`,
+      },
       { name: "the keychain's files", bash: `ls ${join(homedir(), 'Library', 'Keychains')} | grep -q .` },
       { name: "the keychain's daemon", bash: 'security list-keychains -d user | grep -q keychain' },
       { name: "the host's environment (sysctl kern.procargs2)", bash: `ps -wwE -p ${process.pid} | grep -q PATH=` },
@@ -50,20 +53,30 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
   });
 
   const bash = async (command: string) =>
-    (await host.client.callTool({ name: 'bash', arguments: { command, timeout: 20 } })) as unknown as { structuredContent: { exitCode: number; stdout: string; stderr: string } };
+    (await host.client.callTool({ name: 'bash', arguments: { command, timeout: 20 } })) as unknown as {
+      structuredContent: { exitCode: number; stdout: string; stderr: string };
+    };
 
   itRunsTheBattery(() => ({ host, attempts }));
 
   it('works inside the place under place and strict: files, commands, temp files, a terminal', async () => {
-    const { client, targets: { alpha, ws } } = host;
+    const {
+      client,
+      targets: { alpha, ws },
+    } = host;
     for (const kind of ['place', 'strict'] as const) {
       await host.setPolicy(kind);
       const wrote = await client.callTool({ name: 'write', arguments: { path: join(alpha, `${kind}.txt`), content: `${kind}\n` } });
       assert.ok(!wrote.isError, JSON.stringify(wrote));
-      const run = await bash(`pwd; cat ${kind}.txt; echo t > "$TMPDIR/pw-mac-$$" && rm "$TMPDIR/pw-mac-$$" && echo tmp-ok; id -un >/dev/null && echo id-ok`);
+      const run = await bash(
+        `pwd; cat ${kind}.txt; echo t > "$TMPDIR/pw-mac-$$" && rm "$TMPDIR/pw-mac-$$" && echo tmp-ok; id -un >/dev/null && echo id-ok`,
+      );
       assert.equal(run.structuredContent.exitCode, 0, JSON.stringify(run));
       assert.equal(run.structuredContent.stdout, `${alpha}\n${kind}\ntmp-ok\nid-ok\n`);
-      const tty = (await client.callTool({ name: 'bash', arguments: { command: `test -t 1 && cat ${alpha}/${kind}.txt; cat ${ws}/Crew/beta/notes.txt`, tty: true } })) as unknown as { structuredContent: { exitCode: number; stdout: string } };
+      const tty = (await client.callTool({
+        name: 'bash',
+        arguments: { command: `test -t 1 && cat ${alpha}/${kind}.txt; cat ${ws}/Crew/beta/notes.txt`, tty: true },
+      })) as unknown as { structuredContent: { exitCode: number; stdout: string } };
       assert.notEqual(tty.structuredContent.exitCode, 0);
       assert.match(tty.structuredContent.stdout, new RegExp(`^${kind}\\r?\\n.*Operation not permitted`, 's'));
     }
@@ -72,7 +85,7 @@ describe('the sandbox escape battery on macOS (Seatbelt), as an agent of Crew/al
     assert.notEqual(tmp.structuredContent.exitCode, 0);
   });
 
-  it('reaches the network only through the proxy, by the place\'s list', async () => {
+  it("reaches the network only through the proxy, by the place's list", async () => {
     await host.setPolicy('strict');
     const off = await bash(`curl -s -m 5 http://127.0.0.1:${servicePort}/`);
     assert.notEqual(off.structuredContent.exitCode, 0, 'strict without a list: no network');

@@ -51,14 +51,21 @@ describe('place secrets changed by the CLI while the server sets others', () => 
     const file = new PlaceSecrets(new EncryptedFileSecretStore({ stateDir: race.stateDir }), race.stateDir);
     const wrong = async (place: string, expected: Record<string, string>): Promise<string[]> => {
       const listed = await names(place);
-      const found = await Promise.all(Object.entries(expected).map(async ([name, value]) => (listed.includes(name) && (await file.value(place, name)) === value ? [] : [name])));
+      const found = await Promise.all(
+        Object.entries(expected).map(async ([name, value]) =>
+          listed.includes(name) && (await file.value(place, name)) === value ? [] : [name],
+        ),
+      );
       return found.flat();
     };
     const lost = {
       setByCli: await wrong('Crew/cli', Object.fromEntries(ids.map((i) => [`C${i}`, `cli ${i}`]))),
       removedByCliButListed: await names('Crew/gone'),
       replacedByCli: await wrong('Crew/replaced', Object.fromEntries(ids.map((i) => [`R${i}`, `new ${i}`]))),
-      setByApi: await wrong('Crew/api', Object.fromEntries(Array.from({ length: setByApi }, (_, n) => [`A${n}`, `api ${n}`]).filter((_, n) => n % 2 === 0))),
+      setByApi: await wrong(
+        'Crew/api',
+        Object.fromEntries(Array.from({ length: setByApi }, (_, n) => [`A${n}`, `api ${n}`]).filter((_, n) => n % 2 === 0)),
+      ),
       removedByApiButListed: (await names('Crew/api')).filter((name) => Number(name.slice(1)) % 2 === 1),
     };
     assert.deepEqual(lost, { setByCli: [], removedByCliButListed: [], replacedByCli: [], setByApi: [], removedByApiButListed: [] });

@@ -28,7 +28,9 @@ describe('sign-in groups, end to end', () => {
 
   const api = (method: string, path: string, body?: unknown) => callApi(controlUrl, adminToken, method, path, body);
   const states = async (names: string[]) => {
-    const { connections } = (await api('GET', `/mcp/place?workspace_path=${PLACE}`)).json as { connections: { name: string; state: string }[] };
+    const { connections } = (await api('GET', `/mcp/place?workspace_path=${PLACE}`)).json as {
+      connections: { name: string; state: string }[];
+    };
     return names.map((name) => connections.find((c) => c.name === name)?.state);
   };
   const addGroup = async () => {
@@ -56,9 +58,33 @@ describe('sign-in groups, end to end', () => {
         version: 1,
         groups: [{ id: 'acme', name: 'Acme', description: 'Acme’s servers; one Acme login covers all of them.' }],
         entries: [
-          { id: 'acme-tracker', name: 'Acme Tracker', description: 'Issues in Acme.', url: provider.mcpUrl, transport: 'streamable-http', auth: 'oauth', signInGroup: 'acme' },
-          { id: 'acme-docs', name: 'Acme Docs', description: 'Documents in Acme.', url: docs, transport: 'streamable-http', auth: 'oauth', signInGroup: 'acme' },
-          { id: 'acme-builds', name: 'Acme Builds', description: 'Builds in Acme.', url: builds, transport: 'streamable-http', auth: 'oauth', signInGroup: 'acme' },
+          {
+            id: 'acme-tracker',
+            name: 'Acme Tracker',
+            description: 'Issues in Acme.',
+            url: provider.mcpUrl,
+            transport: 'streamable-http',
+            auth: 'oauth',
+            signInGroup: 'acme',
+          },
+          {
+            id: 'acme-docs',
+            name: 'Acme Docs',
+            description: 'Documents in Acme.',
+            url: docs,
+            transport: 'streamable-http',
+            auth: 'oauth',
+            signInGroup: 'acme',
+          },
+          {
+            id: 'acme-builds',
+            name: 'Acme Builds',
+            description: 'Builds in Acme.',
+            url: builds,
+            transport: 'streamable-http',
+            auth: 'oauth',
+            signInGroup: 'acme',
+          },
         ],
       }),
     );
@@ -92,7 +118,10 @@ describe('sign-in groups, end to end', () => {
     const before = { ...provider.counters };
     const started = await api('POST', `/mcp/place/connect?workspace_path=${PLACE}`, { names });
     assert.equal(started.status, 200, JSON.stringify(started.json));
-    assert.deepEqual(started.json.signIns.map((s: { name: string }) => s.name), names);
+    assert.deepEqual(
+      started.json.signIns.map((s: { name: string }) => s.name),
+      names,
+    );
     assert.equal(started.json.signIns[0].authorizationUrl, started.json.authorizationUrl, 'the chain starts at the first');
     assert.match(started.json.authorizationUrl, new RegExp(`^${provider.issuer}`));
     // $BROWSER walks the whole chain: the provider's pages, the callback, the next service's sign-in...
@@ -103,7 +132,9 @@ describe('sign-in groups, end to end', () => {
     const url = new URL(fx.url);
     url.searchParams.set('workspace_path', PLACE);
     const agent = new Client({ name: 'agent', version: '1.0.0' });
-    await agent.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }));
+    await agent.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }),
+    );
     const tools = (await agent.listTools()).tools.map((t) => t.name);
     const accepted = provider.acceptedAccessTokens.length;
     for (const name of names) {
@@ -128,7 +159,8 @@ describe('sign-in groups, end to end', () => {
       assert.equal(walk.callbacks, 3, 'the browser went on to every service');
       assert.equal(walk.callback!.status, 400);
       assert.match(walk.callback!.body, /Sign-in failed/);
-      for (const display of ['Acme Tracker', 'Acme Docs', 'Acme Builds']) assert.match(walk.callback!.body, new RegExp(`${display}: not signed in\\. .*declined`, 'i'));
+      for (const display of ['Acme Tracker', 'Acme Docs', 'Acme Builds'])
+        assert.match(walk.callback!.body, new RegExp(`${display}: not signed in\\. .*declined`, 'i'));
       assert.deepEqual(await states(names), ['sign-in', 'sign-in', 'sign-in']);
     } finally {
       provider.setConsent('approve');
@@ -153,7 +185,10 @@ describe('sign-in groups, end to end', () => {
 
   it('checks every connection before starting any sign-in', async () => {
     const names = await addGroup();
-    const refused = await api('POST', `/mcp/place/connect?workspace_path=${PLACE}`, { names: [...names, 'u0000000000__nope'], open_browser: false });
+    const refused = await api('POST', `/mcp/place/connect?workspace_path=${PLACE}`, {
+      names: [...names, 'u0000000000__nope'],
+      open_browser: false,
+    });
     assert.equal(refused.status, 404, JSON.stringify(refused.json));
     assert.match(refused.json.error.message, /nope/);
     const empty = await api('POST', `/mcp/place/connect?workspace_path=${PLACE}`, { names: [] });

@@ -22,7 +22,13 @@ describe('revocations from another process while the server creates tokens', () 
     fx = await startHost();
     controlUrl = await fx.host.open();
     adminToken = await fx.host.adminToken();
-    env = { PATH: process.env.PATH, HOME: process.env.HOME, WORKSPACE_STATE_DIR: fx.stateDir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '' };
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      WORKSPACE_STATE_DIR: fx.stateDir,
+      WORKSPACE_SECRET_STORE: 'file',
+      WORKSPACE_REGISTRY_URL: '',
+    };
   });
   after(() => fx.close());
 
@@ -56,11 +62,15 @@ describe('revocations from another process while the server creates tokens', () 
     const lost = victims.filter((v) => !revoked.has(v.id));
     assert.equal(lost.length, 0, `${lost.length} revocations lost`);
     const listed = new Set((await api('GET', '/tokens')).json.tokens.map((t: { id: string }) => t.id));
-    assert.deepEqual(created.filter((id) => !listed.has(id)), [], 'every created token is still listed');
+    assert.deepEqual(
+      created.filter((id) => !listed.has(id)),
+      [],
+      'every created token is still listed',
+    );
     for (const victim of victims.slice(-3)) await assert.rejects(fx.connect(victim.token), /revoked/);
   });
 
-  it('keeps what the CLI\'s `token revoke` says: the token is refused from then on', async () => {
+  it("keeps what the CLI's `token revoke` says: the token is refused from then on", async () => {
     const victims: Array<{ id: string; token: string }> = [];
     for (let i = 0; i < 4; i++) victims.push((await api('POST', '/tokens', { name: `cli victim ${i}` })).json.token);
     const cli = Promise.all(victims.map((v) => runNode([CLI, 'token', 'revoke', v.id], env)));
@@ -70,7 +80,10 @@ describe('revocations from another process while the server creates tokens', () 
       assert.match(result.stdout, /A running server refuses it from now on/);
     }
     const revoked = await revokedIds();
-    assert.deepEqual(victims.filter((v) => !revoked.has(v.id)).map((v) => v.id), []);
+    assert.deepEqual(
+      victims.filter((v) => !revoked.has(v.id)).map((v) => v.id),
+      [],
+    );
     for (const victim of victims) await assert.rejects(fx.connect(victim.token), /revoked/);
   });
 });

@@ -61,7 +61,8 @@ describe('tool search, end to end', () => {
 
   const names = (tools: Tool[]) => tools.map((t) => t.name);
   const bytes = (tools: Tool[]) => Buffer.byteLength(JSON.stringify({ tools }));
-  const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
 
   it('gives a place with more tools than the threshold the machine tools plus search_tools and call_tool, under 10 KB', async () => {
     const { tools } = await (await agent()).listTools();
@@ -75,7 +76,10 @@ describe('tool search, end to end', () => {
   it('says how many tools the place has and why tool search is on or off', async () => {
     const big = await api('GET', '/tool-search?workspace_path=');
     assert.equal(big.status, 200, big.text);
-    assert.deepEqual({ ...big.json, label: undefined }, { workspace_path: '', label: undefined, mode: 'auto', toolCount: 156, threshold: 40, on: true, by: 'automatic' });
+    assert.deepEqual(
+      { ...big.json, label: undefined },
+      { workspace_path: '', label: undefined, mode: 'auto', toolCount: 156, threshold: 40, on: true, by: 'automatic' },
+    );
     const small = await api('GET', '/tool-search?workspace_path=Crew/small');
     assert.deepEqual([small.json.toolCount, small.json.on, small.json.by], [36, false, 'automatic']);
   });
@@ -99,12 +103,16 @@ describe('tool search, end to end', () => {
       assert.equal(typeof hint, 'string', service.id);
       assert.ok((hint as string).startsWith(`${service.name}: `), `${hint}`);
       assert.ok((hint as string).length <= 100);
-      assert.equal(tool?.title, `${service.name}: ${tool!.name.slice(tool!.name.lastIndexOf('__') + 2)}`, 'the connection\'s name and the upstream\'s own');
+      assert.equal(
+        tool?.title,
+        `${service.name}: ${tool!.name.slice(tool!.name.lastIndexOf('__') + 2)}`,
+        "the connection's name and the upstream's own",
+      );
     }
     assert.equal((await api('PUT', '/access/places/tool-search', { workspace_path: '', mode: 'auto' })).json.on, true);
   });
 
-  it('keeps the place\'s access lists when its tool search changes, and refuses a mode that is not on, off or auto', async () => {
+  it("keeps the place's access lists when its tool search changes, and refuses a mode that is not on, off or auto", async () => {
     assert.equal((await api('PUT', '/access/places', { workspace_path: 'Crew/small', readers: ['bob'] })).status, 200);
     const bad = await api('PUT', '/access/places/tool-search', { workspace_path: 'Crew/small', mode: 'always' });
     assert.equal(bad.status, 400);
@@ -119,7 +127,7 @@ describe('tool search, end to end', () => {
     assert.equal((await api('GET', '/access')).json.places['Crew/small'], undefined);
   });
 
-  it('lets a token\'s own setting win over the place\'s', async () => {
+  it("lets a token's own setting win over the place's", async () => {
     assert.equal((await api('PUT', `/tokens/${token.id}/tool-search`, { mode: 'off' })).json.token.toolSearch, 'off');
     assert.equal((await (await agent()).listTools()).tools.length, 156);
     assert.equal((await api('PUT', `/tokens/${token.id}/tool-search`, { mode: 'on' })).json.token.toolSearch, 'on');
@@ -129,20 +137,22 @@ describe('tool search, end to end', () => {
     assert.equal((await api('PUT', '/tokens/0123456789abcdef/tool-search', { mode: 'on' })).status, 404);
   });
 
-  it('tells the agent at initialize the place\'s connections by name', async () => {
+  it("tells the agent at initialize the place's connections by name", async () => {
     const instructions = (await agent()).getInstructions() ?? '';
     for (const service of SAAS_SERVICES) assert.ok(instructions.includes(service.name), `${service.name} in:\n${instructions}`);
     assert.ok(Buffer.byteLength(instructions) < 1024);
   });
 
-  it('finds a tool by a task\'s words, with its input schema, and runs it with call_tool like a direct call, audited under its own name', async () => {
+  it("finds a tool by a task's words, with its input schema, and runs it with call_tool like a direct call, audited under its own name", async () => {
     const client = await agent();
     const found = await call(client, 'search_tools', { query: 'create a Linear issue for the login bug', limit: 3 });
     assert.equal(found.isError, undefined, textOf(found));
-    const matches = (found.structuredContent as { tools: Array<{ name: string; server: string; tool: string; inputSchema: { required?: string[] } }> }).tools;
+    const matches = (
+      found.structuredContent as { tools: Array<{ name: string; server: string; tool: string; inputSchema: { required?: string[] } }> }
+    ).tools;
     const createIssue = matches.find((m) => m.name.endsWith('__fx-linear__create_issue'));
     assert.ok(createIssue, JSON.stringify(matches.map((m) => m.name)));
-    assert.deepEqual([createIssue.server, createIssue.tool], ['Linear', 'create_issue'], 'the connection\'s name and the upstream\'s own');
+    assert.deepEqual([createIssue.server, createIssue.tool], ['Linear', 'create_issue'], "the connection's name and the upstream's own");
     assert.deepEqual(createIssue.inputSchema.required, ['title', 'team']);
     assert.ok(textOf(found).includes(createIssue.name));
 
@@ -153,12 +163,17 @@ describe('tool search, end to end', () => {
     const direct = await call(client, createIssue.name, { title: 'Direct', team: 'ENG' });
     assert.equal(textOf(direct), 'Linear create_issue: {"title":"Direct","team":"ENG"}', 'the direct name still works');
 
-    await waitFor(async () => (await api('GET', '/activity?limit=10')).json.records.filter((r: { tool: string }) => r.tool === createIssue.name).length === 2, 5_000, 'both calls in the activity');
+    await waitFor(
+      async () =>
+        (await api('GET', '/activity?limit=10')).json.records.filter((r: { tool: string }) => r.tool === createIssue.name).length === 2,
+      5_000,
+      'both calls in the activity',
+    );
     const tools = (await api('GET', '/activity?limit=10')).json.records.map((r: { tool: string }) => r.tool);
     assert.ok(!tools.includes('call_tool'), 'call_tool is recorded as the tool it ran');
   });
 
-  it('refuses through call_tool what a direct call refuses: another place\'s connection, an unknown tool, itself', async () => {
+  it("refuses through call_tool what a direct call refuses: another place's connection, an unknown tool, itself", async () => {
     const client = await agent();
     const small = (await api('GET', '/mcp/place?workspace_path=Crew/small')).json.connections[0].name as string;
     const elsewhere = await call(client, 'call_tool', { name: `${small}__create_issue`, arguments: { title: 'x', team: 'y' } });
@@ -180,9 +195,16 @@ describe('tool search, end to end', () => {
 
   it('keeps a tool turned off out of search_tools, and call_tool refuses it as a direct call does', async () => {
     const client = await agent();
-    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'fx-linear').name as string;
+    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find(
+      (c: { catalogId: string }) => c.catalogId === 'fx-linear',
+    ).name as string;
     const name = `${connection}__create_issue`;
-    const found = async () => ((await call(client, 'search_tools', { query: 'create a Linear issue', limit: 5 })).structuredContent as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
+    const found = async () =>
+      (
+        (await call(client, 'search_tools', { query: 'create a Linear issue', limit: 5 })).structuredContent as {
+          tools: Array<{ name: string }>;
+        }
+      ).tools.map((t) => t.name);
     assert.ok((await found()).includes(name));
     const off = await api('PATCH', `/mcp/place/${connection}?workspace_path=`, { tools: { create_issue: false } });
     assert.equal(off.status, 200, off.text);
@@ -202,7 +224,9 @@ describe('tool search, end to end', () => {
 
   it('answers arguments that do not fit the input schema with what is wrong and the schema, through call_tool and directly, sending nothing upstream', async () => {
     const client = await agent();
-    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'fx-linear').name as string;
+    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find(
+      (c: { catalogId: string }) => c.catalogId === 'fx-linear',
+    ).name as string;
     const name = `${connection}__create_issue`;
     const before = linear().calls.length;
     const viaSearch = await call(client, 'call_tool', { name, arguments: { title: 42, labels: 'bug' } });
@@ -221,11 +245,14 @@ describe('tool search, end to end', () => {
     assert.equal(textOf(right), 'Linear create_issue: {"title":"Fixed","team":"ENG"}');
   });
 
-  it('answers an upstream\'s bare tool name with the full names that carry it', async () => {
+  it("answers an upstream's bare tool name with the full names that carry it", async () => {
     const client = await agent();
     const connections = (await api('GET', '/mcp/place?workspace_path=')).json.connections as Array<{ name: string; catalogId: string }>;
     const full = (catalogId: string) => `${connections.find((c) => c.catalogId === catalogId)!.name}__create_issue`;
-    for (const answer of [await call(client, 'call_tool', { name: 'create_issue', arguments: {} }), await call(client, 'create_issue', {})]) {
+    for (const answer of [
+      await call(client, 'call_tool', { name: 'create_issue', arguments: {} }),
+      await call(client, 'create_issue', {}),
+    ]) {
       assert.equal(answer.isError, true);
       const text = textOf(answer);
       assert.match(text, /^There is no tool named "create_issue"\. Tools of this place's connections go by their full names: /);
@@ -239,7 +266,9 @@ describe('tool search, end to end', () => {
 
   it('audits every refusal: arguments that are not an object, call_tool naming search_tools, a schema mismatch, an unknown name', async () => {
     const client = await agent();
-    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: { catalogId: string }) => c.catalogId === 'fx-linear').name as string;
+    const connection = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find(
+      (c: { catalogId: string }) => c.catalogId === 'fx-linear',
+    ).name as string;
     const tag = `audit-${Date.now()}`;
     const refusals: Array<[tool: string, args: Record<string, unknown>, audited: string, error: RegExp]> = [
       ['call_tool', { name: `${connection}__create_issue`, arguments: '{"title":"x"}' }, 'call_tool', /arguments as an object/],
@@ -249,7 +278,11 @@ describe('tool search, end to end', () => {
     ];
     for (const [tool, args] of refusals) assert.equal((await call(client, tool, args)).isError, true, tool);
     // Newest last, each call's line written before its answer went out.
-    const lines = (await api('GET', `/activity?limit=${refusals.length}`)).json.records as Array<{ tool: string; outcome: string; error?: string }>;
+    const lines = (await api('GET', `/activity?limit=${refusals.length}`)).json.records as Array<{
+      tool: string;
+      outcome: string;
+      error?: string;
+    }>;
     for (const [i, [, , audited, error]] of refusals.entries()) {
       assert.equal(lines[i]?.tool, audited, JSON.stringify(lines));
       assert.equal(lines[i]?.outcome, 'error');

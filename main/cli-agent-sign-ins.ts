@@ -16,22 +16,33 @@ type SignInCommand = Extract<Command, { kind: 'approve-list' | 'approve' | 'deny
  * approve, deny, clients: the owner answers agent sign-ins from the terminal (headless machines).
  * They act on the state files directly, as the server does, so a running server sees the answer at once.
  */
-export async function signInCommand(command: SignInCommand, env: NodeJS.ProcessEnv, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
+export async function signInCommand(
+  command: SignInCommand,
+  env: NodeJS.ProcessEnv,
+  write: (text: string) => void = (t) => process.stdout.write(t),
+): Promise<number> {
   const config = loadConfig({}, env);
   const { stateDir } = config;
   // Reading: what the running server has, when one runs.
   const running = command.kind === 'approve-list' || command.kind === 'clients-list' ? await runningServer(stateDir) : undefined;
-  if (running && command.kind === 'approve-list') return listPending((await running.call('GET', '/agent-access/sign-ins', pendingSignInsAnswer)).requests, command.json, write);
-  if (running && command.kind === 'clients-list') return listClients((await running.call('GET', '/agent-access/clients', signedInClientsAnswer)).clients, command.json, write);
+  if (running && command.kind === 'approve-list')
+    return listPending((await running.call('GET', '/agent-access/sign-ins', pendingSignInsAnswer)).requests, command.json, write);
+  if (running && command.kind === 'clients-list')
+    return listClients((await running.call('GET', '/agent-access/clients', signedInClientsAnswer)).clients, command.json, write);
   // Answers and revocations sign nothing: the secret store (and its keychain probe) is opened only if a key is asked for.
-  const server = new AuthorizationServer({ stateDir, signingKey: async () => agentTokenStore(stateDir, await openSecretStore({ stateDir, env })).signingKey() });
+  const server = new AuthorizationServer({
+    stateDir,
+    signingKey: async () => agentTokenStore(stateDir, await openSecretStore({ stateDir, env })).signingKey(),
+  });
   const approvals = new Approvals(server, config.workspaceRoot);
   switch (command.kind) {
     case 'approve-list':
       return listPending(await approvals.pending(), command.json, write);
     case 'approve': {
       const approved = await approvals.approve(command.code, LOCAL_PERSON, command.workspacePath);
-      write(`Approved ${approved.clientName} (${approved.code}) to work on this machine in ${approved.approvedPlace.label}. Its browser goes back to it now.\n`);
+      write(
+        `Approved ${approved.clientName} (${approved.code}) to work on this machine in ${approved.approvedPlace.label}. Its browser goes back to it now.\n`,
+      );
       return 0;
     }
     case 'deny': {
@@ -54,7 +65,8 @@ function listPending(pending: PendingSignIn[], json: boolean, write: (text: stri
   else if (pending.length === 0) write('No agent sign-ins are waiting.\n');
   else {
     for (const r of pending) {
-      const place = r.askedPlace?.label ?? (r.askedPath ? `${r.askedPath} (not a place here)` : 'no place named (This machine unless you pick one)');
+      const place =
+        r.askedPlace?.label ?? (r.askedPath ? `${r.askedPath} (not a place here)` : 'no place named (This machine unless you pick one)');
       write(forTerminal(`${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  expires ${r.expiresAt}`) + '\n');
     }
     write(`Approve one with: ${PRODUCT_NAME} approve CODE [--workspace-path PATH]; refuse with: ${PRODUCT_NAME} deny CODE\n`);
@@ -67,9 +79,15 @@ function listClients(clients: SignedInClientInfo[], json: boolean, write: (text:
   else if (clients.length === 0) write('No client has signed in yet.\n');
   else {
     for (const c of clients) {
-      const state = c.revokedAt ? `revoked ${c.revokedAt}${c.revokedWhy ? ` (${c.revokedWhy})` : ''}` : `last used ${c.lastUsedAt ?? 'never'}`;
+      const state = c.revokedAt
+        ? `revoked ${c.revokedAt}${c.revokedWhy ? ` (${c.revokedWhy})` : ''}`
+        : `last used ${c.lastUsedAt ?? 'never'}`;
       // The name, client id and redirect URI are the client's own words: printed inert.
-      write(forTerminal(`${c.id}  ${c.name}  client ${c.clientId}  answers to ${c.redirectUri ?? 'unknown'}  place: ${c.place.label}  approved ${c.approvedAt}  ${state}`) + '\n');
+      write(
+        forTerminal(
+          `${c.id}  ${c.name}  client ${c.clientId}  answers to ${c.redirectUri ?? 'unknown'}  place: ${c.place.label}  approved ${c.approvedAt}  ${state}`,
+        ) + '\n',
+      );
     }
   }
   return 0;

@@ -8,7 +8,10 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand([]), { kind: 'serve', flags: {} });
     assert.deepEqual(parseCommand(['--port', '9200', '--host', '0.0.0.0']), { kind: 'serve', flags: { port: 9200, host: '0.0.0.0' } });
     assert.deepEqual(parseCommand(['--no-auth']), { kind: 'serve', flags: { auth: false } });
-    assert.deepEqual(parseCommand(['--client-metadata-url', 'https://a.example/c.json']), { kind: 'serve', flags: { clientMetadataUrl: 'https://a.example/c.json' } });
+    assert.deepEqual(parseCommand(['--client-metadata-url', 'https://a.example/c.json']), {
+      kind: 'serve',
+      flags: { clientMetadataUrl: 'https://a.example/c.json' },
+    });
     assert.deepEqual(parseCommand(['-h']), { kind: 'help', topic: [] });
     assert.deepEqual(parseCommand(['--version']), { kind: 'version' });
   });
@@ -25,22 +28,60 @@ describe('parseCommand', () => {
   });
 
   it('parses connections add --command: the program, its arguments after --, variables from secrets and hosts', () => {
-    assert.deepEqual(parseCommand(['connections', 'add', '--workspace-path', 'Crew/a', '--command', 'npx', '--name', 'Play', '--env', 'API_KEY=PLAY_KEY', '--host', 'cdn.example.com', '--', '-y', '@scope/pkg']), {
-      kind: 'connections-add',
-      workspacePath: 'Crew/a',
-      local: { command: 'npx', args: ['-y', '@scope/pkg'], env: { API_KEY: 'PLAY_KEY' }, hosts: ['cdn.example.com'], name: 'Play' },
-    });
+    assert.deepEqual(
+      parseCommand([
+        'connections',
+        'add',
+        '--workspace-path',
+        'Crew/a',
+        '--command',
+        'npx',
+        '--name',
+        'Play',
+        '--env',
+        'API_KEY=PLAY_KEY',
+        '--host',
+        'cdn.example.com',
+        '--',
+        '-y',
+        '@scope/pkg',
+      ]),
+      {
+        kind: 'connections-add',
+        workspacePath: 'Crew/a',
+        local: { command: 'npx', args: ['-y', '@scope/pkg'], env: { API_KEY: 'PLAY_KEY' }, hosts: ['cdn.example.com'], name: 'Play' },
+      },
+    );
     // No --host: the hosts its launcher installs from are filled in when it is added.
-    assert.deepEqual(parseCommand(['connections', 'add', '--command', 'uvx', '--', 'mcp-server-git']), { kind: 'connections-add', workspacePath: '', local: { command: 'uvx', args: ['mcp-server-git'], env: {} } });
-    assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--url', 'https://a.example']), /one of --catalog ID, --url URL or --command/);
+    assert.deepEqual(parseCommand(['connections', 'add', '--command', 'uvx', '--', 'mcp-server-git']), {
+      kind: 'connections-add',
+      workspacePath: '',
+      local: { command: 'uvx', args: ['mcp-server-git'], env: {} },
+    });
+    assert.throws(
+      () => parseCommand(['connections', 'add', '--command', 'npx', '--url', 'https://a.example']),
+      /one of --catalog ID, --url URL or --command/,
+    );
     assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--env', 'NOVALUE']), /VAR=SECRET/);
     assert.throws(() => parseCommand(['connections', 'add', '--command', 'npx', '--header', 'X', '--secret', 'S']), /--env VAR=SECRET/);
     assert.throws(() => parseCommand(['connections', 'add', '--url', 'https://a.example', '--env', 'A=B']), /go with --command/);
   });
 
   it('parses connections import and clients connect', () => {
-    assert.deepEqual(parseCommand(['connections', 'import', '--workspace-path', 'Crew/a']), { kind: 'connections-import', workspacePath: 'Crew/a', items: [], all: false, json: false });
-    assert.deepEqual(parseCommand(['connections', 'import', 'abc', 'def']), { kind: 'connections-import', workspacePath: '', items: ['abc', 'def'], all: false, json: false });
+    assert.deepEqual(parseCommand(['connections', 'import', '--workspace-path', 'Crew/a']), {
+      kind: 'connections-import',
+      workspacePath: 'Crew/a',
+      items: [],
+      all: false,
+      json: false,
+    });
+    assert.deepEqual(parseCommand(['connections', 'import', 'abc', 'def']), {
+      kind: 'connections-import',
+      workspacePath: '',
+      items: ['abc', 'def'],
+      all: false,
+      json: false,
+    });
     assert.throws(() => parseCommand(['connections', 'import', '--all', 'abc']), /--all or the IDs/);
     assert.deepEqual(parseCommand(['clients', 'connect', 'cursor', '--workspace-path', 'Crew/a', '--oauth', '--project']), {
       kind: 'clients-connect',
@@ -56,15 +97,34 @@ describe('parseCommand', () => {
   it('parses places network: show, off, or the hosts', () => {
     assert.deepEqual(parseCommand(['places', 'network', 'Crew/a']), { kind: 'places-network', place: 'Crew/a' });
     assert.deepEqual(parseCommand(['places', 'network', 'Crew/a', 'off']), { kind: 'places-network', place: 'Crew/a', hosts: [] });
-    assert.deepEqual(parseCommand(['places', 'network', '.', 'api.github.com', '*.npmjs.org']), { kind: 'places-network', place: '.', hosts: ['api.github.com', '*.npmjs.org'] });
+    assert.deepEqual(parseCommand(['places', 'network', '.', 'api.github.com', '*.npmjs.org']), {
+      kind: 'places-network',
+      place: '.',
+      hosts: ['api.github.com', '*.npmjs.org'],
+    });
   });
 
   it('parses places limits: show, set some (MiB, M or G), one or all back to the defaults', () => {
     assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a']), { kind: 'places-limits', place: 'Crew/a' });
-    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'processes=512', 'memory=4G', 'tmp=256M']), { kind: 'places-limits', place: 'Crew/a', limits: { processes: 512, memoryMb: 4096, tmpMb: 256 } });
-    assert.deepEqual(parseCommand(['places', 'limits', '.', 'memory=300', 'tmp=default']), { kind: 'places-limits', place: '.', limits: { memoryMb: 300, tmpMb: undefined } });
-    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'default']), { kind: 'places-limits', place: 'Crew/a', limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined } });
-    assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'cpus=2']), /"cpus=2" is not a limit: write processes=N, memory=SIZE or tmp=SIZE/);
+    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'processes=512', 'memory=4G', 'tmp=256M']), {
+      kind: 'places-limits',
+      place: 'Crew/a',
+      limits: { processes: 512, memoryMb: 4096, tmpMb: 256 },
+    });
+    assert.deepEqual(parseCommand(['places', 'limits', '.', 'memory=300', 'tmp=default']), {
+      kind: 'places-limits',
+      place: '.',
+      limits: { memoryMb: 300, tmpMb: undefined },
+    });
+    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'default']), {
+      kind: 'places-limits',
+      place: 'Crew/a',
+      limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined },
+    });
+    assert.throws(
+      () => parseCommand(['places', 'limits', 'Crew/a', 'cpus=2']),
+      /"cpus=2" is not a limit: write processes=N, memory=SIZE or tmp=SIZE/,
+    );
     assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'processes=1G']), /processes=1G: give a whole number/);
     assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'memory=2T']), /memory=2T: give a size in MiB, or like 512M or 4G/);
     assert.throws(() => parseCommand(['places', 'limits', 'Crew/a', 'default', 'tmp=1M']), /give default alone/);
@@ -72,8 +132,18 @@ describe('parseCommand', () => {
 
   it('parses places seal and unseal: show, seal paths or stores, lift stores or paths', () => {
     assert.deepEqual(parseCommand(['places', 'seal', 'Crew/a']), { kind: 'places-seal', place: 'Crew/a', unseal: false, paths: [] });
-    assert.deepEqual(parseCommand(['places', 'seal', '.', '/srv/keys', '~/.ssh']), { kind: 'places-seal', place: '.', unseal: false, paths: ['/srv/keys', '~/.ssh'] });
-    assert.deepEqual(parseCommand(['places', 'unseal', 'Crew/a', 'browser profiles']), { kind: 'places-seal', place: 'Crew/a', unseal: true, paths: ['browser profiles'] });
+    assert.deepEqual(parseCommand(['places', 'seal', '.', '/srv/keys', '~/.ssh']), {
+      kind: 'places-seal',
+      place: '.',
+      unseal: false,
+      paths: ['/srv/keys', '~/.ssh'],
+    });
+    assert.deepEqual(parseCommand(['places', 'unseal', 'Crew/a', 'browser profiles']), {
+      kind: 'places-seal',
+      place: 'Crew/a',
+      unseal: true,
+      paths: ['browser profiles'],
+    });
     assert.throws(() => parseCommand(['places', 'unseal', 'Crew/a']), /places unseal needs a PLACE .* and the credential stores/);
   });
 
@@ -113,7 +183,11 @@ describe('parseCommand', () => {
       [['places', 'policy', 'Crew/a', '--folder', '/srv'], /--folder goes with a policy/],
     ];
     for (const [argv, message] of cases) {
-      assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
+      assert.throws(
+        () => parseCommand(argv),
+        (e: unknown) => e instanceof UsageError && message.test(e.message),
+        argv.join(' '),
+      );
     }
   });
 
@@ -145,14 +219,26 @@ describe('parseCommand', () => {
       clientSecretFromStdin: true,
       credentials: { clientId: 'robot' },
     });
-    assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--client-credentials', 'robot', '--private-key-stdin', '--signing-algorithm', 'RS256']), {
-      kind: 'connections-edit',
-      workspacePath: '',
-      name: 'u1__x',
-      edit: {},
-      clientSecretFromStdin: false,
-      credentials: { clientId: 'robot', privateKeyFromStdin: { algorithm: 'RS256' } },
-    });
+    assert.deepEqual(
+      parseCommand([
+        'connections',
+        'edit',
+        'u1__x',
+        '--client-credentials',
+        'robot',
+        '--private-key-stdin',
+        '--signing-algorithm',
+        'RS256',
+      ]),
+      {
+        kind: 'connections-edit',
+        workspacePath: '',
+        name: 'u1__x',
+        edit: {},
+        clientSecretFromStdin: false,
+        credentials: { clientId: 'robot', privateKeyFromStdin: { algorithm: 'RS256' } },
+      },
+    );
     assert.deepEqual(parseCommand(['connections', 'edit', 'u1__x', '--no-client-credentials']), {
       kind: 'connections-edit',
       workspacePath: '',
@@ -169,12 +255,18 @@ describe('parseCommand', () => {
       [['--client-credentials', 'robot', '--client-secret-stdin', '--signing-algorithm', 'ES256'], /goes with --private-key-stdin/],
       [['--client-credentials', 'robot', '--private-key-stdin', '--signing-algorithm', 'HS256'], /one of ES256, /],
     ];
-    for (const [args, message] of refused) assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', ...args]), message, args.join(' '));
+    for (const [args, message] of refused)
+      assert.throws(() => parseCommand(['connections', 'edit', 'u1__x', ...args]), message, args.join(' '));
   });
 
   it('parses secrets set, replacing a secret the place has only with --replace', () => {
     assert.deepEqual(parseCommand(['secrets', 'set', 'KEY']), { kind: 'secrets-set', workspacePath: '', name: 'KEY', replace: false });
-    assert.deepEqual(parseCommand(['secrets', 'set', 'KEY', '--replace', '--workspace-path', 'Crew/a']), { kind: 'secrets-set', workspacePath: 'Crew/a', name: 'KEY', replace: true });
+    assert.deepEqual(parseCommand(['secrets', 'set', 'KEY', '--replace', '--workspace-path', 'Crew/a']), {
+      kind: 'secrets-set',
+      workspacePath: 'Crew/a',
+      name: 'KEY',
+      replace: true,
+    });
     assert.throws(() => parseCommand(['secrets', 'remove', 'KEY', '--replace']), /--replace/);
   });
 
@@ -182,7 +274,11 @@ describe('parseCommand', () => {
     assert.deepEqual(parseCommand(['approve']), { kind: 'approve-list', json: false });
     assert.deepEqual(parseCommand(['approve', '--json']), { kind: 'approve-list', json: true });
     assert.deepEqual(parseCommand(['approve', 'ABCD-EFGH']), { kind: 'approve', code: 'ABCD-EFGH' });
-    assert.deepEqual(parseCommand(['approve', 'ABCD-EFGH', '--workspace-path', 'Crew/a']), { kind: 'approve', code: 'ABCD-EFGH', workspacePath: 'Crew/a' });
+    assert.deepEqual(parseCommand(['approve', 'ABCD-EFGH', '--workspace-path', 'Crew/a']), {
+      kind: 'approve',
+      code: 'ABCD-EFGH',
+      workspacePath: 'Crew/a',
+    });
     assert.deepEqual(parseCommand(['deny', 'ABCD-EFGH']), { kind: 'deny', code: 'ABCD-EFGH' });
     assert.deepEqual(parseCommand(['clients', 'list', '--json']), { kind: 'clients-list', json: true });
     assert.deepEqual(parseCommand(['clients', 'revoke', '0123456789abcdef']), { kind: 'clients-revoke', id: '0123456789abcdef' });
@@ -195,23 +291,36 @@ describe('parseCommand', () => {
       [['clients', 'revoke'], /exactly one client ID/],
     ];
     for (const [argv, message] of bad) {
-      assert.throws(() => parseCommand(argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
+      assert.throws(
+        () => parseCommand(argv),
+        (e: unknown) => e instanceof UsageError && message.test(e.message),
+        argv.join(' '),
+      );
     }
   });
 });
 
 describe('help and typos', () => {
   // Every command line of the usage, as its words: "token create", "places unseal", "approve", ...
-  const usageLines = USAGE.slice(0, USAGE.indexOf('\n\n')).split('\n').filter((line) => line.includes(`${PRODUCT_NAME} `));
+  const usageLines = USAGE.slice(0, USAGE.indexOf('\n\n'))
+    .split('\n')
+    .filter((line) => line.includes(`${PRODUCT_NAME} `));
   const commands = usageLines.flatMap((line) =>
-    [...line.matchAll(new RegExp(`${PRODUCT_NAME}((?: [a-z][a-z-]*)+)`, 'g'))].map((match) => ({ line, words: match[1]!.trim().split(' ').slice(0, 2) })),
+    [...line.matchAll(new RegExp(`${PRODUCT_NAME}((?: [a-z][a-z-]*)+)`, 'g'))].map((match) => ({
+      line,
+      words: match[1]!.trim().split(' ').slice(0, 2),
+    })),
   );
 
   it('answers --help, -h and help on every command and subcommand with its usage lines', () => {
     assert.ok(commands.length > 30, `found ${commands.length} commands in the usage`);
     // "help" itself answers with everything.
     for (const { line, words } of commands.filter((command) => command.words[0] !== 'help')) {
-      for (const argv of [[...words, '--help'], [...words, 'ARG', '--name', 'x', '-h'], ['help', ...words]]) {
+      for (const argv of [
+        [...words, '--help'],
+        [...words, 'ARG', '--name', 'x', '-h'],
+        ['help', ...words],
+      ]) {
         const command = parseCommand(argv);
         assert.equal(command.kind, 'help', argv.join(' '));
         const text = helpText((command as { topic: string[] }).topic);
@@ -239,7 +348,11 @@ describe('help and typos', () => {
       [['bogus'], /^Unknown command "bogus"\. Run with --help/],
     ];
     for (const [argv, message] of cases) {
-      assert.throws(() => helpText((parseCommand(argv) as { topic: string[] }).topic), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
+      assert.throws(
+        () => helpText((parseCommand(argv) as { topic: string[] }).topic),
+        (e: unknown) => e instanceof UsageError && message.test(e.message),
+        argv.join(' '),
+      );
     }
     assert.equal(didYouMean('li', ['list', 'limits']), '', 'two choices start with it: neither');
     assert.equal(didYouMean('polciy', ['policy', 'network']), ' Did you mean "policy"?');

@@ -26,7 +26,15 @@ export type Command =
   | { kind: 'deny'; code: string }
   | { kind: 'clients-list'; json: boolean }
   | { kind: 'clients-revoke'; id: string }
-  | { kind: 'clients-connect'; client: ClientId; workspacePath: string; auth: 'token' | 'oauth'; scope: 'user' | 'project'; name?: string; replace: boolean }
+  | {
+      kind: 'clients-connect';
+      client: ClientId;
+      workspacePath: string;
+      auth: 'token' | 'oauth';
+      scope: 'user' | 'project';
+      name?: string;
+      replace: boolean;
+    }
   | { kind: 'connections-import'; workspacePath: string; items: string[]; all: boolean; json: boolean }
   | { kind: 'connections-list'; workspacePath: string; json: boolean }
   | {
@@ -34,7 +42,12 @@ export type Command =
       workspacePath: string;
       catalog?: string;
       secret?: string;
-      server?: { url: string; name?: string; transport?: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } };
+      server?: {
+        url: string;
+        name?: string;
+        transport?: 'streamable-http' | 'sse';
+        header?: { name: string; prefix?: string; secret: string };
+      };
       /** `hosts` absent: those its launcher (npx, uvx) installs from, as the page fills in. */
       local?: { command: string; args: string[]; env: Record<string, string>; hosts?: string[]; name?: string };
     }
@@ -186,7 +199,8 @@ export function takeConfigFlag(argv: string[]): { configFile?: string; rest: str
       continue;
     }
     const value = arg === '--config' ? argv[++i] : arg.slice('--config='.length);
-    if (!value || value.startsWith('-')) throw new UsageError('--config needs the path of a settings file, for example --config ./settings.json.');
+    if (!value || value.startsWith('-'))
+      throw new UsageError('--config needs the path of a settings file, for example --config ./settings.json.');
     configFile = value;
   }
   return { ...(configFile !== undefined && { configFile }), rest };
@@ -228,7 +242,8 @@ export function helpText(topic: string[]): string {
 function checkCommandWords([command, sub]: string[]): void {
   if (command === undefined || command.startsWith('-')) return;
   const subs = COMMANDS.get(command);
-  if (!subs) throw new UsageError(`Unknown command "${command}".${didYouMean(command, [...COMMANDS.keys()])} Run with --help to see the commands.`);
+  if (!subs)
+    throw new UsageError(`Unknown command "${command}".${didYouMean(command, [...COMMANDS.keys()])} Run with --help to see the commands.`);
   if (subs.length === 0 || sub === undefined || sub.startsWith('-') || subs.includes(sub)) return;
   const meant = didYouMean(sub, subs);
   if (meant) throw new UsageError(`"${command}" has no command "${sub}".${meant} It has: ${subs.join(', ')}.`);
@@ -324,7 +339,8 @@ function parseToken(argv: string[]): Command {
         'workspace-path': { type: 'string' },
       });
       noPositionals(positionals, 'token create');
-      if (!values.name) throw new UsageError('token create needs --name NAME, a label to tell the token apart later, for example --name ci-agent.');
+      if (!values.name)
+        throw new UsageError('token create needs --name NAME, a label to tell the token apart later, for example --name ci-agent.');
       return { kind: 'token-create', name: values.name, expires: values.expires, workspacePath: values['workspace-path'] };
     }
     case 'list': {
@@ -334,7 +350,8 @@ function parseToken(argv: string[]): Command {
     }
     case 'tool-search': {
       const { positionals } = parse(rest, {});
-      if (positionals.length < 1 || positionals.length > 2) throw new UsageError('token tool-search needs a token ID ("token list" shows them) and optionally on, off or auto.');
+      if (positionals.length < 1 || positionals.length > 2)
+        throw new UsageError('token tool-search needs a token ID ("token list" shows them) and optionally on, off or auto.');
       return { kind: 'token-tool-search', id: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }) };
     }
     case 'revoke': {
@@ -354,7 +371,8 @@ function parseAnswer(verb: 'approve' | 'deny', argv: string[]): Command {
   const code = positionals[0];
   if (code === undefined) {
     if (verb === 'deny') throw new UsageError('deny needs the code of the sign-in to refuse; "approve" lists them.');
-    if (values['workspace-path'] !== undefined) throw new UsageError('--workspace-path goes with a code: approve CODE --workspace-path PATH.');
+    if (values['workspace-path'] !== undefined)
+      throw new UsageError('--workspace-path goes with a code: approve CODE --workspace-path PATH.');
     return { kind: 'approve-list', json: values.json === true };
   }
   if (values.json) throw new UsageError('--json goes with the list: approve --json.');
@@ -380,9 +398,16 @@ function parseClients(argv: string[]): Command {
       return { kind: 'clients-revoke', id: positionals[0]! };
     }
     case 'connect': {
-      const { values, positionals } = parse(rest, { ...PLACE, oauth: { type: 'boolean' }, project: { type: 'boolean' }, name: { type: 'string' }, replace: { type: 'boolean' } });
+      const { values, positionals } = parse(rest, {
+        ...PLACE,
+        oauth: { type: 'boolean' },
+        project: { type: 'boolean' },
+        name: { type: 'string' },
+        replace: { type: 'boolean' },
+      });
       const client = positionals[0];
-      if (positionals.length !== 1 || !(CLIENTS as readonly string[]).includes(client!)) throw new UsageError(`clients connect needs one client: ${CLIENTS.join(', ')}.`);
+      if (positionals.length !== 1 || !(CLIENTS as readonly string[]).includes(client!))
+        throw new UsageError(`clients connect needs one client: ${CLIENTS.join(', ')}.`);
       return {
         kind: 'clients-connect',
         client: client as ClientId,
@@ -444,26 +469,45 @@ function parseConnections(argv: string[]): Command {
         host: { type: 'string', multiple: true },
       });
       const workspacePath = values['workspace-path'] ?? '';
-      if ([values.catalog, values.url, values.command].filter(Boolean).length > 1) throw new UsageError('connections add takes one of --catalog ID, --url URL or --command PROGRAM.');
+      if ([values.catalog, values.url, values.command].filter(Boolean).length > 1)
+        throw new UsageError('connections add takes one of --catalog ID, --url URL or --command PROGRAM.');
       if (values.command) {
-        if (values.header || values.transport || values.prefix || values.secret) throw new UsageError('--header, --prefix, --secret and --transport go with --url; a local server takes its secrets with --env VAR=SECRET.');
+        if (values.header || values.transport || values.prefix || values.secret)
+          throw new UsageError(
+            '--header, --prefix, --secret and --transport go with --url; a local server takes its secrets with --env VAR=SECRET.',
+          );
         const env: Record<string, string> = {};
         for (const pair of values.env ?? []) {
           const at = pair.indexOf('=');
-          if (at <= 0 || at === pair.length - 1) throw new UsageError(`--env ${pair}: write VAR=SECRET, the variable and the name of the place secret that holds its value.`);
+          if (at <= 0 || at === pair.length - 1)
+            throw new UsageError(`--env ${pair}: write VAR=SECRET, the variable and the name of the place secret that holds its value.`);
           env[pair.slice(0, at)] = pair.slice(at + 1);
         }
-        return { kind: 'connections-add', workspacePath, local: { command: values.command, args: positionals, env, ...(values.host && { hosts: values.host }), ...(values.name && { name: values.name }) } };
+        return {
+          kind: 'connections-add',
+          workspacePath,
+          local: {
+            command: values.command,
+            args: positionals,
+            env,
+            ...(values.host && { hosts: values.host }),
+            ...(values.name && { name: values.name }),
+          },
+        };
       }
       noPositionals(positionals, 'connections add');
       if (values.env || values.host) throw new UsageError('--env and --host go with --command (a local server).');
       if (values.catalog) {
-        if (values.header || values.name || values.transport || values.prefix) throw new UsageError('--name, --transport, --header and --prefix go with --url, not --catalog.');
+        if (values.header || values.name || values.transport || values.prefix)
+          throw new UsageError('--name, --transport, --header and --prefix go with --url, not --catalog.');
         return { kind: 'connections-add', workspacePath, catalog: values.catalog, ...(values.secret && { secret: values.secret }) };
       }
-      if (!values.url) throw new UsageError('connections add needs --catalog ID (a connector of the catalog) or --url URL (a server that is not listed).');
-      if (values.transport && values.transport !== 'sse' && values.transport !== 'streamable-http') throw new UsageError('--transport is streamable-http (default) or sse.');
-      if (Boolean(values.header) !== Boolean(values.secret)) throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
+      if (!values.url)
+        throw new UsageError('connections add needs --catalog ID (a connector of the catalog) or --url URL (a server that is not listed).');
+      if (values.transport && values.transport !== 'sse' && values.transport !== 'streamable-http')
+        throw new UsageError('--transport is streamable-http (default) or sse.');
+      if (Boolean(values.header) !== Boolean(values.secret))
+        throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
       return {
         kind: 'connections-add',
         workspacePath,
@@ -471,29 +515,56 @@ function parseConnections(argv: string[]): Command {
           url: values.url,
           ...(values.name && { name: values.name }),
           ...(values.transport && { transport: values.transport as 'sse' | 'streamable-http' }),
-          ...(values.header && values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
+          ...(values.header &&
+            values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
         },
       };
     }
     case 'import': {
       const { values, positionals } = parse(rest, { ...PLACE, json: { type: 'boolean' }, all: { type: 'boolean' } });
-      if (values.all && positionals.length) throw new UsageError('connections import takes --all or the IDs of the servers to add, not both.');
-      return { kind: 'connections-import', workspacePath: values['workspace-path'] ?? '', items: positionals, all: values.all ?? false, json: values.json ?? false };
+      if (values.all && positionals.length)
+        throw new UsageError('connections import takes --all or the IDs of the servers to add, not both.');
+      return {
+        kind: 'connections-import',
+        workspacePath: values['workspace-path'] ?? '',
+        items: positionals,
+        all: values.all ?? false,
+        json: values.json ?? false,
+      };
     }
     case 'remove': {
       const { values, positionals } = parse(rest, { ...PLACE, owner: { type: 'string' } });
-      if (positionals.length !== 1) throw new UsageError('connections remove needs exactly one connection name; "connections list" shows them.');
-      return { kind: 'connections-remove', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, ...(values.owner && { owner: values.owner }) };
+      if (positionals.length !== 1)
+        throw new UsageError('connections remove needs exactly one connection name; "connections list" shows them.');
+      return {
+        kind: 'connections-remove',
+        workspacePath: values['workspace-path'] ?? '',
+        name: positionals[0]!,
+        ...(values.owner && { owner: values.owner }),
+      };
     }
     case 'test': {
       const { values, positionals } = parse(rest, { ...PLACE, owner: { type: 'string' } });
-      if (positionals.length !== 1) throw new UsageError('connections test needs exactly one connection name; "connections list" shows them.');
-      return { kind: 'connections-test', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, ...(values.owner && { owner: values.owner }) };
+      if (positionals.length !== 1)
+        throw new UsageError('connections test needs exactly one connection name; "connections list" shows them.');
+      return {
+        kind: 'connections-test',
+        workspacePath: values['workspace-path'] ?? '',
+        name: positionals[0]!,
+        ...(values.owner && { owner: values.owner }),
+      };
     }
     case 'show': {
       const { values, positionals } = parse(rest, { ...PLACE, owner: { type: 'string' }, json: { type: 'boolean' } });
-      if (positionals.length !== 1) throw new UsageError('connections show needs exactly one connection name; "connections list" shows them.');
-      return { kind: 'connections-show', workspacePath: values['workspace-path'] ?? '', name: positionals[0]!, json: values.json ?? false, ...(values.owner && { owner: values.owner }) };
+      if (positionals.length !== 1)
+        throw new UsageError('connections show needs exactly one connection name; "connections list" shows them.');
+      return {
+        kind: 'connections-show',
+        workspacePath: values['workspace-path'] ?? '',
+        name: positionals[0]!,
+        json: values.json ?? false,
+        ...(values.owner && { owner: values.owner }),
+      };
     }
     case 'edit': {
       const { values, positionals } = parse(rest, {
@@ -516,24 +587,35 @@ function parseConnections(argv: string[]): Command {
         'tool-on': { type: 'string', multiple: true },
         'tool-off': { type: 'string', multiple: true },
       });
-      if (positionals.length !== 1) throw new UsageError('connections edit needs exactly one connection name; "connections list" shows them.');
-      if (values.transport && values.transport !== 'sse' && values.transport !== 'streamable-http') throw new UsageError('--transport is streamable-http or sse.');
-      if (Boolean(values.header) !== Boolean(values.secret)) throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
+      if (positionals.length !== 1)
+        throw new UsageError('connections edit needs exactly one connection name; "connections list" shows them.');
+      if (values.transport && values.transport !== 'sse' && values.transport !== 'streamable-http')
+        throw new UsageError('--transport is streamable-http or sse.');
+      if (Boolean(values.header) !== Boolean(values.secret))
+        throw new UsageError('--header and --secret go together: the header is sent with the value of the place secret.');
       if (values.header && values['no-header']) throw new UsageError('--no-header removes the header; it does not go with --header.');
-      if (values['client-id'] !== undefined && values['no-own-app']) throw new UsageError('--no-own-app stops using your own OAuth app; it does not go with --client-id.');
+      if (values['client-id'] !== undefined && values['no-own-app'])
+        throw new UsageError('--no-own-app stops using your own OAuth app; it does not go with --client-id.');
       const machine = values['client-credentials'];
       if (machine !== undefined && (values['client-id'] !== undefined || values['no-own-app'] || values['no-client-credentials'])) {
-        throw new UsageError('--client-credentials sets a machine login; it does not go with --client-id, --no-own-app or --no-client-credentials.');
+        throw new UsageError(
+          '--client-credentials sets a machine login; it does not go with --client-id, --no-own-app or --no-client-credentials.',
+        );
       }
-      if (values['client-id'] !== undefined && values['no-client-credentials']) throw new UsageError('--client-id sets your own OAuth app; say --no-client-credentials alone to go back to the browser.');
+      if (values['client-id'] !== undefined && values['no-client-credentials'])
+        throw new UsageError('--client-id sets your own OAuth app; say --no-client-credentials alone to go back to the browser.');
       if (values['client-secret-stdin'] && values['client-id'] === undefined && machine === undefined) {
         throw new UsageError('--client-secret-stdin goes with --client-id or --client-credentials: the secret belongs to that client.');
       }
       if (machine !== undefined && Boolean(values['client-secret-stdin']) === Boolean(values['private-key-stdin'])) {
-        throw new UsageError('--client-credentials needs exactly one of --client-secret-stdin or --private-key-stdin: the client proves itself with a secret or with a private key.');
+        throw new UsageError(
+          '--client-credentials needs exactly one of --client-secret-stdin or --private-key-stdin: the client proves itself with a secret or with a private key.',
+        );
       }
-      if (values['private-key-stdin'] && machine === undefined) throw new UsageError('--private-key-stdin goes with --client-credentials: the key belongs to that client.');
-      if (values['signing-algorithm'] !== undefined && !values['private-key-stdin']) throw new UsageError('--signing-algorithm goes with --private-key-stdin: it is how the key signs.');
+      if (values['private-key-stdin'] && machine === undefined)
+        throw new UsageError('--private-key-stdin goes with --client-credentials: the key belongs to that client.');
+      if (values['signing-algorithm'] !== undefined && !values['private-key-stdin'])
+        throw new UsageError('--signing-algorithm goes with --private-key-stdin: it is how the key signs.');
       const algorithm = values['signing-algorithm'] === undefined ? undefined : jwtAlgorithm.safeParse(values['signing-algorithm']);
       if (algorithm && !algorithm.success) throw new UsageError(`--signing-algorithm is one of ${JWT_ALGORITHMS.join(', ')}.`);
       const tools: Record<string, boolean> = {};
@@ -543,7 +625,8 @@ function parseConnections(argv: string[]): Command {
         ...(values.name !== undefined && { name: values.name }),
         ...(values.url !== undefined && { url: values.url }),
         ...(values.transport && { transport: values.transport as 'sse' | 'streamable-http' }),
-        ...(values.header && values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
+        ...(values.header &&
+          values.secret && { header: { name: values.header, secret: values.secret, ...(values.prefix && { prefix: values.prefix }) } }),
         ...(values['no-header'] && { header: null }),
         ...(values['client-id'] !== undefined && { own_app: { client_id: values['client-id'] } }),
         ...(values['no-own-app'] && { own_app: null }),
@@ -563,7 +646,10 @@ function parseConnections(argv: string[]): Command {
         edit,
         clientSecretFromStdin: values['client-secret-stdin'] ?? false,
         ...(machine !== undefined && {
-          credentials: { clientId: machine, ...(values['private-key-stdin'] && { privateKeyFromStdin: { ...(algorithm?.data && { algorithm: algorithm.data }) } }) },
+          credentials: {
+            clientId: machine,
+            ...(values['private-key-stdin'] && { privateKeyFromStdin: { ...(algorithm?.data && { algorithm: algorithm.data }) } }),
+          },
         }),
         ...(values.owner && { owner: values.owner }),
       };
@@ -584,8 +670,10 @@ function parseSecrets(argv: string[]): Command {
       return { kind: 'secrets-list', workspacePath };
     case 'set':
     case 'remove':
-      if (positionals.length !== 1) throw new UsageError(`secrets ${action} needs exactly one secret name${action === 'set' ? '; the value is read from stdin' : ''}.`);
-      if (action === 'set') return { kind: 'secrets-set', workspacePath, name: positionals[0]!, replace: 'replace' in values && values.replace === true };
+      if (positionals.length !== 1)
+        throw new UsageError(`secrets ${action} needs exactly one secret name${action === 'set' ? '; the value is read from stdin' : ''}.`);
+      if (action === 'set')
+        return { kind: 'secrets-set', workspacePath, name: positionals[0]!, replace: 'replace' in values && values.replace === true };
       return { kind: 'secrets-remove', workspacePath, name: positionals[0]! };
     default:
       throw new UsageError(`"secrets" needs one of: list, set, remove${action ? ` (got "${action}")` : ''}.`);
@@ -596,23 +684,34 @@ function parsePlaces(argv: string[]): Command {
   const [action, ...rest] = argv;
   if (action === 'tool-search') {
     const { positionals } = parse(rest, {});
-    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('places tool-search needs a PLACE (for example Crew/alpha, or . for This machine) and optionally on, off or auto.');
+    if (positionals.length < 1 || positionals.length > 2)
+      throw new UsageError(
+        'places tool-search needs a PLACE (for example Crew/alpha, or . for This machine) and optionally on, off or auto.',
+      );
     return { kind: 'places-tool-search', place: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }) };
   }
   if (action === 'network') {
     const { positionals } = parse(rest, {});
     const [place, ...hosts] = positionals;
-    if (place === undefined) throw new UsageError('places network needs a PLACE (for example Crew/alpha, or . for This machine) and optionally off or the hosts its commands may reach.');
-    if (hosts.includes('off') && hosts.length > 1) throw new UsageError('places network PLACE off turns the list off: give off alone, or only hosts.');
+    if (place === undefined)
+      throw new UsageError(
+        'places network needs a PLACE (for example Crew/alpha, or . for This machine) and optionally off or the hosts its commands may reach.',
+      );
+    if (hosts.includes('off') && hosts.length > 1)
+      throw new UsageError('places network PLACE off turns the list off: give off alone, or only hosts.');
     return { kind: 'places-network', place, ...(hosts.length > 0 && { hosts: hosts[0] === 'off' ? [] : hosts }) };
   }
   if (action === 'limits') {
     const { positionals } = parse(rest, {});
     const [place, ...settings] = positionals;
-    if (place === undefined) throw new UsageError('places limits needs a PLACE (for example Crew/alpha, or . for This machine) and optionally processes=N, memory=SIZE, tmp=SIZE or default.');
+    if (place === undefined)
+      throw new UsageError(
+        'places limits needs a PLACE (for example Crew/alpha, or . for This machine) and optionally processes=N, memory=SIZE, tmp=SIZE or default.',
+      );
     if (settings.length === 0) return { kind: 'places-limits', place };
     if (settings.includes('default')) {
-      if (settings.length > 1) throw new UsageError('places limits PLACE default sets every limit back to the machine\'s default: give default alone.');
+      if (settings.length > 1)
+        throw new UsageError("places limits PLACE default sets every limit back to the machine's default: give default alone.");
       return { kind: 'places-limits', place, limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined } };
     }
     return { kind: 'places-limits', place, limits: Object.fromEntries(settings.map(parseLimit)) };
@@ -621,29 +720,41 @@ function parsePlaces(argv: string[]): Command {
     const { positionals } = parse(rest, {});
     const [place, ...paths] = positionals;
     if (place === undefined || (action === 'unseal' && paths.length === 0)) {
-      throw new UsageError(`places ${action} needs a PLACE (for example Crew/alpha, or . for This machine)${action === 'unseal' ? ' and the credential stores (by name, such as ~/.ssh) or sealed paths to lift' : ' and optionally paths to seal'}.`);
+      throw new UsageError(
+        `places ${action} needs a PLACE (for example Crew/alpha, or . for This machine)${action === 'unseal' ? ' and the credential stores (by name, such as ~/.ssh) or sealed paths to lift' : ' and optionally paths to seal'}.`,
+      );
     }
     return { kind: 'places-seal', place, unseal: action === 'unseal', paths };
   }
-  if (action !== 'policy') throw new UsageError(`"places" needs: policy, network, seal, unseal, limits or tool-search${action ? ` (got "${action}")` : ''}.`);
+  if (action !== 'policy')
+    throw new UsageError(`"places" needs: policy, network, seal, unseal, limits or tool-search${action ? ` (got "${action}")` : ''}.`);
   const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
   const [place, policy, extra] = positionals;
   if (place === undefined || extra !== undefined) {
-    throw new UsageError('places policy needs a PLACE (for example Crew/alpha, or . for This machine) and optionally machine, place or strict.');
+    throw new UsageError(
+      'places policy needs a PLACE (for example Crew/alpha, or . for This machine) and optionally machine, place or strict.',
+    );
   }
   const folders = values.folder ?? [];
-  if (policy === undefined && folders.length > 0) throw new UsageError('--folder goes with a policy: places policy PLACE place --folder DIR.');
+  if (policy === undefined && folders.length > 0)
+    throw new UsageError('--folder goes with a policy: places policy PLACE place --folder DIR.');
   return { kind: 'places-policy', place, ...(policy !== undefined && { policy }), folders };
 }
 
 /** `processes=N`, `memory=SIZE`, `tmp=SIZE` (MiB, or with M or G), or `NAME=default`. */
 function parseLimit(setting: string): ['processes' | 'memoryMb' | 'tmpMb', number | undefined] {
   const match = /^(processes|memory|tmp)=(.+)$/.exec(setting);
-  if (!match) throw new UsageError(`"${setting}" is not a limit: write processes=N, memory=SIZE or tmp=SIZE (SIZE in MiB, or like 512M or 4G), or NAME=default.`);
+  if (!match)
+    throw new UsageError(
+      `"${setting}" is not a limit: write processes=N, memory=SIZE or tmp=SIZE (SIZE in MiB, or like 512M or 4G), or NAME=default.`,
+    );
   const [, name, value] = match as unknown as [string, 'processes' | 'memory' | 'tmp', string];
   const key = name === 'processes' ? 'processes' : name === 'memory' ? 'memoryMb' : 'tmpMb';
   if (value === 'default') return [key, undefined];
   const size = name === 'processes' ? /^(\d+)()$/.exec(value) : /^(\d+)([MG]?)$/i.exec(value);
-  if (!size) throw new UsageError(`${name}=${value}: ${name === 'processes' ? 'give a whole number' : 'give a size in MiB, or like 512M or 4G'}, or default.`);
+  if (!size)
+    throw new UsageError(
+      `${name}=${value}: ${name === 'processes' ? 'give a whole number' : 'give a size in MiB, or like 512M or 4G'}, or default.`,
+    );
   return [key, Number(size[1]) * (size[2]?.toUpperCase() === 'G' ? 1024 : 1)];
 }

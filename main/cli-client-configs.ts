@@ -26,13 +26,28 @@ export async function clientConnectCommand(command: Of<'clients-connect'>, env: 
   const status = (await runningStatus(config.stateDir)) ?? ({ state: 'stopped' } as HostStatus);
   const file = entryFileOf(command.client, command.scope, resolve(config.workspaceRoot, place.root), machine);
   const url = mcpUrlOf(config, { status: () => status });
-  const tokens = agentTokenStore(config.stateDir, await openSecretStore({ stateDir: config.stateDir, env, say: (line) => process.stderr.write(`${line}\n`) }));
-  const { written, token } = await connectClient({ client: command.client, file, url, placeRoot: place.root, auth: command.auth, name: command.name ?? DEFAULT_ENTRY_NAME, replace: command.replace, tokens });
+  const tokens = agentTokenStore(
+    config.stateDir,
+    await openSecretStore({ stateDir: config.stateDir, env, say: (line) => process.stderr.write(`${line}\n`) }),
+  );
+  const { written, token } = await connectClient({
+    client: command.client,
+    file,
+    url,
+    placeRoot: place.root,
+    auth: command.auth,
+    name: command.name ?? DEFAULT_ENTRY_NAME,
+    replace: command.replace,
+    tokens,
+  });
   const out = (line: string) => process.stdout.write(`${forTerminal(line)}\n`);
-  out(`${written.created ? 'Made' : 'Changed'} ${written.file}: ${written.replaced ? 'replaced' : 'added'} the server "${written.name}" for ${written.clientName}, working in ${place.label}:`);
+  out(
+    `${written.created ? 'Made' : 'Changed'} ${written.file}: ${written.replaced ? 'replaced' : 'added'} the server "${written.name}" for ${written.clientName}, working in ${place.label}:`,
+  );
   out(JSON.stringify(written.entry, null, 2));
   if (written.backup) out(`The file as it was is in ${written.backup}.`);
-  if (token) out(`<token> is a new token of this app, "${token.name}" (${token.id}); revoke it with "${PRODUCT_NAME} token revoke ${token.id}".`);
+  if (token)
+    out(`<token> is a new token of this app, "${token.name}" (${token.id}); revoke it with "${PRODUCT_NAME} token revoke ${token.id}".`);
   else out(`${written.clientName} signs in with OAuth on first use; approve it with "${PRODUCT_NAME} approve CODE".`);
   return 0;
 }
@@ -45,10 +60,18 @@ export async function importCommand(command: Of<'connections-import'>, env: Node
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const { openConnectionServices } = await import('./connection-services.js');
   const appPorts = [config.port, config.controlPort].filter((port) => port > 0);
-  const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts });
+  const services = openConnectionServices(
+    { ...config, registryUrl: '' },
+    { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts },
+  );
   const out = (line: string) => process.stdout.write(`${forTerminal(line)}\n`);
   try {
-    const importer = new ClientImport({ connections: services.connections, workspaceRoot: config.workspaceRoot, machine: machineOf(env), allowPrivateNetwork: config.allowPrivateNetwork });
+    const importer = new ClientImport({
+      connections: services.connections,
+      workspaceRoot: config.workspaceRoot,
+      machine: machineOf(env),
+      allowPrivateNetwork: config.allowPrivateNetwork,
+    });
     const plan = await importer.plan(LOCAL_PERSON, place);
     if (!command.all && command.items.length === 0) {
       if (command.json) {
@@ -56,21 +79,38 @@ export async function importCommand(command: Of<'connections-import'>, env: Node
         return 0;
       }
       for (const problem of plan.problems) out(`! ${problem.file}: ${problem.problem}`);
-      if (plan.items.length === 0) out(`No MCP servers found in the configurations of Claude Desktop, Cursor, VS Code or Claude Code for ${place.label}.`);
+      if (plan.items.length === 0)
+        out(`No MCP servers found in the configurations of Claude Desktop, Cursor, VS Code or Claude Code for ${place.label}.`);
       for (const item of plan.items) {
-        const what = !item.adds ? '' : 'url' in item.adds ? `${item.adds.url}${item.adds.header ? ` (${item.adds.header.name} from the secret ${item.adds.header.secret})` : ''}` : `runs ${item.adds.commandLine}`;
-        out(`${item.id}  ${item.name}  ${item.clientName} (${item.scope})  ${item.problem ? `cannot be imported: ${item.problem}` : `${item.kind}: ${what}`}`);
+        const what = !item.adds
+          ? ''
+          : 'url' in item.adds
+            ? `${item.adds.url}${item.adds.header ? ` (${item.adds.header.name} from the secret ${item.adds.header.secret})` : ''}`
+            : `runs ${item.adds.commandLine}`;
+        out(
+          `${item.id}  ${item.name}  ${item.clientName} (${item.scope})  ${item.problem ? `cannot be imported: ${item.problem}` : `${item.kind}: ${what}`}`,
+        );
         for (const secret of item.secrets) out(`    new secret ${secret.name} of ${place.label}, from its ${secret.from}`);
-        if (item.adds && 'hosts' in item.adds && item.adds.hosts.length) out(`    under the place and strict policies it may also reach ${item.adds.hosts.join(', ')}, where it is installed from`);
+        if (item.adds && 'hosts' in item.adds && item.adds.hosts.length)
+          out(`    under the place and strict policies it may also reach ${item.adds.hosts.join(', ')}, where it is installed from`);
         for (const note of item.notes) out(`    ${note}`);
       }
-      if (plan.items.some((item) => !item.problem)) out(`Add them to ${place.label} with: ${PRODUCT_NAME} connections import ${place.root ? `--workspace-path ${place.root} ` : ''}ID... (or --all). Nothing is written to those files.`);
+      if (plan.items.some((item) => !item.problem))
+        out(
+          `Add them to ${place.label} with: ${PRODUCT_NAME} connections import ${place.root ? `--workspace-path ${place.root} ` : ''}ID... (or --all). Nothing is written to those files.`,
+        );
       return 0;
     }
     const ids = command.all ? plan.items.filter((item) => !item.problem).map((item) => item.id) : command.items;
     const results = await importer.run(LOCAL_PERSON, place, ids);
     if (command.json) out(JSON.stringify(results, null, 2));
-    else for (const r of results) out(r.added ? `Added ${r.name} as ${r.added.name}: ${r.added.state}${r.added.reason ? ` (${r.added.reason})` : ''}` : `Not added: ${r.name}: ${r.error}`);
+    else
+      for (const r of results)
+        out(
+          r.added
+            ? `Added ${r.name} as ${r.added.name}: ${r.added.state}${r.added.reason ? ` (${r.added.reason})` : ''}`
+            : `Not added: ${r.name}: ${r.error}`,
+        );
     return results.every((r) => r.added) ? 0 : 1;
   } finally {
     await services.close();

@@ -11,7 +11,10 @@ export async function openCommand(env: NodeJS.ProcessEnv): Promise<number> {
   if (!server) throw new ConfigError(notRunning);
   let answer: { url?: string; expiresInSeconds?: number; window?: boolean };
   try {
-    const response = await fetch(`${server.controlUrl}/api/open`, { method: 'POST', headers: { Authorization: `Bearer ${server.adminToken}` } });
+    const response = await fetch(`${server.controlUrl}/api/open`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${server.adminToken}` },
+    });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     answer = (await response.json()) as typeof answer;
   } catch (error) {

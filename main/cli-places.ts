@@ -66,10 +66,14 @@ export async function limitsCommand(command: Of<'places-limits'>, env: NodeJS.Pr
   const place = placeRootOf(config.workspaceRoot, command.place);
   const policy = await placePolicy(config.stateDir, place, command.limits && { limits: command.limits });
   if (policy.kind === 'machine') {
-    process.stdout.write(`${place.label} has the machine policy: its commands run outside any sandbox, with no limits. Choose the place or strict policy first.\n`);
+    process.stdout.write(
+      `${place.label} has the machine policy: its commands run outside any sandbox, with no limits. Choose the place or strict policy first.\n`,
+    );
     return 0;
   }
-  process.stdout.write(`Limits of ${place.label}'s sandboxed commands (${policy.kind} policy)${command.limits ? ', now' : ''}:\n${limitLines(policy)}\n`);
+  process.stdout.write(
+    `Limits of ${place.label}'s sandboxed commands (${policy.kind} policy)${command.limits ? ', now' : ''}:\n${limitLines(policy)}\n`,
+  );
   return 0;
 }
 
@@ -116,12 +120,18 @@ async function placePolicy(stateDir: string, place: Place, change: PolicyChange 
     const where = { workspace_path: place.root };
     const get = async () => (await server.call('GET', withQuery('/places/policy', where), placePolicyAnswer)).policy;
     if (!change) return get();
-    if ('limits' in change) return (await server.call('PUT', '/places/limits', placePolicyAnswer, { ...where, ...withLimits((await get()).limits, change.limits) })).policy;
+    if ('limits' in change)
+      return (
+        await server.call('PUT', '/places/limits', placePolicyAnswer, { ...where, ...withLimits((await get()).limits, change.limits) })
+      ).policy;
     return 'hosts' in change
       ? (await server.call('PUT', '/places/network', placePolicyAnswer, { ...where, hosts: change.hosts })).policy
       : (await server.call('PUT', '/places/policy', placePolicyAnswer, { ...where, ...change })).policy;
   }
-  sayNoServer(stateDir, `${change ? 'writes' : 'reads'} the access directory itself and cannot say whether this machine can honour the policy`);
+  sayNoServer(
+    stateDir,
+    `${change ? 'writes' : 'reads'} the access directory itself and cannot say whether this machine can honour the policy`,
+  );
   const access = new AccessDirectory(stateDir);
   const snapshot = await access.snapshot();
   if (!change) return policyView(policyOf(snapshot, place));
@@ -149,11 +159,15 @@ export async function sealCommand(command: Of<'places-seal'>, env: NodeJS.Proces
   const server = await runningServer(config.stateDir);
   if (!server) sayNoServer(config.stateDir, 'reads and writes the access directory itself');
   const access = new AccessDirectory(config.stateDir);
-  let policy = server ? (await server.call('GET', withQuery('/places/policy', { workspace_path: place.root }), placePolicyAnswer)).policy : policyView(policyOf(await access.snapshot(), place));
+  let policy = server
+    ? (await server.call('GET', withQuery('/places/policy', { workspace_path: place.root }), placePolicyAnswer)).policy
+    : policyView(policyOf(await access.snapshot(), place));
   if (command.paths.length > 0) {
     const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
     // The shell expands ~/.ssh before this sees it: back to the name the rules use.
-    const names = command.paths.map((path) => (path.startsWith(`${home}/`) && isCredentialStoreName(`~/${path.slice(home.length + 1)}`) ? `~/${path.slice(home.length + 1)}` : path));
+    const names = command.paths.map((path) =>
+      path.startsWith(`${home}/`) && isCredentialStoreName(`~/${path.slice(home.length + 1)}`) ? `~/${path.slice(home.length + 1)}` : path,
+    );
     const seal = new Set(policy.seal ?? []);
     const unseal = new Set(policy.unseal ?? []);
     for (const name of names) {
@@ -162,7 +176,9 @@ export async function sealCommand(command: Of<'places-seal'>, env: NodeJS.Proces
         else seal.add(path.isAbsolute(name) ? path.resolve(name) : name);
       } else if (isCredentialStoreName(name)) unseal.add(name);
       else if (!seal.delete(name) && !seal.delete(path.resolve(name))) {
-        throw new UsageError(`${name} is neither a credential store (see "${PRODUCT_NAME} places seal ${command.place}") nor a path sealed for ${place.label}.`);
+        throw new UsageError(
+          `${name} is neither a credential store (see "${PRODUCT_NAME} places seal ${command.place}") nor a path sealed for ${place.label}.`,
+        );
       }
     }
     const seals = { seal: [...seal], unseal: [...unseal] };
@@ -171,7 +187,9 @@ export async function sealCommand(command: Of<'places-seal'>, env: NodeJS.Proces
       : policyView(policyOf(await access.setPlaceSeals(place.root, seals), place));
   }
   const lifted = new Set(policy.unseal ?? []);
-  const lines = [`Sealed for the agents of ${place.label} (${policy.kind} policy${policy.kind === 'machine' ? ': nothing is sealed until it is place or strict' : ''}):`];
+  const lines = [
+    `Sealed for the agents of ${place.label} (${policy.kind} policy${policy.kind === 'machine' ? ': nothing is sealed until it is place or strict' : ''}):`,
+  ];
   for (const store of CREDENTIAL_STORES) lines.push(`  ${lifted.has(store.name) ? 'lifted ' : 'sealed '} ${store.name}  ${store.what}`);
   for (const path of policy.seal ?? []) lines.push(`  sealed  ${path}  (sealed by the owner)`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -193,15 +211,28 @@ export async function placeToolSearchCommand(command: Of<'places-tool-search'>, 
   } else {
     sayNoServer(config.stateDir, `${command.mode === undefined ? 'reads' : 'writes'} the access directory itself`);
     const access = new AccessDirectory(config.stateDir);
-    const snapshot = command.mode === undefined ? await access.snapshot() : await access.setPlaceToolSearch(place.root, parseToolSearchMode(command.mode));
+    const snapshot =
+      command.mode === undefined ? await access.snapshot() : await access.setPlaceToolSearch(place.root, parseToolSearchMode(command.mode));
     mode = snapshot.places[place.root]?.toolSearch ?? 'auto';
   }
   const meaning = mode === 'auto' ? `on when it has more than ${config.toolSearchThreshold} tools` : mode;
-  process.stdout.write(`Tool search in ${place.label} ${command.mode === undefined ? 'is' : 'is now'} ${mode} (${meaning}); a token's own setting wins.\n`);
+  process.stdout.write(
+    `Tool search in ${place.label} ${command.mode === undefined ? 'is' : 'is now'} ${mode} (${meaning}); a token's own setting wins.\n`,
+  );
   return 0;
 }
 
-type PlaceCommand = Of<'connections-list' | 'connections-add' | 'connections-remove' | 'connections-test' | 'connections-show' | 'connections-edit' | 'secrets-list' | 'secrets-set' | 'secrets-remove'>;
+type PlaceCommand = Of<
+  | 'connections-list'
+  | 'connections-add'
+  | 'connections-remove'
+  | 'connections-test'
+  | 'connections-show'
+  | 'connections-edit'
+  | 'secrets-list'
+  | 'secrets-set'
+  | 'secrets-remove'
+>;
 type SecretsCommand = Of<'secrets-list' | 'secrets-set' | 'secrets-remove'>;
 type ConnectionsCommand = Exclude<PlaceCommand, SecretsCommand>;
 
@@ -217,10 +248,17 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   // The running server is the one truth: it checks, and every surface shows what it found. A
   // secret set through it is sent at once by the connections that use it, which it checks again.
   const server = await runningServer(config.stateDir);
-  if (server) return isSecretsCommand(command) ? runSecretsCommand(secretsAtServer(server, place), command, place) : runConnectionsCommand(atServer(server, place), command, place);
+  if (server)
+    return isSecretsCommand(command)
+      ? runSecretsCommand(secretsAtServer(server, place), command, place)
+      : runConnectionsCommand(atServer(server, place), command, place);
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   if (isSecretsCommand(command)) {
-    const access = new PlaceSecretsAccess({ access: new AccessDirectory(config.stateDir), placeSecrets: new PlaceSecrets(secrets, config.stateDir), store: new ConnectionStore({ stateDir: config.stateDir }) });
+    const access = new PlaceSecretsAccess({
+      access: new AccessDirectory(config.stateDir),
+      placeSecrets: new PlaceSecrets(secrets, config.stateDir),
+      store: new ConnectionStore({ stateDir: config.stateDir }),
+    });
     return runSecretsCommand(secretsHere(access, place), command, place);
   }
   sayNoServer(config.stateDir, 'checks the connections itself, with its own settings');
@@ -228,8 +266,13 @@ export async function placeCommand(command: PlaceCommand, env: NodeJS.ProcessEnv
   // No sign-in starts here (that is the page's Connect), so there is no callback to come back to.
   // The app's ports, as configured and as the running server opened its control plane: never a connection's target.
   const running = await findRunningServer(config.stateDir);
-  const appPorts = [config.port, config.controlPort, ...(running ? [Number(new URL(running.controlUrl).port)] : [])].filter((port) => port > 0);
-  const services = openConnectionServices({ ...config, registryUrl: '' }, { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts });
+  const appPorts = [config.port, config.controlPort, ...(running ? [Number(new URL(running.controlUrl).port)] : [])].filter(
+    (port) => port > 0,
+  );
+  const services = openConnectionServices(
+    { ...config, registryUrl: '' },
+    { secrets, log, redirectUrl: () => '/oauth/callback', env, appPorts: () => appPorts },
+  );
   try {
     return await runConnectionsCommand(here(services.connections, place, config.upstreamTimeoutMs), command, place);
   } finally {
@@ -252,7 +295,8 @@ function secretsAtServer(server: ServerClient, place: Place): PlaceSecretsAt {
   const path = (name: string) => withQuery(`/secrets/${encodeURIComponent(name)}`, { workspace_path: place.root });
   return {
     names: async () => (await server.call('GET', withQuery('/secrets', { workspace_path: place.root }), secretNamesAnswer)).names,
-    set: async (name, value, { replace }) => void (await server.call('PUT', path(name), noContent, { value, replace } satisfies z.input<typeof secretBody>)),
+    set: async (name, value, { replace }) =>
+      void (await server.call('PUT', path(name), noContent, { value, replace } satisfies z.input<typeof secretBody>)),
     remove: async (name) => void (await server.call('DELETE', path(name), noContent)),
   };
 }
@@ -279,7 +323,10 @@ async function runSecretsCommand(secrets: PlaceSecretsAt, command: SecretsComman
     case 'secrets-set': {
       // From stdin, never the command line, where other users could read it in the process list.
       const value = (await readStdin()).replace(/\r?\n$/, '');
-      if (!value) throw new UsageError(`secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`);
+      if (!value)
+        throw new UsageError(
+          `secrets set reads the value from stdin, which was empty. Example: printf %s "$KEY" | ${PRODUCT_NAME} secrets set ${command.name}`,
+        );
       await secrets.set(command.name, value, { replace: command.replace });
       out(`Saved the secret ${command.name} of ${place.label}.`);
       return 0;
@@ -317,7 +364,9 @@ function atServer(server: ServerClient, place: Place): PlaceConnectionsAt {
     edit: async (name, edit, owner) => (await server.call('PATCH', withQuery(path(name), where(owner)), connectionAnswer, edit)).connection,
     test: async (name, owner) => (await server.call('POST', withQuery(path(name, '/test'), where(owner)), connectionAnswer)).connection,
     // The server goes on checking it: the command answers once it is saved.
-    add: async (request) => (await server.call('POST', '/mcp/place', connectionAnswer, addBodyOf({ workspace_path: place.root, wait: false }, request))).connection,
+    add: async (request) =>
+      (await server.call('POST', '/mcp/place', connectionAnswer, addBodyOf({ workspace_path: place.root, wait: false }, request)))
+        .connection,
     remove: async (name, owner) => (await server.call('DELETE', withQuery(path(name), where(owner)), removedAnswer)).removed,
   };
 }
@@ -348,11 +397,16 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
       const list = await waitingFor(`Waiting for ${who} to ask the servers of ${place.label} for their tools`, connections.list(), limitMs);
       if (command.json) out(JSON.stringify(list, null, 2));
       else if (list.length === 0) out(`${place.label} has no MCP connections. Add one with: ${PRODUCT_NAME} connections add --catalog ID`);
-      else for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url ?? c.local?.commandLine}`);
+      else
+        for (const c of list) out(`${c.name}  ${c.displayName}  ${c.ownerName}'s login  ${stateLine(c)}  ${c.url ?? c.local?.commandLine}`);
       return 0;
     }
     case 'connections-show': {
-      const details = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.details(command.name, command.owner), limitMs);
+      const details = await waitingFor(
+        `Waiting for ${who} to ask ${command.name}'s server for its tools`,
+        connections.details(command.name, command.owner),
+        limitMs,
+      );
       if (command.json) {
         out(JSON.stringify(details, null, 2));
         return 0;
@@ -363,13 +417,21 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
         for (const e of details.local.env) out(`  variable ${e.name} from the secret ${e.secret}`);
         if (details.local.hosts.length) out(`  may also reach: ${details.local.hosts.join(', ')}`);
         const p = details.local.process;
-        out(`  process: ${p ? `${p.state}${p.pid ? ` (pid ${p.pid})` : ''}${p.stopped ? `: ${p.stopped}` : ''}; log ${p.logFile}` : 'not started yet'}`);
+        out(
+          `  process: ${p ? `${p.state}${p.pid ? ` (pid ${p.pid})` : ''}${p.stopped ? `: ${p.stopped}` : ''}; log ${p.logFile}` : 'not started yet'}`,
+        );
         for (const line of p?.stderr ?? []) out(`  stderr: ${line}`);
       }
       if (details.header) out(`  header: ${details.header} from the secret ${details.secretName}`);
       if (details.ownApp) out(`  signs in with your own OAuth app ${details.ownApp.clientId}`);
-      if (details.clientCredentials) out(`  logs in with the client credentials ${details.clientCredentials.clientId}, ${credentialsMethodWords[details.clientCredentials.method]}`);
-      for (const tool of details.toolList) out(`  ${tool.enabled ? 'on ' : 'off'}  ${tool.name}${tool.description ? `  ${tool.description.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`);
+      if (details.clientCredentials)
+        out(
+          `  logs in with the client credentials ${details.clientCredentials.clientId}, ${credentialsMethodWords[details.clientCredentials.method]}`,
+        );
+      for (const tool of details.toolList)
+        out(
+          `  ${tool.enabled ? 'on ' : 'off'}  ${tool.name}${tool.description ? `  ${tool.description.replace(/\s+/g, ' ').slice(0, 100)}` : ''}`,
+        );
       for (const error of details.errors) out(`  error at ${error.at}: ${error.message}`);
       return 0;
     }
@@ -377,7 +439,10 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
       const edit = command.edit;
       if (command.clientSecretFromStdin && edit.own_app) {
         const clientSecret = (await readStdin()).replace(/\r?\n$/, '');
-        if (!clientSecret) throw new UsageError(`--client-secret-stdin reads the secret from stdin, which was empty. Example: printf %s "$SECRET" | ${PRODUCT_NAME} connections edit ${command.name} --client-id ID --client-secret-stdin`);
+        if (!clientSecret)
+          throw new UsageError(
+            `--client-secret-stdin reads the secret from stdin, which was empty. Example: printf %s "$SECRET" | ${PRODUCT_NAME} connections edit ${command.name} --client-id ID --client-secret-stdin`,
+          );
         edit.own_app = { ...edit.own_app, client_secret: clientSecret };
       }
       if (command.credentials) {
@@ -385,28 +450,45 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
         const given = await readStdin();
         if (!given.trim()) {
           const flag = key ? '--private-key-stdin' : '--client-secret-stdin';
-          throw new UsageError(`${flag} reads the ${key ? 'private key' : 'secret'} from stdin, which was empty. Example: ${key ? '<key.pem' : 'printf %s "$SECRET" |'} ${PRODUCT_NAME} connections edit ${command.name} --client-credentials ${clientId} ${flag}`);
+          throw new UsageError(
+            `${flag} reads the ${key ? 'private key' : 'secret'} from stdin, which was empty. Example: ${key ? '<key.pem' : 'printf %s "$SECRET" |'} ${PRODUCT_NAME} connections edit ${command.name} --client-credentials ${clientId} ${flag}`,
+          );
         }
         // A PEM key keeps its line breaks; a secret loses the one its echo added.
         edit.client_credentials = key
           ? { client_id: clientId, private_key: given, ...(key.algorithm && { signing_algorithm: key.algorithm }) }
           : { client_id: clientId, client_secret: given.replace(/\r?\n$/, '') };
       }
-      const edited = await waitingFor(`Waiting for ${who} to change ${command.name} and ask its server again`, connections.edit(command.name, edit, command.owner), limitMs);
+      const edited = await waitingFor(
+        `Waiting for ${who} to change ${command.name} and ask its server again`,
+        connections.edit(command.name, edit, command.owner),
+        limitMs,
+      );
       out(`Changed ${edited.displayName} (${edited.name}): ${stateLine(edited)}`);
-      if (edit.own_app !== undefined) out(`Sign in to it again from the page to use ${edit.own_app ? `your OAuth app ${edit.own_app.client_id}` : 'it without your own OAuth app'}.`);
+      if (edit.own_app !== undefined)
+        out(
+          `Sign in to it again from the page to use ${edit.own_app ? `your OAuth app ${edit.own_app.client_id}` : 'it without your own OAuth app'}.`,
+        );
       if (edit.client_credentials === null) out('It signs in in the browser again: sign in to it from the page.');
       return 0;
     }
     case 'connections-test': {
-      const tested = await waitingFor(`Waiting for ${who} to ask ${command.name}'s server for its tools`, connections.test(command.name, command.owner), limitMs);
+      const tested = await waitingFor(
+        `Waiting for ${who} to ask ${command.name}'s server for its tools`,
+        connections.test(command.name, command.owner),
+        limitMs,
+      );
       out(`${tested.displayName} (${tested.name}): ${stateLine(tested)}`);
       return tested.state === 'connected' ? 0 : 1;
     }
     case 'connections-add': {
       // A local server given no hosts may reach the one its launcher installs from, as the page proposes.
       const local = command.local && { ...command.local, hosts: command.local.hosts ?? (await installHosts(command.local.command)) };
-      const request = command.catalog ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) } : local ? { local } : { server: command.server! };
+      const request = command.catalog
+        ? { catalog: command.catalog, ...(command.secret && { secret: command.secret }) }
+        : local
+          ? { local }
+          : { server: command.server! };
       const added = await waitingFor(`Waiting for ${who} to add the connection to ${place.label}`, connections.add(request), limitMs);
       out(`Added ${added.displayName} to ${place.label} as ${added.name} (${added.state}${added.reason ? `: ${added.reason}` : ''}).`);
       if (added.local?.hosts.length) out(`Under the place and strict policies it may also reach: ${added.local.hosts.join(', ')}.`);
@@ -420,7 +502,11 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
       return 0;
     }
     case 'connections-remove': {
-      const removed = await waitingFor(`Waiting for ${who} to remove ${command.name} and end its login`, connections.remove(command.name, command.owner), limitMs);
+      const removed = await waitingFor(
+        `Waiting for ${who} to remove ${command.name} and end its login`,
+        connections.remove(command.name, command.owner),
+        limitMs,
+      );
       out(`Removed ${removed.displayName} (${removed.name}) from ${place.label}; its login was deleted.`);
       return 0;
     }

@@ -17,7 +17,9 @@ export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<
   });
   const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
   process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
-  process.stdout.write(`Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`);
+  process.stdout.write(
+    `Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`,
+  );
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {

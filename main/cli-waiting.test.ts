@@ -11,7 +11,12 @@ function stream(isTTY: boolean): NodeJS.WriteStream & { text: string } {
 describe('waitingFor', () => {
   it('says on a terminal what it waits for, for how long so far and at most, then erases the line', async () => {
     const tty = stream(true);
-    const answer = await waitingFor('Waiting for the server to check linear', new Promise((r) => setTimeout(() => r('done'), 1_400)), 121_000, tty);
+    const answer = await waitingFor(
+      'Waiting for the server to check linear',
+      new Promise((r) => setTimeout(() => r('done'), 1_400)),
+      121_000,
+      tty,
+    );
     assert.equal(answer, 'done');
     assert.match(tty.text, /\r\x1b\[2KWaiting for the server to check linear: 0 s \(at most 121 s\)/);
     assert.match(tty.text, /\r\x1b\[2KWaiting for the server to check linear: 1 s \(at most 121 s\)/);
@@ -29,7 +34,10 @@ describe('waitingFor', () => {
 
   it('passes a failure on, erasing the line', async () => {
     const tty = stream(true);
-    await assert.rejects(waitingFor('failing', new Promise((_, reject) => setTimeout(() => reject(new Error('refused')), 500)), 5_000, tty), /refused/);
+    await assert.rejects(
+      waitingFor('failing', new Promise((_, reject) => setTimeout(() => reject(new Error('refused')), 500)), 5_000, tty),
+      /refused/,
+    );
     assert.ok(tty.text.endsWith('\r\x1b[2K'));
   });
 });

@@ -6,7 +6,12 @@ const SHOW_AFTER_MS = 300;
  * longest it can take, on one line that is rewritten each second and erased at the end. Only on a
  * terminal: stdout stays clean for `$(...)` and pipes, and a log gets no control characters.
  */
-export async function waitingFor<T>(what: string, work: Promise<T>, limitMs: number, stream: NodeJS.WriteStream = process.stderr): Promise<T> {
+export async function waitingFor<T>(
+  what: string,
+  work: Promise<T>,
+  limitMs: number,
+  stream: NodeJS.WriteStream = process.stderr,
+): Promise<T> {
   if (!stream.isTTY) return work;
   const started = Date.now();
   const limit = `at most ${Math.ceil(limitMs / 1000)} s`;

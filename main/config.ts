@@ -94,7 +94,9 @@ export function applyWorkingDirectory(env: NodeJS.ProcessEnv = process.env): voi
   try {
     process.chdir(cwd);
   } catch (error) {
-    throw new ConfigError(`WORKSPACE_CWD=${cwd} cannot be used as the working directory (${(error as NodeJS.ErrnoException).code ?? error}). Create the folder or point WORKSPACE_CWD at an existing one.`);
+    throw new ConfigError(
+      `WORKSPACE_CWD=${cwd} cannot be used as the working directory (${(error as NodeJS.ErrnoException).code ?? error}). Create the folder or point WORKSPACE_CWD at an existing one.`,
+    );
   }
 }
 
@@ -112,11 +114,17 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
   }
   const auth = flags.auth ?? env.WORKSPACE_NO_AUTH !== '1';
   if (!auth && !isLoopbackHost(host)) {
-    throw new ConfigError(`--no-auth is only allowed on a loopback address, but --host is ${host}. Anyone who can reach this machine there could run commands on it. Bind to 127.0.0.1, or keep auth on and create a token with "persona-mcp-workspace token create --name NAME".`);
+    throw new ConfigError(
+      `--no-auth is only allowed on a loopback address, but --host is ${host}. Anyone who can reach this machine there could run commands on it. Bind to 127.0.0.1, or keep auth on and create a token with "persona-mcp-workspace token create --name NAME".`,
+    );
   }
-  const controlPort = flags.controlPort ?? (env.WORKSPACE_CONTROL_PORT ? portFrom(env.WORKSPACE_CONTROL_PORT, 'WORKSPACE_CONTROL_PORT') : DEFAULT_CONTROL_PORT);
+  const controlPort =
+    flags.controlPort ??
+    (env.WORKSPACE_CONTROL_PORT ? portFrom(env.WORKSPACE_CONTROL_PORT, 'WORKSPACE_CONTROL_PORT') : DEFAULT_CONTROL_PORT);
   if (controlPort === port && port !== 0) {
-    throw new ConfigError(`The MCP endpoint and the page cannot share port ${port}. Choose another --control-port (default ${DEFAULT_CONTROL_PORT}).`);
+    throw new ConfigError(
+      `The MCP endpoint and the page cannot share port ${port}. Choose another --control-port (default ${DEFAULT_CONTROL_PORT}).`,
+    );
   }
   return {
     host,
@@ -129,10 +137,13 @@ export function loadConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = proc
     ...(env.WORKSPACE_PUBLIC_URL && { publicUrl: publicUrl(env.WORKSPACE_PUBLIC_URL) }),
     skillsDir: resolve(env.WORKSPACE_SKILLS_DIR || DEFAULT_SKILLS_DIR),
     shellMaxTimeoutSeconds: positiveNumber(env, 'WORKSPACE_SHELL_MAX_TIMEOUT', DEFAULT_SHELL_MAX_TIMEOUT_SECONDS, MAX_TIMER_SECONDS),
-    bashOutputMaxBytes: Math.floor(positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2),
+    bashOutputMaxBytes: Math.floor(
+      positiveNumber(env, 'WORKSPACE_BASH_OUTPUT_MAX_MB', DEFAULT_SAVED_OUTPUT_TOTAL_MB, 1024 ** 2) * 1024 ** 2,
+    ),
     sandboxLimits: sandboxLimitsFrom(env),
     stateDir: stateDirFrom(env),
-    sessionIdleTimeoutMs: positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
+    sessionIdleTimeoutMs:
+      positiveNumber(env, 'WORKSPACE_SESSION_IDLE_TIMEOUT', DEFAULT_SESSION_IDLE_MINUTES, MAX_TIMER_SECONDS / 60) * 60_000,
     registryUrl: env.WORKSPACE_REGISTRY_URL ?? OFFICIAL_REGISTRY_URL,
     ...(env.WORKSPACE_CATALOG_FILE && { catalogFile: resolve(env.WORKSPACE_CATALOG_FILE) }),
     upstreamTimeoutMs: positiveNumber(env, 'WORKSPACE_UPSTREAM_TIMEOUT', DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_TIMER_SECONDS) * 1000,
@@ -156,28 +167,36 @@ export function isLoopbackHost(host: string): boolean {
 
 /** WORKSPACE_PUBLIC_URL as an origin: https, a host and maybe a port, nothing else. */
 function publicUrl(value: string): string {
-  const fix = 'Set it to the https origin agents use, such as https://box.example.com (the MCP URL is then that origin with /mcp), or unset it.';
+  const fix =
+    'Set it to the https origin agents use, such as https://box.example.com (the MCP URL is then that origin with /mcp), or unset it.';
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} is not a URL. ${fix}`);
   }
-  if (url.protocol !== 'https:') throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} is not https: tokens would cross the network in the clear. ${fix}`);
+  if (url.protocol !== 'https:')
+    throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} is not https: tokens would cross the network in the clear. ${fix}`);
   if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '/mcp')) {
-    throw new ConfigError(`WORKSPACE_PUBLIC_URL=${value} has more than an origin (a path, query or credentials): the proxy must pass /mcp and /.well-known/ through unchanged. ${fix}`);
+    throw new ConfigError(
+      `WORKSPACE_PUBLIC_URL=${value} has more than an origin (a path, query or credentials): the proxy must pass /mcp and /.well-known/ through unchanged. ${fix}`,
+    );
   }
   return url.origin;
 }
 
 function portFrom(value: string, name: string): number {
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`${name}=${value} is not a port number. Use a whole number from 0 to 65535.`);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new ConfigError(`${name}=${value} is not a port number. Use a whole number from 0 to 65535.`);
   return port;
 }
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: SettingVariable, fallback: number, max: number): number {
@@ -193,12 +212,17 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: SettingVariable, fallback:
 /** The machine's default sandbox limits that the environment (or the settings file) sets, each in its range. */
 function sandboxLimitsFrom(env: NodeJS.ProcessEnv): PlaceLimits {
   const limits: { -readonly [K in keyof PlaceLimits]: number } = {};
-  for (const [name, variable] of [['processes', 'WORKSPACE_SANDBOX_PROCESSES'], ['memoryMb', 'WORKSPACE_SANDBOX_MEMORY_MB'], ['tmpMb', 'WORKSPACE_SANDBOX_TMP_MB']] as const) {
+  for (const [name, variable] of [
+    ['processes', 'WORKSPACE_SANDBOX_PROCESSES'],
+    ['memoryMb', 'WORKSPACE_SANDBOX_MEMORY_MB'],
+    ['tmpMb', 'WORKSPACE_SANDBOX_TMP_MB'],
+  ] as const) {
     const raw = env[variable];
     if (raw === undefined || raw === '') continue;
     const [min, max] = LIMIT_RANGES[name];
     const value = Number(raw);
-    if (!/^\d+$/.test(raw) || value < min || value > max) throw new ConfigError(`${variable}=${raw} is not a whole number from ${min} to ${max}. Unset it to use the default.`);
+    if (!/^\d+$/.test(raw) || value < min || value > max)
+      throw new ConfigError(`${variable}=${raw} is not a whole number from ${min} to ${max}. Unset it to use the default.`);
     limits[name] = value;
   }
   return limits;
@@ -232,7 +256,9 @@ function publicKey(value: string | undefined): string | undefined {
   try {
     return readFileSync(value, 'utf8');
   } catch (error) {
-    throw new ConfigError(`WORKSPACE_JWT_PUBLIC_KEY is neither a PEM key nor a readable file (${(error as NodeJS.ErrnoException).code ?? error}). Set it to the PEM text or to the path of a .pem file.`);
+    throw new ConfigError(
+      `WORKSPACE_JWT_PUBLIC_KEY is neither a PEM key nor a readable file (${(error as NodeJS.ErrnoException).code ?? error}). Set it to the PEM text or to the path of a .pem file.`,
+    );
   }
 }
 

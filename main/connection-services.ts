@@ -71,7 +71,14 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     ...(config.clientMetadataUrl && { clientMetadataUrl: config.clientMetadataUrl }),
   });
   // What local servers inherit is this process's environment, as for `bash` (the agent endpoint's sandbox host).
-  const host = { workspaceRoot: config.workspaceRoot, stateDir: config.stateDir, skillsDir: config.skillsDir, env: process.env, appPorts: options.appPorts, ...(options.limits && { limits: options.limits }) };
+  const host = {
+    workspaceRoot: config.workspaceRoot,
+    stateDir: config.stateDir,
+    skillsDir: config.skillsDir,
+    env: process.env,
+    appPorts: options.appPorts,
+    ...(options.limits && { limits: options.limits }),
+  };
   // The gateway reads credentials through the connections service, which owns the rules.
   let connections: PlaceConnections | undefined;
   const gateway = new Gateway({
@@ -97,7 +104,9 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     // A server that cannot be reached now is taken as open; connecting will say what is wrong.
     // Given as long as any request to a connection's server: one that never answers does not hold the add.
     asksForSignIn: async (url) =>
-      (await import('./connections/upstream-oauth/challenge.js')).asksForSignIn(url, (input, init) => network.fetch(input, { ...init, signal: AbortSignal.timeout(config.upstreamTimeoutMs) })).catch(() => false),
+      (await import('./connections/upstream-oauth/challenge.js'))
+        .asksForSignIn(url, (input, init) => network.fetch(input, { ...init, signal: AbortSignal.timeout(config.upstreamTimeoutMs) }))
+        .catch(() => false),
     access,
     catalog,
     placeSecrets,
@@ -128,7 +137,10 @@ export function openConnectionServices(config: Config, options: ConnectionServic
 
 /** Where places' local servers keep package caches: the user's cache folder, never the state dir (which sandboxes cannot see). */
 function localCacheRoot(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homedir(), process.platform === 'darwin' ? 'Library/Caches' : '.cache');
+  const base =
+    env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME)
+      ? env.XDG_CACHE_HOME
+      : join(homedir(), process.platform === 'darwin' ? 'Library/Caches' : '.cache');
   return join(base, 'persona-mcp-workspace', 'local-servers');
 }
 

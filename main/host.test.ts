@@ -53,7 +53,13 @@ describe('the agent endpoint over real HTTP', () => {
 
     const failed = await client.callTool({
       name: 'edit',
-      arguments: { path: file, edits: [{ old_string: 'alpha', new_string: 'A' }, { old_string: 'missing', new_string: 'x' }] },
+      arguments: {
+        path: file,
+        edits: [
+          { old_string: 'alpha', new_string: 'A' },
+          { old_string: 'missing', new_string: 'x' },
+        ],
+      },
     });
     assert.equal(failed.isError, true);
     assert.match(textOf(failed), /edit 2/i);
@@ -82,18 +88,19 @@ describe('the agent endpoint over real HTTP', () => {
       { onprogress: (p) => messages.push(p.message ?? ''), resetTimeoutOnProgress: true },
     );
     assert.equal((result.structuredContent as { exitCode: number }).exitCode, 0);
-    assert.ok(messages.some((m) => m.includes('tick-')), `progress carried output: ${JSON.stringify(messages)}`);
+    assert.ok(
+      messages.some((m) => m.includes('tick-')),
+      `progress carried output: ${JSON.stringify(messages)}`,
+    );
   });
 
   it('kills the whole process tree when the caller cancels', async () => {
     const { client } = await fx.connect(await fx.token());
     const pidFile = join(dir, 'grandchild.pid');
     const controller = new AbortController();
-    const call = client.callTool(
-      { name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } },
-      undefined,
-      { signal: controller.signal },
-    );
+    const call = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }, undefined, {
+      signal: controller.signal,
+    });
     await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim().length > 0, 10_000, 'the grandchild to start');
     const pid = Number((await readFile(pidFile, 'utf8')).trim());
     assert.ok(processAlive(pid));
@@ -105,7 +112,10 @@ describe('the agent endpoint over real HTTP', () => {
   it('caps a flood of output, keeping head and tail and saving the whole to a file', async () => {
     const { client } = await fx.connect(await fx.token());
     const bytes = 50 * 1024 * 1024;
-    const result = await client.callTool({ name: 'bash', arguments: { command: `echo FIRST; head -c ${bytes} /dev/zero | tr '\\0' x; echo; echo LAST` } });
+    const result = await client.callTool({
+      name: 'bash',
+      arguments: { command: `echo FIRST; head -c ${bytes} /dev/zero | tr '\\0' x; echo; echo LAST` },
+    });
     const structured = result.structuredContent as { stdout: string; stdoutFullOutputPath?: string };
     assert.ok(structured.stdout.length < 256 * 1024, `stdout returned is capped (${structured.stdout.length})`);
     assert.match(structured.stdout, /^FIRST\n/);
@@ -124,7 +134,10 @@ describe('the agent endpoint over real HTTP', () => {
     assert.doesNotMatch(JSON.stringify(before), /deploy-site/);
 
     await mkdir(join(skillsDir, 'deploy-site', 'scripts'), { recursive: true });
-    await writeFile(join(skillsDir, 'deploy-site', 'SKILL.md'), '---\nname: deploy-site\ndescription: Deploys the site to staging.\n---\nRun scripts/deploy.sh.\n');
+    await writeFile(
+      join(skillsDir, 'deploy-site', 'SKILL.md'),
+      '---\nname: deploy-site\ndescription: Deploys the site to staging.\n---\nRun scripts/deploy.sh.\n',
+    );
     await writeFile(join(skillsDir, 'deploy-site', 'scripts', 'deploy.sh'), 'echo deploy\n');
 
     const catalog = await client.readResource({ uri: 'resource://skills' });
@@ -151,7 +164,10 @@ describe('the agent endpoint over real HTTP', () => {
     await assert.rejects(client.subscribeResource({ uri: 'resource://nope' }), /Cannot subscribe/);
 
     await mkdir(join(skillsDir, 'release-notes'), { recursive: true });
-    await writeFile(join(skillsDir, 'release-notes', 'SKILL.md'), '---\nname: release-notes\ndescription: Drafts release notes.\n---\nbody\n');
+    await writeFile(
+      join(skillsDir, 'release-notes', 'SKILL.md'),
+      '---\nname: release-notes\ndescription: Drafts release notes.\n---\nbody\n',
+    );
     await waitFor(() => updates.includes('resource://skills'), 10_000, 'notifications/resources/updated');
 
     await mkdir(join(skillsDir, 'Broken'), { recursive: true });
@@ -167,7 +183,12 @@ describe('the agent endpoint over real HTTP', () => {
     await transport.terminateSession();
     const response = await fetch(fx.url, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId },
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sessionId,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     assert.equal(response.status, 404);
@@ -178,7 +199,12 @@ describe('the agent endpoint over real HTTP', () => {
     const { transport } = await fx.connect(await fx.token('first'));
     const response = await fetch(fx.url, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${await fx.token('second')}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': transport.sessionId! },
+      headers: {
+        Authorization: `Bearer ${await fx.token('second')}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': transport.sessionId!,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     assert.equal(response.status, 404);
@@ -195,7 +221,11 @@ describe('the agent endpoint over real HTTP', () => {
     const log = join(fx.stateDir, 'audit.log');
     await waitFor(async () => (await readFile(log, 'utf8').catch(() => '')).includes('exec-42'), 5_000, 'the audit record');
     const text = await readFile(log, 'utf8');
-    const record = text.trim().split('\n').map((l) => JSON.parse(l)).find((r) => r.executionId === 'exec-42');
+    const record = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((r) => r.executionId === 'exec-42');
     assert.equal(record.tool, 'write');
     assert.equal(record.workspaceId, 'ws-7');
     assert.equal(record.outcome, 'ok');
@@ -224,7 +254,12 @@ describe('host lifecycle', () => {
           },
           body: JSON.stringify(body),
         });
-      const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
       const sessionId = init.headers.get('mcp-session-id')!;
       await init.text();
       assert.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sessionId)).status, 202);
@@ -242,7 +277,9 @@ describe('host lifecycle', () => {
     try {
       const { client } = await fx.connect(await fx.token());
       const pidFile = join(dir, 'pid');
-      const call = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }, undefined, { timeout: 20_000 });
+      const call = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }, undefined, {
+        timeout: 20_000,
+      });
       await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim().length > 0, 10_000, 'the grandchild');
       const pid = Number((await readFile(pidFile, 'utf8')).trim());
       const port = Number(new URL(fx.url).port);
@@ -253,7 +290,9 @@ describe('host lifecycle', () => {
       const result = await call;
       assert.match(textOf(result), /server is shutting down/, 'the caller is told why its command stopped');
       await new Promise<void>((resolve, reject) => {
-        const probe = createServer().once('error', reject).listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+        const probe = createServer()
+          .once('error', reject)
+          .listen(port, '127.0.0.1', () => probe.close(() => resolve()));
       });
     } finally {
       await fx.close();

@@ -200,13 +200,21 @@ export class Host {
       throw error;
     }
     try {
-      const verifier = this.config.auth ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.agentAuthorization }) : undefined;
+      const verifier = this.config.auth
+        ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.agentAuthorization })
+        : undefined;
       // The page and its API are loaded on their first request: an agent's first request does not wait for them.
       const app = lazyListener(async () => {
         const { controlPlane } = await import('./http/control-plane.js');
         return controlPlane(services, {
           pageDir: join(PACKAGE_ROOT, 'dist', 'renderer'),
-          host: { status: () => this.status, agentSessions: () => this.agent?.sessions.size ?? 0, start: () => this.start(), stop: () => this.stop(), ...(this.options.showWindow && { showWindow: this.options.showWindow }) },
+          host: {
+            status: () => this.status,
+            agentSessions: () => this.agent?.sessions.size ?? 0,
+            start: () => this.start(),
+            stop: () => this.stop(),
+            ...(this.options.showWindow && { showWindow: this.options.showWindow }),
+          },
         });
       }, this.log);
       const control = createServer(app).listen(this.config.controlPort, '127.0.0.1');
@@ -251,8 +259,10 @@ function serverUrl(host: string, port: number, path: string): string {
 
 function startFailure(error: unknown, host: string, port: number, flag = '--port'): string {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return `Port ${port} on ${host} is already in use. Stop the other program or choose another port with ${flag}.`;
+  if (code === 'EADDRINUSE')
+    return `Port ${port} on ${host} is already in use. Stop the other program or choose another port with ${flag}.`;
   if (code === 'EACCES') return `Not allowed to listen on port ${port}. Ports below 1024 need extra rights; choose a port above 1024.`;
-  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine. Use 127.0.0.1, 0.0.0.0 or one of this machine's addresses.`;
+  if (code === 'EADDRNOTAVAIL')
+    return `${host} is not an address of this machine. Use 127.0.0.1, 0.0.0.0 or one of this machine's addresses.`;
   return (error as Error).message;
 }

@@ -15,7 +15,8 @@ describe('the running server record (control.json)', () => {
     await rm(stateDir, { recursive: true, force: true });
   });
 
-  const record = (fields: Record<string, unknown>) => writeFile(join(stateDir, RUNNING_SERVER_FILE), JSON.stringify({ version: 1, startedAt: new Date().toISOString(), ...fields }));
+  const record = (fields: Record<string, unknown>) =>
+    writeFile(join(stateDir, RUNNING_SERVER_FILE), JSON.stringify({ version: 1, startedAt: new Date().toISOString(), ...fields }));
   const pidOf = async () => JSON.parse(await readFile(join(stateDir, RUNNING_SERVER_FILE), 'utf8')).pid as number;
 
   it('takes over the record of a server whose process is gone', async () => {
@@ -33,7 +34,10 @@ describe('the running server record (control.json)', () => {
 
   it('refuses while a live server is still starting, saying so', async () => {
     await record({ pid: 1 });
-    await assert.rejects(claimStateDir(stateDir), (error: unknown) => error instanceof ServerRunningError && /pid 1, still starting/.test(error.message));
+    await assert.rejects(
+      claimStateDir(stateDir),
+      (error: unknown) => error instanceof ServerRunningError && /pid 1, still starting/.test(error.message),
+    );
     assert.equal(await findRunningServer(stateDir), undefined, 'a server still starting cannot be asked yet');
   });
 });

@@ -47,7 +47,9 @@ export class ServerRunningError extends Error {
     readonly stateDir: string,
     readonly found: Pick<Record, 'pid' | 'controlUrl' | 'mcpUrl'>,
   ) {
-    const where = [found.controlUrl && `its page at ${found.controlUrl}`, found.mcpUrl && `agents at ${found.mcpUrl}`].filter(Boolean).join(', ');
+    const where = [found.controlUrl && `its page at ${found.controlUrl}`, found.mcpUrl && `agents at ${found.mcpUrl}`]
+      .filter(Boolean)
+      .join(', ');
     super(
       `A ${PRODUCT_NAME} server already runs on the state dir ${stateDir} (pid ${found.pid}${where ? `; ${where}` : ', still starting'}). ` +
         `Use that one ("${PRODUCT_NAME} open" signs a browser in to its page), stop it first, or give this one another state dir (WORKSPACE_STATE_DIR).`,
@@ -68,7 +70,12 @@ export async function claimStateDir(stateDir: string): Promise<void> {
 /** Records where this process's server is reached, once it listens (and its agent endpoint, while open). */
 export async function recordRunningServer(stateDir: string, server: Omit<RunningServer, 'pid'>): Promise<void> {
   const found = await readRecord(stateDir);
-  await write(stateDir, { version: 1, pid: process.pid, startedAt: found?.pid === process.pid ? found.startedAt : new Date().toISOString(), ...server });
+  await write(stateDir, {
+    version: 1,
+    pid: process.pid,
+    startedAt: found?.pid === process.pid ? found.startedAt : new Date().toISOString(),
+    ...server,
+  });
 }
 
 /** Removes the record, only if it is still this process's. */
@@ -95,7 +102,10 @@ async function holds(found: Record): Promise<boolean> {
   if (!processAlive(found.pid)) return false;
   if (!found.controlUrl || !found.adminToken) return Date.now() - Date.parse(found.startedAt) < STARTING_MS;
   try {
-    const answer = await fetch(`${found.controlUrl}/api/server`, { headers: { Authorization: `Bearer ${found.adminToken}` }, signal: AbortSignal.timeout(ANSWER_MS) });
+    const answer = await fetch(`${found.controlUrl}/api/server`, {
+      headers: { Authorization: `Bearer ${found.adminToken}` },
+      signal: AbortSignal.timeout(ANSWER_MS),
+    });
     await answer.body?.cancel();
     return answer.ok;
   } catch {

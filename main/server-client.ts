@@ -46,17 +46,29 @@ export class ServerClient {
         signal: AbortSignal.timeout(this.limitMs + ANSWER_MARGIN_MS),
       });
     } catch (error) {
-      const why = (error as Error).name === 'TimeoutError' ? ` within ${Math.round((this.limitMs + ANSWER_MARGIN_MS) / 1000)} s` : `: ${(error as Error).message}`;
-      throw new ServerRefusalError(`The server running on this state dir (pid ${this.server.pid}, ${this.server.controlUrl}) did not answer${why}. Is it stopping or stuck? Try again, or restart it.`, 503);
+      const why =
+        (error as Error).name === 'TimeoutError'
+          ? ` within ${Math.round((this.limitMs + ANSWER_MARGIN_MS) / 1000)} s`
+          : `: ${(error as Error).message}`;
+      throw new ServerRefusalError(
+        `The server running on this state dir (pid ${this.server.pid}, ${this.server.controlUrl}) did not answer${why}. Is it stopping or stuck? Try again, or restart it.`,
+        503,
+      );
     }
     const json = await response.json().catch(() => undefined);
     if (!response.ok) {
       const refusal = errorAnswer.safeParse(json);
-      throw new ServerRefusalError(refusal.success ? refusal.data.error.message : `The server answered HTTP ${response.status}.`, response.status);
+      throw new ServerRefusalError(
+        refusal.success ? refusal.data.error.message : `The server answered HTTP ${response.status}.`,
+        response.status,
+      );
     }
     const checked = answer.safeParse(json);
     if (!checked.success) {
-      throw new ServerRefusalError(`The running server's answer to ${method} ${path.split('?')[0]} is not what this command expects: the server and this command are of different versions. Restart the server.`, 502);
+      throw new ServerRefusalError(
+        `The running server's answer to ${method} ${path.split('?')[0]} is not what this command expects: the server and this command are of different versions. Restart the server.`,
+        502,
+      );
     }
     return checked.data;
   }

@@ -87,12 +87,14 @@ export async function openServices(config: Config, log: (line: string) => void, 
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
   for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
-    for (const name of await removeCrashTemps(dir)) log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
+    for (const name of await removeCrashTemps(dir))
+      log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
   }
   const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
   const limits = await SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
   const unenforced = Object.entries(limits.support.unenforced);
-  if (unenforced.length) log(`Sandbox limits not enforced on this machine: ${unenforced.map(([name, why]) => `${name} (${why})`).join('; ')}.`);
+  if (unenforced.length)
+    log(`Sandbox limits not enforced on this machine: ${unenforced.map(([name, why]) => `${name} (${why})`).join('; ')}.`);
   const connectionServices = openConnectionServices(config, {
     limits,
     secrets,
@@ -115,7 +117,9 @@ export async function openServices(config: Config, log: (line: string) => void, 
     changes.publish({ topic: 'places' });
   });
   await store.watch();
-  const stopConnectionsWatch = connections.onChange((root) => changes.publish({ topic: 'connections', ...(root !== undefined && { root }) }));
+  const stopConnectionsWatch = connections.onChange((root) =>
+    changes.publish({ topic: 'connections', ...(root !== undefined && { root }) }),
+  );
   await mkdir(dirname(store.path), { recursive: true, mode: 0o700 });
   const stopStateWatch = watchStateFiles({
     stateDir: config.stateDir,
@@ -124,7 +128,10 @@ export async function openServices(config: Config, log: (line: string) => void, 
     // Reading the store tells its listeners (above) which places changed.
     connectionsChanged: () => void store.roots().catch(() => {}),
     secretsChanged: () => connections.secretsChanged(),
-    report: (error) => log(`Changes to the state files in ${config.stateDir} are not seen at once (${error.message}); the page shows them when it loads again.`),
+    report: (error) =>
+      log(
+        `Changes to the state files in ${config.stateDir} are not seen at once (${error.message}); the page shows them when it loads again.`,
+      ),
   });
   const stopCatalogWatch = catalog.onChange(() => changes.publish({ topic: 'catalog' }));
   // An upstream's tools changed, a request to it failed: its health is measured again, and the

@@ -15,23 +15,41 @@ describe('the settings file', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('lives in the platform\'s config folder', () => {
+  it("lives in the platform's config folder", () => {
     assert.equal(configDir({ XDG_CONFIG_HOME: '/x/config' }, 'linux'), '/x/config/persona-mcp-workspace');
     assert.equal(configDir({}, 'linux'), join(homedir(), '.config', 'persona-mcp-workspace'));
     assert.equal(configDir({ XDG_CONFIG_HOME: 'relative' }, 'linux'), join(homedir(), '.config', 'persona-mcp-workspace'));
     assert.equal(configDir({}, 'darwin'), join(homedir(), 'Library', 'Application Support', 'persona-mcp-workspace'));
-    assert.equal(configDir({ APPDATA: 'C:\\Users\\a\\AppData\\Roaming' }, 'win32'), join('C:\\Users\\a\\AppData\\Roaming', 'persona-mcp-workspace'));
+    assert.equal(
+      configDir({ APPDATA: 'C:\\Users\\a\\AppData\\Roaming' }, 'win32'),
+      join('C:\\Users\\a\\AppData\\Roaming', 'persona-mcp-workspace'),
+    );
   });
 
   it('is optional in the config folder, and required when --config names it', async () => {
     const none = readSettingsFile(undefined, { XDG_CONFIG_HOME: dir });
     assert.deepEqual(none, { path: join(dir, 'persona-mcp-workspace', 'settings.json'), found: false, settings: {} });
-    assert.throws(() => readSettingsFile(join(dir, 'missing.json')), /The settings file .*missing\.json cannot be read \(ENOENT\)\. Check the path given to --config\./);
+    assert.throws(
+      () => readSettingsFile(join(dir, 'missing.json')),
+      /The settings file .*missing\.json cannot be read \(ENOENT\)\. Check the path given to --config\./,
+    );
   });
 
   it('takes flag over environment over file over default', async () => {
     const path = join(dir, 'precedence.json');
-    await writeFile(path, JSON.stringify({ port: 9300, host: 'localhost', controlPort: 9301, shellMaxTimeout: 45, allowedHosts: ['a.example', 'b.example'], allowPrivateNetwork: true, noAuth: true, clientMetadataUrl: 'https://apps.example/workspace.json' }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        port: 9300,
+        host: 'localhost',
+        controlPort: 9301,
+        shellMaxTimeout: 45,
+        allowedHosts: ['a.example', 'b.example'],
+        allowPrivateNetwork: true,
+        noAuth: true,
+        clientMetadataUrl: 'https://apps.example/workspace.json',
+      }),
+    );
     const file = readSettingsFile(path);
     assert.equal(file.found, true);
     const env = environmentWith(file.settings, { WORKSPACE_CONTROL_PORT: '9401' });
@@ -46,7 +64,12 @@ describe('the settings file', () => {
     assert.equal(config.clientMetadataUrl, 'https://apps.example/workspace.json', 'the file');
     assert.equal(config.sessionIdleTimeoutMs, 30 * 60_000, 'the default');
 
-    const rows = Object.fromEntries(effectiveSettings({ port: '9500' }, file, { WORKSPACE_CONTROL_PORT: '9401', WORKSPACE_JWT_SECRET: 'hush-7731' }).map((r) => [r.name, r]));
+    const rows = Object.fromEntries(
+      effectiveSettings({ port: '9500' }, file, { WORKSPACE_CONTROL_PORT: '9401', WORKSPACE_JWT_SECRET: 'hush-7731' }).map((r) => [
+        r.name,
+        r,
+      ]),
+    );
     assert.deepEqual(rows.port, { name: 'port', value: '9500', source: '--port' });
     assert.deepEqual(rows.controlPort, { name: 'controlPort', value: '9401', source: 'WORKSPACE_CONTROL_PORT' });
     assert.deepEqual(rows.host, { name: 'host', value: 'localhost', source: path });
@@ -69,7 +92,12 @@ describe('the settings file', () => {
       ['{"jwtIssuer": 5}', /: "jwtIssuer" must be text/],
     ];
     for (const [text, message] of cases) {
-      assert.throws(() => parseSettings(text, '/etc/x/settings.json'), (e: unknown) => e instanceof ConfigError && e.message.startsWith('The settings file /etc/x/settings.json') && message.test(e.message), text);
+      assert.throws(
+        () => parseSettings(text, '/etc/x/settings.json'),
+        (e: unknown) =>
+          e instanceof ConfigError && e.message.startsWith('The settings file /etc/x/settings.json') && message.test(e.message),
+        text,
+      );
     }
   });
 });

@@ -29,7 +29,11 @@ export function configDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS
  * The settings file `--config` names, else the one in the platform's config folder (or `defaultPath`,
  * the desktop app's userData folder), which may not exist.
  */
-export function readSettingsFile(configFlag: string | undefined, env: NodeJS.ProcessEnv = process.env, defaultPath = join(configDir(env), SETTINGS_FILE_NAME)): SettingsFile {
+export function readSettingsFile(
+  configFlag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  defaultPath = join(configDir(env), SETTINGS_FILE_NAME),
+): SettingsFile {
   const path = configFlag ? resolve(configFlag) : defaultPath;
   let text: string;
   try {
@@ -37,7 +41,9 @@ export function readSettingsFile(configFlag: string | undefined, env: NodeJS.Pro
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !configFlag) return { path, found: false, settings: {} };
-    throw new ConfigError(`The settings file ${path} cannot be read (${code ?? error}).${code === 'ENOENT' ? ' Check the path given to --config.' : ''}`);
+    throw new ConfigError(
+      `The settings file ${path} cannot be read (${code ?? error}).${code === 'ENOENT' ? ' Check the path given to --config.' : ''}`,
+    );
   }
   return { path, found: true, settings: parseSettings(text, path) };
 }
@@ -48,7 +54,9 @@ export function parseSettings(text: string, path: string): FileSettings {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`The settings file ${path} is not valid JSON (${(error as Error).message}). Fix it, or remove it to use the defaults.`);
+    throw new ConfigError(
+      `The settings file ${path} is not valid JSON (${(error as Error).message}). Fix it, or remove it to use the defaults.`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigError(`The settings file ${path} must hold one JSON object, like {"port": 9100}.`);
@@ -56,7 +64,9 @@ export function parseSettings(text: string, path: string): FileSettings {
   const settings: FileSettings = {};
   for (const [name, field] of Object.entries(value)) {
     if (!Object.hasOwn(SETTINGS, name)) {
-      throw new ConfigError(`The settings file ${path} has an unknown setting "${name}". The settings are: ${Object.keys(SETTINGS).join(', ')}.`);
+      throw new ConfigError(
+        `The settings file ${path} has an unknown setting "${name}". The settings are: ${Object.keys(SETTINGS).join(', ')}.`,
+      );
     }
     const problem = checkValue(SETTINGS[name as SettingName].kind, field);
     if (problem) throw new ConfigError(`The settings file ${path}: "${name}" ${problem}`);
@@ -77,7 +87,8 @@ export async function writeSetting(path: string, name: SettingName, value: strin
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`The settings file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? error}).`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new ConfigError(`The settings file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? error}).`);
   }
   const settings = text === undefined ? {} : parseSettings(text, path);
   const mode = text === undefined ? 0o600 : (await stat(path)).mode & 0o777;
@@ -90,7 +101,9 @@ function checkValue(kind: Kind, value: unknown): string | undefined {
     case 'text':
       return typeof value === 'string' ? undefined : 'must be text (in double quotes).';
     case 'port':
-      return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535 ? undefined : 'must be a whole number from 0 to 65535.';
+      return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535
+        ? undefined
+        : 'must be a whole number from 0 to 65535.';
     case 'count':
       return Number.isInteger(value) && (value as number) > 0 ? undefined : 'must be a whole number above 0.';
     case 'seconds':
@@ -99,7 +112,9 @@ function checkValue(kind: Kind, value: unknown): string | undefined {
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be true or false.';
     case 'list':
-      return Array.isArray(value) && value.every((item) => typeof item === 'string') ? undefined : 'must be a list of text, like ["a", "b"].';
+      return Array.isArray(value) && value.every((item) => typeof item === 'string')
+        ? undefined
+        : 'must be a list of text, like ["a", "b"].';
     case 'store':
       return value === 'keychain' || value === 'file' ? undefined : 'must be "keychain" or "file".';
   }
@@ -128,14 +143,19 @@ export interface EffectiveSetting {
 }
 
 /** Each setting's effective value and where it comes from, for `config`. */
-export function effectiveSettings(flags: Partial<Record<SettingName, string>>, file: SettingsFile, env: NodeJS.ProcessEnv = process.env): EffectiveSetting[] {
+export function effectiveSettings(
+  flags: Partial<Record<SettingName, string>>,
+  file: SettingsFile,
+  env: NodeJS.ProcessEnv = process.env,
+): EffectiveSetting[] {
   return (Object.entries(SETTINGS) as Array<[SettingName, Setting]>).map(([name, setting]) => {
     const shown = (value: string): string => (setting.secret ? '(set)' : value);
     const flag = flags[name];
     if (flag !== undefined && setting.flag) return { name, value: shown(flag), source: setting.flag };
     if (setting.env && env[setting.env] !== undefined) return { name, value: shown(env[setting.env]!), source: setting.env };
     const fromFile = file.settings[name];
-    if (fromFile !== undefined) return { name, value: shown(Array.isArray(fromFile) ? fromFile.join(',') : String(fromFile)), source: file.path };
+    if (fromFile !== undefined)
+      return { name, value: shown(Array.isArray(fromFile) ? fromFile.join(',') : String(fromFile)), source: file.path };
     return { name, value: setting.default, source: 'default' };
   });
 }

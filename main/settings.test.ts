@@ -16,7 +16,8 @@ async function productSources(): Promise<string[]> {
   const found: string[] = [];
   for (const dir of ['main', 'common', 'preload']) {
     for (const entry of await readdir(join(root, dir), { recursive: true, withFileTypes: true })) {
-      if (entry.isFile() && /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.test.ts')) found.push(relative(root, join(entry.parentPath, entry.name)));
+      if (entry.isFile() && /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.test.ts'))
+        found.push(relative(root, join(entry.parentPath, entry.name)));
     }
   }
   return found;
@@ -27,16 +28,20 @@ describe('the settings, defined once', () => {
     const read = new Map<string, string[]>();
     for (const file of await productSources()) {
       if (file === join('main', 'settings.ts')) continue;
-      for (const [variable] of (await readFile(join(root, file), 'utf8')).matchAll(/\bWORKSPACE_[A-Z0-9_]+/g)) read.set(variable, [...(read.get(variable) ?? []), file]);
+      for (const [variable] of (await readFile(join(root, file), 'utf8')).matchAll(/\bWORKSPACE_[A-Z0-9_]+/g))
+        read.set(variable, [...(read.get(variable) ?? []), file]);
     }
     const defined = new Set(settings.flatMap(([, s]) => (s.env ? [s.env] : [])));
-    for (const [variable, files] of read) assert.ok(defined.has(variable), `${variable} is read in ${files[0]} but is no setting of main/settings.ts`);
+    for (const [variable, files] of read)
+      assert.ok(defined.has(variable), `${variable} is read in ${files[0]} but is no setting of main/settings.ts`);
     for (const variable of defined) assert.ok(read.has(variable), `${variable} is a setting that nothing reads`);
   });
 
   it('give loadConfig its defaults', () => {
     const config = loadConfig({}, {});
-    const shown = Object.fromEntries(effectiveSettings({}, { path: 'none', found: false, settings: {} }, {}).map((row) => [row.name, row.value]));
+    const shown = Object.fromEntries(
+      effectiveSettings({}, { path: 'none', found: false, settings: {} }, {}).map((row) => [row.name, row.value]),
+    );
     assert.equal(String(config.port), shown.port);
     assert.equal(config.host, shown.host);
     assert.equal(String(config.controlPort), shown.controlPort);
@@ -49,8 +54,14 @@ describe('the settings, defined once', () => {
     assert.equal(String(config.upstreamTimeoutMs / 1000), shown.upstreamTimeout);
     assert.equal(String(config.toolSearchThreshold), shown.toolSearchThreshold);
     assert.equal(String(config.allowPrivateNetwork), shown.allowPrivateNetwork);
-    assert.deepEqual([config.catalogFile, config.publicUrl, config.clientMetadataUrl, config.allowedHosts, config.allowedOrigins], [undefined, undefined, undefined, [], []]);
-    assert.equal(stateDirFrom({ XDG_STATE_HOME: '/x/state' }), shown.stateDir!.replace(/^\$XDG_STATE_HOME/, '/x/state').replace(/ \(.*$/, ''));
+    assert.deepEqual(
+      [config.catalogFile, config.publicUrl, config.clientMetadataUrl, config.allowedHosts, config.allowedOrigins],
+      [undefined, undefined, undefined, [], []],
+    );
+    assert.equal(
+      stateDirFrom({ XDG_STATE_HOME: '/x/state' }),
+      shown.stateDir!.replace(/^\$XDG_STATE_HOME/, '/x/state').replace(/ \(.*$/, ''),
+    );
   });
 
   it('give each flag to the server, and --help names each flag and variable', () => {
@@ -64,7 +75,8 @@ describe('the settings, defined once', () => {
         assert.ok(Object.keys((command as { flags: object }).flags).length === 1, `${s.flag} (${name}) sets a flag`);
         assert.match(options, new RegExp(`\\n  ${s.flag}\\b`), `--help lists ${s.flag}`);
       }
-      if (s.env) assert.match(environment, new RegExp(`\\n  ${s.env} +${s.kind === 'boolean' ? 'Set to 1: ' : ''}\\S`), `--help lists ${s.env}`);
+      if (s.env)
+        assert.match(environment, new RegExp(`\\n  ${s.env} +${s.kind === 'boolean' ? 'Set to 1: ' : ''}\\S`), `--help lists ${s.env}`);
     }
   });
 });

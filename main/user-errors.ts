@@ -77,7 +77,8 @@ const USER_ERRORS: Array<[ErrorClass, number]> = [
 
 /** The status and message to show for an error meant for users, or undefined for a bug. */
 export function userError(error: unknown): { status: number; message: string } | undefined {
-  if (error instanceof ConnectionRequestError || error instanceof SignInRequestError || error instanceof ServerRefusalError) return { status: error.status, message: error.message };
+  if (error instanceof ConnectionRequestError || error instanceof SignInRequestError || error instanceof ServerRefusalError)
+    return { status: error.status, message: error.message };
   const match = USER_ERRORS.find(([type]) => error instanceof type);
   return match ? { status: match[1], message: (error as Error).message } : undefined;
 }

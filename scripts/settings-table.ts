@@ -28,10 +28,21 @@ const code = (text: string): string => `\`${text}\``;
 /** One row per setting: its file key, flag, variable, value, default and what it sets. */
 export function settingsTable(): string {
   const rows = (Object.entries(SETTINGS) as Array<[string, Setting]>).map(([name, s]) => {
-    const variable = s.env === undefined ? '' : s.kind === 'boolean' ? code(`${s.env}=1`) : s.kind === 'list' ? `${code(s.env)} (comma-separated)` : code(s.env);
+    const variable =
+      s.env === undefined
+        ? ''
+        : s.kind === 'boolean'
+          ? code(`${s.env}=1`)
+          : s.kind === 'list'
+            ? `${code(s.env)} (comma-separated)`
+            : code(s.env);
     return `| ${code(name)} | ${s.flag ? code(s.flag) : ''} | ${variable} | ${VALUE_OF[s.kind]} | ${cell(s.default)} | ${cell(s.about)} |`;
   });
-  return ['| `settings.json` | flag | environment | value | default | what it sets |', '| --- | --- | --- | --- | --- | --- |', ...rows].join('\n');
+  return [
+    '| `settings.json` | flag | environment | value | default | what it sets |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 /** The page with its table made again from the code. */
@@ -46,5 +57,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const page = await readFile(CONFIGURATION_PAGE, 'utf8');
   const made = withSettingsTable(page);
   if (made !== page) await writeFile(CONFIGURATION_PAGE, made);
-  process.stdout.write(made === page ? 'docs/configuration.md: the settings table is up to date.\n' : 'docs/configuration.md: the settings table was made again.\n');
+  process.stdout.write(
+    made === page
+      ? 'docs/configuration.md: the settings table is up to date.\n'
+      : 'docs/configuration.md: the settings table was made again.\n',
+  );
 }

@@ -87,7 +87,10 @@ async function compile(root: string, source: string, out: string): Promise<void>
 export async function buildTests(root: string): Promise<number> {
   const buildDir = join(root, BUILD_DIR);
   const manifestFile = join(buildDir, 'manifest.json');
-  const manifest = JSON.parse(await readFile(manifestFile, 'utf8').catch(() => '{}')) as { compiler?: unknown; files?: Record<string, string> };
+  const manifest = JSON.parse(await readFile(manifestFile, 'utf8').catch(() => '{}')) as {
+    compiler?: unknown;
+    files?: Record<string, string>;
+  };
   const built = JSON.stringify(manifest.compiler) === JSON.stringify(COMPILER) ? (manifest.files ?? {}) : {};
   const all = await sources(root);
   const versions = Object.fromEntries(await Promise.all(all.map(async (source) => [source, await version(join(root, source))] as const)));

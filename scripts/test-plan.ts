@@ -14,9 +14,28 @@ import { dirname, join, normalize } from 'node:path';
 
 /** Node's modules whose behaviour rests on the runtime and the OS, not only on JavaScript. */
 const RUNTIME_MODULES = new Set(
-  ['fs', 'fs/promises', 'child_process', 'net', 'dgram', 'dns', 'http', 'https', 'http2', 'tls', 'crypto', 'os', 'stream', 'stream/promises', 'stream/web', 'zlib', 'worker_threads', 'vm', 'v8', 'module'].flatMap(
-    (name) => [`node:${name}`, name],
-  ),
+  [
+    'fs',
+    'fs/promises',
+    'child_process',
+    'net',
+    'dgram',
+    'dns',
+    'http',
+    'https',
+    'http2',
+    'tls',
+    'crypto',
+    'os',
+    'stream',
+    'stream/promises',
+    'stream/web',
+    'zlib',
+    'worker_threads',
+    'vm',
+    'v8',
+    'module',
+  ].flatMap((name) => [`node:${name}`, name]),
 );
 /** Modules loaded by name at runtime (optional native modules), and the runtime's WebAssembly. */
 const RUNTIME_USE = /['"](keytar|node-pty)['"]|\bWebAssembly\./;

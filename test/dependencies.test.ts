@@ -38,16 +38,31 @@ describe("the user's install", () => {
   });
 
   it('links no `node` of its own into node_modules/.bin', async () => {
-    const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { bin?: Record<string, string> }> };
-    const linking = Object.entries(lock.packages).filter(([path, entry]) => path.split('node_modules/').length === 2 && entry.bin?.node !== undefined);
-    assert.deepEqual(linking.map(([path]) => path), []);
+    const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { bin?: Record<string, string> }>;
+    };
+    const linking = Object.entries(lock.packages).filter(
+      ([path, entry]) => path.split('node_modules/').length === 2 && entry.bin?.node !== undefined,
+    );
+    assert.deepEqual(
+      linking.map(([path]) => path),
+      [],
+    );
   });
 
   it('packs the built product only: no sources, tests, benchmarks, scripts or source maps', async () => {
-    const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     const files = (JSON.parse(stdout) as [{ files: { path: string }[] }])[0].files.map((file) => file.path);
-    assert.ok(files.includes('dist/main/cli.js') && files.includes('dist/renderer/index.html'), `the CLI and the page are packed: ${files.length} files`);
-    const other = files.filter((path) => !/^(package\.json|README\.md|dist\/(main|common|preload|renderer)\/.+)$/.test(path) || /\.test\.js$|\.map$/.test(path));
+    assert.ok(
+      files.includes('dist/main/cli.js') && files.includes('dist/renderer/index.html'),
+      `the CLI and the page are packed: ${files.length} files`,
+    );
+    const other = files.filter(
+      (path) => !/^(package\.json|README\.md|dist\/(main|common|preload|renderer)\/.+)$/.test(path) || /\.test\.js$|\.map$/.test(path),
+    );
     assert.deepEqual(other, []);
   });
 });

@@ -16,7 +16,13 @@ async function pages(): Promise<string[]> {
 function anchors(text: string): Set<string> {
   const found = new Set<string>();
   for (const [, heading] of text.matchAll(/^#+ +(.+)$/gm)) {
-    found.add(heading!.trim().toLowerCase().replace(/[^\p{L}\p{N}\- ]/gu, '').replace(/ /g, '-'));
+    found.add(
+      heading!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\- ]/gu, '')
+        .replace(/ /g, '-'),
+    );
   }
   return found;
 }

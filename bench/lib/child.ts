@@ -80,7 +80,11 @@ export async function startServer(name: string, args: string[], options: { env: 
  * `input`, when given, is written to its stdin (as `printf %s VALUE | node ...` would).
  */
 export async function runNode(args: string[], options: { env: NodeJS.ProcessEnv; cwd: string; input?: string }): Promise<string> {
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   if (options.input !== undefined) child.stdin!.end(options.input);
   let out = '';
   let err = '';
@@ -119,7 +123,11 @@ export async function resetPeak(pid: number): Promise<boolean> {
  * Samples VmRSS every `everyMs` while `work` runs; returns work's result, the highest sample and
  * VmHWM at the end (the kernel's own peak, which catches spikes between samples).
  */
-export async function watchMemory<T>(pid: number, everyMs: number, work: () => Promise<T>): Promise<{ result: T; peakSampledRss: number; hwm: number; samples: number }> {
+export async function watchMemory<T>(
+  pid: number,
+  everyMs: number,
+  work: () => Promise<T>,
+): Promise<{ result: T; peakSampledRss: number; hwm: number; samples: number }> {
   let peak = 0;
   let samples = 0;
   let sampling = false;

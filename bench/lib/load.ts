@@ -43,7 +43,9 @@ export interface Call {
 }
 
 export async function callOnce(session: Session, call: Call, timeoutMs = 60_000): Promise<CallToolResult> {
-  const result = (await session.client.callTool({ name: call.name, arguments: call.arguments }, undefined, { timeout: timeoutMs })) as CallToolResult;
+  const result = (await session.client.callTool({ name: call.name, arguments: call.arguments }, undefined, {
+    timeout: timeoutMs,
+  })) as CallToolResult;
   call.check(result);
   return result;
 }

@@ -89,7 +89,9 @@ export async function microBench(dir: string, smallFile: string): Promise<MicroR
       }),
       await time('  reference: fs.promises.readFile, 1 KiB', () => fsReadFile(smallFile)),
       await time('  reference: fs.readFileSync, 1 KiB', () => readFileSync(smallFile)),
-      await time('auth: JwtVerifier.verifyAuthorization (app token, already verified once)', () => verifier.verifyAuthorization(`Bearer ${token}`)),
+      await time('auth: JwtVerifier.verifyAuthorization (app token, already verified once)', () =>
+        verifier.verifyAuthorization(`Bearer ${token}`),
+      ),
       await time('  of which AgentTokenStore.status (token file stat: the revocation check)', () => tokens.status(id)),
       await time("  a token's first use only: jose jwtVerify (HS256)", () => jwtVerify(token, key)),
       await time('audit: AuditLog.record + flush', async () => {

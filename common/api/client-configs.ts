@@ -23,7 +23,16 @@ export const importItem = z.object({
   name: z.string(),
   kind: z.enum(['remote', 'local']),
   /** What would be added: a remote server (URL, and the header its key goes in), or a local one (its command). */
-  adds: z.union([z.object({ url: z.string(), transport, header: z.object({ name: z.string(), prefix: z.string().optional(), secret: z.string() }).optional() }), z.object({ commandLine: z.string(), env: z.record(z.string(), z.string()), hosts: z.array(z.string()) })]).optional(),
+  adds: z
+    .union([
+      z.object({
+        url: z.string(),
+        transport,
+        header: z.object({ name: z.string(), prefix: z.string().optional(), secret: z.string() }).optional(),
+      }),
+      z.object({ commandLine: z.string(), env: z.record(z.string(), z.string()), hosts: z.array(z.string()) }),
+    ])
+    .optional(),
   /** The place secrets it would create, each with where its value comes from (a variable, a header). */
   secrets: z.array(z.object({ name: z.string(), from: z.string() })),
   /** Why it cannot be imported as it is. */
@@ -63,7 +72,10 @@ export const writeClientBody = z
     auth: z.enum(['token', 'oauth']),
     /** `project`: the place folder's own file rather than the person's. */
     scope: scope.optional(),
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . and -').optional(),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . and -')
+      .optional(),
     replace: z.boolean().optional(),
   })
   .strict();

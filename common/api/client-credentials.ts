@@ -18,7 +18,13 @@ export const DEFAULT_JWT_ALGORITHM: JwtAlgorithm = 'ES256';
  */
 export const clientCredentialsInput = z.union([
   z.object({ client_id: z.string().min(1).max(500), client_secret: z.string().min(1).max(2000) }).strict(),
-  z.object({ client_id: z.string().min(1).max(500), private_key: z.string().min(1).max(20_000), signing_algorithm: jwtAlgorithm.optional() }).strict(),
+  z
+    .object({
+      client_id: z.string().min(1).max(500),
+      private_key: z.string().min(1).max(20_000),
+      signing_algorithm: jwtAlgorithm.optional(),
+    })
+    .strict(),
 ]);
 export type ClientCredentialsInput = z.infer<typeof clientCredentialsInput>;
 

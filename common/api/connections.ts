@@ -9,7 +9,17 @@ import { MAX_ALLOWED_HOSTS, placeForPerson, placePolicy } from './places.js';
  * server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large), or known without asking
  * (paused, needs-secret, and sign-in for a login that does not exist).
  */
-export const connectionState = z.enum(['connected', 'checking', 'sign-in', 'key-refused', 'unreachable', 'not-mcp', 'too-large', 'paused', 'needs-secret']);
+export const connectionState = z.enum([
+  'connected',
+  'checking',
+  'sign-in',
+  'key-refused',
+  'unreachable',
+  'not-mcp',
+  'too-large',
+  'paused',
+  'needs-secret',
+]);
 export type ConnectionState = z.infer<typeof connectionState>;
 
 export const transport = z.enum(['streamable-http', 'sse']);
@@ -81,7 +91,10 @@ export const connectionView = z.object({
   nextCheckAt: z.string().optional(),
   /** Its last sign-in started here, while it waits for one: still pending in the browser, or failed and why. */
   signIn: z
-    .discriminatedUnion('state', [z.object({ state: z.literal('pending'), since: z.string() }), z.object({ state: z.literal('failed'), reason: z.string(), at: z.string() })])
+    .discriminatedUnion('state', [
+      z.object({ state: z.literal('pending'), since: z.string() }),
+      z.object({ state: z.literal('failed'), reason: z.string(), at: z.string() }),
+    ])
     .optional(),
   /** Whether it uses the login of the person asking (only they can sign in to it). */
   mine: z.boolean(),
@@ -112,7 +125,11 @@ export type PlaceConnectionsAnswer = z.infer<typeof placeConnectionsAnswer>;
 export const headerSpec = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name: letters, digits and -'),
-    prefix: z.string().max(50).regex(/^[^\p{Cc}]*$/u, 'no control characters or line breaks').optional(),
+    prefix: z
+      .string()
+      .max(50)
+      .regex(/^[^\p{Cc}]*$/u, 'no control characters or line breaks')
+      .optional(),
     secret: z.string().min(1),
   })
   .strict();
@@ -229,7 +246,10 @@ export const connectBody = z
 export const connectManyBody = connectBody.extend({ names: z.array(z.string().min(1).max(200)).min(1).max(50) }).strict();
 
 /** Connected now with its tools, or a sign-in to open. */
-export const connectAnswer = z.union([z.object({ connection: connectionView, tools: z.array(z.string()) }), z.object({ connection: connectionView, authorizationUrl: z.string() })]);
+export const connectAnswer = z.union([
+  z.object({ connection: connectionView, tools: z.array(z.string()) }),
+  z.object({ connection: connectionView, authorizationUrl: z.string() }),
+]);
 export type ConnectAnswer = z.infer<typeof connectAnswer>;
 
 export const connectManyAnswer = z.object({

@@ -27,7 +27,9 @@ export const placesAnswer = z.object({
 export const policyKind = z.enum(['machine', 'place', 'strict']);
 
 /** What a place's sandboxed commands may use together: processes and threads at once, memory and its /tmp in MiB. */
-export const placeLimits = z.object({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).strict();
+export const placeLimits = z
+  .object({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() })
+  .strict();
 
 /** One limit as applied: its value, whether it is the machine's default, and why this machine does not enforce it (absent: it does). */
 const limitInEffect = z.object({ value: z.number(), byDefault: z.boolean(), unenforced: z.string().optional() });
@@ -77,11 +79,17 @@ export type PlacePolicy = z.infer<typeof placePolicy>;
 export const MAX_ALLOWED_HOSTS = 200;
 
 /** PUT /api/places/policy */
-export const placePolicyBody = z.object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() }).strict();
+export const placePolicyBody = z
+  .object({ workspace_path: z.string(), policy: z.string(), folders: z.array(z.string()).optional() })
+  .strict();
 /** PUT /api/places/network */
-export const placeNetworkBody = z.object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) }).strict();
+export const placeNetworkBody = z
+  .object({ workspace_path: z.string(), hosts: z.array(z.string().max(300)).max(MAX_ALLOWED_HOSTS) })
+  .strict();
 /** PUT /api/places/seals: what a place's agents find sealed beyond the credential stores (`seal`), and the stores lifted for it (`unseal`). */
-export const placeSealsBody = z.object({ workspace_path: z.string(), seal: z.array(z.string().max(4096)).max(100), unseal: z.array(z.string().max(100)).max(100) }).strict();
+export const placeSealsBody = z
+  .object({ workspace_path: z.string(), seal: z.array(z.string().max(4096)).max(100), unseal: z.array(z.string().max(100)).max(100) })
+  .strict();
 /** PUT /api/places/limits: a place's limits, replaced whole (a limit left out is the machine's default). */
 export const placeLimitsBody = placeLimits.extend({ workspace_path: z.string() }).strict();
 /** The answer to each. */
@@ -110,4 +118,6 @@ export const placeToolSearchBody = toolSearchBody.extend({ workspace_path: z.str
 
 /** The access directory's changes (the owner only). */
 export const personBody = z.object({ name: z.string(), disabled: z.boolean().optional() }).strict();
-export const placeAccessBody = z.object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() }).strict();
+export const placeAccessBody = z
+  .object({ workspace_path: z.string(), editors: z.array(z.string()).optional(), readers: z.array(z.string()).optional() })
+  .strict();

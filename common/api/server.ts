@@ -5,7 +5,10 @@ import { hostStatus } from './host-status.js';
  * How agents get in, as the page explains it: the key sources the endpoint accepts besides the
  * app's own tokens (`secret`: an HS256 secret shared with a platform, `public-key`, `jwks`).
  */
-export const authMode = z.union([z.object({ required: z.literal(false) }), z.object({ required: z.literal(true), external: z.array(z.enum(['secret', 'public-key', 'jwks'])) })]);
+export const authMode = z.union([
+  z.object({ required: z.literal(false) }),
+  z.object({ required: z.literal(true), external: z.array(z.enum(['secret', 'public-key', 'jwks'])) }),
+]);
 export type AuthMode = z.infer<typeof authMode>;
 
 /**

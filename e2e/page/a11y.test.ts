@@ -23,8 +23,13 @@ interface Violation {
 /** axe-core's violations on the page as it is now, each in one line; with the rule (experimental in axe) that a control's name contains its visible text. */
 async function violations(page: Page): Promise<string[]> {
   if (!(await page.evaluate(`typeof window.axe === 'object'`))) await page.evaluate(await AXE_SOURCE); // as DevTools runs it: the page's CSP allows no inline script
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } }).then((r) => r.violations)`)) as Violation[];
-  return found.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary.replace(/\s+/g, ' ')})`).join('; ')}`);
+  const found = (await page.evaluate(
+    `axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } }).then((r) => r.violations)`,
+  )) as Violation[];
+  return found.map(
+    (v) =>
+      `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary.replace(/\s+/g, ' ')})`).join('; ')}`,
+  );
 }
 
 async function landmarks(page: Page): Promise<{ mains: number; h1: number }> {
@@ -70,7 +75,10 @@ describe('the page: keyboard', { skip: skipReason }, () => {
   });
   after(() => tour?.close());
 
-  const focused = (page: Page) => page.evaluate(`(() => { const e = document.activeElement; return e ? (e.id || e.getAttribute('aria-label') || e.textContent.trim()) : ''; })()`) as Promise<string>;
+  const focused = (page: Page) =>
+    page.evaluate(
+      `(() => { const e = document.activeElement; return e ? (e.id || e.getAttribute('aria-label') || e.textContent.trim()) : ''; })()`,
+    ) as Promise<string>;
 
   it('has a skip link first, to the main content, without changing the section', async () => {
     const { page } = tour;
@@ -83,7 +91,10 @@ describe('the page: keyboard', { skip: skipReason }, () => {
     assert.equal(new URL(page.url()).hash, '#connections');
     await page.keyboard.press('Tab');
     const next = await focused(page);
-    assert.ok(!['Skip to content', 'Menu', 'Connections', 'Skills', 'Agent access', 'Server'].includes(next), `Tab goes on inside the content, to ${next}`);
+    assert.ok(
+      !['Skip to content', 'Menu', 'Connections', 'Skills', 'Agent access', 'Server'].includes(next),
+      `Tab goes on inside the content, to ${next}`,
+    );
   });
 
   it('puts focus into the API-key form when Connect opens it, and Escape closes it back onto Connect', async () => {
@@ -118,7 +129,10 @@ describe('the page: keyboard', { skip: skipReason }, () => {
     assert.equal(await focused(page), 'No');
     await page.keyboard.press('Escape');
     await confirm.waitFor({ state: 'detached' });
-    await pageUntil(page, `/^Remove/.test(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || '')`);
+    await pageUntil(
+      page,
+      `/^Remove/.test(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || '')`,
+    );
     await row.getByText('Connected', { exact: true }).waitFor();
   });
 

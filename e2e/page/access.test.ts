@@ -24,7 +24,12 @@ describe('the page: agent access', { skip: skipReason }, () => {
       await fetch(p.fx.url, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+        }),
       })
     ).status;
 
@@ -32,7 +37,9 @@ describe('the page: agent access', { skip: skipReason }, () => {
     const { page } = p;
     const endpoint = page.getByRole('region', { name: 'Connect to' });
     await endpoint.getByText(p.fx.url, { exact: true }).waitFor();
-    await endpoint.getByText('Token required: agents sign in and you allow each one here, or they send a token made here', { exact: false }).waitFor();
+    await endpoint
+      .getByText('Token required: agents sign in and you allow each one here, or they send a token made here', { exact: false })
+      .waitFor();
     await page.getByText('No tokens yet. Create one above', { exact: false }).waitFor();
     const snippet = page.getByRole('tabpanel').locator('pre');
     // Claude Code signs in by itself: no header to fill in.
@@ -57,19 +64,27 @@ describe('the page: agent access', { skip: skipReason }, () => {
     await p.shot('created');
 
     const { client } = await p.fx.connect(copied);
-    assert.ok((await client.listTools()).tools.some((t) => t.name === 'bash'), 'the copied token works');
+    assert.ok(
+      (await client.listTools()).tools.some((t) => t.name === 'bash'),
+      'the copied token works',
+    );
     await client.close();
 
     const row = tokens().getByRole('listitem').filter({ hasText: 'ci agent' });
     await row.getByText('Crew alpha', { exact: false }).waitFor();
     await row.getByText('Active', { exact: true }).waitFor();
-    const tokenList = (await p.api('GET', '/tokens')).json.tokens as Array<{ name: string; workspacePath?: string; expiresAt?: string; createdAt: string }>;
+    const tokenList = (await p.api('GET', '/tokens')).json.tokens as Array<{
+      name: string;
+      workspacePath?: string;
+      expiresAt?: string;
+      createdAt: string;
+    }>;
     const record = tokenList.find((t) => t.name === 'ci agent')!;
     assert.equal(record.workspacePath, 'Crew/alpha');
     assert.equal(Date.parse(record.expiresAt!) - Date.parse(record.createdAt), 7 * 86_400_000, 'expires after the chosen 7 days');
   });
 
-  it('fills the new token into every client\'s configuration, the one the panel says', async () => {
+  it("fills the new token into every client's configuration, the one the panel says", async () => {
     const { page } = p;
     const token = (await newToken().locator('code').textContent())!;
     await newToken().getByText('Every configuration below includes this token until you press Done.', { exact: true }).waitFor();
@@ -78,33 +93,46 @@ describe('the page: agent access', { skip: skipReason }, () => {
     await page.getByRole('tab', { name: 'Other clients' }).click();
     await panel.getByRole('button', { name: 'Copy the Other clients configuration' }).click();
     await panel.getByRole('status').getByText('Copied').waitFor();
-    assert.deepEqual(JSON.parse(await clipboardText(page)), { mcpServers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers } } });
+    assert.deepEqual(JSON.parse(await clipboardText(page)), {
+      mcpServers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers } },
+    });
     await page.getByRole('tab', { name: 'VS Code' }).click();
     await panel.getByText('It sends the token you just created.', { exact: false }).waitFor();
-    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { servers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers } } });
+    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), {
+      servers: { 'persona-workspace': { type: 'http', url: p.fx.url, headers } },
+    });
     await page.getByRole('tab', { name: 'Claude Code' }).click();
-    assert.equal(await panel.locator('pre').textContent(), `claude mcp add --transport http persona-workspace "${p.fx.url}" --header "Authorization: Bearer ${token}"`);
+    assert.equal(
+      await panel.locator('pre').textContent(),
+      `claude mcp add --transport http persona-workspace "${p.fx.url}" --header "Authorization: Bearer ${token}"`,
+    );
     await page.getByRole('tab', { name: 'Cursor' }).click();
     await panel.getByText('.cursor/mcp.json', { exact: false }).waitFor();
-    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), { mcpServers: { 'persona-workspace': { url: p.fx.url, headers } } });
+    assert.deepEqual(JSON.parse((await panel.locator('pre').textContent())!), {
+      mcpServers: { 'persona-workspace': { url: p.fx.url, headers } },
+    });
     // Arrow keys move between the tabs.
     await page.getByRole('tab', { name: 'Cursor' }).press('ArrowRight');
     assert.equal(await page.getByRole('tab', { name: 'VS Code' }).getAttribute('aria-selected'), 'true');
     await p.shot('configs-filled');
   });
 
-  it('says in each client\'s configuration whether tool search is on for it, and sets it per token', async () => {
+  it("says in each client's configuration whether tool search is on for it, and sets it per token", async () => {
     const { page } = p;
     const panel = page.getByRole('tabpanel');
     await page.getByRole('tab', { name: 'Cursor' }).click();
-    await panel.getByText('Tool search is off (Crew alpha has 6 tools, no more than 40): the agent gets all 6 tools.', { exact: true }).waitFor();
+    await panel
+      .getByText('Tool search is off (Crew alpha has 6 tools, no more than 40): the agent gets all 6 tools.', { exact: true })
+      .waitFor();
     await page.getByRole('tab', { name: 'Claude Code' }).click();
     await panel.getByText('Claude Code also searches tools itself', { exact: false }).waitFor();
 
     const row = tokens().getByRole('listitem').filter({ hasText: 'ci agent' });
     await row.getByRole('combobox', { name: 'Tool search for ci agent' }).selectOption('on');
     await row.getByText('tool search on', { exact: false }).waitFor();
-    const record = ((await p.api('GET', '/tokens')).json.tokens as Array<{ name: string; toolSearch?: string }>).find((t) => t.name === 'ci agent');
+    const record = ((await p.api('GET', '/tokens')).json.tokens as Array<{ name: string; toolSearch?: string }>).find(
+      (t) => t.name === 'ci agent',
+    );
     assert.equal(record?.toolSearch, 'on');
     await row.getByRole('combobox', { name: 'Tool search for ci agent' }).selectOption('auto');
     await row.getByText('tool search as its place', { exact: false }).waitFor();
@@ -187,7 +215,9 @@ describe('the page: agent access', { skip: skipReason }, () => {
 
   it('selects the text to copy by hand when the browser refuses the clipboard', async () => {
     const { page } = p;
-    await page.evaluate(`navigator.clipboard.writeText = () => Promise.reject(new DOMException('Write permission denied.', 'NotAllowedError'))`);
+    await page.evaluate(
+      `navigator.clipboard.writeText = () => Promise.reject(new DOMException('Write permission denied.', 'NotAllowedError'))`,
+    );
     const endpoint = page.getByRole('region', { name: 'Connect to' });
     await endpoint.getByRole('button', { name: 'Copy the MCP URL' }).click();
     await endpoint.getByRole('status').getByText('The browser did not allow copying. The text is selected', { exact: false }).waitFor();

@@ -19,7 +19,13 @@ const RIGHT_KEY = 'sk-changes-31f7';
 /** Runs the CLI against the host's state dir, without the host's settings (it must ask the host, not check itself). */
 function cli(stateDir: string, args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', WORKSPACE_STATE_DIR: stateDir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '' };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      WORKSPACE_STATE_DIR: stateDir,
+      WORKSPACE_SECRET_STORE: 'file',
+      WORKSPACE_REGISTRY_URL: '',
+    };
     const child = spawn(process.execPath, [CLI, ...args], { env });
     child.stdin.end(stdin);
     let stdout = '';
@@ -128,9 +134,14 @@ describe('the page follows every change as it happens', { skip: skipReason }, ()
     await page.getByRole('link', { name: 'Connections' }).click();
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     assert.equal((await api('PUT', '/secrets/KEYED?workspace_path=', { value: 'sk-wrong' })).status, 204);
-    const added = await api('POST', '/mcp/place', { workspace_path: '', server: { url: keyed.url, name: 'Keyed server', header: { name: 'X-Api-Key', secret: 'KEYED' } } });
+    const added = await api('POST', '/mcp/place', {
+      workspace_path: '',
+      server: { url: keyed.url, name: 'Keyed server', header: { name: 'X-Api-Key', secret: 'KEYED' } },
+    });
     assert.equal(added.status, 201, JSON.stringify(added.json));
-    const live = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find((c: { displayName: string }) => c.displayName === 'Live server');
+    const live = (await api('GET', '/mcp/place?workspace_path=')).json.connections.find(
+      (c: { displayName: string }) => c.displayName === 'Live server',
+    );
     const states: Array<[string, () => unknown, string]> = [
       ['connected', () => upstream.setMode('ok'), 'Connected'],
       ['not-mcp', () => upstream.setMode('garbage'), 'Not an MCP server'],

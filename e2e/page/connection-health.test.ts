@@ -71,8 +71,11 @@ describe('the page: connections that do not work, and fixing them in place', { s
     const r = row('Issue tracker');
     await r.getByText('Key refused', { exact: true }).waitFor();
     await r.getByText(/refused the API key \(HTTP 401\)/).waitFor();
-    for (const button of ['Fix Issue tracker', 'Retry Issue tracker', 'Remove Issue tracker']) await r.getByRole('button', { name: button }).waitFor();
-    await available().getByText(/Issue tracker is in Connected, but it does not work/).waitFor();
+    for (const button of ['Fix Issue tracker', 'Retry Issue tracker', 'Remove Issue tracker'])
+      await r.getByRole('button', { name: button }).waitFor();
+    await available()
+      .getByText(/Issue tracker is in Connected, but it does not work/)
+      .waitFor();
     assert.equal(await page.getByRole('status').filter({ hasText: 'Issue tracker is connected' }).count(), 0);
     await shot('key-refused');
   });

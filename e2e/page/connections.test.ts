@@ -40,7 +40,15 @@ describe('the page: connections of a place', { skip }, () => {
     registry = await startRegistryFixture({ mode: 'http-500' });
     // Another person's agent adds "Bob tracker" from this own catalog (the page is the owner's only).
     const catalogFile = join(workspace.dir, 'connectors.json');
-    const bobTracker = { id: 'bob-tracker', name: 'Bob tracker', description: 'Bob\'s issues.', url: upstream.url, transport: 'streamable-http', auth: 'api-key', apiKey: { header: 'X-Api-Key' } };
+    const bobTracker = {
+      id: 'bob-tracker',
+      name: 'Bob tracker',
+      description: "Bob's issues.",
+      url: upstream.url,
+      transport: 'streamable-http',
+      auth: 'api-key',
+      apiKey: { header: 'X-Api-Key' },
+    };
     await writeFile(catalogFile, JSON.stringify({ version: 1, groups: [], entries: [bobTracker] }));
     fx = await startHost(
       {},
@@ -78,7 +86,9 @@ describe('the page: connections of a place', { skip }, () => {
   });
 
   it('says quietly that the registry failed, keeps the built-in list, and Retry brings the registry in', async () => {
-    const failure = available().getByRole('status').filter({ hasText: 'The MCP Registry could not be reached, so only the built-in connectors are shown.' });
+    const failure = available()
+      .getByRole('status')
+      .filter({ hasText: 'The MCP Registry could not be reached, so only the built-in connectors are shown.' });
     await failure.waitFor();
     assert.equal(await available().getByRole('alert').count(), 0, 'a quiet note, not an error box');
     assert.doesNotMatch((await failure.getAttribute('class')) ?? '', /note-error/);
@@ -87,7 +97,9 @@ describe('the page: connections of a place', { skip }, () => {
     registry.setMode('ok');
     await failure.getByRole('button', { name: 'Retry' }).click();
     // The list is long now: the first rows, then all of them on request.
-    await available().getByRole('button', { name: /^Show all \d+ connectors$/ }).click();
+    await available()
+      .getByRole('button', { name: /^Show all \d+ connectors$/ })
+      .click();
     await available().getByText('Fixture Server 0', { exact: true }).waitFor();
     await failure.waitFor({ state: 'detached' });
     await shot('catalog-after-retry');
@@ -139,8 +151,15 @@ describe('the page: connections of a place', { skip }, () => {
     await row.getByText('Uses your login').waitFor();
     await row.getByText('key from secret ISSUES_KEY').waitFor();
     await page.getByRole('status').filter({ hasText: 'Issue tracker is connected' }).waitFor();
-    assert.ok(upstream.requests.some((h) => h['x-api-key'] === API_KEY), 'the upstream got the key from the new secret');
-    const secrets = (await (await fetch(`${await controlUrl()}/api/secrets?workspace_path=`, { headers: { Authorization: `Bearer ${await fx.host.adminToken()}` } })).json()) as { names: string[] };
+    assert.ok(
+      upstream.requests.some((h) => h['x-api-key'] === API_KEY),
+      'the upstream got the key from the new secret',
+    );
+    const secrets = (await (
+      await fetch(`${await controlUrl()}/api/secrets?workspace_path=`, {
+        headers: { Authorization: `Bearer ${await fx.host.adminToken()}` },
+      })
+    ).json()) as { names: string[] };
     assert.deepEqual(secrets.names, ['ISSUES_KEY']);
     await shot('connected');
   });
@@ -163,11 +182,20 @@ describe('the page: connections of a place', { skip }, () => {
   it('shows another person’s connection with whose login it uses, and paused with the reason', async () => {
     const base = await controlUrl();
     const call = async (method: string, path: string, body: unknown, token: string) => {
-      const response = await fetch(`${base}/api${path}`, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${base}/api${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       assert.ok(response.ok, `${method} ${path}: ${response.status} ${await response.text()}`);
     };
     const admin = await fx.host.adminToken();
-    const bob = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+    const bob = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('bob')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(JWT_SECRET));
     await call('PUT', '/access/people/bob', { name: 'Bob' }, admin);
     await call('PUT', '/access/places', { workspace_path: 'Crew/alpha', editors: ['bob'] }, admin);
     await call('PUT', '/secrets/BOB_KEY?workspace_path=Crew/alpha', { value: API_KEY }, admin);
@@ -175,7 +203,10 @@ describe('the page: connections of a place', { skip }, () => {
     agentUrl.searchParams.set('workspace_path', 'Crew/alpha');
     const bobsAgent = new Client({ name: 'bobs-agent', version: '1.0.0' });
     await bobsAgent.connect(new StreamableHTTPClientTransport(agentUrl, { requestInit: { headers: { Authorization: `Bearer ${bob}` } } }));
-    const added = await bobsAgent.callTool({ name: 'manage_my_mcp_servers', arguments: { action: 'connect', catalog: 'bob-tracker', secret: 'BOB_KEY' } });
+    const added = await bobsAgent.callTool({
+      name: 'manage_my_mcp_servers',
+      arguments: { action: 'connect', catalog: 'bob-tracker', secret: 'BOB_KEY' },
+    });
     assert.notEqual(added.isError, true, JSON.stringify(added));
     await bobsAgent.close();
 
@@ -255,7 +286,7 @@ describe('the page: connections of a place', { skip }, () => {
     await shot('keyboard-removed');
   });
 
-  it('sets the place\'s tool search, saying what its agents get now', async () => {
+  it("sets the place's tool search, saying what its agents get now", async () => {
     const setting = page.getByRole('region', { name: 'Tool search' });
     await setting.getByText(/^Off \(\d+ tools, no more than 40\): agents get all \d+ tools\./).waitFor();
     await setting.getByRole('combobox', { name: /For agents in/ }).selectOption('on');
@@ -269,7 +300,12 @@ describe('the page: connections of a place', { skip }, () => {
 
   it('moves between the four screens from the rail, with Back and reload keeping the screen', async () => {
     const rail = page.getByRole('navigation', { name: 'Place and sections' });
-    for (const [link, heading] of [['Skills', 'Skills'], ['Agent access', 'Agent access'], ['Server', 'Server'], ['Connections', 'Connections']]) {
+    for (const [link, heading] of [
+      ['Skills', 'Skills'],
+      ['Agent access', 'Agent access'],
+      ['Server', 'Server'],
+      ['Connections', 'Connections'],
+    ]) {
       await rail.getByRole('link', { name: link }).click();
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
       assert.equal(await rail.getByRole('link', { name: link }).getAttribute('aria-current'), 'page');

@@ -39,7 +39,10 @@ describe('the control plane and a page of another local port', { skip: skipReaso
   before(async () => {
     fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'file' });
     controlUrl = await fx.host.open();
-    attacker = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(attackerPage(controlUrl))).listen(0, '127.0.0.1');
+    attacker = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(attackerPage(controlUrl))).listen(
+      0,
+      '127.0.0.1',
+    );
     await once(attacker, 'listening');
     attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`;
     browser = await launchChromium();
@@ -54,7 +57,10 @@ describe('the control plane and a page of another local port', { skip: skipReaso
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(await fx.host.loginUrl());
-    assert.ok((await context.cookies(controlUrl)).some((c) => c.name === 'pw_session'), 'the owner is signed in');
+    assert.ok(
+      (await context.cookies(controlUrl)).some((c) => c.name === 'pw_session'),
+      'the owner is signed in',
+    );
 
     // The attacker's page in a tab of its own, in the same browser: only its requests are counted,
     // not those the owner's page goes on making (it loads its data once it has loaded).

@@ -82,7 +82,11 @@ describe('the page: layout from 360 px up', { skip: skipReason }, () => {
 
   it('stacks the activity table into labelled lines on a narrow screen, and keeps it a table at 1280 px', async () => {
     const { page } = tour;
-    const row = () => page.getByRole('region', { name: 'Recent activity' }).getByRole('row').filter({ has: page.getByRole('cell', { name: 'bash', exact: true }) });
+    const row = () =>
+      page
+        .getByRole('region', { name: 'Recent activity' })
+        .getByRole('row')
+        .filter({ has: page.getByRole('cell', { name: 'bash', exact: true }) });
     await page.setViewportSize({ width: 360, height: 800 });
     await SIGNED_IN_STOPS[6]!.show(page, tour);
     const cells = row().locator('td');

@@ -39,7 +39,10 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
   const shot = (name: string) => page.screenshot({ path: join(OUT, `page-local-${name}.png`), fullPage: true });
   const connected = () => page.getByRole('region', { name: 'Connected' });
   const available = () => page.getByRole('region', { name: 'Available' });
-  const connectionOf = async (displayName: string) => (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find((c: { displayName: string }) => c.displayName === displayName);
+  const connectionOf = async (displayName: string) =>
+    (await api('GET', '/mcp/place?workspace_path=Crew/alpha')).json.connections.find(
+      (c: { displayName: string }) => c.displayName === displayName,
+    );
 
   before(async () => {
     await mkdir(OUT, { recursive: true });
@@ -48,12 +51,36 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     const tarball = await packLocalServer(join(workspace.dir, 'Crew', 'alpha'));
     registryHost = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'])).stdout.trim()).hostname;
     const catalogFile = join(home, 'connectors.json');
-    const local = { command: 'npx', args: npxArgs(tarball), env: [{ name: 'TINY_TOKEN', description: 'The token it checks', required: true, secret: true }] };
-    await writeFile(catalogFile, JSON.stringify({ version: 1, groups: [], entries: [{ id: 'tiny-cat', name: 'Tiny from the catalog', description: 'The tiny server, offered by the catalog.', transport: 'stdio', auth: 'none', local }] }));
+    const local = {
+      command: 'npx',
+      args: npxArgs(tarball),
+      env: [{ name: 'TINY_TOKEN', description: 'The token it checks', required: true, secret: true }],
+    };
+    await writeFile(
+      catalogFile,
+      JSON.stringify({
+        version: 1,
+        groups: [],
+        entries: [
+          {
+            id: 'tiny-cat',
+            name: 'Tiny from the catalog',
+            description: 'The tiny server, offered by the catalog.',
+            transport: 'stdio',
+            auth: 'none',
+            local,
+          },
+        ],
+      }),
+    );
     files['claude-desktop'] = join(home, '.config', 'Claude', 'claude_desktop_config.json');
     files.cursor = join(home, '.cursor', 'mcp.json');
     const contents: Record<string, string> = {
-      'claude-desktop': JSON.stringify({ mcpServers: { 'tiny-imported': { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN: IMPORTED } } } }, null, 2),
+      'claude-desktop': JSON.stringify(
+        { mcpServers: { 'tiny-imported': { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN: IMPORTED } } } },
+        null,
+        2,
+      ),
       cursor: '{\n  "mcpServers": {\n    "linear": { "url": "https://mcp.linear.app/mcp" }\n  }\n}\n',
     };
     for (const [key, path] of Object.entries(files)) {
@@ -61,7 +88,17 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
       await writeFile(path, contents[key]!);
       originals.set(path, contents[key]!);
     }
-    fx = await startHost({}, { HOME: home, XDG_CACHE_HOME: join(home, '.cache'), WORKSPACE_SECRET_STORE: 'file', WORKSPACE_UPSTREAM_TIMEOUT: '60', WORKSPACE_CATALOG_FILE: catalogFile, WORKSPACE_REGISTRY_URL: '' });
+    fx = await startHost(
+      {},
+      {
+        HOME: home,
+        XDG_CACHE_HOME: join(home, '.cache'),
+        WORKSPACE_SECRET_STORE: 'file',
+        WORKSPACE_UPSTREAM_TIMEOUT: '60',
+        WORKSPACE_CATALOG_FILE: catalogFile,
+        WORKSPACE_REGISTRY_URL: '',
+      },
+    );
     const controlUrl = await fx.host.open();
     const adminToken = await fx.host.adminToken();
     api = (method, path, body) => callApi(controlUrl, adminToken, method, path, body);
@@ -101,12 +138,20 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     assert.deepEqual([added.state, added.transport, added.local.env], ['connected', 'stdio', [{ name: 'TINY_TOKEN', secret: 'TINY_KEY' }]]);
     const { token } = await (await fx.host.tokens()).create({ name: 'alpha agent', workspacePath: 'Crew/alpha' });
     const { client } = await fx.connect(token);
-    assert.equal(textOf((await client.callTool({ name: `${added.name}__env`, arguments: { name: 'TINY_TOKEN' } })) as CallToolResult), SECRET);
+    assert.equal(
+      textOf((await client.callTool({ name: `${added.name}__env`, arguments: { name: 'TINY_TOKEN' } })) as CallToolResult),
+      SECRET,
+    );
     await client.close();
 
-    const row = connected().getByRole('listitem').filter({ has: page.getByText('Tiny', { exact: true }) });
+    const row = connected()
+      .getByRole('listitem')
+      .filter({ has: page.getByText('Tiny', { exact: true }) });
     await row.getByRole('button', { name: 'Show the details of Tiny' }).click();
-    await row.getByLabel('Its last lines on stderr').getByText(/tiny-stdio-mcp ready/).waitFor();
+    await row
+      .getByLabel('Its last lines on stderr')
+      .getByText(/tiny-stdio-mcp ready/)
+      .waitFor();
     await shot('details-stderr');
     assert.ok(!(await page.content()).includes(SECRET), 'the page never shows the secret');
   });
@@ -123,7 +168,10 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     await waitFor(async () => (await hosts.inputValue()) === registryHost, 15_000, `the hosts to be ${registryHost}`);
     assert.equal(await form.getByRole('note').count(), 0);
     await hosts.fill('api.example.com');
-    await form.getByRole('note').filter({ hasText: `This place is strict: without ${registryHost} in the hosts, npx cannot install the server.` }).waitFor();
+    await form
+      .getByRole('note')
+      .filter({ hasText: `This place is strict: without ${registryHost} in the hosts, npx cannot install the server.` })
+      .waitFor();
     await shot('strict-install-host');
     await form.getByRole('textbox', { name: 'Command' }).fill('');
     assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha', policy: 'machine' })).status, 200);
@@ -138,8 +186,14 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     await row.getByRole('button', { name: 'Connect Tiny from the catalog' }).click();
     const form = row.getByRole('form', { name: 'Add Tiny from the catalog' });
     await form.getByText(/^It runs npx --yes --offline/).waitFor();
-    await form.getByRole('note').filter({ hasText: `npx installs it from ${registryHost}: under the place and strict policies it may reach that host too.` }).waitFor();
-    await form.getByRole('group', { name: 'TINY_TOKEN: The token it checks, from a secret of this place' }).getByRole('combobox', { name: 'Secret' }).selectOption('TINY_KEY');
+    await form
+      .getByRole('note')
+      .filter({ hasText: `npx installs it from ${registryHost}: under the place and strict policies it may reach that host too.` })
+      .waitFor();
+    await form
+      .getByRole('group', { name: 'TINY_TOKEN: The token it checks, from a secret of this place' })
+      .getByRole('combobox', { name: 'Secret' })
+      .selectOption('TINY_KEY');
     await shot('catalog-local-entry');
     await form.getByRole('button', { name: 'Add Tiny from the catalog' }).click();
     // Listed (Added) as soon as it is stored; connected once npx has installed and started it.
@@ -171,7 +225,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     for (const [path, text] of originals) assert.equal(await readFile(path, 'utf8'), text, `${path} was changed`);
   });
 
-  it('writes this server into Cursor\'s configuration from Agent access, says what it wrote, and replaces it only when asked', async () => {
+  it("writes this server into Cursor's configuration from Agent access, says what it wrote, and replaces it only when asked", async () => {
     await page.getByRole('link', { name: 'Agent access' }).click();
     const form = page.getByRole('form', { name: 'Write this server into a client' });
     await form.getByRole('combobox', { name: 'Client' }).selectOption({ label: 'Cursor' });
@@ -191,10 +245,18 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     assert.ok(written.startsWith('{\n  "mcpServers": {\n    "linear": { "url": "https://mcp.linear.app/mcp" },\n'), written);
     const backup = (await said.locator('code').last().textContent())!;
     assert.equal(await readFile(backup, 'utf8'), originals.get(files.cursor!));
-    assert.ok((await api('GET', '/tokens')).json.tokens.some((t: { name: string; workspacePath?: string }) => t.name === 'Cursor (written to its configuration)' && t.workspacePath === 'Crew/alpha'));
+    assert.ok(
+      (await api('GET', '/tokens')).json.tokens.some(
+        (t: { name: string; workspacePath?: string }) =>
+          t.name === 'Cursor (written to its configuration)' && t.workspacePath === 'Crew/alpha',
+      ),
+    );
 
     await form.getByRole('button', { name: 'Write into Cursor’s configuration' }).click();
-    await form.getByRole('alert').getByText(/already has a server named "persona-workspace"/).waitFor();
+    await form
+      .getByRole('alert')
+      .getByText(/already has a server named "persona-workspace"/)
+      .waitFor();
     assert.equal(await form.getByRole('button', { name: 'Write into Cursor’s configuration' }).isDisabled(), true);
     await form.getByRole('checkbox', { name: /Replace the entry Cursor has of that name/ }).check();
     await form.getByRole('radio', { name: /It signs in on first use/ }).check();

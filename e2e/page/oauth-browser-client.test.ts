@@ -24,7 +24,9 @@ describe('a browser-based OAuth client on another origin', { skip: skipReason },
   before(async () => {
     fx = await startHost();
     base = new URL(fx.url).origin;
-    clientSite = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>client</title>')).listen(0, '127.0.0.1');
+    clientSite = createServer((_req, res) =>
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>client</title>'),
+    ).listen(0, '127.0.0.1');
     await once(clientSite, 'listening');
     browser = await launchChromium();
     page = await browser.newPage();
@@ -37,22 +39,45 @@ describe('a browser-based OAuth client on another origin', { skip: skipReason },
     await fx?.close();
   });
 
-  it('discovers and registers with preflighted requests, and reads the token endpoint\'s answer', async () => {
-    const seen = await page.evaluate(async ({ server, self }) => {
-      // MCP-Protocol-Version and a JSON body make each of these a preflighted request.
-      const headers = { 'MCP-Protocol-Version': '2025-11-25' };
-      const resource = (await (await fetch(`${server}/.well-known/oauth-protected-resource/mcp`, { headers })).json()) as { resource: string };
-      const metadata = (await (await fetch(`${server}/.well-known/oauth-authorization-server`, { headers })).json()) as Record<string, string>;
-      const registration = (await (
-        await fetch(metadata.registration_endpoint!, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ client_name: 'Browser client', redirect_uris: [`${self}/oauth/callback`] }) })
-      ).json()) as { client_id: string };
-      const token = await fetch(metadata.token_endpoint!, {
-        method: 'POST',
-        headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', client_id: registration.client_id, code: 'not-a-code', code_verifier: 'v'.repeat(43) }),
-      });
-      return { resource: resource.resource, issuer: metadata.issuer, clientId: registration.client_id, tokenStatus: token.status, tokenError: ((await token.json()) as { error: string }).error };
-    }, { server: base, self: clientOrigin });
+  it("discovers and registers with preflighted requests, and reads the token endpoint's answer", async () => {
+    const seen = await page.evaluate(
+      async ({ server, self }) => {
+        // MCP-Protocol-Version and a JSON body make each of these a preflighted request.
+        const headers = { 'MCP-Protocol-Version': '2025-11-25' };
+        const resource = (await (await fetch(`${server}/.well-known/oauth-protected-resource/mcp`, { headers })).json()) as {
+          resource: string;
+        };
+        const metadata = (await (await fetch(`${server}/.well-known/oauth-authorization-server`, { headers })).json()) as Record<
+          string,
+          string
+        >;
+        const registration = (await (
+          await fetch(metadata.registration_endpoint!, {
+            method: 'POST',
+            headers: { ...headers, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ client_name: 'Browser client', redirect_uris: [`${self}/oauth/callback`] }),
+          })
+        ).json()) as { client_id: string };
+        const token = await fetch(metadata.token_endpoint!, {
+          method: 'POST',
+          headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            client_id: registration.client_id,
+            code: 'not-a-code',
+            code_verifier: 'v'.repeat(43),
+          }),
+        });
+        return {
+          resource: resource.resource,
+          issuer: metadata.issuer,
+          clientId: registration.client_id,
+          tokenStatus: token.status,
+          tokenError: ((await token.json()) as { error: string }).error,
+        };
+      },
+      { server: base, self: clientOrigin },
+    );
     assert.equal(seen.resource, fx.url);
     assert.equal(seen.issuer, base);
     assert.match(String(seen.clientId), /^[0-9a-f]{32}$/);
@@ -66,7 +91,11 @@ describe('a browser-based OAuth client on another origin', { skip: skipReason },
       (urls) =>
         Promise.all(
           urls.map((url) =>
-            fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' }).then(
+            fetch(url, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+              body: '{}',
+            }).then(
               (res) => `answered ${res.status}`,
               () => 'blocked',
             ),

@@ -17,7 +17,6 @@ import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.j
 // sign-in group's "Connect 3 services" signs in once for all three. The own-OAuth-app panel for a
 // provider that lets no app register itself, and a machine login (client credentials) set in Fix.
 
-
 const skip = skipReason;
 if (skip) console.log(`# skipping the page sign-in tests: ${skip}`);
 
@@ -41,14 +40,26 @@ describe('the page: signing in to connections', { skip }, () => {
     closed = await startOAuthFixture({ registration: false });
     // The person's own catalog: three services of one provider, behind one login.
     const [docs, builds] = provider.moreServiceUrls;
-    const service = (id: string, name: string, url: string) => ({ id, name, description: `${name}, for the group test.`, url, transport: 'streamable-http', auth: 'oauth', signInGroup: 'acme' });
+    const service = (id: string, name: string, url: string) => ({
+      id,
+      name,
+      description: `${name}, for the group test.`,
+      url,
+      transport: 'streamable-http',
+      auth: 'oauth',
+      signInGroup: 'acme',
+    });
     const catalogFile = join(workspace.dir, 'connectors.json');
     await writeFile(
       catalogFile,
       JSON.stringify({
         version: 1,
         groups: [{ id: 'acme', name: 'Acme', description: 'One Acme login covers all of them.' }],
-        entries: [service('acme-tracker', 'Acme Tracker', provider.mcpUrl), service('acme-docs', 'Acme Docs', docs!), service('acme-builds', 'Acme Builds', builds!)],
+        entries: [
+          service('acme-tracker', 'Acme Tracker', provider.mcpUrl),
+          service('acme-docs', 'Acme Docs', docs!),
+          service('acme-builds', 'Acme Builds', builds!),
+        ],
       }),
     );
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_SECRET_STORE: 'file', WORKSPACE_CATALOG_FILE: catalogFile });
@@ -74,10 +85,11 @@ describe('the page: signing in to connections', { skip }, () => {
     const url = new URL(fx.url);
     url.searchParams.set('workspace_path', 'Crew/ops');
     const client = new Client({ name: 'page-test-agent', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${await fx.token()}` } } }),
+    );
     return client;
   }
-
 
   async function addServer(url: string, name: string): Promise<void> {
     const disclosure = available().locator('details');
@@ -116,7 +128,9 @@ describe('the page: signing in to connections', { skip }, () => {
     // The agent's next call meets the 401, the refresh is refused: the login has ended.
     const agent = await placeAgent();
     const echo = (await agent.listTools()).tools.map((t) => t.name).find((t) => t.endsWith('__echo'));
-    const result = echo ? ((await agent.callTool({ name: echo, arguments: { text: 'after the revocation' } })) as CallToolResult) : undefined;
+    const result = echo
+      ? ((await agent.callTool({ name: echo, arguments: { text: 'after the revocation' } })) as CallToolResult)
+      : undefined;
     await agent.close();
     if (result) assert.equal(result.isError, true, JSON.stringify(result));
     // The page learns it by itself: an open page's list is at most 10 s old.
@@ -275,7 +289,10 @@ describe('the page: signing in to connections', { skip }, () => {
     // Fix in place: another own app, without removing the connection; the next sign-in uses it.
     await closed.addClient({ clientId: 'second-page-app', clientSecret: 'second-page-secret-2b', redirectUris: [redirectUrl] });
     await row.getByRole('button', { name: 'Show the details of Closed' }).click();
-    await row.getByRole('region', { name: 'Details of Closed' }).getByText('signs in with your own OAuth app my-own-app', { exact: false }).waitFor();
+    await row
+      .getByRole('region', { name: 'Details of Closed' })
+      .getByText('signs in with your own OAuth app my-own-app', { exact: false })
+      .waitFor();
     await row.getByRole('button', { name: 'Edit Closed' }).click();
     const form = row.getByRole('form', { name: 'Fix Closed' });
     assert.equal(await form.getByRole('textbox', { name: 'Client ID' }).inputValue(), 'my-own-app');
@@ -297,7 +314,10 @@ describe('the page: signing in to connections', { skip }, () => {
 
   it('sets a machine login in Fix: logged in at once with no sign-in page, the secret never shown again', async () => {
     await provider.addMachineClient({ clientId: 'page-robot', clientSecret: 'page-machine-secret-4e2d' });
-    const added = await callApi(await fx.host.open(), await fx.host.adminToken(), 'POST', '/mcp/place', { workspace_path: 'Crew/ops', server: { url: provider.mcpUrl, name: 'Robot' } });
+    const added = await callApi(await fx.host.open(), await fx.host.adminToken(), 'POST', '/mcp/place', {
+      workspace_path: 'Crew/ops',
+      server: { url: provider.mcpUrl, name: 'Robot' },
+    });
     assert.equal(added.status, 201, added.text);
     await page.reload();
     await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew ops' });

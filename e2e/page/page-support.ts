@@ -14,13 +14,24 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
 export const OUT = join(ROOT, 'e2e', 'out');
 
-export const skipReason: string | false = !existsSync(CHROMIUM) ? `${CHROMIUM} is missing (apt-get install chromium)` : !PAGE_BUILT ? 'the page is not built (npm run build)' : false;
+export const skipReason: string | false = !existsSync(CHROMIUM)
+  ? `${CHROMIUM} is missing (apt-get install chromium)`
+  : !PAGE_BUILT
+    ? 'the page is not built (npm run build)'
+    : false;
 
 /** Debian's Chromium, headless, as every page test runs it. */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -37,7 +48,6 @@ export interface PageFixture {
   shot(name: string): Promise<void>;
   close(): Promise<void>;
 }
-
 
 /** A host in a fresh workspace with `Crew/alpha`, and a signed-in page on `#<section>` that may use the clipboard. */
 export async function openPage(section: 'access' | 'server', heading: string): Promise<PageFixture> {

@@ -13,7 +13,7 @@ import { launchChromium, OUT, skipReason } from './page-support.js';
 const skip = skipReason;
 if (skip) console.log(`# skipping the page tests: ${skip}`);
 
-describe('the page: a place\'s agent policy', { skip }, () => {
+describe("the page: a place's agent policy", { skip }, () => {
   let fx: HostFixture;
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let browser: Browser;
@@ -61,7 +61,9 @@ describe('the page: a place\'s agent policy', { skip }, () => {
     assert.equal(await form().getByRole('button', { name: 'Save policy' }).count(), 0, 'nothing to save yet');
     await select.selectOption('strict');
     await form().getByText('Agents reach only this place’s folder').waitFor();
-    await form().getByRole('textbox', { name: /Extra folders/ }).fill('/srv/shared\n');
+    await form()
+      .getByRole('textbox', { name: /Extra folders/ })
+      .fill('/srv/shared\n');
     await form().getByRole('button', { name: 'Save policy' }).click();
     await page.getByText('Crew alpha: agents now work under the strict policy.').waitFor();
     await fold().getByText('strict', { exact: true }).waitFor();
@@ -73,9 +75,15 @@ describe('the page: a place\'s agent policy', { skip }, () => {
   });
 
   it('says what is wrong with a folder and keeps the saved policy', async () => {
-    await form().getByRole('textbox', { name: /Extra folders/ }).fill('relative/folder');
+    await form()
+      .getByRole('textbox', { name: /Extra folders/ })
+      .fill('relative/folder');
     await form().getByRole('button', { name: 'Save policy' }).click();
-    await form().getByRole('alert').filter({ hasText: 'The policy was not changed.' }).filter({ hasText: 'must be an absolute path' }).waitFor();
+    await form()
+      .getByRole('alert')
+      .filter({ hasText: 'The policy was not changed.' })
+      .filter({ hasText: 'must be an absolute path' })
+      .waitFor();
     const access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
     assert.deepEqual(access.places['Crew/alpha'].policy, { kind: 'strict', folders: ['/srv/shared'] });
   });
@@ -115,13 +123,19 @@ describe('the page: a place\'s agent policy', { skip }, () => {
   it('shows the limits in effect as the server found them, and the owner sets one; a bad value changes nothing', async () => {
     const limits = page.getByRole('form', { name: 'Limits of the commands' });
     const processes = limits.getByRole('spinbutton', { name: 'Processes and threads at once' });
-    const inEffect = (await callApi(await fx.host.open(), await fx.host.adminToken(), 'GET', '/mcp/place?workspace_path=Crew/alpha')).json.policy.limitsInEffect;
+    const inEffect = (await callApi(await fx.host.open(), await fx.host.adminToken(), 'GET', '/mcp/place?workspace_path=Crew/alpha')).json
+      .policy.limitsInEffect;
     assert.equal(await processes.getAttribute('placeholder'), `${inEffect.processes.value} (default)`);
     // What this machine does not enforce is said, in the header as in each field, exactly as the server found it.
     const unenforced = (['processes', 'memoryMb', 'tmpMb'] as const).filter((name) => inEffect[name].unenforced);
     for (const name of ['processes', 'memoryMb', 'tmpMb'] as const) {
       const note = limits.locator(`#${name}-note`);
-      assert.equal(await note.textContent(), inEffect[name].unenforced ? `Not enforced on this machine: ${inEffect[name].unenforced}.` : `In effect: ${inEffect[name].value} (the machine’s default).`);
+      assert.equal(
+        await note.textContent(),
+        inEffect[name].unenforced
+          ? `Not enforced on this machine: ${inEffect[name].unenforced}.`
+          : `In effect: ${inEffect[name].value} (the machine’s default).`,
+      );
     }
     assert.equal(await page.getByText('Limits this machine does not enforce for its commands:').count(), unenforced.length ? 1 : 0);
 

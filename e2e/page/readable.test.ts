@@ -34,13 +34,31 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     hanging = await startUpstream({ name: 'stuck' });
     hanging.setMode('hang');
     const dead = `http://127.0.0.1:${await freePort()}/mcp`;
-    const entry = (id: string, name: string, url: string) => ({ id, name, description: `The ${name.toLowerCase()} of the tests.`, url, transport: 'streamable-http', auth: 'none' });
+    const entry = (id: string, name: string, url: string) => ({
+      id,
+      name,
+      description: `The ${name.toLowerCase()} of the tests.`,
+      url,
+      transport: 'streamable-http',
+      auth: 'none',
+    });
     const catalogFile = join(workspace.dir, 'connectors.json');
     await writeFile(
       catalogFile,
-      JSON.stringify({ version: 1, groups: [], entries: [entry('gone-server', 'Gone server', dead), entry('notes-server', 'Notes server', good.url), entry('stuck-server', 'Stuck server', hanging.url)] }),
+      JSON.stringify({
+        version: 1,
+        groups: [],
+        entries: [
+          entry('gone-server', 'Gone server', dead),
+          entry('notes-server', 'Notes server', good.url),
+          entry('stuck-server', 'Stuck server', hanging.url),
+        ],
+      }),
     );
-    fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '30', WORKSPACE_CATALOG_FILE: catalogFile });
+    fx = await startHost(
+      {},
+      { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '30', WORKSPACE_CATALOG_FILE: catalogFile },
+    );
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(10_000);
@@ -116,7 +134,10 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
   });
 
   it('clears the error of an added connection once it works', async () => {
-    await available().getByRole('alert').filter({ hasText: 'Gone server is in Connected, but it does not work' }).waitFor({ state: 'detached' });
+    await available()
+      .getByRole('alert')
+      .filter({ hasText: 'Gone server is in Connected, but it does not work' })
+      .waitFor({ state: 'detached' });
   });
 
   it('clears the error of the server form when its fields change', async () => {
@@ -145,12 +166,19 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
   it('says how long a check has taken and how long it waits at most', async () => {
     const controlUrl = await fx.host.open();
     // Added as a script would, not waited for: its server never answers.
-    const adding = callApi(controlUrl, await fx.host.adminToken(), 'POST', '/mcp/place', { workspace_path: '', catalog: 'stuck-server' }).catch(() => undefined);
+    const adding = callApi(controlUrl, await fx.host.adminToken(), 'POST', '/mcp/place', {
+      workspace_path: '',
+      catalog: 'stuck-server',
+    }).catch(() => undefined);
     const row = connected().getByRole('listitem', { name: 'Stuck server', exact: true });
-    await waitFor(async () => {
-      await page.evaluate(`window.dispatchEvent(new Event('blur')), window.dispatchEvent(new Event('focus'))`);
-      return (await row.count()) === 1;
-    }, 10_000, 'the stuck server in Connected');
+    await waitFor(
+      async () => {
+        await page.evaluate(`window.dispatchEvent(new Event('blur')), window.dispatchEvent(new Event('focus'))`);
+        return (await row.count()) === 1;
+      },
+      10_000,
+      'the stuck server in Connected',
+    );
     await row.getByText('Checking…', { exact: true }).waitFor();
     const detail = row.locator('.row-detail');
     await detail.getByText(/ · for \d+ s — Asking the server for its tools now; it waits up to 30 s for each answer\./).waitFor();
@@ -169,8 +197,16 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     await client.callTool({ name: echo.name, arguments: { text: 'hi' } });
     const controlUrl = await fx.host.open();
     const list = await callApi(controlUrl, await fx.host.adminToken(), 'GET', '/mcp/place?workspace_path=');
-    const notes = (list.json.connections as Array<{ name: string; owner: string; displayName: string }>).find((c) => c.displayName === 'Notes server')!;
-    const off = await callApi(controlUrl, await fx.host.adminToken(), 'PATCH', `/mcp/place/${notes.name}?workspace_path=&owner=${notes.owner}`, { tools: { echo: false } });
+    const notes = (list.json.connections as Array<{ name: string; owner: string; displayName: string }>).find(
+      (c) => c.displayName === 'Notes server',
+    )!;
+    const off = await callApi(
+      controlUrl,
+      await fx.host.adminToken(),
+      'PATCH',
+      `/mcp/place/${notes.name}?workspace_path=&owner=${notes.owner}`,
+      { tools: { echo: false } },
+    );
     assert.equal(off.status, 200, off.text);
     const refused = await client.callTool({ name: echo.name, arguments: { text: 'hi' } });
     assert.equal(refused.isError, true);

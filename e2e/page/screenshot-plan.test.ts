@@ -26,14 +26,27 @@ describe('the screenshots', () => {
     assert.equal(new Set(plan.map((shot) => shot.file)).size, plan.length, 'no two shots share a file');
     for (const stop of stops) {
       for (const width of WIDTHS) {
-        for (const theme of THEMES) assert.ok(plan.some((shot) => shot.file === `${stop.name}-${width}-${theme}.png` && shot.stop === stop), `${stop.name} ${width} ${theme}`);
+        for (const theme of THEMES)
+          assert.ok(
+            plan.some((shot) => shot.file === `${stop.name}-${width}-${theme}.png` && shot.stop === stop),
+            `${stop.name} ${width} ${theme}`,
+          );
       }
     }
-    assert.ok(plan.every((shot) => shot.signedIn === SIGNED_IN_STOPS.includes(shot.stop)), 'signed-out stops are taken without the login');
+    assert.ok(
+      plan.every((shot) => shot.signedIn === SIGNED_IN_STOPS.includes(shot.stop)),
+      'signed-out stops are taken without the login',
+    );
   });
 
   it('are all in the repository (npm run screenshots takes them)', () => {
     const taken = new Set(readdirSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', SCREENSHOT_DIR)));
-    assert.deepEqual(screenshotPlan().map((shot) => shot.file).filter((file) => !taken.has(file)), [], `missing from ${SCREENSHOT_DIR}: run npm run screenshots`);
+    assert.deepEqual(
+      screenshotPlan()
+        .map((shot) => shot.file)
+        .filter((file) => !taken.has(file)),
+      [],
+      `missing from ${SCREENSHOT_DIR}: run npm run screenshots`,
+    );
   });
 });

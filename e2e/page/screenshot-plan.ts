@@ -22,7 +22,10 @@ export function screenshotPlan(): Shot[] {
   const shots: Shot[] = [];
   for (const theme of THEMES) {
     for (const width of WIDTHS) {
-      for (const [stops, signedIn] of [[SIGNED_IN_STOPS, true], [SIGNED_OUT_STOPS, false]] as const) {
+      for (const [stops, signedIn] of [
+        [SIGNED_IN_STOPS, true],
+        [SIGNED_OUT_STOPS, false],
+      ] as const) {
         for (const stop of stops) shots.push({ stop, signedIn, width, theme, file: `${stop.name}-${width}-${theme}.png` });
       }
     }

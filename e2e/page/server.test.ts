@@ -20,9 +20,16 @@ describe('the page: the server', { skip: skipReason }, () => {
 
   const status = () => p.page.getByRole('region', { name: /^The MCP server: / });
   const activity = () => p.page.getByRole('region', { name: 'Recent activity' });
-  const callRow = (tool: string) => activity().getByRole('row').filter({ has: p.page.getByRole('cell', { name: tool, exact: true }) });
+  const callRow = (tool: string) =>
+    activity()
+      .getByRole('row')
+      .filter({ has: p.page.getByRole('cell', { name: tool, exact: true }) });
   /** Whether the /mcp port answers at all (401 without a token) or refuses the connection. */
-  const portAnswers = () => fetch(p.fx.url, { method: 'POST' }).then((r) => r.status === 401, () => false);
+  const portAnswers = () =>
+    fetch(p.fx.url, { method: 'POST' }).then(
+      (r) => r.status === 401,
+      () => false,
+    );
 
   it('shows the server running with its URL, address and sign-in, and no activity yet', async () => {
     await status().getByText('Running', { exact: true }).waitFor();
@@ -101,7 +108,13 @@ describe('the page: the server', { skip: skipReason }, () => {
 
   it('says when the activity cannot be loaded, and Retry brings it back', async () => {
     const { page } = p;
-    await page.route('**/api/activity*', (route) => route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { message: 'Something went wrong on the server. The server log has the details.' } }) }));
+    await page.route('**/api/activity*', (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: { message: 'Something went wrong on the server. The server log has the details.' } }),
+      }),
+    );
     await page.reload();
     const failure = activity().getByRole('alert').filter({ hasText: 'The recent activity could not be loaded.' });
     await failure.waitFor();
@@ -128,7 +141,12 @@ describe('the page: the server', { skip: skipReason }, () => {
     assert.ok(open >= 1, `sessions open: ${open}`);
     await status().getByRole('button', { name: 'Stop server' }).click();
     const confirm = status().getByRole('group', { name: 'Stop the server?' });
-    await confirm.getByText(`Stop? ${open === 1 ? '1 agent session is' : `${open} agent sessions are`} open; stopping ends ${open === 1 ? 'it' : 'them'}.`, { exact: true }).waitFor();
+    await confirm
+      .getByText(
+        `Stop? ${open === 1 ? '1 agent session is' : `${open} agent sessions are`} open; stopping ends ${open === 1 ? 'it' : 'them'}.`,
+        { exact: true },
+      )
+      .waitFor();
     await page.keyboard.press('Escape');
     await confirm.waitFor({ state: 'detached' });
     assert.equal((await p.api('GET', '/server')).json.state, 'running');

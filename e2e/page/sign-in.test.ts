@@ -25,7 +25,10 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
   before(async () => {
     p = await openPage('access', 'Agent access');
     // Where the client's browser is sent back to: the client's own loopback listener.
-    callback = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('You can go back to your app.')).listen(0, '127.0.0.1');
+    callback = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('You can go back to your app.')).listen(
+      0,
+      '127.0.0.1',
+    );
     await once(callback, 'listening');
     redirect = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
     visitor = await p.browser.newContext();
@@ -70,7 +73,10 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
     await p.page.goto(`${p.controlUrl}/#server`);
     await p.page.getByRole('region', { name: 'Recent activity' }).getByText('Page-approved agent').first().waitFor();
     await p.page.goto(`${p.controlUrl}/#access`);
-    const signedIn = p.page.getByRole('list', { name: 'Signed-in clients' }).getByRole('listitem').filter({ hasText: 'Page-approved agent' });
+    const signedIn = p.page
+      .getByRole('list', { name: 'Signed-in clients' })
+      .getByRole('listitem')
+      .filter({ hasText: 'Page-approved agent' });
     await signedIn.getByText('Crew alpha', { exact: false }).waitFor();
     // Its client id and where its answer went tell it from another client of the same name.
     await signedIn.locator('code', { hasText: provider.client!.client_id }).waitFor();
@@ -100,10 +106,14 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
     await tab.close();
   });
 
-  it('refuses to show the sign-in page inside another site\'s frame', async () => {
+  it("refuses to show the sign-in page inside another site's frame", async () => {
     const provider = new MemoryOAuthProvider(redirect, 'Framed agent');
     const authorize = (await startSignIn(provider, p.fx.url)).href;
-    const framer = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<!doctype html><iframe id="f" src="${authorize.replace(/"/g, '&quot;')}"></iframe>`)).listen(0, '127.0.0.1');
+    const framer = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'Content-Type': 'text/html' })
+        .end(`<!doctype html><iframe id="f" src="${authorize.replace(/"/g, '&quot;')}"></iframe>`),
+    ).listen(0, '127.0.0.1');
     await once(framer, 'listening');
     try {
       const tab = await visitor.newPage();
@@ -112,12 +122,16 @@ describe('the page: agents signing in with OAuth', { skip: skipReason }, () => {
       const frame = tab.frames().find((f) => f !== tab.mainFrame());
       assert.ok(frame, 'the frame exists');
       // Chromium shows its own error document where a page refuses to be framed.
-      const text = await frame.locator('body').innerText().catch(() => '');
+      const text = await frame
+        .locator('body')
+        .innerText()
+        .catch(() => '');
       assert.doesNotMatch(text, /Waiting for the owner/);
       await tab.close();
     } finally {
       framer.close();
     }
-    for (const r of (await p.api('GET', '/agent-access/sign-ins')).json.requests) await p.api('POST', `/agent-access/sign-ins/${r.code}/deny`, {});
+    for (const r of (await p.api('GET', '/agent-access/sign-ins')).json.requests)
+      await p.api('POST', `/agent-access/sign-ins/${r.code}/deny`, {});
   });
 });

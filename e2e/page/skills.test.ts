@@ -95,13 +95,17 @@ describe('the page: skills', { skip }, () => {
   });
 
   it('shows a loading failure with Retry, and the empty list with what to do', async () => {
-    await page.route('**/api/skills', (route) => route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { message: 'Disk on fire.' } }) }));
+    await page.route('**/api/skills', (route) =>
+      route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { message: 'Disk on fire.' } }) }),
+    );
     await page.reload();
     const failure = installed().getByRole('alert').filter({ hasText: 'The skills could not be loaded. Disk on fire.' });
     await failure.waitFor({ timeout: 15_000 }); // after React Query's one retry
     await shot('error');
     await page.unroute('**/api/skills');
-    await page.route('**/api/skills', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ dir: skillsDir, skills: [], invalid: [] }) }));
+    await page.route('**/api/skills', (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ dir: skillsDir, skills: [], invalid: [] }) }),
+    );
     await failure.getByRole('button', { name: 'Retry' }).click();
     await installed().getByText(`No skills yet. Create one from a template, or put a skill folder in ${skillsDir}.`).waitFor();
     await shot('empty');
@@ -151,7 +155,10 @@ describe('the page: skills', { skip }, () => {
     const view = skill('release-notes');
     await view.getByRole('article', { name: 'Instructions' }).getByRole('heading', { name: 'Release notes', level: 3 }).waitFor();
     await page.getByRole('status').filter({ hasText: 'release-notes was created from the template.' }).waitFor();
-    assert.match(await readFile(join(skillsDir, 'release-notes', 'SKILL.md'), 'utf8'), /^---\nname: release-notes\ndescription: Write release notes from the git log\.\n---\n/);
+    assert.match(
+      await readFile(join(skillsDir, 'release-notes', 'SKILL.md'), 'utf8'),
+      /^---\nname: release-notes\ndescription: Write release notes from the git log\.\n---\n/,
+    );
     await shot('created');
 
     const { client } = await fx.connect(await fx.token());
@@ -177,7 +184,9 @@ describe('the page: skills', { skip }, () => {
     assert.equal(await editor.getAttribute('aria-invalid'), 'true');
     await shot('edit-invalid');
 
-    const fixed = original.replace(/^description: .*$/m, 'description: Write release notes from merged pull requests.').replace('## Steps', '## Steps\n\n1. Read the merged pull requests.');
+    const fixed = original
+      .replace(/^description: .*$/m, 'description: Write release notes from merged pull requests.')
+      .replace('## Steps', '## Steps\n\n1. Read the merged pull requests.');
     await editor.fill(fixed);
     await view.getByText('The frontmatter follows the Agent Skills rules.').waitFor();
     await shot('edit-valid');
@@ -194,7 +203,10 @@ describe('the page: skills', { skip }, () => {
     const view = skill('release-notes');
     await view.getByRole('button', { name: 'Edit' }).click();
     const editor = view.getByRole('textbox', { name: 'SKILL.md' });
-    const mine = (await editor.inputValue()).replace('1. Read the merged pull requests.', '1. Read the merged pull requests and their labels.');
+    const mine = (await editor.inputValue()).replace(
+      '1. Read the merged pull requests.',
+      '1. Read the merged pull requests and their labels.',
+    );
     await editor.fill(mine);
     // Meanwhile an agent changes the file.
     const file = join(skillsDir, 'release-notes', 'SKILL.md');
@@ -288,7 +300,10 @@ describe('the page: skills', { skip }, () => {
   });
 
   it('renders GitHub-flavoured Markdown: a table and a task list, still without raw HTML', async () => {
-    await put('tables/SKILL.md', '---\nname: tables\ndescription: Has a table.\n---\n| Step | Who |\n| --- | --- |\n| Build | <b onclick="x">anyone</b> |\n\n- [x] Green build\n- [ ] Changelog\n\n~~old~~ way\n');
+    await put(
+      'tables/SKILL.md',
+      '---\nname: tables\ndescription: Has a table.\n---\n| Step | Who |\n| --- | --- |\n| Build | <b onclick="x">anyone</b> |\n\n- [x] Green build\n- [ ] Changelog\n\n~~old~~ way\n',
+    );
     await page.goto(`${new URL(page.url()).origin}/#skills/tables`);
     const body = skill('tables').getByRole('article', { name: 'Instructions' });
     const table = body.getByRole('table');
@@ -344,7 +359,9 @@ describe('the page: skills', { skip }, () => {
     await view.getByRole('button', { name: 'Edit' }).click();
     const editor = view.getByRole('textbox', { name: 'SKILL.md' });
     await editor.fill('---\nname: fresh\ndescription: Use it: when fresh\n---\nBody\n');
-    const problem = view.getByText('The frontmatter is not valid YAML on line 3: a value holds a colon followed by a space, which YAML reads as a new field. Put the whole value in quotes. Save is off until this is fixed.');
+    const problem = view.getByText(
+      'The frontmatter is not valid YAML on line 3: a value holds a colon followed by a space, which YAML reads as a new field. Put the whole value in quotes. Save is off until this is fixed.',
+    );
     await problem.waitFor();
     assert.equal(await view.getByText('column', { exact: false }).count(), 0);
     await shot('edit-yaml-error');

@@ -79,7 +79,9 @@ export async function startTour(): Promise<Tour> {
 
   const secret = await api('PUT', '/secrets/ISSUES_KEY?workspace_path=', { value: API_KEY });
   if (secret.status !== 204) throw new Error(`making the tour's secret: ${secret.status}`);
-  const added = await api('POST', '/mcp/place', { server: { url: upstream.url, name: 'Issue tracker', header: { name: 'X-Api-Key', secret: 'ISSUES_KEY' } } });
+  const added = await api('POST', '/mcp/place', {
+    server: { url: upstream.url, name: 'Issue tracker', header: { name: 'X-Api-Key', secret: 'ISSUES_KEY' } },
+  });
   if (added.status !== 201) throw new Error(`adding the tour's connection: ${JSON.stringify(added.json)}`);
   const token = await api('POST', '/tokens', { name: 'release agent', workspace_path: 'Crew/alpha' });
   const { client } = await fx.connect(token.json.token.token);
@@ -201,7 +203,10 @@ export const SIGNED_OUT_STOPS: TourStop[] = [
 ];
 
 /** A page in a new context, without the login cookie. */
-export async function signedOutPage(tour: Tour, viewport: { width: number; height: number }): Promise<{ page: Page; close(): Promise<void> }> {
+export async function signedOutPage(
+  tour: Tour,
+  viewport: { width: number; height: number },
+): Promise<{ page: Page; close(): Promise<void> }> {
   const context = await tour.browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);

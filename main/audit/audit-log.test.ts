@@ -17,7 +17,10 @@ const entry = (overrides: Partial<AuditEntry> = {}): AuditEntry => ({
 
 async function lines(path: string): Promise<Record<string, unknown>[]> {
   const text = await readFile(path, 'utf8');
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('AuditLog', () => {
@@ -37,7 +40,17 @@ describe('AuditLog', () => {
   it('appends one JSON line per call with the documented fields', async () => {
     const before = Date.now();
     log.record(
-      entry({ tool: 'bash', place: '/work/Crew/1', policy: 'strict', projectId: 'p', executionId: 'e', workspaceId: 'w', durationMs: 41.6, outcome: 'error', error: 'exit 2' }),
+      entry({
+        tool: 'bash',
+        place: '/work/Crew/1',
+        policy: 'strict',
+        projectId: 'p',
+        executionId: 'e',
+        workspaceId: 'w',
+        durationMs: 41.6,
+        outcome: 'error',
+        error: 'exit 2',
+      }),
     );
     log.record(entry({ outcome: 'cancelled' }));
     await log.flush();
@@ -113,14 +126,21 @@ describe('AuditLog', () => {
       hook.disable();
     }
     assert.equal(held, 0, 'nothing handed to the disk yet');
-    assert.ok(fileRequests > 0, 'the count sees the audit log\'s own writes');
-    assert.deepEqual((await lines(join(stateDir, 'audit.log'))).map((r) => r.tool), ['a', 'b']);
+    assert.ok(fileRequests > 0, "the count sees the audit log's own writes");
+    assert.deepEqual(
+      (await lines(join(stateDir, 'audit.log'))).map((r) => r.tool),
+      ['a', 'b'],
+    );
   });
 
   it('writes by itself once the batch time is over', async () => {
     const quick = new AuditLog({ stateDir, batchMs: 20 });
     quick.record(entry({ tool: 'a' }));
-    await waitFor(async () => (await readFile(join(stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"tool":"a"'), 10_000, 'the record to be written');
+    await waitFor(
+      async () => (await readFile(join(stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"tool":"a"'),
+      10_000,
+      'the record to be written',
+    );
     await quick.close();
   });
 
@@ -151,7 +171,10 @@ describe('AuditLog', () => {
       }),
     );
     await log.close();
-    assert.deepEqual((await lines(join(stateDir, 'audit.log'))).map((r) => r.tool), order);
+    assert.deepEqual(
+      (await lines(join(stateDir, 'audit.log'))).map((r) => r.tool),
+      order,
+    );
     assert.deepEqual(reports, []);
   });
 
@@ -163,7 +186,10 @@ describe('AuditLog', () => {
     const written = (await lines(join(stateDir, 'audit.log'))).map((r) => r.tool);
     assert.ok(written.length > 0 && written.length < count, `${written.length} written`);
     assert.ok((await stat(join(stateDir, 'audit.log'))).size <= 4 * 1024 * 1024);
-    assert.deepEqual(written, Array.from({ length: written.length }, (_, i) => `t${i}`));
+    assert.deepEqual(
+      written,
+      Array.from({ length: written.length }, (_, i) => `t${i}`),
+    );
     assert.equal(reports.length, 1);
     assert.match(reports[0]!, /cannot keep up/);
   });
@@ -204,7 +230,10 @@ describe('AuditLog', () => {
     log.record(entry({ tool: 'late' }));
     await log.flush();
     const written = await lines(join(stateDir, 'audit.log'));
-    assert.deepEqual(written.map((r) => r.tool), ['write']);
+    assert.deepEqual(
+      written.map((r) => r.tool),
+      ['write'],
+    );
     assert.equal(reports.length, 1);
   });
 
@@ -219,12 +248,20 @@ describe('AuditLog', () => {
     assert.ok((await stat(current)).size <= 1000);
     assert.ok((await stat(`${current}.1`)).size <= 1000);
     const kept = [...(await lines(`${current}.1`)), ...(await lines(current))].map((r) => r.tool);
-    assert.deepEqual(kept, Array.from({ length: kept.length }, (_, i) => `t${30 - kept.length + i}`), 'the newest records, in order');
+    assert.deepEqual(
+      kept,
+      Array.from({ length: kept.length }, (_, i) => `t${30 - kept.length + i}`),
+      'the newest records, in order',
+    );
   });
 
   it('reads the last n records, oldest first', async () => {
     for (let i = 0; i < 10; i++) log.record(entry({ tool: `t${i}` }));
-    assert.deepEqual((await log.readRecent(3)).map((r) => r.tool), ['t7', 't8', 't9'], 'including records not yet flushed');
+    assert.deepEqual(
+      (await log.readRecent(3)).map((r) => r.tool),
+      ['t7', 't8', 't9'],
+      'including records not yet flushed',
+    );
     assert.equal((await log.readRecent(50)).length, 10);
     assert.deepEqual(await log.readRecent(0), []);
   });
@@ -248,7 +285,10 @@ describe('AuditLog', () => {
     }
     const recent = await small.readRecent(8);
     await small.close();
-    assert.deepEqual(recent.map((r) => r.tool), ['t4', 't5', 't6', 't7', 't8', 't9', 't10', 't11']);
+    assert.deepEqual(
+      recent.map((r) => r.tool),
+      ['t4', 't5', 't6', 't7', 't8', 't9', 't10', 't11'],
+    );
   });
 
   it('skips lines that are not records, such as a torn last write', async () => {
@@ -256,7 +296,10 @@ describe('AuditLog', () => {
     log.record(entry({ tool: 'b' }));
     await log.flush();
     await appendFile(join(stateDir, 'audit.log'), '{"time":"2024-01-01T00:00:00.000Z","tool":"c","cal');
-    assert.deepEqual((await log.readRecent(5)).map((r) => r.tool), ['a', 'b']);
+    assert.deepEqual(
+      (await log.readRecent(5)).map((r) => r.tool),
+      ['a', 'b'],
+    );
   });
 
   it('reads from the end without loading the whole file', async () => {
@@ -264,9 +307,15 @@ describe('AuditLog', () => {
     const path = join(stateDir, 'audit.log');
     await writeFile(path, '');
     await truncate(path, 3 * 1024 ** 3);
-    await appendFile(path, '\n' + JSON.stringify({ time: new Date().toISOString(), tool: 'last', caller: 'c', durationMs: 1, outcome: 'ok' }) + '\n');
+    await appendFile(
+      path,
+      '\n' + JSON.stringify({ time: new Date().toISOString(), tool: 'last', caller: 'c', durationMs: 1, outcome: 'ok' }) + '\n',
+    );
     const started = Date.now();
-    assert.deepEqual((await new AuditLog({ stateDir }).readRecent(1)).map((r) => r.tool), ['last']);
+    assert.deepEqual(
+      (await new AuditLog({ stateDir }).readRecent(1)).map((r) => r.tool),
+      ['last'],
+    );
     assert.ok(Date.now() - started < 1000);
   });
 

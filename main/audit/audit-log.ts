@@ -158,7 +158,10 @@ export class AuditLog {
   private async readEarlier(): Promise<AuditRecord[]> {
     const bounds = { end: this.startSize, maxBytes: EARLIER_MAX_BYTES };
     const latest = await lastRecords(this.rotated ? `${this.path}.1` : this.path, RECENT_KEPT, bounds);
-    const older = latest.length < RECENT_KEPT && !this.rotated ? await lastRecords(`${this.path}.1`, RECENT_KEPT - latest.length, { maxBytes: EARLIER_MAX_BYTES }) : [];
+    const older =
+      latest.length < RECENT_KEPT && !this.rotated
+        ? await lastRecords(`${this.path}.1`, RECENT_KEPT - latest.length, { maxBytes: EARLIER_MAX_BYTES })
+        : [];
     return [...older, ...latest];
   }
 
@@ -205,7 +208,9 @@ export class AuditLog {
       await this.handle?.close().catch(() => {});
       this.handle = undefined;
       this.size = undefined;
-      this.trouble(`could not write the audit log ${this.path} (${(error as Error).message}); tool calls go on unrecorded until it works again.`);
+      this.trouble(
+        `could not write the audit log ${this.path} (${(error as Error).message}); tool calls go on unrecorded until it works again.`,
+      );
     }
   }
 

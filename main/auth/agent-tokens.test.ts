@@ -7,13 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { writeFileAtomic } from '../state/atomic-write.js';
-import {
-  AgentTokenStore,
-  APP_TOKEN_ISSUER,
-  parseTokenLifetime,
-  TokenInputError,
-  UnknownTokenError,
-} from './agent-tokens.js';
+import { AgentTokenStore, APP_TOKEN_ISSUER, parseTokenLifetime, TokenInputError, UnknownTokenError } from './agent-tokens.js';
 import { keyIdOf } from './signing-key.js';
 import { TokenStoreError } from './token-file.js';
 
@@ -151,7 +145,10 @@ describe('AgentTokenStore', () => {
     await store.list();
     const other = await new AgentTokenStore({ stateDir }).create({ name: 'other' });
     const mine = await store.create({ name: 'mine' });
-    assert.deepEqual((await new AgentTokenStore({ stateDir }).list()).map((t) => t.id), [other.id, mine.id]);
+    assert.deepEqual(
+      (await new AgentTokenStore({ stateDir }).list()).map((t) => t.id),
+      [other.id, mine.id],
+    );
   });
 
   it('serializes concurrent creates and revokes in one process', async () => {
@@ -278,11 +275,14 @@ describe('parseTokenLifetime', () => {
 
   it('refuses anything else with an example of what works', () => {
     for (const text of ['', '0d', '30', 'd', '1.5h', '-1d', '1w', '3651d', '1e3m', 'forever']) {
-      assert.throws(() => parseTokenLifetime(text), (error: Error) => {
-        assert.ok(error instanceof TokenInputError, text);
-        assert.match(error.message, /like 90m, 12h, 30d\), or "never"/);
-        return true;
-      });
+      assert.throws(
+        () => parseTokenLifetime(text),
+        (error: Error) => {
+          assert.ok(error instanceof TokenInputError, text);
+          assert.match(error.message, /like 90m, 12h, 30d\), or "never"/);
+          return true;
+        },
+      );
     }
   });
 });

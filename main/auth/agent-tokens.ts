@@ -196,7 +196,9 @@ export class AgentTokenStore {
   }
 
   /** Read-modify-write runs one at a time: in this process by a queue, across processes by the file's lock (re-reading inside it). */
-  private exclusive<T>(task: (records: ReadonlyMap<string, TokenRecord>, write: (records: Iterable<TokenRecord>) => Promise<void>) => Promise<T>): Promise<T> {
+  private exclusive<T>(
+    task: (records: ReadonlyMap<string, TokenRecord>, write: (records: Iterable<TokenRecord>) => Promise<void>) => Promise<T>,
+  ): Promise<T> {
     const run = this.queue.then(() => this.file.update(task));
     this.queue = run.catch(() => {});
     return run;

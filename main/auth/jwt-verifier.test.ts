@@ -32,9 +32,7 @@ async function sign(
   claims: JWTPayload = {},
   header: Record<string, unknown> = {},
 ): Promise<string> {
-  return new SignJWT({ sub: 'user-1', iat: now(), exp: now() + 3600, ...claims })
-    .setProtectedHeader({ alg, ...header })
-    .sign(key);
+  return new SignJWT({ sub: 'user-1', iat: now(), exp: now() + 3600, ...claims }).setProtectedHeader({ alg, ...header }).sign(key);
 }
 
 async function refused(verifier: JwtVerifier, token: string, reason: AuthErrorReason): Promise<AuthError> {
@@ -113,7 +111,12 @@ describe('JwtVerifier with the app’s own tokens', () => {
   it('checks tokens with the app’s key id only against the app key, even when an external secret is set', async () => {
     const both = await JwtVerifier.create({ appTokens: store, secret: SECRET });
     const { keyId } = await store.signingKey();
-    const forged = await sign(secretBytes, 'HS256', { iss: APP_TOKEN_ISSUER, jti: '0123456789abcdef', sub: 'token:0123456789abcdef' }, { kid: keyId });
+    const forged = await sign(
+      secretBytes,
+      'HS256',
+      { iss: APP_TOKEN_ISSUER, jti: '0123456789abcdef', sub: 'token:0123456789abcdef' },
+      { kid: keyId },
+    );
     await refused(both, forged, 'bad_signature');
     // The same token without the app's kid is an ordinary external token.
     const external = await sign(secretBytes, 'HS256', { sub: 'user-9' }, { kid: 'persona' });
@@ -167,7 +170,10 @@ describe('JwtVerifier with an external HS256 secret', () => {
   });
 
   it('enforces issuer and audience', async () => {
-    assert.match((await refused(verifier, await sign(secretBytes, 'HS256', { ...good, iss: 'https://evil.example' }), 'bad_claims')).message, /issuer/);
+    assert.match(
+      (await refused(verifier, await sign(secretBytes, 'HS256', { ...good, iss: 'https://evil.example' }), 'bad_claims')).message,
+      /issuer/,
+    );
     assert.match((await refused(verifier, await sign(secretBytes, 'HS256', { ...good, aud: 'other' }), 'bad_claims')).message, /audience/);
     const { aud: _aud, ...noAudience } = good;
     await refused(verifier, await sign(secretBytes, 'HS256', noAudience), 'bad_claims');
@@ -308,8 +314,14 @@ describe('JwtVerifier with a JWKS URL', () => {
     jwks = { keys: [a.jwk, b.jwk] };
     const verifier = await JwtVerifier.create({ jwksUrl: url, audience: 'workspace' });
     const before = requests;
-    assert.equal((await verifier.verifyToken(await sign(a.privateKey, 'RS256', { sub: 'ra', aud: 'workspace' }, { kid: 'a' }))).subject, 'ra');
-    assert.equal((await verifier.verifyToken(await sign(b.privateKey, 'ES256', { sub: 'eb', aud: 'workspace' }, { kid: 'b' }))).subject, 'eb');
+    assert.equal(
+      (await verifier.verifyToken(await sign(a.privateKey, 'RS256', { sub: 'ra', aud: 'workspace' }, { kid: 'a' }))).subject,
+      'ra',
+    );
+    assert.equal(
+      (await verifier.verifyToken(await sign(b.privateKey, 'ES256', { sub: 'eb', aud: 'workspace' }, { kid: 'b' }))).subject,
+      'eb',
+    );
     assert.equal(requests - before, 1, 'the key set is fetched once and cached');
     await refused(verifier, await sign(a.privateKey, 'RS256', { aud: 'elsewhere' }, { kid: 'a' }), 'bad_claims');
   });
@@ -383,7 +395,10 @@ describe('JwtVerifier.verifyAuthorization', () => {
 
   it('refuses everything when no key at all is configured', async () => {
     const bare = await JwtVerifier.create({});
-    await assert.rejects(bare.verifyAuthorization(`Bearer ${await sign(secretBytes, 'HS256')}`), (error: AuthError) => error.reason === 'no_key');
+    await assert.rejects(
+      bare.verifyAuthorization(`Bearer ${await sign(secretBytes, 'HS256')}`),
+      (error: AuthError) => error.reason === 'no_key',
+    );
   });
 });
 

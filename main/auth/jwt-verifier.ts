@@ -198,24 +198,34 @@ export class JwtVerifier {
     if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') {
       throw new AuthError('bad_algorithm', 'Unsigned tokens (alg "none") are never accepted.');
     }
-    const { caller, payload } = this.app && header.kid === this.app.keyId ? await this.verifyAppToken(token, audience) : await this.verifyExternalToken(token, header.alg);
+    const { caller, payload } =
+      this.app && header.kid === this.app.keyId
+        ? await this.verifyAppToken(token, audience)
+        : await this.verifyExternalToken(token, header.alg);
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, { caller, ...(payload.exp !== undefined && { exp: payload.exp }), ...(payload.nbf !== undefined && { nbf: payload.nbf }) });
+    this.verified.set(token, {
+      caller,
+      ...(payload.exp !== undefined && { exp: payload.exp }),
+      ...(payload.nbf !== undefined && { nbf: payload.nbf }),
+    });
     return caller;
   }
 
   private async checkAppToken(id: string): Promise<void> {
     const status = await this.app!.authority.status(id);
-    if (status === 'revoked') throw new AuthError('revoked', 'This token has been revoked. Ask the machine\'s owner for a new one.');
+    if (status === 'revoked') throw new AuthError('revoked', "This token has been revoked. Ask the machine's owner for a new one.");
     if (status === 'unknown') {
-      throw new AuthError('unknown_token', 'This token is not known on this machine (its record was removed). Ask the machine\'s owner for a new one.');
+      throw new AuthError(
+        'unknown_token',
+        "This token is not known on this machine (its record was removed). Ask the machine's owner for a new one.",
+      );
     }
   }
 
   /** An OAuth access token: for `audience` only (never where none is given), and its grant still active. */
   private async checkGrant(caller: Caller, audience: string | undefined): Promise<void> {
     if (audience === undefined || caller.audience !== audience) {
-      throw new AuthError('wrong_audience', 'This access token was issued for another resource. Sign in to this server\'s own URL.');
+      throw new AuthError('wrong_audience', "This access token was issued for another resource. Sign in to this server's own URL.");
     }
     const { status, revokedWhy } = await this.grants!.grantStatus(caller.client!.grantId);
     if (status === 'revoked') throw new AuthError('revoked', revokedMessage(revokedWhy));
@@ -236,7 +246,7 @@ export class JwtVerifier {
     if (typeof payload.sub === 'string' && payload.sub.startsWith(GRANT_SUBJECT_PREFIX)) return this.verifyGrantToken(payload, audience);
     const id = payload.jti;
     if (typeof id !== 'string' || payload.sub !== `token:${id}`) {
-      throw new AuthError('bad_claims', 'The token\'s subject does not match its id.');
+      throw new AuthError('bad_claims', "The token's subject does not match its id.");
     }
     await this.checkAppToken(id);
     return { caller: { ...callerClaims(payload), tokenId: id, source: 'app' }, payload };
@@ -269,18 +279,23 @@ export class JwtVerifier {
     // Several sources may accept the algorithm; only a signature mismatch moves on to the next one.
     for (const candidate of candidates) {
       try {
-        const payload = await mapJoseErrors(candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms, currentDate: new Date(this.now()) }));
+        const payload = await mapJoseErrors(
+          candidate.verify(token, { ...this.externalOptions, algorithms: candidate.algorithms, currentDate: new Date(this.now()) }),
+        );
         const caller = callerClaims(payload);
         // `local` is whoever runs the app; no issuer can hand that name to a token.
         if (caller.subject === LOCAL_PERSON) {
-          throw new AuthError('bad_claims', `The token's subject (sub) is "${LOCAL_PERSON}", a name reserved for the person who runs this app.`);
+          throw new AuthError(
+            'bad_claims',
+            `The token's subject (sub) is "${LOCAL_PERSON}", a name reserved for the person who runs this app.`,
+          );
         }
         return { caller: { ...caller, source: 'external' }, payload };
       } catch (error) {
         if (!(error instanceof AuthError && error.reason === 'bad_signature')) throw error;
       }
     }
-    throw new AuthError('bad_signature', 'The token\'s signature does not match any key this server trusts.');
+    throw new AuthError('bad_signature', "The token's signature does not match any key this server trusts.");
   }
 }
 
@@ -359,7 +374,7 @@ function describeJoseError(error: errors.JOSEError): [AuthErrorReason, string] {
     return ['bad_claims', `The token's ${claim ?? 'claims'} ${claim ? 'is' : 'are'} not what this server accepts.`];
   }
   if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWKSNoMatchingKey) {
-    return ['bad_signature', 'The token\'s signature does not match any key this server trusts.'];
+    return ['bad_signature', "The token's signature does not match any key this server trusts."];
   }
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) {
     return ['bad_algorithm', 'The token is signed with an algorithm this server does not accept.'];
@@ -380,11 +395,15 @@ function publicKeyFromPem(pem: string): { key: KeyObject; algorithms: string[] }
   const type = key.asymmetricKeyType;
   const curve = key.asymmetricKeyDetails?.namedCurve;
   const algorithms =
-    type === 'rsa' ? RSA_ALGORITHMS
-    : type === 'rsa-pss' ? RSA_ALGORITHMS.filter((alg) => alg.startsWith('PS'))
-    : type === 'ec' && curve && EC_ALGORITHMS[curve] ? [EC_ALGORITHMS[curve]]
-    : type === 'ed25519' ? ['EdDSA', 'Ed25519']
-    : undefined;
+    type === 'rsa'
+      ? RSA_ALGORITHMS
+      : type === 'rsa-pss'
+        ? RSA_ALGORITHMS.filter((alg) => alg.startsWith('PS'))
+        : type === 'ec' && curve && EC_ALGORITHMS[curve]
+          ? [EC_ALGORITHMS[curve]]
+          : type === 'ed25519'
+            ? ['EdDSA', 'Ed25519']
+            : undefined;
   if (!algorithms) {
     throw new JwtConfigError(
       `The JWT public key is of an unsupported type (${type}${curve ? ` ${curve}` : ''}). Use RSA, EC P-256/P-384/P-521 or Ed25519.`,
@@ -422,11 +441,7 @@ function remoteKeySet(url: string): ExternalKey {
 }
 
 /** Several JWKS keys fit the header (no `kid`, same algorithm): the token is good if one of them signed it. */
-async function verifyWithAny(
-  token: string,
-  candidates: errors.JWKSMultipleMatchingKeys,
-  options: JWTVerifyOptions,
-): Promise<JWTPayload> {
+async function verifyWithAny(token: string, candidates: errors.JWKSMultipleMatchingKeys, options: JWTVerifyOptions): Promise<JWTPayload> {
   for await (const key of candidates) {
     try {
       return (await jwtVerify(token, key, options)).payload;

@@ -66,7 +66,9 @@ export class TokenFile {
    * it; `write` replaces them. Without the lock, a CLI revocation could be overwritten by the
    * server's next write made from an older read.
    */
-  async update<T>(task: (records: ReadonlyMap<string, TokenRecord>, write: (records: Iterable<TokenRecord>) => Promise<void>) => Promise<T>): Promise<T> {
+  async update<T>(
+    task: (records: ReadonlyMap<string, TokenRecord>, write: (records: Iterable<TokenRecord>) => Promise<void>) => Promise<T>,
+  ): Promise<T> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     return withFileLock(`${this.path}.lock`, async () => task((await this.load()).records, (records) => this.write(records)));
   }

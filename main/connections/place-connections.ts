@@ -1,5 +1,13 @@
 import { DEFAULT_JWT_ALGORITHM, type ClientCredentialsInput } from '../../common/api/client-credentials.js';
-import type { AddConnection, ConnectionDetails, ConnectionEdit, ConnectionState, ConnectionView, LocalServerSpec, LocalView } from '../../common/api/connections.js';
+import type {
+  AddConnection,
+  ConnectionDetails,
+  ConnectionEdit,
+  ConnectionState,
+  ConnectionView,
+  LocalServerSpec,
+  LocalView,
+} from '../../common/api/connections.js';
 import type { AccessDirectory, AccessDirectorySnapshot } from '../places/access-directory.js';
 import { canRemoveConnection, editBlocker } from '../places/access-rules.js';
 import type { Place } from '../places/place-root.js';
@@ -17,7 +25,15 @@ import { checkTarget, resolveWithSystem } from '../network/target-check.js';
 import { ConnectionRequestError, nameOf, PlaceAccessError, requireEdit, requireRead } from './place-rules.js';
 import { PlaceSecretsAccess } from './place-secrets-access.js';
 import { checkServerUrl, customName } from './server-url.js';
-import { isOAuth, type ConnectionAuth, type ConnectionPatch, type ConnectionStore, type LocalConnection, type OmitEach, type PlaceConnection } from './store/connection-store.js';
+import {
+  isOAuth,
+  type ConnectionAuth,
+  type ConnectionPatch,
+  type ConnectionStore,
+  type LocalConnection,
+  type OmitEach,
+  type PlaceConnection,
+} from './store/connection-store.js';
 import { unlistedCatalogId } from './store/naming.js';
 import { checkLocalCommand, commandLine, localId, programName } from './local/local-command.js';
 import { waitAtMost } from './gateway/wait-at-most.js';
@@ -137,7 +153,9 @@ export class PlaceConnections {
     requireRead(dir, person, place);
     const connections = await this.deps.store.list(place.root);
     const facts = await this.facts(place, connections);
-    const first = connections.filter((c) => !this.gate(dir, place, c, facts) && !this.deps.health.health(c).last).map((c) => this.deps.health.check(c));
+    const first = connections
+      .filter((c) => !this.gate(dir, place, c, facts) && !this.deps.health.health(c).last)
+      .map((c) => this.deps.health.check(c));
     if (first.length) await waitAtMost(Promise.all(first), options.waitMs ?? FIRST_CHECK_WAIT_MS);
     return connections.map((c) => this.view(dir, person, place, c, facts));
   }
@@ -152,7 +170,12 @@ export class PlaceConnections {
     const deadline = options.waitMs === undefined ? undefined : Date.now() + options.waitMs;
     const dir = await this.deps.access.snapshot();
     requireEdit(dir, person, place, 'add connections to');
-    const fields = 'catalog' in request ? await this.fromCatalog(request) : 'local' in request ? fromLocal(request.local) : await this.fromServer(person, place, request.server, deadline);
+    const fields =
+      'catalog' in request
+        ? await this.fromCatalog(request)
+        : 'local' in request
+          ? fromLocal(request.local)
+          : await this.fromServer(person, place, request.server, deadline);
     if (fields.auth.kind === 'header') await this.requireSecret(place, fields.auth.secretName);
     if (fields.transport === 'stdio') for (const { secret } of fields.local.env) await this.requireSecret(place, secret);
     const added = await this.deps.store.add({ owner: person, root: place.root, ...fields });
@@ -175,19 +198,38 @@ export class PlaceConnections {
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
     const changesLogin =
-      request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.name !== undefined || request.own_app !== undefined || request.client_credentials !== undefined || request.local !== undefined;
+      request.url !== undefined ||
+      request.transport !== undefined ||
+      request.header !== undefined ||
+      request.name !== undefined ||
+      request.own_app !== undefined ||
+      request.client_credentials !== undefined ||
+      request.local !== undefined;
     if (changesLogin && connection.owner !== person) {
-      throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`);
+      throw new PlaceAccessError(
+        `${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can change its server or credentials.`,
+      );
     }
     if (request.tools && !canRemoveConnection(dir, person, place, connection.owner)) {
-      throw new PlaceAccessError(`${nameOf(dir, person)} cannot turn tools of ${connection.displayName} on or off: only the person who added it or an editor of ${place.label} can.`);
+      throw new PlaceAccessError(
+        `${nameOf(dir, person)} cannot turn tools of ${connection.displayName} on or off: only the person who added it or an editor of ${place.label} can.`,
+      );
     }
-    const remoteOnly = request.url !== undefined || request.transport !== undefined || request.header !== undefined || request.own_app !== undefined || request.client_credentials !== undefined;
+    const remoteOnly =
+      request.url !== undefined ||
+      request.transport !== undefined ||
+      request.header !== undefined ||
+      request.own_app !== undefined ||
+      request.client_credentials !== undefined;
     if (connection.transport === 'stdio' && remoteOnly) {
-      throw new ConnectionRequestError(`${connection.displayName} is a local server: it has no URL, transport, header or OAuth app. Change its command, variables or hosts instead.`);
+      throw new ConnectionRequestError(
+        `${connection.displayName} is a local server: it has no URL, transport, header or OAuth app. Change its command, variables or hosts instead.`,
+      );
     }
     if (connection.transport !== 'stdio' && request.local !== undefined) {
-      throw new ConnectionRequestError(`${connection.displayName} is a remote server: it has no command. Remove it and add the local server instead.`);
+      throw new ConnectionRequestError(
+        `${connection.displayName} is a remote server: it has no command. Remove it and add the local server instead.`,
+      );
     }
     const patch: ConnectionPatch = {};
     if (request.local !== undefined) {
@@ -202,24 +244,46 @@ export class PlaceConnections {
     if (request.url !== undefined) patch.url = (await this.checkedUrl(request.url)).href;
     if (request.transport !== undefined) patch.transport = request.transport;
     if (request.header !== undefined) {
-      if (connection.auth.kind === 'oauth') throw new ConnectionRequestError(`${connection.displayName} signs in with OAuth; it takes no API-key header. Remove it and add the server again to use a key.`);
+      if (connection.auth.kind === 'oauth')
+        throw new ConnectionRequestError(
+          `${connection.displayName} signs in with OAuth; it takes no API-key header. Remove it and add the server again to use a key.`,
+        );
       if (request.header) await this.requireSecret(place, request.header.secret);
       patch.auth = request.header
-        ? { kind: 'header', header: request.header.name, ...(request.header.prefix && { prefix: request.header.prefix }), secretName: request.header.secret }
+        ? {
+            kind: 'header',
+            header: request.header.name,
+            ...(request.header.prefix && { prefix: request.header.prefix }),
+            secretName: request.header.secret,
+          }
         : { kind: 'none' };
     }
     if (request.own_app !== undefined) {
-      if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no OAuth app. Use an API-key header instead.`);
+      if (connection.auth.kind !== 'oauth')
+        throw new ConnectionRequestError(
+          `${connection.displayName} does not sign in with OAuth, so it takes no OAuth app. Use an API-key header instead.`,
+        );
       const clientId = request.own_app?.client_id.trim();
-      if (request.own_app && !clientId) throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
+      if (request.own_app && !clientId)
+        throw new ConnectionRequestError('An own OAuth app needs its client ID; give one, or null to sign in without your own app.');
       patch.auth = clientId ? { kind: 'oauth', ownApp: { clientId } } : { kind: 'oauth' };
     }
     if (request.client_credentials !== undefined) {
-      if (connection.auth.kind !== 'oauth') throw new ConnectionRequestError(`${connection.displayName} does not sign in with OAuth, so it takes no client credentials. Use an API-key header instead.`);
-      if (request.client_credentials && request.own_app) throw new ConnectionRequestError('A connection logs in either with client credentials or in the browser with your own OAuth app, not both.');
+      if (connection.auth.kind !== 'oauth')
+        throw new ConnectionRequestError(
+          `${connection.displayName} does not sign in with OAuth, so it takes no client credentials. Use an API-key header instead.`,
+        );
+      if (request.client_credentials && request.own_app)
+        throw new ConnectionRequestError(
+          'A connection logs in either with client credentials or in the browser with your own OAuth app, not both.',
+        );
     }
     const credentials = request.client_credentials && (await checkedCredentials(request.client_credentials));
-    if (credentials) patch.auth = { kind: 'oauth', clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' } };
+    if (credentials)
+      patch.auth = {
+        kind: 'oauth',
+        clientCredentials: { clientId: credentials.clientId, method: 'clientSecret' in credentials ? 'client_secret' : 'private_key_jwt' },
+      };
     // Back to the browser: with the own OAuth app given alongside, else by registration.
     else if (request.client_credentials === null && request.own_app === undefined) patch.auth = { kind: 'oauth' };
     if (request.tools) {
@@ -234,14 +298,23 @@ export class PlaceConnections {
     // The login (and the own app's secret with it) goes with the server it was made for; a new URL keeps no own app.
     if (movedLogin && request.own_app === undefined && request.client_credentials === undefined) patch.auth = { kind: 'oauth' };
     // Machine credentials log in now, before anything changes: ones the provider refuses are not kept.
-    const login = credentials && isOAuth(connection) && (await this.deps.oauth.tryClientCredentials({ url: patch.url ?? connection.url, displayName: patch.displayName ?? connection.displayName }, credentials));
+    const login =
+      credentials &&
+      isOAuth(connection) &&
+      (await this.deps.oauth.tryClientCredentials(
+        { url: patch.url ?? connection.url, displayName: patch.displayName ?? connection.displayName },
+        credentials,
+      ));
     const edited = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, patch);
     // A login made with another OAuth app (or for another server) ends; the next sign-in uses the new one.
-    if (isOAuth(connection) && (movedLogin || request.own_app !== undefined || request.client_credentials !== undefined)) await this.deps.oauth.revokeAndForget(connection);
+    if (isOAuth(connection) && (movedLogin || request.own_app !== undefined || request.client_credentials !== undefined))
+      await this.deps.oauth.revokeAndForget(connection);
     if (login && isOAuth(edited)) await this.deps.oauth.keepCredentialsLogin(edited, login);
-    if (request.own_app?.client_secret) await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.own_app.client_secret);
+    if (request.own_app?.client_secret)
+      await this.deps.connectionSecrets.set(identityOf(edited), OWN_APP_SECRET, request.own_app.client_secret);
     const facts = await this.facts(place, [edited]);
-    if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last)) await this.deps.health.check(edited);
+    if (!this.gate(dir, place, edited, facts) && (changesLogin || !this.deps.health.health(edited).last))
+      await this.deps.health.check(edited);
     return this.view(dir, person, place, edited, facts);
   }
 
@@ -258,7 +331,11 @@ export class PlaceConnections {
     const listed = health.last?.kind === 'ok' ? health.last.tools : [];
     return {
       ...this.view(dir, person, place, connection, facts),
-      toolList: listed.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), enabled: !off.has(t.name) })),
+      toolList: listed.map((t) => ({
+        name: t.name,
+        ...(t.description !== undefined && { description: t.description }),
+        enabled: !off.has(t.name),
+      })),
       errors: health.errors.map((e) => ({ at: new Date(e.at).toISOString(), message: e.message })),
     };
   }
@@ -288,16 +365,26 @@ export class PlaceConnections {
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connection: ConnectionView; tools: string[] } | { connection: ConnectionView; authorizationUrl: string }> {
     const [{ connection, view }] = await this.ownConnections(person, place, [name]);
-    if (isOAuth(connection) && connection.auth.clientCredentials) return { connection: view, tools: await this.logInWithCredentials(connection) };
+    if (isOAuth(connection) && connection.auth.clientCredentials)
+      return { connection: view, tools: await this.logInWithCredentials(connection) };
     if (isOAuth(connection)) return this.signIn(connection, view, options);
     try {
       return { connection: view, tools: await this.checkedToolNames(connection) };
     } catch (error) {
       // A server added as open that now asks for an OAuth login (401 with a Bearer challenge): from now on it is signed in to.
-      if (!(error instanceof ConnectionCheckError && error.problem === 'sign-in' && connection.transport !== 'stdio' && connection.auth.kind === 'none')) throw error;
+      if (!(
+        error instanceof ConnectionCheckError &&
+        error.problem === 'sign-in' &&
+        connection.transport !== 'stdio' &&
+        connection.auth.kind === 'none'
+      ))
+        throw error;
       // Its health starts afresh with the new record: the challenge that asked for the sign-in is taken along.
       const challenge = this.lastChallenge(connection);
-      const switched = await this.deps.store.update({ root: place.root, name: connection.name, owner: connection.owner }, { auth: { kind: 'oauth' } });
+      const switched = await this.deps.store.update(
+        { root: place.root, name: connection.name, owner: connection.owner },
+        { auth: { kind: 'oauth' } },
+      );
       if (!isOAuth(switched)) throw error;
       return this.signIn(switched, { ...view, auth: 'oauth', state: 'sign-in' }, options, challenge);
     }
@@ -359,7 +446,11 @@ export class PlaceConnections {
    * Begins a connection's sign-in with the own OAuth app given (kept for the next sign-ins), else
    * the one it keeps, else by registration.
    */
-  private async beginSignIn(connection: PlaceConnection & Parameters<ConnectionOAuth['begin']>[0], given: OwnApp | undefined, challenge: { challenge?: string }): Promise<{ authorizationUrl: string }> {
+  private async beginSignIn(
+    connection: PlaceConnection & Parameters<ConnectionOAuth['begin']>[0],
+    given: OwnApp | undefined,
+    challenge: { challenge?: string },
+  ): Promise<{ authorizationUrl: string }> {
     const kept = connection.auth.kind === 'oauth' ? connection.auth.ownApp : undefined;
     const ownApp = given ?? (kept && (await this.keptOwnApp(connection, kept.clientId)));
     const begun = await this.deps.oauth.begin(connection, { ...(ownApp && { ownApp }), ...challenge });
@@ -374,7 +465,9 @@ export class PlaceConnections {
   }
 
   /** Logs in with the connection's machine credentials now, then checks its server with that login. */
-  private async logInWithCredentials(connection: PlaceConnection & Parameters<ConnectionOAuth['logInWithCredentials']>[0]): Promise<string[]> {
+  private async logInWithCredentials(
+    connection: PlaceConnection & Parameters<ConnectionOAuth['logInWithCredentials']>[0],
+  ): Promise<string[]> {
     // No browser: a refusal comes back to the caller of Connect at once.
     await this.deps.oauth.logInWithCredentials(connection);
     return this.checkedToolNames(connection);
@@ -386,7 +479,11 @@ export class PlaceConnections {
   }
 
   /** The caller's own connections of these names, each ready to connect, or an error that says why not. */
-  private async ownConnections(person: string, place: Place, names: string[]): Promise<{ connection: PlaceConnection; view: ConnectionView }[]> {
+  private async ownConnections(
+    person: string,
+    place: Place,
+    names: string[],
+  ): Promise<{ connection: PlaceConnection; view: ConnectionView }[]> {
     const dir = await this.deps.access.snapshot();
     requireRead(dir, person, place);
     const connections = await this.deps.store.list(place.root);
@@ -394,7 +491,9 @@ export class PlaceConnections {
       const connection = connections.find((c) => c.name === name && c.owner === person) ?? connections.find((c) => c.name === name);
       if (!connection) throw notFound(place, name);
       if (connection.owner !== person) {
-        throw new PlaceAccessError(`${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can sign in to it.`);
+        throw new PlaceAccessError(
+          `${connection.displayName} in ${place.label} uses ${nameOf(dir, connection.owner)}'s login; only they can sign in to it.`,
+        );
       }
       return connection;
     });
@@ -402,8 +501,10 @@ export class PlaceConnections {
     return found.map((connection) => {
       const view = this.view(dir, person, place, connection, facts);
       const blocked = this.gate(dir, place, connection, facts);
-      if (connection.auth.kind === 'oauth' && blocked?.state === 'paused') throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${blocked.reason}`, 409);
-      if (connection.auth.kind !== 'oauth' && blocked) throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${blocked.reason}`, 409);
+      if (connection.auth.kind === 'oauth' && blocked?.state === 'paused')
+        throw new ConnectionRequestError(`${connection.displayName} cannot sign in: ${blocked.reason}`, 409);
+      if (connection.auth.kind !== 'oauth' && blocked)
+        throw new ConnectionRequestError(`${connection.displayName} cannot connect: ${blocked.reason}`, 409);
       return { connection, view };
     });
   }
@@ -434,7 +535,9 @@ export class PlaceConnections {
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
     if (!connection) throw notFound(place, name);
     if (!canRemoveConnection(dir, person, place, connection.owner)) {
-      throw new PlaceAccessError(`${nameOf(dir, person)} cannot remove ${connection.displayName} from ${place.label}: only the person who added it or an editor of the place can.`);
+      throw new PlaceAccessError(
+        `${nameOf(dir, person)} cannot remove ${connection.displayName} from ${place.label}: only the person who added it or an editor of the place can.`,
+      );
     }
     const removed = await this.deps.store.remove({ root: place.root, name, owner: connection.owner });
     this.deps.health.forget(removed);
@@ -444,7 +547,9 @@ export class PlaceConnections {
     const revocation = isOAuth(removed) ? await this.deps.oauth.revokeAndForget(removed) : undefined;
     if (!revocation) await this.deps.connectionSecrets.deleteAll({ storeId: removed.storeId, serverName: removed.name });
     const view = this.view(dir, person, place, removed, { secrets: [], signedIn: new Set(), ended: new Map(), stepUps: new Map() });
-    return revocation?.problems.length ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` } : view;
+    return revocation?.problems.length
+      ? { ...view, reason: `Removed, but revoking the login failed: ${revocation.problems.join(' ')}` }
+      : view;
   }
 
   /** The names of the place's secrets (never their values), for anyone who can see the place. */
@@ -479,12 +584,20 @@ export class PlaceConnections {
   }
 
   /** The state of the place's connection named `serverName`, for an agent told why its tool is not there. */
-  async stateOf(place: Place, serverName: string): Promise<{ displayName: string; state: ConnectionState; reason?: string; disabledTools?: string[] } | undefined> {
+  async stateOf(
+    place: Place,
+    serverName: string,
+  ): Promise<{ displayName: string; state: ConnectionState; reason?: string; disabledTools?: string[] } | undefined> {
     const dir = await this.deps.access.snapshot();
     const connection = (await this.deps.store.list(place.root)).find((c) => c.name === serverName);
     if (!connection) return undefined;
     const { state, reason } = this.state(dir, place, connection, await this.facts(place, [connection]));
-    return { displayName: connection.displayName, state, ...(reason !== undefined && { reason }), ...(connection.disabledTools && { disabledTools: connection.disabledTools }) };
+    return {
+      displayName: connection.displayName,
+      state,
+      ...(reason !== undefined && { reason }),
+      ...(connection.disabledTools && { disabledTools: connection.disabledTools }),
+    };
   }
 
   /** The credentials header of a connection, for the one outgoing request that needs it. */
@@ -496,20 +609,42 @@ export class PlaceConnections {
 
   private async fromCatalog(request: Extract<AddConnection, { catalog: string }>): Promise<NewConnection> {
     const entry = this.deps.catalog.list().entries.find((e) => e.id === request.catalog);
-    if (!entry) throw new ConnectionRequestError(`There is no connector "${request.catalog}" in the catalog. Search the catalog for its id, or add it as a server that is not listed.`, 404);
-    if (entry.transport !== 'stdio') return { catalogId: entry.id, displayName: entry.name, url: entry.url, transport: entry.transport, auth: authFor(entry, request.secret) };
+    if (!entry)
+      throw new ConnectionRequestError(
+        `There is no connector "${request.catalog}" in the catalog. Search the catalog for its id, or add it as a server that is not listed.`,
+        404,
+      );
+    if (entry.transport !== 'stdio')
+      return {
+        catalogId: entry.id,
+        displayName: entry.name,
+        url: entry.url,
+        transport: entry.transport,
+        auth: authFor(entry, request.secret),
+      };
     // Only what the entry declares: its own command and arguments, and a place secret for each of its variables.
     const env = request.env ?? {};
     const unknown = Object.keys(env).find((name) => !entry.local.env.some((v) => v.name === name));
-    if (unknown) throw new ConnectionRequestError(`${entry.name} reads no variable ${unknown}; it reads ${entry.local.env.map((v) => v.name).join(', ') || 'none'}.`);
+    if (unknown)
+      throw new ConnectionRequestError(
+        `${entry.name} reads no variable ${unknown}; it reads ${entry.local.env.map((v) => v.name).join(', ') || 'none'}.`,
+      );
     const missing = entry.local.env.find((v) => v.required && !env[v.name]);
-    if (missing) throw new ConnectionRequestError(`${entry.name} needs the variable ${missing.name}${missing.description ? ` (${missing.description})` : ''}: name the place secret that holds its value, as env {"${missing.name}": "SECRET"}.`);
+    if (missing)
+      throw new ConnectionRequestError(
+        `${entry.name} needs the variable ${missing.name}${missing.description ? ` (${missing.description})` : ''}: name the place secret that holds its value, as env {"${missing.name}": "SECRET"}.`,
+      );
     const hosts = entry.local.hosts ?? (await installHosts(entry.local.command));
     const local = checkLocalCommand({ command: entry.local.command, args: entry.local.args, env, hosts });
     return { catalogId: entry.id, displayName: entry.name, transport: 'stdio', local, auth: { kind: 'none' } };
   }
 
-  private async fromServer(person: string, place: Place, server: Extract<AddConnection, { server: unknown }>['server'], deadline: number | undefined): Promise<NewConnection> {
+  private async fromServer(
+    person: string,
+    place: Place,
+    server: Extract<AddConnection, { server: unknown }>['server'],
+    deadline: number | undefined,
+  ): Promise<NewConnection> {
     const url = await this.checkedUrl(server.url);
     // Shown on every surface and to agents: one inert line, like a server's own names.
     const displayName = inertLine(server.name ?? '', MAX_TITLE) || customName(url);
@@ -521,7 +656,12 @@ export class PlaceConnections {
     // Without an API key, the server itself says whether it wants a sign-in (most remote servers do). One
     // that does not say by the deadline is taken as open: its check then finds a sign-in it asks for.
     const auth: ConnectionAuth = server.header
-      ? { kind: 'header', header: server.header.name, ...(server.header.prefix && { prefix: server.header.prefix }), secretName: server.header.secret }
+      ? {
+          kind: 'header',
+          header: server.header.name,
+          ...(server.header.prefix && { prefix: server.header.prefix }),
+          secretName: server.header.secret,
+        }
       : (await (deadline === undefined ? this.deps.asksForSignIn(url.href) : answerBy(this.deps.asksForSignIn(url.href), deadline, false)))
         ? { kind: 'oauth' }
         : { kind: 'none' };
@@ -537,7 +677,11 @@ export class PlaceConnections {
   /** A server URL of the right form, whose target is not refused (a private or local one is refused now rather than at first use). */
   private async checkedUrl(text: string): Promise<URL> {
     const url = checkServerUrl(text, this.deps.allowPrivateNetwork);
-    await checkTarget(url, { allowPrivateNetwork: this.deps.allowPrivateNetwork, appPorts: this.deps.appPorts, resolve: resolveWithSystem }).catch((error: unknown) => {
+    await checkTarget(url, {
+      allowPrivateNetwork: this.deps.allowPrivateNetwork,
+      appPorts: this.deps.appPorts,
+      resolve: resolveWithSystem,
+    }).catch((error: unknown) => {
       if (!(error instanceof NetworkPolicyError && error.kind === 'resolve-failed')) throw error;
     });
     return url;
@@ -545,14 +689,19 @@ export class PlaceConnections {
 
   private async requireSecret(place: Place, name: string): Promise<void> {
     if (!(await this.deps.placeSecrets.names(place.root)).includes(name)) {
-      throw new ConnectionRequestError(`${place.label} has no secret named "${name}". Create it first (its value is the API key), then add the connection.`, 404);
+      throw new ConnectionRequestError(
+        `${place.label} has no secret named "${name}". Create it first (its value is the API key), then add the connection.`,
+        404,
+      );
     }
   }
 
   /** What the connections' states depend on beyond access: the place's secret names, which OAuth logins exist. */
   private async facts(place: Place, connections: readonly PlaceConnection[]): Promise<Facts> {
     // The keychain is asked only about what the connections use.
-    const secrets = connections.some((c) => c.auth.kind === 'header' || (c.transport === 'stdio' && c.local.env.length > 0)) ? await this.cachedSecretNames(place) : [];
+    const secrets = connections.some((c) => c.auth.kind === 'header' || (c.transport === 'stdio' && c.local.env.length > 0))
+      ? await this.cachedSecretNames(place)
+      : [];
     const signedIn = new Set<string>();
     const ended: Facts['ended'] = new Map();
     const stepUps: Facts['stepUps'] = new Map();
@@ -597,7 +746,11 @@ export class PlaceConnections {
       auth: c.auth.kind,
       ...(c.auth.kind === 'oauth' && c.auth.ownApp && { ownApp: { clientId: c.auth.ownApp.clientId } }),
       ...(c.auth.kind === 'oauth' && c.auth.clientCredentials && { clientCredentials: { ...c.auth.clientCredentials } }),
-      ...(c.auth.kind === 'header' && { header: c.auth.header, ...(c.auth.prefix && { prefix: c.auth.prefix }), secretName: c.auth.secretName }),
+      ...(c.auth.kind === 'header' && {
+        header: c.auth.header,
+        ...(c.auth.prefix && { prefix: c.auth.prefix }),
+        secretName: c.auth.secretName,
+      }),
       state,
       ...(reason !== undefined && { reason }),
       ...(state === 'connected' && last?.kind === 'ok' && { tools: last.tools.length }),
@@ -625,24 +778,45 @@ export class PlaceConnections {
   }
 
   /** Its state and reason, with how its last sign-in went while it waits for one. */
-  private state(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts, viewer?: string): { state: ConnectionState; reason?: string; health?: Health; signIn?: ConnectionView['signIn'] } {
+  private state(
+    dir: AccessDirectorySnapshot,
+    place: Place,
+    c: PlaceConnection,
+    facts: Facts,
+    viewer?: string,
+  ): { state: ConnectionState; reason?: string; health?: Health; signIn?: ConnectionView['signIn'] } {
     const known = this.knownState(dir, place, c, facts, viewer);
     if (known.state !== 'sign-in') return known;
     // How the last sign-in started here went, so no surface waits on one that has ended.
     const outcome = this.signInOutcomes.of(keyOf(c));
-    if (outcome?.state === 'failed') return { ...known, reason: `The last sign-in failed: ${outcome.reason}`, signIn: { state: 'failed', reason: outcome.reason, at: new Date(outcome.at).toISOString() } };
+    if (outcome?.state === 'failed')
+      return {
+        ...known,
+        reason: `The last sign-in failed: ${outcome.reason}`,
+        signIn: { state: 'failed', reason: outcome.reason, at: new Date(outcome.at).toISOString() },
+      };
     if (outcome?.state === 'pending') return { ...known, signIn: { state: 'pending', since: new Date(outcome.since).toISOString() } };
     return known;
   }
 
   /** The state known without asking the server (paused, needs-secret, no login), or its measured health. */
-  private knownState(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts, viewer?: string): { state: ConnectionState; reason?: string; health?: Health } {
+  private knownState(
+    dir: AccessDirectorySnapshot,
+    place: Place,
+    c: PlaceConnection,
+    facts: Facts,
+    viewer?: string,
+  ): { state: ConnectionState; reason?: string; health?: Health } {
     const blocked = this.gate(dir, place, c, facts, viewer);
     if (blocked) return blocked;
     const health = this.deps.health.health(c);
     // Never checked: whoever asked for this view (list, add, Test, an agent's tools) starts the check.
     if (health.checking || !health.last) {
-      return { state: 'checking', reason: `Asking the server for its tools now; it waits up to ${Math.round(this.deps.answerWaitMs / 1000)} s for each answer.`, health };
+      return {
+        state: 'checking',
+        reason: `Asking the server for its tools now; it waits up to ${Math.round(this.deps.answerWaitMs / 1000)} s for each answer.`,
+        health,
+      };
     }
     if (health.last.kind === 'ok') return { state: 'connected', health };
     return { state: health.last.problem, reason: health.last.reason, health };
@@ -650,18 +824,33 @@ export class PlaceConnections {
 
   /** Why a connection cannot be used whatever its server would answer, if it cannot. */
   /** `viewer`: who the reason is for (its owner is told what to do rather than who can do it); by default anyone. */
-  private gate(dir: AccessDirectorySnapshot, place: Place, c: PlaceConnection, facts: Facts, viewer?: string): { state: ConnectionState; reason: string } | undefined {
+  private gate(
+    dir: AccessDirectorySnapshot,
+    place: Place,
+    c: PlaceConnection,
+    facts: Facts,
+    viewer?: string,
+  ): { state: ConnectionState; reason: string } | undefined {
     const blocker = editBlocker(dir, c.owner, place);
     if (blocker) return { state: 'paused', reason: `Paused: ${blocker}. It works again once they can edit the place; or remove it.` };
     if (c.auth.kind === 'header' && !facts.secrets.includes(c.auth.secretName)) {
-      return { state: 'needs-secret', reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.` };
+      return {
+        state: 'needs-secret',
+        reason: `The secret "${c.auth.secretName}" is missing from ${place.label}. Create it again, or remove this connection.`,
+      };
     }
     const missing = c.transport === 'stdio' ? c.local.env.find((e) => !facts.secrets.includes(e.secret)) : undefined;
     if (missing) {
-      return { state: 'needs-secret', reason: `The secret "${missing.secret}" (its variable ${missing.name}) is missing from ${place.label}. Create it again, or change the server's variables.` };
+      return {
+        state: 'needs-secret',
+        reason: `The secret "${missing.secret}" (its variable ${missing.name}) is missing from ${place.label}. Create it again, or change the server's variables.`,
+      };
     }
     if (c.auth.kind === 'oauth' && !facts.signedIn.has(c.storeId + c.name)) {
-      return { state: 'sign-in', reason: signInReason(facts.ended.get(c.storeId + c.name), viewer === c.owner ? undefined : nameOf(dir, c.owner)) };
+      return {
+        state: 'sign-in',
+        reason: signInReason(facts.ended.get(c.storeId + c.name), viewer === c.owner ? undefined : nameOf(dir, c.owner)),
+      };
     }
     // Its server wants wider access than the login has: the owner must approve it (or cannot).
     const stepUp = facts.stepUps.get(c.storeId + c.name);
@@ -676,7 +865,13 @@ type NewConnection = OmitEach<PlaceConnection, 'name' | 'addedAt' | 'owner' | 's
 /** A local server as a person gave it: checked; its id from the name given, else the program it runs. */
 function fromLocal(request: LocalServerSpec): NewConnection {
   const local = checkLocalCommand(request);
-  return { catalogId: localId(local, request.name), displayName: request.name?.trim() || programName(local), transport: 'stdio', local, auth: { kind: 'none' } };
+  return {
+    catalogId: localId(local, request.name),
+    displayName: request.name?.trim() || programName(local),
+    transport: 'stdio',
+    local,
+    auth: { kind: 'none' },
+  };
 }
 
 /** The keychain item of a connection that holds its own OAuth app's client secret. */
@@ -694,9 +889,16 @@ function authFor(entry: RemoteCatalogEntry, secret: string | undefined): Connect
   if (entry.auth === 'oauth') return { kind: 'oauth' };
   if (entry.auth === 'api-key') {
     if (!secret) {
-      throw new ConnectionRequestError(`${entry.name} needs an API key: create a secret in this place holding the key, and give its name as "secret".`);
+      throw new ConnectionRequestError(
+        `${entry.name} needs an API key: create a secret in this place holding the key, and give its name as "secret".`,
+      );
     }
-    return { kind: 'header', header: entry.apiKey!.header, ...(entry.apiKey!.prefix && { prefix: entry.apiKey!.prefix }), secretName: secret };
+    return {
+      kind: 'header',
+      header: entry.apiKey!.header,
+      ...(entry.apiKey!.prefix && { prefix: entry.apiKey!.prefix }),
+      secretName: secret,
+    };
   }
   return { kind: 'none' };
 }
@@ -713,13 +915,17 @@ async function answerBy<T>(work: Promise<T>, deadline: number, fallback: T): Pro
 }
 
 function notFound(place: Place, name: string): ConnectionRequestError {
-  return new ConnectionRequestError(`${place.label} has no connection named "${name}". List the place's connections to see their names.`, 404);
+  return new ConnectionRequestError(
+    `${place.label} has no connection named "${name}". List the place's connections to see their names.`,
+    404,
+  );
 }
 
 /** Machine credentials as given, trimmed, each part present: what the client-credentials login needs. */
 async function checkedCredentials(given: ClientCredentialsInput): Promise<ClientCredentials> {
   const clientId = given.client_id.trim();
-  if (!clientId) throw new ConnectionRequestError('Client credentials need the client ID; give one, or null to sign in in the browser again.');
+  if (!clientId)
+    throw new ConnectionRequestError('Client credentials need the client ID; give one, or null to sign in in the browser again.');
   if ('client_secret' in given) {
     if (!given.client_secret) throw new ConnectionRequestError('Client credentials need the client secret (or a private key instead).');
     return { clientId, clientSecret: given.client_secret };
@@ -727,7 +933,10 @@ async function checkedCredentials(given: ClientCredentialsInput): Promise<Client
   const credentials = { clientId, privateKey: given.private_key, algorithm: given.signing_algorithm ?? DEFAULT_JWT_ALGORITHM };
   // Read now, so a key that cannot sign changes nothing (and its text is never quoted back).
   const { importPKCS8 } = await import('jose');
-  const usable = await importPKCS8(credentials.privateKey, credentials.algorithm).then(() => true, () => false);
+  const usable = await importPKCS8(credentials.privateKey, credentials.algorithm).then(
+    () => true,
+    () => false,
+  );
   if (!usable) {
     throw new ConnectionRequestError(
       `The private key is not a PKCS #8 PEM key for ${credentials.algorithm} ("-----BEGIN PRIVATE KEY-----"). Check the algorithm, or convert the key with: openssl pkcs8 -topk8 -nocrypt -in key.pem`,

@@ -19,12 +19,15 @@ export class ConnectionRequestError extends Error {
 }
 
 export function requireRead(dir: AccessDirectorySnapshot, person: string, place: Place): void {
-  if (!canRead(dir, person, place)) throw new PlaceAccessError(`${nameOf(dir, person)} cannot see ${place.label}. Ask one of its editors for access.`);
+  if (!canRead(dir, person, place))
+    throw new PlaceAccessError(`${nameOf(dir, person)} cannot see ${place.label}. Ask one of its editors for access.`);
 }
 
 export function requireEdit(dir: AccessDirectorySnapshot, person: string, place: Place, what: string): void {
   if (!canEdit(dir, person, place)) {
-    throw new PlaceAccessError(`${nameOf(dir, person)} cannot ${what} ${place.label}: only people who can edit it can. Ask an editor to add you.`);
+    throw new PlaceAccessError(
+      `${nameOf(dir, person)} cannot ${what} ${place.label}: only people who can edit it can. Ask an editor to add you.`,
+    );
   }
 }
 

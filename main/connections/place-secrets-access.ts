@@ -36,7 +36,10 @@ export class PlaceSecretsAccess {
       if (!(error instanceof PlaceSecretExistsError)) throw error;
       const users = (await this.senders(place, name)).map((c) => c.displayName);
       const sending = users.length ? ` ${users.join(', ')} ${users.length === 1 ? 'sends' : 'send'} it.` : '';
-      throw new ConnectionRequestError(`${place.label} already has a secret named "${name}"; it was not changed.${sending} Replace its value only if you mean to (agree to replace it, or --replace), or choose another name.`, 409);
+      throw new ConnectionRequestError(
+        `${place.label} already has a secret named "${name}"; it was not changed.${sending} Replace its value only if you mean to (agree to replace it, or --replace), or choose another name.`,
+        409,
+      );
     }
     return this.senders(place, name);
   }
@@ -47,6 +50,9 @@ export class PlaceSecretsAccess {
   }
 
   private async senders(place: Place, name: string): Promise<PlaceConnection[]> {
-    return (await this.deps.store.list(place.root)).filter((c) => (c.auth.kind === 'header' && c.auth.secretName === name) || (c.transport === 'stdio' && c.local.env.some((e) => e.secret === name)));
+    return (await this.deps.store.list(place.root)).filter(
+      (c) =>
+        (c.auth.kind === 'header' && c.auth.secretName === name) || (c.transport === 'stdio' && c.local.env.some((e) => e.secret === name)),
+    );
   }
 }

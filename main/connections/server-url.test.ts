@@ -14,7 +14,11 @@ describe('checkServerUrl', () => {
     const base = 'https://mcp.example.com/mcp?pad=';
     const longest = base + 'a'.repeat(2048 - base.length);
     assert.equal(checkServerUrl(longest, false).href, longest);
-    assert.throws(() => checkServerUrl(`${longest}a`, false), (error: unknown) => error instanceof ServerUrlError && /The URL is 2049 characters long; a server URL may have at most 2048\./.test(error.message));
+    assert.throws(
+      () => checkServerUrl(`${longest}a`, false),
+      (error: unknown) =>
+        error instanceof ServerUrlError && /The URL is 2049 characters long; a server URL may have at most 2048\./.test(error.message),
+    );
     // Each space becomes %20 once normalized: 1000 of them make 3000 characters from 1000.
     const spaced = `${base}${' '.repeat(1000)}x`;
     assert.ok(spaced.length <= 2048);

@@ -17,7 +17,9 @@ export function checkServerUrl(text: string, allowPrivateNetwork: boolean): URL 
   try {
     url = new URL(text);
   } catch {
-    throw new ServerUrlError(`"${text.slice(0, 200)}" is not a URL. Give the server's full address, for example https://mcp.example.com/mcp.`);
+    throw new ServerUrlError(
+      `"${text.slice(0, 200)}" is not a URL. Give the server's full address, for example https://mcp.example.com/mcp.`,
+    );
   }
   if (url.protocol !== 'https:' && !(allowPrivateNetwork && url.protocol === 'http:')) {
     throw new ServerUrlError(`${url.origin} does not use https. MCP servers are reached over https only.`);
@@ -32,7 +34,9 @@ export function checkServerUrl(text: string, allowPrivateNetwork: boolean): URL 
 }
 
 function tooLong(length: number): ServerUrlError {
-  return new ServerUrlError(`The URL is ${length} characters long; a server URL may have at most ${MAX_SERVER_URL_LENGTH}. Give the server's address without extra query parameters.`);
+  return new ServerUrlError(
+    `The URL is ${length} characters long; a server URL may have at most ${MAX_SERVER_URL_LENGTH}. Give the server's address without extra query parameters.`,
+  );
 }
 
 /** The name shown for a server that is not listed and was given none: its host and path (mcp.example.com/v1). */

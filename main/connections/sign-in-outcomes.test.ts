@@ -27,7 +27,7 @@ describe('SignInOutcomes', () => {
     assert.equal(outcomes.of('s/a')?.state, 'pending');
     outcomes.begun('s/b', url('b'));
     outcomes.ended('new', { ok: false, message: 'a failed' });
-    assert.equal(outcomes.of('s/b')?.state, 'pending', 'one connection\'s answer never touches another');
+    assert.equal(outcomes.of('s/b')?.state, 'pending', "one connection's answer never touches another");
   });
 
   it('turns a sign-in not finished in time into a failure that says so', () => {

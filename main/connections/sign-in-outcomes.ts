@@ -32,7 +32,12 @@ export class SignInOutcomes {
     if (!entry) return;
     this.connectionOfState.delete(state!);
     if (outcome.ok) this.byConnection.delete(entry.key);
-    else this.byConnection.set(entry.key, { state: 'failed', reason: outcome.message ?? 'The sign-in failed. Start it again.', at: this.now() });
+    else
+      this.byConnection.set(entry.key, {
+        state: 'failed',
+        reason: outcome.message ?? 'The sign-in failed. Start it again.',
+        at: this.now(),
+      });
   }
 
   /** The connection is signed in, signed out, or gone: its past sign-in says nothing any more. */
@@ -45,7 +50,11 @@ export class SignInOutcomes {
   of(key: string): SignInOutcome | undefined {
     const outcome = this.byConnection.get(key);
     if (outcome?.state === 'pending' && outcome.since + this.ttlMs <= this.now()) {
-      const expired: SignInOutcome = { state: 'failed', reason: `The sign-in was not finished within ${Math.round(this.ttlMs / 60_000)} minutes. Start it again.`, at: this.now() };
+      const expired: SignInOutcome = {
+        state: 'failed',
+        reason: `The sign-in was not finished within ${Math.round(this.ttlMs / 60_000)} minutes. Start it again.`,
+        at: this.now(),
+      };
       this.byConnection.set(key, expired);
       return expired;
     }

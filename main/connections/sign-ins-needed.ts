@@ -16,7 +16,10 @@ export interface SignInNeeded {
  * sign-in: what only that person can fix. Only places that have connections are looked at, and no
  * check is waited for (a connection still being checked is not counted yet).
  */
-export async function signInsNeeded(person: string, deps: { store: ConnectionStore; access: AccessDirectory; connections: PlaceConnections }): Promise<SignInNeeded[]> {
+export async function signInsNeeded(
+  person: string,
+  deps: { store: ConnectionStore; access: AccessDirectory; connections: PlaceConnections },
+): Promise<SignInNeeded[]> {
   const dir = await deps.access.snapshot();
   const found: SignInNeeded[] = [];
   for (const root of await deps.store.roots()) {

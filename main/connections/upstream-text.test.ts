@@ -13,7 +13,7 @@ describe('upstream text made inert', () => {
     assert.equal(inertLine('reset\x1bc\x1b(B', MAX_NAME), 'reset');
   });
 
-  it('drops what is left of an unterminated sequence\'s opening, and every other control', () => {
+  it("drops what is left of an unterminated sequence's opening, and every other control", () => {
     assert.equal(inertLine('\x1b]0;never ends', MAX_NAME), '0;never ends');
     assert.equal(inertLine('a\x00b\x07c\x7fd\x85e\x9ff', MAX_NAME), 'abcd ef');
     assert.equal(inertLine('evil\u202efdp.exe\u2066', MAX_NAME), 'evilfdp.exe');
@@ -26,14 +26,14 @@ describe('upstream text made inert', () => {
     assert.equal(inertLine(`${'a'.repeat(127)}😀`, MAX_NAME), 'a'.repeat(127));
   });
 
-  it('keeps a description\'s lines and tabs, turning CR LF and CR into LF', () => {
+  it("keeps a description's lines and tabs, turning CR LF and CR into LF", () => {
     assert.equal(inertDescription('\x1b[2J\x1b]0;pwned\x07One.\r\nTwo.\rThree\tcolumns.\x1b[0m'), 'One.\nTwo.\nThree\tcolumns.');
   });
 
   it('caps a description, saying it was cut', () => {
     const cut = inertDescription(`\x1b[2J${'x'.repeat(200_000)}`);
     assert.ok(cut.startsWith('x'.repeat(MAX_DESCRIPTION)));
-    assert.equal(cut.slice(MAX_DESCRIPTION), '\n[Cut: the server\'s description is 200,000 characters long; the first 8,000 are shown.]');
+    assert.equal(cut.slice(MAX_DESCRIPTION), "\n[Cut: the server's description is 200,000 characters long; the first 8,000 are shown.]");
     assert.equal(inertDescription('x'.repeat(MAX_DESCRIPTION)), 'x'.repeat(MAX_DESCRIPTION));
   });
 });

@@ -28,7 +28,12 @@ const CONTROL_BUT_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
 
 function withoutSequences(text: string): string {
-  return text.replace(LONE_SURROGATE, '\ufffd').replace(STRING_SEQUENCE, '').replace(CONTROL_SEQUENCE, '').replace(ESCAPE_SEQUENCE, '').replace(BIDI, '');
+  return text
+    .replace(LONE_SURROGATE, '\ufffd')
+    .replace(STRING_SEQUENCE, '')
+    .replace(CONTROL_SEQUENCE, '')
+    .replace(ESCAPE_SEQUENCE, '')
+    .replace(BIDI, '');
 }
 
 /** Cuts to at most `max` UTF-16 units without splitting a surrogate pair. */
@@ -40,12 +45,20 @@ function cut(text: string, max: number): string {
 
 /** One line (a name, a title, a reason): line breaks and tabs become spaces, other controls go, at most `max` characters. */
 export function inertLine(text: string, max: number): string {
-  return cut(withoutSequences(text).replace(/[\t\n\r\x85\u2028\u2029]+/g, ' ').replace(CONTROL, '').trim(), max);
+  return cut(
+    withoutSequences(text)
+      .replace(/[\t\n\r\x85\u2028\u2029]+/g, ' ')
+      .replace(CONTROL, '')
+      .trim(),
+    max,
+  );
 }
 
 /** A description: lines and tabs kept, other controls gone, at most MAX_DESCRIPTION characters plus a note that it was cut. */
 export function inertDescription(description: string): string {
-  const clean = withoutSequences(description).replace(/\r\n?|[\x85\u2028\u2029]/g, '\n').replace(CONTROL_BUT_LINES, '');
+  const clean = withoutSequences(description)
+    .replace(/\r\n?|[\x85\u2028\u2029]/g, '\n')
+    .replace(CONTROL_BUT_LINES, '');
   if (clean.length <= MAX_DESCRIPTION) return clean;
   return `${cut(clean, MAX_DESCRIPTION)}\n[Cut: the server's description is ${clean.length.toLocaleString('en')} characters long; the first ${MAX_DESCRIPTION.toLocaleString('en')} are shown.]`;
 }

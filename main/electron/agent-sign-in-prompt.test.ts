@@ -32,8 +32,14 @@ describe('the desktop sign-in prompt', () => {
 
   it('puts each waiting request to the owner once', () => {
     const prompted = new PromptedSignIns();
-    assert.deepEqual(prompted.fresh([request('AAAA-AAAA')]).map((r) => r.code), ['AAAA-AAAA']);
-    assert.deepEqual(prompted.fresh([request('AAAA-AAAA'), request('BBBB-BBBB')]).map((r) => r.code), ['BBBB-BBBB']);
+    assert.deepEqual(
+      prompted.fresh([request('AAAA-AAAA')]).map((r) => r.code),
+      ['AAAA-AAAA'],
+    );
+    assert.deepEqual(
+      prompted.fresh([request('AAAA-AAAA'), request('BBBB-BBBB')]).map((r) => r.code),
+      ['BBBB-BBBB'],
+    );
     assert.deepEqual(prompted.fresh([]), []);
   });
 });

@@ -68,7 +68,7 @@ describe('LinuxAutostart', () => {
     assert.equal(await autostart.enabled(), false);
   });
 
-  it('counts an entry the desktop turned off (Hidden or GNOME\'s switch) as off', async () => {
+  it("counts an entry the desktop turned off (Hidden or GNOME's switch) as off", async () => {
     const path = join(dir, AUTOSTART_FILE_NAME);
     const autostart = new LinuxAutostart(path, ['/opt/pw/persona-workspace']);
     await writeFile(path, `${autostartEntry(['/x'])}Hidden=true\n`);

@@ -6,12 +6,20 @@ const controlOrigin = 'http://127.0.0.1:9101';
 const own = { frameUrl: 'http://127.0.0.1:9101/#/connections', topFrame: true, appWindow: true };
 
 describe('senderAllowed', () => {
-  it('answers the top frame of the app\'s window showing the control plane', () => {
+  it("answers the top frame of the app's window showing the control plane", () => {
     assert.equal(senderAllowed(own, controlOrigin), true);
   });
 
   it('refuses frames of other origins, even on the same host', () => {
-    for (const frameUrl of ['https://evil.example/', 'http://127.0.0.1:9100/mcp', 'http://localhost:9101/', 'https://127.0.0.1:9101/', 'data:text/html,x', 'about:blank', 'file:///x']) {
+    for (const frameUrl of [
+      'https://evil.example/',
+      'http://127.0.0.1:9100/mcp',
+      'http://localhost:9101/',
+      'https://127.0.0.1:9101/',
+      'data:text/html,x',
+      'about:blank',
+      'file:///x',
+    ]) {
       assert.equal(senderAllowed({ ...own, frameUrl }, controlOrigin), false, frameUrl);
     }
   });
@@ -48,6 +56,7 @@ describe('checkArgs', () => {
       ['app:launch-at-login', [1]],
       ['app:launch-at-login', [true, false]],
     ];
-    for (const [channel, args] of bad) assert.throws(() => checkArgs(channel, args), IpcArgumentError, `${channel} ${JSON.stringify(args)}`);
+    for (const [channel, args] of bad)
+      assert.throws(() => checkArgs(channel, args), IpcArgumentError, `${channel} ${JSON.stringify(args)}`);
   });
 });

@@ -100,7 +100,8 @@ if (!app.requestSingleInstanceLock()) {
     });
   });
 
-  app.whenReady()
+  app
+    .whenReady()
     .then(launch)
     .catch((error: unknown) => {
       dialog.showErrorBox('Persona Workspace cannot start', (error as Error).message);
@@ -116,7 +117,15 @@ async function launch(): Promise<void> {
     callback(permissionAllowed({ permission, requesting: details.requestingUrl, isMainFrame: details.isMainFrame }, pageOrigin()));
   });
   session.defaultSession.setPermissionCheckHandler((_contents, permission, requestingOrigin, details) =>
-    permissionAllowed({ permission, requesting: requestingOrigin, isMainFrame: details.isMainFrame, ...(details.embeddingOrigin !== undefined && { embeddingOrigin: details.embeddingOrigin }) }, pageOrigin()),
+    permissionAllowed(
+      {
+        permission,
+        requesting: requestingOrigin,
+        isMainFrame: details.isMainFrame,
+        ...(details.embeddingOrigin !== undefined && { embeddingOrigin: details.embeddingOrigin }),
+      },
+      pageOrigin(),
+    ),
   );
   Menu.setApplicationMenu(Menu.buildFromTemplate(appMenu()));
 
@@ -140,7 +149,9 @@ async function launch(): Promise<void> {
     if (status.state === 'failed') log(`Persona Workspace: the server could not start: ${status.error}`);
     updateTray();
   });
-  launchAtLogin = await loginItem().enabled().catch(() => false);
+  launchAtLogin = await loginItem()
+    .enabled()
+    .catch(() => false);
   createTray();
   controlUrl = await host.open();
   registerIpc(host, config.skillsDir);
@@ -159,14 +170,20 @@ async function watchSignIns(current: Host): Promise<void> {
   const approvals = await current.approvals();
   const look = async () => {
     for (const request of prompted.fresh(await approvals.pending())) {
-      void dialog.showMessageBox(signInDialog(request)).then(async ({ response }) => {
-        const answer = answerOf(response);
-        if (answer === 'approve') await approvals.approve(request.code, LOCAL_PERSON);
-        else if (answer === 'deny') await approvals.deny(request.code, LOCAL_PERSON);
-      }).catch((error: unknown) => log(`Persona Workspace: the answer to ${request.clientName}'s sign-in was not saved: ${(error as Error).message}`));
+      void dialog
+        .showMessageBox(signInDialog(request))
+        .then(async ({ response }) => {
+          const answer = answerOf(response);
+          if (answer === 'approve') await approvals.approve(request.code, LOCAL_PERSON);
+          else if (answer === 'deny') await approvals.deny(request.code, LOCAL_PERSON);
+        })
+        .catch((error: unknown) =>
+          log(`Persona Workspace: the answer to ${request.clientName}'s sign-in was not saved: ${(error as Error).message}`),
+        );
     }
   };
-  const lookAndSay = () => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the waiting sign-ins: ${(error as Error).message}`));
+  const lookAndSay = () =>
+    void look().catch((error: unknown) => log(`Persona Workspace: cannot read the waiting sign-ins: ${(error as Error).message}`));
   (await current.changes()).subscribe((change) => {
     if (change.topic === 'sign-ins') lookAndSay();
   });
@@ -181,7 +198,8 @@ async function watchConnections(current: Host): Promise<void> {
     signIns = found;
     updateTray();
   };
-  const lookAndSay = () => void look().catch((error: unknown) => log(`Persona Workspace: cannot read the connections' states: ${(error as Error).message}`));
+  const lookAndSay = () =>
+    void look().catch((error: unknown) => log(`Persona Workspace: cannot read the connections' states: ${(error as Error).message}`));
   (await current.changes()).subscribe((change) => {
     if (change.topic === 'connections' || change.topic === 'places') lookAndSay();
   });
@@ -203,7 +221,8 @@ function showWindow(section?: string): void {
     window = createWindow(url);
     return;
   }
-  if (section) window.loadURL(url).catch((error: unknown) => log(`Persona Workspace: the window could not load ${url}: ${(error as Error).message}`));
+  if (section)
+    window.loadURL(url).catch((error: unknown) => log(`Persona Workspace: the window could not load ${url}: ${(error as Error).message}`));
   if (window.isMinimized()) window.restore();
   window.show();
   window.focus();
@@ -244,7 +263,9 @@ function guardNavigation(url: string, newWindow: boolean): ReturnType<typeof nav
 
 function openSignIn(url: string): void {
   if (!signInUrls.claim(url)) return;
-  shell.openExternal(url).catch((error: unknown) => log(`Persona Workspace: the browser could not open the sign-in page: ${(error as Error).message}`));
+  shell
+    .openExternal(url)
+    .catch((error: unknown) => log(`Persona Workspace: the browser could not open the sign-in page: ${(error as Error).message}`));
 }
 
 function registerIpc(running: Host, skillsDir: string): void {
@@ -268,10 +289,14 @@ function registerIpc(running: Host, skillsDir: string): void {
 }
 
 /** Answers an IPC channel of the preload, only for the top frame of the app's window showing the control plane. */
-function handle<C extends IpcChannel>(channel: C, answer: (...args: IpcChannels[C]['args']) => IpcChannels[C]['result'] | Promise<IpcChannels[C]['result']>): void {
+function handle<C extends IpcChannel>(
+  channel: C,
+  answer: (...args: IpcChannels[C]['args']) => IpcChannels[C]['result'] | Promise<IpcChannels[C]['result']>,
+): void {
   ipcMain.handle(channel, (event: IpcMainInvokeEvent, ...args: unknown[]) => {
     const controlOrigin = controlUrl && originOf(controlUrl);
-    if (!controlOrigin || !senderAllowed(senderOf(event), controlOrigin)) throw new Error(`${channel} is only available to the app's own window.`);
+    if (!controlOrigin || !senderAllowed(senderOf(event), controlOrigin))
+      throw new Error(`${channel} is only available to the app's own window.`);
     return answer(...checkArgs(channel, args));
   });
 }
@@ -344,10 +369,15 @@ function trayAction(id: TrayAction): void {
       showWindow('connections');
       break;
     case 'copy-mcp-url':
-      if (host?.status.state === 'running') clipboard.writeText(host.status.url).catch((error: unknown) => log(`Persona Workspace: the address could not be copied: ${(error as Error).message}`));
+      if (host?.status.state === 'running')
+        clipboard
+          .writeText(host.status.url)
+          .catch((error: unknown) => log(`Persona Workspace: the address could not be copied: ${(error as Error).message}`));
       break;
     case 'toggle-launch-at-login':
-      setLaunchAtLogin(!launchAtLogin).catch((error: unknown) => log(`Persona Workspace: launch at login could not be changed: ${(error as Error).message}`));
+      setLaunchAtLogin(!launchAtLogin).catch((error: unknown) =>
+        log(`Persona Workspace: launch at login could not be changed: ${(error as Error).message}`),
+      );
       break;
     case 'quit':
       app.quit();

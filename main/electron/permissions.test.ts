@@ -3,17 +3,32 @@ import { describe, it } from 'node:test';
 import { permissionAllowed, type PermissionAsk } from './permissions.js';
 
 const control = 'http://127.0.0.1:9101';
-const ask = (over: Partial<PermissionAsk>): PermissionAsk => ({ permission: 'clipboard-sanitized-write', requesting: control, isMainFrame: true, ...over });
+const ask = (over: Partial<PermissionAsk>): PermissionAsk => ({
+  permission: 'clipboard-sanitized-write',
+  requesting: control,
+  isMainFrame: true,
+  ...over,
+});
 
 describe('permissionAllowed', () => {
-  it('lets the app\'s own page write the clipboard, as a check (origin) or a request (URL)', () => {
+  it("lets the app's own page write the clipboard, as a check (origin) or a request (URL)", () => {
     assert.equal(permissionAllowed(ask({}), control), true);
     assert.equal(permissionAllowed(ask({ requesting: `${control}/` }), control), true);
     assert.equal(permissionAllowed(ask({ requesting: `${control}/#access` }), control), true);
   });
 
-  it('refuses every other permission to the app\'s own page', () => {
-    for (const permission of ['clipboard-read', 'notifications', 'media', 'geolocation', 'openExternal', 'fullscreen', 'deprecated-sync-clipboard-read', 'unknown', '']) {
+  it("refuses every other permission to the app's own page", () => {
+    for (const permission of [
+      'clipboard-read',
+      'notifications',
+      'media',
+      'geolocation',
+      'openExternal',
+      'fullscreen',
+      'deprecated-sync-clipboard-read',
+      'unknown',
+      '',
+    ]) {
       assert.equal(permissionAllowed(ask({ permission }), control), false, permission);
     }
   });
@@ -42,12 +57,12 @@ describe('permissionAllowed', () => {
     assert.equal(permissionAllowed(ask({ requesting: undefined }), control), false, 'no requesting address');
   });
 
-  it('refuses a sub frame, even of the app\'s own origin', () => {
+  it("refuses a sub frame, even of the app's own origin", () => {
     assert.equal(permissionAllowed(ask({ isMainFrame: false }), control), false);
     assert.equal(permissionAllowed(ask({ embeddingOrigin: 'https://evil.example' }), control), false);
   });
 
-  it('refuses everything before the page\'s origin is known', () => {
+  it("refuses everything before the page's origin is known", () => {
     assert.equal(permissionAllowed(ask({}), undefined), false);
   });
 });

@@ -28,7 +28,8 @@ function chunk(type: string, data: Buffer): Buffer {
 
 /** Encodes `rgba` (width × height × 4 bytes, rows top to bottom) as a PNG file. */
 export function encodePng(width: number, height: number, rgba: Uint8Array): Buffer {
-  if (rgba.length !== width * height * 4) throw new RangeError(`A ${width}×${height} RGBA image has ${width * height * 4} bytes, not ${rgba.length}.`);
+  if (rgba.length !== width * height * 4)
+    throw new RangeError(`A ${width}×${height} RGBA image has ${width * height * 4} bytes, not ${rgba.length}.`);
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);

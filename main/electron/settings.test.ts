@@ -18,7 +18,7 @@ describe('loadSettings', () => {
     assert.deepEqual(loadSettings(dir, { A: '1' }), { settings: DEFAULT_SETTINGS, env: { A: '1' } });
   });
 
-  it('reads the desktop\'s own settings and the server\'s from the one settings file, the environment on top', async () => {
+  it("reads the desktop's own settings and the server's from the one settings file, the environment on top", async () => {
     await writeFile(join(dir, SETTINGS_FILE), '{"startServerAtLaunch": false, "port": 0, "skillsDir": "/srv/skills"}');
     const { settings, env, problem } = loadSettings(dir, { WORKSPACE_SKILLS_DIR: '/env/skills' });
     assert.equal(problem, undefined);

@@ -33,7 +33,10 @@ export function loadSettings(dir: string, env: NodeJS.ProcessEnv = process.env):
     return { settings: DEFAULT_SETTINGS, env, problem: `${(error as Error).message} Using the defaults until it is fixed.` };
   }
   const startServerAtLaunch = file.startServerAtLaunch as boolean | undefined;
-  return { settings: { startServerAtLaunch: startServerAtLaunch ?? DEFAULT_SETTINGS.startServerAtLaunch }, env: environmentWith(file, env) };
+  return {
+    settings: { startServerAtLaunch: startServerAtLaunch ?? DEFAULT_SETTINGS.startServerAtLaunch },
+    env: environmentWith(file, env),
+  };
 }
 
 /**

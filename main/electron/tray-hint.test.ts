@@ -29,11 +29,16 @@ describe('TrayHint', () => {
     assert.equal(loadSettings(dir, {}).problem, undefined);
   });
 
-  it('keeps every setting a person wrote, in order, and the file\'s mode', async () => {
+  it("keeps every setting a person wrote, in order, and the file's mode", async () => {
     await writeFile(path, '{\n  "port": 9300,\n  "startServerAtLaunch": false,\n  "allowedHosts": ["a.example"]\n}\n', { mode: 0o640 });
     assert.deepEqual(await new TrayHint(path).onHide(), { show: true });
     const text = await readFile(path, 'utf8');
-    assert.deepEqual(Object.entries(JSON.parse(text)), [['port', 9300], ['startServerAtLaunch', false], ['allowedHosts', ['a.example']], ['trayHintShown', true]]);
+    assert.deepEqual(Object.entries(JSON.parse(text)), [
+      ['port', 9300],
+      ['startServerAtLaunch', false],
+      ['allowedHosts', ['a.example']],
+      ['trayHintShown', true],
+    ]);
     assert.equal((await stat(path)).mode & 0o777, 0o640);
     const loaded = loadSettings(dir, {});
     assert.deepEqual(loaded.settings, { startServerAtLaunch: false });

@@ -63,7 +63,8 @@ describe('trayIconPng', () => {
   it('is black on transparent as a template, coloured otherwise: blue running, grey stopped, an amber badge', () => {
     for (const name of NAMES) {
       const icon = decode(trayIconPng(name, 'template'));
-      for (let y = 0; y < icon.height; y++) for (let x = 0; x < icon.width; x++) assert.deepEqual(icon.pixel(x, y).slice(0, 3), [0, 0, 0], `${name} at ${x},${y}`);
+      for (let y = 0; y < icon.height; y++)
+        for (let x = 0; x < icon.width; x++) assert.deepEqual(icon.pixel(x, y).slice(0, 3), [0, 0, 0], `${name} at ${x},${y}`);
     }
     assert.deepEqual(decode(trayIconPng('tray-running', 'color')).pixel(...RING), [0x25, 0x63, 0xeb, 255]);
     assert.deepEqual(decode(trayIconPng('tray-stopped', 'color')).pixel(...RING), [0x6b, 0x72, 0x80, 255]);

@@ -42,11 +42,13 @@ export function trayStatusLine(status: HostStatus): string {
 export function trayMenuModel(status: HostStatus, options: { launchAtLogin: boolean; signIns: readonly PendingSignIn[] }): TrayItem[] {
   const running = status.state === 'running';
   // While starting or stopping neither button applies; the menu is rebuilt when that settles.
-  const toggle: TrayItem = running || status.state === 'stopping'
-    ? { kind: 'action', id: 'stop', label: 'Stop server', enabled: running }
-    : { kind: 'action', id: 'start', label: 'Start server', enabled: status.state !== 'starting' };
+  const toggle: TrayItem =
+    running || status.state === 'stopping'
+      ? { kind: 'action', id: 'stop', label: 'Stop server', enabled: running }
+      : { kind: 'action', id: 'start', label: 'Start server', enabled: status.state !== 'starting' };
   // A sign-in waiting is what the person can act on first: it opens the Connections screen.
-  const signIn: TrayItem[] = options.signIns.length > 0 ? [{ kind: 'action', id: 'open-connections', label: `${signInLine(options.signIns)}…`, enabled: true }] : [];
+  const signIn: TrayItem[] =
+    options.signIns.length > 0 ? [{ kind: 'action', id: 'open-connections', label: `${signInLine(options.signIns)}…`, enabled: true }] : [];
   return [
     { kind: 'status', label: trayStatusLine(status) },
     ...signIn,

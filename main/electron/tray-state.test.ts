@@ -18,7 +18,12 @@ describe('trayState', () => {
   });
 
   it('stopped whenever agents cannot connect, sign-ins or not', () => {
-    const states: HostStatus[] = [{ state: 'stopped' }, { state: 'starting' }, { state: 'stopping' }, { state: 'failed', error: 'Port 9100 is in use.' }];
+    const states: HostStatus[] = [
+      { state: 'stopped' },
+      { state: 'starting' },
+      { state: 'stopping' },
+      { state: 'failed', error: 'Port 9100 is in use.' },
+    ];
     for (const status of states) {
       assert.equal(trayState(status, []), 'stopped', status.state);
       assert.equal(trayState(status, [tracker]), 'stopped', status.state);
@@ -35,8 +40,14 @@ describe('trayTooltip', () => {
   });
 
   it('names the connection waiting for a sign-in, or counts them', () => {
-    assert.equal(trayTooltip(running, [tracker]), 'Persona Workspace: Running on http://127.0.0.1:9100/mcp\nIssue tracker (Crew/alpha) needs you to sign in');
-    assert.equal(trayTooltip(running, [tracker, { displayName: 'Docs', place: 'This machine' }]).split('\n')[1], '2 connections need you to sign in');
+    assert.equal(
+      trayTooltip(running, [tracker]),
+      'Persona Workspace: Running on http://127.0.0.1:9100/mcp\nIssue tracker (Crew/alpha) needs you to sign in',
+    );
+    assert.equal(
+      trayTooltip(running, [tracker, { displayName: 'Docs', place: 'This machine' }]).split('\n')[1],
+      '2 connections need you to sign in',
+    );
   });
 });
 

@@ -44,7 +44,7 @@ describe('navigationDecision', () => {
     return set;
   };
 
-  it('keeps the control plane\'s own pages in the window', () => {
+  it("keeps the control plane's own pages in the window", () => {
     assert.equal(navigationDecision('http://127.0.0.1:9101/', { controlOrigin, signInUrls: urls(), newWindow: false }), 'allow');
     assert.equal(navigationDecision('http://127.0.0.1:9101/api/x#y', { controlOrigin, signInUrls: urls(), newWindow: false }), 'allow');
   });

@@ -41,7 +41,10 @@ export type NavigationDecision = 'allow' | 'external' | 'deny';
  * browser (the provider's page must never run inside the app); anything else is refused.
  * `newWindow` is for window.open, which never gets a new app window.
  */
-export function navigationDecision(url: string, context: { controlOrigin: string; signInUrls: SignInUrls; newWindow: boolean }): NavigationDecision {
+export function navigationDecision(
+  url: string,
+  context: { controlOrigin: string; signInUrls: SignInUrls; newWindow: boolean },
+): NavigationDecision {
   if (context.signInUrls.has(url)) return 'external';
   if (!context.newWindow && originOf(url) === context.controlOrigin) return 'allow';
   return 'deny';

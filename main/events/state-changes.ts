@@ -43,7 +43,12 @@ export function watchStateFiles(options: StateChangesOptions): () => void {
     },
     options.report,
   );
-  const connections = new FolderWatch(join(options.stateDir, 'personal-mcp'), { stamped: [options.connectionsFile] }, () => options.connectionsChanged(), options.report);
+  const connections = new FolderWatch(
+    join(options.stateDir, 'personal-mcp'),
+    { stamped: [options.connectionsFile] },
+    () => options.connectionsChanged(),
+    options.report,
+  );
   state.start();
   connections.start();
   return () => {

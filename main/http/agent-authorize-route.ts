@@ -29,14 +29,21 @@ export function authorizeRoute(server: AuthorizationServer, originOf: RequestOri
       standardHeaders: true,
       legacyHeaders: false,
       handler: (_req, res) => {
-        res.status(429).type('html').send(refusedPage('Too many sign-ins were started from this address. Wait 15 minutes, then start again from your app.'));
+        res
+          .status(429)
+          .type('html')
+          .send(refusedPage('Too many sign-ins were started from this address. Wait 15 minutes, then start again from your app.'));
       },
     }),
     express.urlencoded({ extended: false, limit: '16kb' }),
   );
   router.all('/', async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'POST') {
-      res.status(405).set('Allow', 'GET, POST').type('html').send(refusedPage(`${req.method} is not a way to start a sign-in: open this address in a browser.`));
+      res
+        .status(405)
+        .set('Allow', 'GET, POST')
+        .type('html')
+        .send(refusedPage(`${req.method} is not a way to start a sign-in: open this address in a browser.`));
       return;
     }
     const param = parameters(req);
@@ -44,9 +51,14 @@ export function authorizeRoute(server: AuthorizationServer, originOf: RequestOri
     let redirectUri: string;
     try {
       const clientId = param('client_id');
-      if (clientId === undefined) throw new OAuthServerError('invalid_request', 'The sign-in link has no client_id. Start the sign-in again from your app.');
+      if (clientId === undefined)
+        throw new OAuthServerError('invalid_request', 'The sign-in link has no client_id. Start the sign-in again from your app.');
       const found = await server.getClient(clientId);
-      if (!found) throw new OAuthServerError('invalid_client', 'The app that sent you here is not registered on this machine (or its registration was removed). Start the sign-in again from the app: it registers again.');
+      if (!found)
+        throw new OAuthServerError(
+          'invalid_client',
+          'The app that sent you here is not registered on this machine (or its registration was removed). Start the sign-in again from the app: it registers again.',
+        );
       client = found;
       redirectUri = registeredRedirectUri(client.redirect_uris, param('redirect_uri'));
     } catch (error) {
@@ -57,7 +69,11 @@ export function authorizeRoute(server: AuthorizationServer, originOf: RequestOri
     let state: string | undefined;
     try {
       state = param('state');
-      if (param('response_type') !== 'code') throw new OAuthServerError('unsupported_response_type', 'response_type must be "code": this server signs clients in with the authorization code flow only.');
+      if (param('response_type') !== 'code')
+        throw new OAuthServerError(
+          'unsupported_response_type',
+          'response_type must be "code": this server signs clients in with the authorization code flow only.',
+        );
       const codeChallenge = param('code_challenge');
       const method = param('code_challenge_method');
       if (codeChallenge === undefined || method !== 'S256') {
@@ -71,13 +87,26 @@ export function authorizeRoute(server: AuthorizationServer, originOf: RequestOri
       const from = addressOf(req);
       const { key } = await server.startSignIn(
         client,
-        { redirectUri, codeChallenge, ...(state !== undefined && { state }), ...(resource !== undefined && { resource }), scopes: scope ? scope.split(' ') : [], ...(from !== undefined && { from }) },
+        {
+          redirectUri,
+          codeChallenge,
+          ...(state !== undefined && { state }),
+          ...(resource !== undefined && { resource }),
+          scopes: scope ? scope.split(' ') : [],
+          ...(from !== undefined && { from }),
+        },
         `${originOf(req)}${MCP_PATH}`,
       );
       res.redirect(303, `${WAIT_PATH}${key}`);
     } catch (error) {
       if (!(error instanceof OAuthServerError)) log(`A sign-in could not start: ${(error as Error).stack ?? String(error)}`);
-      const refusal = error instanceof OAuthServerError ? error : new OAuthServerError('server_error', 'The sign-in could not be recorded on this machine. Try again; the server log has the details.');
+      const refusal =
+        error instanceof OAuthServerError
+          ? error
+          : new OAuthServerError(
+              'server_error',
+              'The sign-in could not be recorded on this machine. Try again; the server log has the details.',
+            );
       res.redirect(302, errorRedirect(redirectUri, refusal, state));
     }
   });

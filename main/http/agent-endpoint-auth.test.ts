@@ -13,7 +13,10 @@ const ISSUER = 'https://persona.example';
 const AUDIENCE = 'workspace';
 const now = () => Math.floor(Date.now() / 1000);
 
-function externalToken(claims: Record<string, unknown> = {}, options: { secret?: string; issuer?: string; audience?: string; exp?: number; nbf?: number } = {}) {
+function externalToken(
+  claims: Record<string, unknown> = {},
+  options: { secret?: string; issuer?: string; audience?: string; exp?: number; nbf?: number } = {},
+) {
   const jwt = new SignJWT({ project_id: 'proj-1', ...claims })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject('user-1')
@@ -27,7 +30,12 @@ function externalToken(claims: Record<string, unknown> = {}, options: { secret?:
 
 /** A tools/call that would create `marker` if it reached the tool. */
 function writeCall(marker: string) {
-  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write', arguments: { path: marker, content: 'x' } } });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'write', arguments: { path: marker, content: 'x' } },
+  });
 }
 
 describe('agent endpoint authentication', () => {
@@ -55,7 +63,11 @@ describe('agent endpoint authentication', () => {
     ['an expired token', () => externalToken({}, { exp: now() - 60 }), /expired/i],
     ['a token not yet valid', () => externalToken({}, { nbf: now() + 600 }), /not (yet )?valid|before/i],
     ['a wrong signature', () => externalToken({}, { secret: 'some other secret entirely, same length' }), /signature/i],
-    ['alg none', async () => new UnsecuredJWT({ sub: 'user-1', iss: ISSUER, aud: AUDIENCE }).setExpirationTime('5m').encode(), /alg|unsigned/i],
+    [
+      'alg none',
+      async () => new UnsecuredJWT({ sub: 'user-1', iss: ISSUER, aud: AUDIENCE }).setExpirationTime('5m').encode(),
+      /alg|unsigned/i,
+    ],
     ['a wrong issuer', () => externalToken({}, { issuer: 'https://evil.example' }), /iss/i],
     ['a wrong audience', () => externalToken({}, { audience: 'someone-else' }), /aud/i],
     ['garbage', async () => 'not.a.jwt', /JWT|token/i],
@@ -95,7 +107,13 @@ describe('agent endpoint authentication', () => {
   it('records the project_id of the verified token in the audit log', async () => {
     const { client } = await fx.connect(await externalToken({ project_id: 'proj-audit' }));
     await client.callTool({ name: 'read', arguments: { path: join(dir, 'missing') } });
-    const find = async () => (await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((r) => r.projectId === 'proj-audit');
+    const find = async () =>
+      (await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => ''))
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .find((r) => r.projectId === 'proj-audit');
     await waitFor(async () => (await find()) !== undefined, 5_000, 'the audit record');
     const record = await find();
     assert.equal(record?.caller, 'user-1');
@@ -110,7 +128,12 @@ describe('DNS-rebinding protection', () => {
   });
   after(() => fx.close());
 
-  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  });
 
   it('refuses a foreign Host header with 403', async () => {
     const response = await raw(fx.url, { headers: { Host: 'attacker.example:9100' }, body: initialize });
@@ -126,7 +149,13 @@ describe('DNS-rebinding protection', () => {
 
   it('refuses an Origin of another port or scheme of its own host: another site', async () => {
     const port = Number(new URL(fx.url).port);
-    for (const origin of [`http://127.0.0.1:${port + 1}`, 'http://localhost:6274', `https://127.0.0.1:${port}`, 'http://127.0.0.1', 'null']) {
+    for (const origin of [
+      `http://127.0.0.1:${port + 1}`,
+      'http://localhost:6274',
+      `https://127.0.0.1:${port}`,
+      'http://127.0.0.1',
+      'null',
+    ]) {
       const response = await raw(fx.url, { headers: { Origin: origin }, body: initialize });
       assert.equal(response.status, 403, origin);
       assert.match(JSON.parse(response.body).error.message, /only from its own origin \(scheme, host and port\)/);
@@ -135,7 +164,11 @@ describe('DNS-rebinding protection', () => {
 
   it('accepts its own hosts and its own origin', async () => {
     const port = new URL(fx.url).port;
-    const cases: Array<Record<string, string>> = [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://127.0.0.1:${port}` }, { Host: `localhost:${port}`, Origin: `http://localhost:${port}` }];
+    const cases: Array<Record<string, string>> = [
+      { Host: `localhost:${port}` },
+      { Host: `127.0.0.1:${port}`, Origin: `http://127.0.0.1:${port}` },
+      { Host: `localhost:${port}`, Origin: `http://localhost:${port}` },
+    ];
     for (const headers of cases) {
       const response = await raw(fx.url, { headers, body: initialize });
       assert.equal(response.status, 200, JSON.stringify(headers));

@@ -68,7 +68,7 @@ class Connection {
     }
     assert.match(head, /^transfer-encoding: *chunked/im);
     let body = '';
-    for (let at = 0; ; ) {
+    for (let at = 0; ;) {
       const line = rest.indexOf('\r\n', at);
       if (line === -1) return undefined;
       const size = parseInt(rest.subarray(at, line).toString(), 16);
@@ -102,9 +102,14 @@ describe('idle keep-alive connections of the agent endpoint', () => {
   after(() => fx.close());
 
   const call = (id: string, command: string, meta?: Record<string, unknown>) =>
-    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'bash', arguments: { command }, ...(meta && { _meta: meta }) } });
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'bash', arguments: { command }, ...(meta && { _meta: meta }) },
+    });
 
-  it('keeps a connection past Node\'s 5 s after a JSON answer and after an event stream, and tells clients how long', async () => {
+  it("keeps a connection past Node's 5 s after a JSON answer and after an event stream, and tells clients how long", async () => {
     const json = await Connection.open(fx.url);
     const stream = await Connection.open(fx.url);
     try {
@@ -124,7 +129,10 @@ describe('idle keep-alive connections of the agent endpoint', () => {
       await new Promise((resolve) => setTimeout(resolve, NODE_DEFAULT_IDLE_MS + 700));
       assert.equal(json.closed, false, 'the connection that answered in JSON is still open');
       assert.equal(stream.closed, false, 'the connection that answered with an event stream is still open');
-      const second = await Promise.all([json.post('/mcp', headers, call('json-2', 'echo again')), stream.post('/mcp', headers, call('sse-2', 'echo again'))]);
+      const second = await Promise.all([
+        json.post('/mcp', headers, call('json-2', 'echo again')),
+        stream.post('/mcp', headers, call('sse-2', 'echo again')),
+      ]);
       for (const answer of second) assert.match(answer.body, /again/);
     } finally {
       json.close();

@@ -32,7 +32,9 @@ describe('client ID metadata documents', () => {
         return;
       }
       const id = `${base}${req.url}`;
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ client_id: id, client_name: 'Document client', redirect_uris: [REDIRECT] }));
+      res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ client_id: id, client_name: 'Document client', redirect_uris: [REDIRECT] }));
     }).listen(0, '127.0.0.1');
     await once(documents, 'listening');
     base = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
@@ -41,7 +43,14 @@ describe('client ID metadata documents', () => {
 
   async function authorize(fx: HostFixture, clientId: string): Promise<Response> {
     const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-    const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    });
     return fetch(`${new URL(fx.url).origin}/authorize?${query}`, { redirect: 'manual' });
   }
 
@@ -61,7 +70,10 @@ describe('client ID metadata documents', () => {
     });
 
     it('says it supports metadata documents', async () => {
-      const as = (await (await fetch(`${new URL(fx.url).origin}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      const as = (await (await fetch(`${new URL(fx.url).origin}/.well-known/oauth-authorization-server`)).json()) as Record<
+        string,
+        unknown
+      >;
       assert.equal(as.client_id_metadata_document_supported, true);
     });
   });
@@ -77,7 +89,7 @@ describe('client ID metadata documents', () => {
       assert.match(await res.text(), /larger than 64 KiB/);
     });
 
-    it('uses a good document for the client\'s name and redirect URIs, fetched once', async () => {
+    it("uses a good document for the client's name and redirect URIs, fetched once", async () => {
       const before = hits;
       const res = await authorize(fx, `${base}/good.json`);
       assert.equal(res.status, 303);
@@ -89,7 +101,9 @@ describe('client ID metadata documents', () => {
 
     it('refuses a document whose client_id is not its own URL', async () => {
       documents.removeAllListeners('request');
-      documents.on('request', (_req, res) => res.writeHead(200).end(JSON.stringify({ client_id: 'https://other.example/c.json', redirect_uris: [REDIRECT] })));
+      documents.on('request', (_req, res) =>
+        res.writeHead(200).end(JSON.stringify({ client_id: 'https://other.example/c.json', redirect_uris: [REDIRECT] })),
+      );
       const res = await authorize(fx, `${base}/liar.json`);
       assert.equal(res.status, 400);
       assert.match(await res.text(), /not its own URL/);

@@ -28,7 +28,11 @@ describe('OAuth sign-in refuses hostile input', () => {
   after(() => fx.close());
 
   async function register(body: unknown): Promise<Json> {
-    const res = await fetch(`${origin}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${origin}/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   }
 
@@ -43,7 +47,9 @@ describe('OAuth sign-in refuses hostile input', () => {
   }
 
   /** A full sign-in approved by the owner, up to the code; returns the code and the verifier. */
-  async function approvedCode(options: { client?: string; redirect?: string; state?: string } = {}): Promise<{ code: string; verifier: string; redirect: URL }> {
+  async function approvedCode(
+    options: { client?: string; redirect?: string; state?: string } = {},
+  ): Promise<{ code: string; verifier: string; redirect: URL }> {
     const { verifier, challenge } = pkce();
     const client = options.client ?? clientId;
     const res = await authorize({
@@ -65,18 +71,40 @@ describe('OAuth sign-in refuses hostile input', () => {
   }
 
   async function token(body: Record<string, string>): Promise<Json> {
-    const res = await fetch(`${origin}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
+    const res = await fetch(`${origin}/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(body),
+    });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   }
 
   async function exchange(code: string, verifier: string, client = clientId, extra: Record<string, string> = {}): Promise<Json> {
-    return token({ grant_type: 'authorization_code', client_id: client, code, code_verifier: verifier, redirect_uri: REDIRECT, resource: fx.url, ...extra });
+    return token({
+      grant_type: 'authorization_code',
+      client_id: client,
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      resource: fx.url,
+      ...extra,
+    });
   }
 
   async function toolsList(accessToken: string, host?: string): Promise<number> {
     const headers: Record<string, string> = { Authorization: `Bearer ${accessToken}` };
     if (host) headers.Host = host;
-    return (await raw(fx.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) })).status;
+    return (
+      await raw(fx.url, {
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
+      })
+    ).status;
   }
 
   const pending = async () => (await (await fx.host.agentAuthorization()).pending()).length;
@@ -98,7 +126,13 @@ describe('OAuth sign-in refuses hostile input', () => {
 
   it('refuses a redirect URI that was not registered, without redirecting to it', async () => {
     for (const uri of ['https://evil.example/callback', 'http://127.0.0.1:8765/other', 'http://localhost:8765/callback']) {
-      const res = await authorize({ response_type: 'code', client_id: clientId, redirect_uri: uri, code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+      const res = await authorize({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: uri,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      });
       assert.equal(res.status, 400, uri);
       assert.equal(res.headers.get('location'), null);
     }
@@ -116,7 +150,14 @@ describe('OAuth sign-in refuses hostile input', () => {
       'http://127.0.0.1:8765/callback?x=1',
     ]) {
       // Even with other parameters wrong (which would otherwise be answered at the redirect URI).
-      const res = await authorize({ response_type: 'code', client_id: clientId, redirect_uri: uri, code_challenge: 'abc', code_challenge_method: 'plain', state: 's' });
+      const res = await authorize({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: uri,
+        code_challenge: 'abc',
+        code_challenge_method: 'plain',
+        state: 's',
+      });
       assert.equal(res.status, 400, uri);
       assert.equal(res.headers.get('location'), null, uri);
       assert.match(res.headers.get('content-type') ?? '', /text\/html/);
@@ -128,8 +169,14 @@ describe('OAuth sign-in refuses hostile input', () => {
   });
 
   it('refuses a sign-in that names its client or redirect URI twice, with a page', async () => {
-    for (const query of [`client_id=${clientId}&client_id=${otherClientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`, `client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`]) {
-      const res = await fetch(`${origin}/authorize?${query}&response_type=code&code_challenge=${pkce().challenge}&code_challenge_method=S256`, { redirect: 'manual' });
+    for (const query of [
+      `client_id=${clientId}&client_id=${otherClientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`,
+      `client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
+    ]) {
+      const res = await fetch(
+        `${origin}/authorize?${query}&response_type=code&code_challenge=${pkce().challenge}&code_challenge_method=S256`,
+        { redirect: 'manual' },
+      );
       assert.equal(res.status, 400, query);
       assert.equal(res.headers.get('location'), null);
       assert.match(await res.text(), /sent more than once/);
@@ -171,12 +218,23 @@ describe('OAuth sign-in refuses hostile input', () => {
     const notJson = await fetch(`${origin}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' });
     assert.equal(notJson.status, 400);
     assert.deepEqual(await notJson.json(), { error: 'invalid_request', error_description: 'The request body is not valid JSON.' });
-    const tooLarge = await fetch(`${origin}/authorize`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `state=${'x'.repeat(20_000)}` });
+    const tooLarge = await fetch(`${origin}/authorize`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `state=${'x'.repeat(20_000)}`,
+    });
     assert.equal(tooLarge.status, 413);
   });
 
   it('refuses a sign-in for another resource', async () => {
-    const res = await authorize({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', resource: 'http://other.example/mcp' });
+    const res = await authorize({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      resource: 'http://other.example/mcp',
+    });
     assert.equal(new URL(res.headers.get('location')!).searchParams.get('error'), 'invalid_target');
     assert.equal(await pending(), 0);
   });
@@ -213,12 +271,15 @@ describe('OAuth sign-in refuses hostile input', () => {
 
   it('refuses a code exchanged with another redirect URI or resource', async () => {
     const a = await approvedCode();
-    assert.equal((await exchange(a.code, a.verifier, clientId, { redirect_uri: 'http://127.0.0.1:8765/other' })).json.error, 'invalid_grant');
+    assert.equal(
+      (await exchange(a.code, a.verifier, clientId, { redirect_uri: 'http://127.0.0.1:8765/other' })).json.error,
+      'invalid_grant',
+    );
     const b = await approvedCode();
     assert.equal((await exchange(b.code, b.verifier, clientId, { resource: 'http://other.example/mcp' })).json.error, 'invalid_target');
   });
 
-  it('refuses a refresh token reused after rotation, and ends the client\'s access', async () => {
+  it("refuses a refresh token reused after rotation, and ends the client's access", async () => {
     const { code, verifier } = await approvedCode();
     const first = await exchange(code, verifier);
     const rotated = await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: String(first.json.refresh_token) });
@@ -241,7 +302,10 @@ describe('OAuth sign-in refuses hostile input', () => {
   it('refuses a refresh token presented by another client', async () => {
     const { code, verifier } = await approvedCode();
     const first = await exchange(code, verifier);
-    assert.equal((await token({ grant_type: 'refresh_token', client_id: otherClientId, refresh_token: String(first.json.refresh_token) })).json.error, 'invalid_grant');
+    assert.equal(
+      (await token({ grant_type: 'refresh_token', client_id: otherClientId, refresh_token: String(first.json.refresh_token) })).json.error,
+      'invalid_grant',
+    );
   });
 
   it('refuses an access token at another resource (its audience), and on the control plane', async () => {
@@ -257,7 +321,13 @@ describe('OAuth sign-in refuses hostile input', () => {
 
   it('serves the sign-in pages with framing refused', async () => {
     const { challenge } = pkce();
-    const res = await authorize({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' });
+    const res = await authorize({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     const wait = await fetch(new URL(res.headers.get('location')!, origin));
     for (const answer of [res, wait]) {
       assert.match(String(answer.headers.get('content-security-policy')), /frame-ancestors 'none'/);
@@ -272,7 +342,8 @@ describe('OAuth sign-in refuses hostile input', () => {
 
   it('cuts off registration floods', async () => {
     let status = 0;
-    for (let i = 0; i < 25 && status !== 429; i += 1) status = (await register({ client_name: `flood ${i}`, redirect_uris: [REDIRECT] })).status;
+    for (let i = 0; i < 25 && status !== 429; i += 1)
+      status = (await register({ client_name: `flood ${i}`, redirect_uris: [REDIRECT] })).status;
     assert.equal(status, 429);
   });
 });

@@ -45,7 +45,10 @@ describe('agent endpoint as an OAuth protected resource and authorization server
   it('answers a request without a token with 401 and where to sign in', async () => {
     const res = await raw(`${fx.url}?workspace_path=Crew/a`, { body: '{}' });
     assert.equal(res.status, 401);
-    assert.match(String(res.headers['www-authenticate']), new RegExp(`resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp\\?workspace_path=Crew/a"`));
+    assert.match(
+      String(res.headers['www-authenticate']),
+      new RegExp(`resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp\\?workspace_path=Crew/a"`),
+    );
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const metadata = (await (await fetch(`${origin}${path}`)).json()) as { resource: string; authorization_servers: string[] };
       assert.equal(metadata.resource, fx.url);
@@ -69,7 +72,11 @@ describe('agent endpoint as an OAuth protected resource and authorization server
     const result = await client.callTool({ name: 'bash', arguments: { command: 'echo signed-in' } });
     assert.match(textOf(result), /signed-in/);
     await client.close();
-    await waitFor(async () => (await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"client":"Audited agent"'), 5_000, 'the audit record');
+    await waitFor(
+      async () => (await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '')).includes('"client":"Audited agent"'),
+      5_000,
+      'the audit record',
+    );
     const listed = (await (await fx.host.agentAuthorization()).signedIn()).find((c) => c.name === 'Audited agent');
     assert.ok(listed?.lastUsedAt);
   });
@@ -84,7 +91,7 @@ describe('agent endpoint as an OAuth protected resource and authorization server
     assert.equal(await pollWait(answer.href).catch(() => 'refused'), 'refused');
   });
 
-  it('ends a revoked client\'s session at once and refuses its refresh token', async () => {
+  it("ends a revoked client's session at once and refuses its refresh token", async () => {
     const provider = await approved('Revoked agent');
     const client = new Client({ name: 'oauth-test', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(fx.url), { authProvider: provider });
@@ -92,17 +99,28 @@ describe('agent endpoint as an OAuth protected resource and authorization server
     const signIns = await fx.host.agentAuthorization();
     const grant = (await signIns.signedIn()).find((c) => c.name === 'Revoked agent')!;
     await signIns.revokeGrant(grant.id);
-    const res = await raw(fx.url, { headers: { Authorization: `Bearer ${provider.saved!.access_token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const res = await raw(fx.url, {
+      headers: { Authorization: `Bearer ${provider.saved!.access_token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     assert.equal(res.status, 401);
     assert.match(res.body, /revoked/);
-    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.client!.client_id });
+    const refreshed = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: provider.saved!.refresh_token!,
+      client_id: provider.client!.client_id,
+    });
     assert.equal(refreshed.status, 400);
     assert.equal(refreshed.json.error, 'invalid_grant');
     await client.close().catch(() => {});
   });
 
   async function tokenRequest(body: Record<string, string>): Promise<{ status: number; json: Record<string, unknown> }> {
-    const res = await fetch(`${origin}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
+    const res = await fetch(`${origin}/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(body),
+    });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   }
 });

@@ -9,13 +9,18 @@ import { raw, type RawResponse } from '../../test/support/raw-http.js';
 // What /mcp answers to requests it cannot take, before any session or tool sees them: its own
 // request handling (Host check, path, body), not the SDK's.
 
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+});
 
 function rpcError(response: RawResponse): { code: number; message: string } {
   return (JSON.parse(response.body) as { error: { code: number; message: string } }).error;
 }
 
-describe('the agent endpoint\'s own answers', () => {
+describe("the agent endpoint's own answers", () => {
   let fx: HostFixture;
   let headers: Record<string, string>;
 
@@ -34,12 +39,18 @@ describe('the agent endpoint\'s own answers', () => {
   });
 
   it('refuses a body larger than 64 MiB with 413, whether announced or streamed', async () => {
-    const announced = await raw(fx.url, { headers: { ...headers, 'Content-Length': String(65 * 2 ** 20) }, body: [Buffer.from('{"jsonrpc":')] });
+    const announced = await raw(fx.url, {
+      headers: { ...headers, 'Content-Length': String(65 * 2 ** 20) },
+      body: [Buffer.from('{"jsonrpc":')],
+    });
     assert.equal(announced.status, 413);
     assert.match(rpcError(announced).message, /larger than the 64 MiB/);
 
     const chunk = Buffer.alloc(2 ** 20, 0x20);
-    const streamed = await raw(fx.url, { headers, body: [Buffer.from('{"pad":"'), ...Array.from({ length: 65 }, () => chunk), Buffer.from('"}')] });
+    const streamed = await raw(fx.url, {
+      headers,
+      body: [Buffer.from('{"pad":"'), ...Array.from({ length: 65 }, () => chunk), Buffer.from('"}')],
+    });
     assert.equal(streamed.status, 413);
     assert.match(rpcError(streamed).message, /larger than the 64 MiB this server accepts: send less at once/);
   });
@@ -48,11 +59,21 @@ describe('the agent endpoint\'s own answers', () => {
     const dir = await mkdtemp(join(tmpdir(), 'pw-body-'));
     try {
       const content = 'x'.repeat(4 * 2 ** 20 - 1) + 'é';
-      for (const [name, chunked] of [['announced', false], ['chunked', true]] as const) {
+      for (const [name, chunked] of [
+        ['announced', false],
+        ['chunked', true],
+      ] as const) {
         const path = join(dir, name);
-        const text = JSON.stringify({ jsonrpc: '2.0', id: name, method: 'tools/call', params: { name: 'write', arguments: { path, content } } });
+        const text = JSON.stringify({
+          jsonrpc: '2.0',
+          id: name,
+          method: 'tools/call',
+          params: { name: 'write', arguments: { path, content } },
+        });
         const bytes = Buffer.from(text);
-        const body = chunked ? Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) => bytes.subarray(i * 65_536, (i + 1) * 65_536)) : text;
+        const body = chunked
+          ? Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) => bytes.subarray(i * 65_536, (i + 1) * 65_536))
+          : text;
         const response = await raw(fx.url, { headers, body });
         assert.equal(response.status, 200, response.body.slice(0, 300));
         assert.equal(await readFile(path, 'utf8'), content, name);
@@ -66,14 +87,20 @@ describe('the agent endpoint\'s own answers', () => {
     // 300,000 empty objects: 900 KB that would parse into some 30 MB; a body this size may hold 145,000 tokens.
     const text = `{"jsonrpc":"2.0","id":"many","method":"tools/list","params":{"_meta":{"items":[${'{},'.repeat(299_999)}{}]}}}`;
     const bytes = Buffer.from(text);
-    for (const body of [text, Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) => bytes.subarray(i * 65_536, (i + 1) * 65_536))]) {
+    for (const body of [
+      text,
+      Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) => bytes.subarray(i * 65_536, (i + 1) * 65_536)),
+    ]) {
       const response = await raw(fx.url, { headers, body });
       assert.equal(response.status, 413, response.body.slice(0, 300));
       assert.match(rpcError(response).message, /too many JSON values for its size .*send large data as one string/);
     }
     // The same kind of body with the values a request may carry (30,000 numbers) is served.
     const items = Array.from({ length: 30_000 }, (_, i) => i);
-    const fine = await raw(fx.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'fine', method: 'tools/list', params: { _meta: { items } } }) });
+    const fine = await raw(fx.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'fine', method: 'tools/list', params: { _meta: { items } } }),
+    });
     assert.equal(fine.status, 200, fine.body.slice(0, 300));
     assert.match(fine.body, /"name":"bash"/);
   });
@@ -96,7 +123,12 @@ describe('the agent endpoint\'s own answers', () => {
   });
 
   it('still serves the session after refusing bad requests', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'bash', arguments: { command: 'echo still here' } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'after',
+      method: 'tools/call',
+      params: { name: 'bash', arguments: { command: 'echo still here' } },
+    });
     const response = await raw(fx.url, { headers, body });
     assert.equal(response.status, 200);
     assert.match(response.body, /still here/);

@@ -9,7 +9,12 @@ import { raw, type RawResponse } from '../../test/support/raw-http.js';
 // One token may hold 64 sessions: a client that opens more loses its least recently used idle ones.
 
 const LIMIT = 64;
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+});
 const listTools = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 
 describe('MCP sessions per token', () => {
@@ -32,7 +37,10 @@ describe('MCP sessions per token', () => {
   }
 
   function send(token: string, session: string, body: string): Promise<RawResponse> {
-    return raw(fx.url, { headers: { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': '2025-06-18' }, body });
+    return raw(fx.url, {
+      headers: { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': '2025-06-18' },
+      body,
+    });
   }
 
   it('closes the least recently used idle session of a token that opens one more than 64, and no other', async () => {
@@ -42,8 +50,25 @@ describe('MCP sessions per token', () => {
     // The oldest session has a call in progress while the rest are opened: it is not idle.
     const busy = await open(mine);
     const marker = join(dir, 'started');
-    const call = send(mine, busy, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: `touch ${marker}; sleep 2; echo finished` } } }));
-    await waitFor(() => stat(marker).then(() => true, () => false), 10_000, 'the busy call to start');
+    const call = send(
+      mine,
+      busy,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'bash', arguments: { command: `touch ${marker}; sleep 2; echo finished` } },
+      }),
+    );
+    await waitFor(
+      () =>
+        stat(marker).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      'the busy call to start',
+    );
 
     const sessions = [busy];
     while (sessions.length < LIMIT) sessions.push(await open(mine));

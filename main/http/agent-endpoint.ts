@@ -70,7 +70,9 @@ export function agentEndpoint(
       const person = personOf(caller);
       const place = placeRootOf(config.workspaceRoot, caller.workspacePath ?? workspacePathOf(req) ?? '');
       if (!canRead(await services.access.snapshot(), person, place)) {
-        throw new PlaceAccessError(`${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`);
+        throw new PlaceAccessError(
+          `${person} cannot work in ${place.label}. Ask one of its editors for access, or connect to another place.`,
+        );
       }
       const connections = await services.connections.usable(place);
       const policy = new PlacePolicy(place, services.access, {
@@ -84,9 +86,19 @@ export function agentEndpoint(
         appPorts: () => [...services.listeningPorts],
         outputsOf: (root) => services.commands.outputFolder(root),
       });
-      const tools = machineTools({ skillsDir: config.skillsDir, commands: services.commands, policy: () => policy.forCommand(), place: place.root });
+      const tools = machineTools({
+        skillsDir: config.skillsDir,
+        commands: services.commands,
+        policy: () => policy.forCommand(),
+        place: place.root,
+      });
       const server = createWorkspaceServer({
-        instructions: sessionInstructions({ hostname: hostname(), cwd: process.cwd(), place: place.label, connections: connections.map((c) => c.displayName) }),
+        instructions: sessionInstructions({
+          hostname: hostname(),
+          cwd: process.cwd(),
+          place: place.label,
+          connections: connections.map((c) => c.displayName),
+        }),
         skillsDir: config.skillsDir,
         skillsChanged: services.skillsChanged,
         tools: [...tools, manageConnectionsTool(place, person, services.connections)],
@@ -119,12 +131,20 @@ export function agentEndpoint(
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const caller = await authenticate(req, res);
     if (!caller) return;
-    if (caller.client) services.agentAuthorization.touch(caller.client.grantId).catch((error: unknown) => services.log(`Could not note when ${caller.client!.name} was last used: ${(error as Error).message}`));
+    if (caller.client)
+      services.agentAuthorization
+        .touch(caller.client.grantId)
+        .catch((error: unknown) => services.log(`Could not note when ${caller.client!.name} was last used: ${(error as Error).message}`));
     await sessions.handle(req, res, caller, await readJsonBody(req, MAX_REQUEST_BYTES));
   };
   // With auth on, this endpoint is also its own OAuth authorization server (discovery, sign-in,
   // tokens), loaded on its first request.
-  const oauth = verifier && lazyListener(async () => (await import('./agent-oauth-routes.js')).oauthRoutes(services.agentAuthorization, { originOf, log: services.log }), services.log);
+  const oauth =
+    verifier &&
+    lazyListener(
+      async () => (await import('./agent-oauth-routes.js')).oauthRoutes(services.agentAuthorization, { originOf, log: services.log }),
+      services.log,
+    );
   const listener: RequestListener = (req, res) => {
     // Set here, it replaces Node's own hint (the server's real timeout) on every answer, event streams included.
     res.setHeader('Keep-Alive', KEEP_ALIVE_HINT);
@@ -140,7 +160,10 @@ export function agentEndpoint(
   // A client whose access the owner revoked (here or from the CLI) loses its open sessions at once.
   const revocations = setInterval(() => {
     sessions
-      .closeWhere(async (caller) => caller.client !== undefined && (await services.agentAuthorization.grantStatus(caller.client.grantId)).status !== 'active')
+      .closeWhere(
+        async (caller) =>
+          caller.client !== undefined && (await services.agentAuthorization.grantStatus(caller.client.grantId)).status !== 'active',
+      )
       .catch((error: unknown) => services.log(`Could not check for revoked clients: ${(error as Error).message}`));
   }, REVOCATION_CHECK_MS);
   revocations.unref();
@@ -161,7 +184,12 @@ function placeTools(services: Services, place: Place): PlaceTools {
 }
 
 /** Whether a session in `place` (with the app token `tokenId`, if any) that would list `toolCount` tools gets tool search. */
-async function toolSearchFor(services: Services, place: Place, tokenId: string | undefined, toolCount: number): Promise<ToolSearchDecision> {
+async function toolSearchFor(
+  services: Services,
+  place: Place,
+  tokenId: string | undefined,
+  toolCount: number,
+): Promise<ToolSearchDecision> {
   return decideToolSearch({
     ...(tokenId !== undefined && { token: await services.tokens.toolSearch(tokenId) }),
     place: (await services.access.snapshot()).places[place.root]?.toolSearch ?? 'auto',
@@ -174,7 +202,10 @@ async function toolSearchFor(services: Services, place: Place, tokenId: string |
  * Tool search for a place as the page shows it: the place's setting, how many tools its agents
  * would list now (its connections asked now), and whether that turns tool search on.
  */
-export async function placeToolSearch(services: Services, place: Place): Promise<{ mode: ToolSearchMode; toolCount: number; threshold: number } & ToolSearchDecision> {
+export async function placeToolSearch(
+  services: Services,
+  place: Place,
+): Promise<{ mode: ToolSearchMode; toolCount: number; threshold: number } & ToolSearchDecision> {
   // The machine's tools and manage_my_mcp_servers, as every session lists them.
   const fixed = machineTools({ skillsDir: services.config.skillsDir, commands: services.commands }).length + 1;
   const toolCount = fixed + (await placeTools(services, place).tools()).length;
@@ -203,7 +234,12 @@ function refusal(originOf: RequestOrigin): (error: unknown, req: IncomingMessage
       // The identity provider's keys could not be fetched: not the caller's fault.
       const status = error.reason === 'key_unavailable' ? 503 : 401;
       // The challenge names this server's origin, which comes from the request.
-      return { status, challenge: wwwAuthenticate(error, resourceMetadataUrl(req, originOf)), message: error.message, headers: { Vary: originOf.vary, 'Cache-Control': 'no-store' } };
+      return {
+        status,
+        challenge: wwwAuthenticate(error, resourceMetadataUrl(req, originOf)),
+        message: error.message,
+        headers: { Vary: originOf.vary, 'Cache-Control': 'no-store' },
+      };
     }
     return { status: 500, challenge: wwwAuthenticate(), message: 'Could not check the token. See the server log.' };
   };
@@ -221,5 +257,10 @@ function answerError(req: IncomingMessage, res: ServerResponse, error: unknown, 
   const code = error instanceof RequestBodyError ? error.code : -32000;
   // A body left unread (too large, say) would be taken for the next request on this connection.
   const close: Record<string, string> = req.complete ? {} : { Connection: 'close' };
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message: known?.message ?? 'Internal error. See the server log.' }, id: null }, close);
+  sendJson(
+    res,
+    status,
+    { jsonrpc: '2.0', error: { code, message: known?.message ?? 'Internal error. See the server log.' }, id: null },
+    close,
+  );
 }

@@ -32,7 +32,8 @@ export function validationWords(text: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (!Array.isArray(issues) || issues.length === 0 || !issues.every((i: Issue) => typeof i?.message === 'string' && Array.isArray(i.path))) return undefined;
+  if (!Array.isArray(issues) || issues.length === 0 || !issues.every((i: Issue) => typeof i?.message === 'string' && Array.isArray(i.path)))
+    return undefined;
   const sentences = new Map<string, string>();
   for (const issue of issues as Issue[]) {
     const name = parameterName(issue.path!);
@@ -42,7 +43,10 @@ export function validationWords(text: string): string | undefined {
 }
 
 function sentence(name: string, issue: Issue): string {
-  if (issue.code === 'invalid_type') return issue.message!.endsWith('received undefined') ? `${name} is missing` : `${name} must be a${/^[aeiou]/.test(issue.expected ?? '') ? 'n' : ''} ${issue.expected}`;
+  if (issue.code === 'invalid_type')
+    return issue.message!.endsWith('received undefined')
+      ? `${name} is missing`
+      : `${name} must be a${/^[aeiou]/.test(issue.expected ?? '') ? 'n' : ''} ${issue.expected}`;
   if (issue.code === 'invalid_value' && issue.values) return `${name} must be ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
   if (issue.code === 'invalid_format' && issue.format === 'url') return `${name} must be a URL`;
   return `${name}: ${issue.message!.replace(/\.$/, '')}`;

@@ -69,7 +69,10 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
   app.use('/authorize', noFraming, authorizeRoute(server, originOf, options.log));
   app.use(['/token', '/register', '/revoke'], plainOAuthErrors);
   app.use('/token', tokenHandler({ provider }));
-  app.use('/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: { max: options.registrationsPerHour ?? 20 } }));
+  app.use(
+    '/register',
+    clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: { max: options.registrationsPerHour ?? 20 } }),
+  );
   app.use('/revoke', revocationHandler({ provider }));
 
   app.get(`${WAIT_PATH}:key`, noFraming, (req, res, next) => {
@@ -87,12 +90,19 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
     // The body parsers' refusals (malformed, too large) are the client's to fix.
     const { status, type } = error as { status?: number; type?: string };
     if (status !== undefined && status >= 400 && status < 500) {
-      const why = type === 'entity.too.large' ? 'The request body is too large.' : type === 'entity.parse.failed' ? 'The request body is not valid JSON.' : 'The request body could not be read.';
+      const why =
+        type === 'entity.too.large'
+          ? 'The request body is too large.'
+          : type === 'entity.parse.failed'
+            ? 'The request body is not valid JSON.'
+            : 'The request body could not be read.';
       res.status(status).json({ error: 'invalid_request', error_description: why });
       return;
     }
     options.log(`An OAuth request failed: ${(error as Error).stack ?? String(error)}`);
-    res.status(500).json({ error: 'server_error', error_description: 'Something went wrong on this machine. The server log has the details.' });
+    res
+      .status(500)
+      .json({ error: 'server_error', error_description: 'Something went wrong on this machine. The server log has the details.' });
   }) as ErrorRequestHandler);
   return app;
 }
@@ -138,7 +148,13 @@ function sdkProvider(server: AuthorizationServer): OAuthServerProvider {
       }),
     registerClient: (metadata) =>
       oauthErrors(async () =>
-        sdkClient(await server.registerClient({ client_name: metadata.client_name, client_uri: metadata.client_uri, redirect_uris: metadata.redirect_uris })),
+        sdkClient(
+          await server.registerClient({
+            client_name: metadata.client_name,
+            client_uri: metadata.client_uri,
+            redirect_uris: metadata.redirect_uris,
+          }),
+        ),
       ),
   };
   return {
@@ -150,7 +166,8 @@ function sdkProvider(server: AuthorizationServer): OAuthServerProvider {
     challengeForAuthorizationCode: async (client, code) => oauthErrors(async () => server.challengeFor(client.client_id, code)),
     exchangeAuthorizationCode: (client, code, _verifier, redirectUri, resource) =>
       oauthErrors(() => server.exchangeCode(client.client_id, code, redirectUri, resource?.href)),
-    exchangeRefreshToken: (client, refreshToken, _scopes, resource) => oauthErrors(() => server.refresh(client.client_id, refreshToken, resource?.href)),
+    exchangeRefreshToken: (client, refreshToken, _scopes, resource) =>
+      oauthErrors(() => server.refresh(client.client_id, refreshToken, resource?.href)),
     verifyAccessToken: () => {
       // The agent endpoint verifies access tokens with the JwtVerifier; the SDK's bearer middleware is not used.
       throw new Error('not used');

@@ -33,7 +33,11 @@ export function endedPage(message: string): string {
 
 /** A sign-in refused before the owner is asked (an unknown client, an answer address it did not register): nothing is sent anywhere. */
 export function refusedPage(message: string): string {
-  return page('Sign-in refused', '', `<h1>This sign-in cannot start</h1>\n<p>${escapeHtml(message)}</p>\n<p class="quiet">Nothing was sent to the app and the owner of this machine was not asked.</p>`);
+  return page(
+    'Sign-in refused',
+    '',
+    `<h1>This sign-in cannot start</h1>\n<p>${escapeHtml(message)}</p>\n<p class="quiet">Nothing was sent to the app and the owner of this machine was not asked.</p>`,
+  );
 }
 
 function page(title: string, head: string, body: string): string {

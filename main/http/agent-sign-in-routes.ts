@@ -1,9 +1,16 @@
 import { Router, type Request, type Response } from 'express';
 import type * as z from 'zod';
-import { approveBody, approvedAnswer, deniedAnswer, emptyBody, pendingSignInsAnswer, revokedClientAnswer, signedInClientsAnswer } from '../../common/api/agent-sign-ins.js';
+import {
+  approveBody,
+  approvedAnswer,
+  deniedAnswer,
+  emptyBody,
+  pendingSignInsAnswer,
+  revokedClientAnswer,
+  signedInClientsAnswer,
+} from '../../common/api/agent-sign-ins.js';
 import type { Approvals } from '../auth/agent-oauth/approvals.js';
 import { NotJsonError } from './not-json-error.js';
-
 
 /**
  * Agent sign-ins on the page's API (under /api/agent-access): the requests waiting for the owner, their answers, and the
@@ -14,7 +21,8 @@ export function signInRoutes(approvals: Approvals, localOnly: (res: Response) =>
   const router = Router();
   router.use((req, res, next) => {
     localOnly(res);
-    if (req.method !== 'GET' && !req.is('application/json')) throw new NotJsonError('Send this request as JSON (Content-Type: application/json).');
+    if (req.method !== 'GET' && !req.is('application/json'))
+      throw new NotJsonError('Send this request as JSON (Content-Type: application/json).');
     next();
   });
   const code = (req: Request) => String(req.params.code);

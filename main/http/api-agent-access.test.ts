@@ -39,7 +39,11 @@ describe('the page API: agent tokens and recent activity', () => {
   it('shows recent tool calls from the audit log', async () => {
     const { client } = await fx.connect(await fx.token('activity'));
     await client.callTool({ name: 'bash', arguments: { command: 'true' } });
-    await waitFor(async () => (await api('GET', '/activity?limit=5')).json.records.some((r: { tool: string }) => r.tool === 'bash'), 5_000, 'the bash call in the activity');
+    await waitFor(
+      async () => (await api('GET', '/activity?limit=5')).json.records.some((r: { tool: string }) => r.tool === 'bash'),
+      5_000,
+      'the bash call in the activity',
+    );
     const { json } = await api('GET', '/activity?limit=5');
     const last = json.records.at(-1);
     assert.equal(last.tool, 'bash');
@@ -49,8 +53,16 @@ describe('the page API: agent tokens and recent activity', () => {
   });
 
   it('keeps agent access to the person who runs the app', async () => {
-    const person = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setExpirationTime('5m').sign(new TextEncoder().encode('agent-access-test-secret'));
-    for (const [method, path, body] of [['GET', '/tokens'], ['POST', '/tokens', { name: 'x' }], ['GET', '/activity']] as const) {
+    const person = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('agent-access-test-secret'));
+    for (const [method, path, body] of [
+      ['GET', '/tokens'],
+      ['POST', '/tokens', { name: 'x' }],
+      ['GET', '/activity'],
+    ] as const) {
       const answer = await api(method, path, body, person);
       assert.equal(answer.status, 401, `${method} ${path}`);
       assert.match(answer.json.error.message, /agent tokens and JWTs work on the MCP endpoint only/);

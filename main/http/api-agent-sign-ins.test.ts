@@ -23,12 +23,17 @@ describe('page API: agent sign-ins and signed-in clients', () => {
     await workspace.leave();
   });
 
-  async function waiting(name: string, place = 'Crew/alpha'): Promise<{ provider: MemoryOAuthProvider; waitUrl: string; serverUrl: string; code: string }> {
+  async function waiting(
+    name: string,
+    place = 'Crew/alpha',
+  ): Promise<{ provider: MemoryOAuthProvider; waitUrl: string; serverUrl: string; code: string }> {
     const provider = new MemoryOAuthProvider(REDIRECT, name);
     const serverUrl = `${fx.url}?workspace_path=${place}`;
     const waitUrl = await openAuthorization(await startSignIn(provider, serverUrl));
     const listed = await callApi(control, admin, 'GET', '/agent-access/sign-ins');
-    const request = (listed.json.requests as Array<{ code: string; clientName: string; askedPlace?: { label: string } }>).find((r) => r.clientName === name)!;
+    const request = (listed.json.requests as Array<{ code: string; clientName: string; askedPlace?: { label: string } }>).find(
+      (r) => r.clientName === name,
+    )!;
     return { provider, waitUrl, serverUrl, code: request.code };
   }
 
@@ -54,18 +59,33 @@ describe('page API: agent sign-ins and signed-in clients', () => {
     const url = `${control}/api/agent-access/sign-ins/${code}/approve`;
     const form = await fetch(url, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'text/plain' }, body: '{}' });
     assert.ok([403, 415].includes(form.status), `form: ${form.status}`);
-    const urlencoded = await fetch(url, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'workspace_path=Crew/beta' });
+    const urlencoded = await fetch(url, {
+      method: 'POST',
+      headers: { Cookie: cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'workspace_path=Crew/beta',
+    });
     assert.ok([403, 415].includes(urlencoded.status), `urlencoded: ${urlencoded.status}`);
     const bare = await fetch(url, { method: 'POST', headers: { Cookie: cookie } });
     assert.ok([403, 415].includes(bare.status), `bare: ${bare.status}`);
-    const crossSite = await fetch(url, { method: 'POST', headers: { Cookie: cookie, Origin: 'http://evil.example', 'Content-Type': 'application/json' }, body: '{}' });
+    const crossSite = await fetch(url, {
+      method: 'POST',
+      headers: { Cookie: cookie, Origin: 'http://evil.example', 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(crossSite.status, 403);
     const anonymous = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     assert.equal(anonymous.status, 401);
     const still = await callApi(control, admin, 'GET', '/agent-access/sign-ins');
-    assert.ok(still.json.requests.some((r: { code: string }) => r.code === code), 'still waiting');
+    assert.ok(
+      still.json.requests.some((r: { code: string }) => r.code === code),
+      'still waiting',
+    );
     // The page itself (same origin, JSON) may answer.
-    const real = await fetch(url, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Origin: control }, body: '{}' });
+    const real = await fetch(url, {
+      method: 'POST',
+      headers: { Cookie: cookie, 'Content-Type': 'application/json', Origin: control },
+      body: '{}',
+    });
     assert.equal(real.status, 200);
   });
 

@@ -43,7 +43,12 @@ describe('the page API and the agent endpoint refuse place roots and URLs that d
       }
       assert.deepEqual((await api('GET', '/access')).json.places, {});
 
-      const initialize = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      const initialize = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
       const mcp = await raw(`${fx.url}?${query}`, { body: initialize });
       assert.equal(mcp.status, 400, mcp.body);
       assert.match(mcp.body, /the Crew id contains a control, bidi or invisible character/);

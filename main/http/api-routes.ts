@@ -72,7 +72,8 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   const router = Router();
   const person = (res: Response): string => res.locals.person as string;
   const placeOf = (req: Request): Place => {
-    const raw = req.method === 'GET' || req.method === 'DELETE' || !req.body?.workspace_path ? req.query.workspace_path : req.body.workspace_path;
+    const raw =
+      req.method === 'GET' || req.method === 'DELETE' || !req.body?.workspace_path ? req.query.workspace_path : req.body.workspace_path;
     return placeRootOf(config.workspaceRoot, typeof raw === 'string' ? raw : '');
   };
   const localOnly = (res: Response): void => {
@@ -85,7 +86,9 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.get('/places', async (_req, res) => {
     const dir = await services.access.snapshot();
     const { places, truncated } = await listPlaces(config.workspaceRoot, dir, person(res), await services.store.roots());
-    res.json({ places: places.map((p) => ({ ...p, canEdit: canEdit(dir, person(res), p) })), truncated } satisfies Answer<typeof placesAnswer>);
+    res.json({ places: places.map((p) => ({ ...p, canEdit: canEdit(dir, person(res), p) })), truncated } satisfies Answer<
+      typeof placesAnswer
+    >);
   });
 
   router.get('/mcp/place', async (req, res) => {
@@ -101,46 +104,73 @@ export function apiRoutes(services: Services, host: HostControl): Router {
 
   router.post('/mcp/place', async (req, res) => {
     const body = addConnectionBody.parse(req.body);
-    const added = await connections.add(person(res), placeOf(req), addRequestOf(body), body.wait === false ? { waitMs: ANSWER_SOON_MS } : {});
+    const added = await connections.add(
+      person(res),
+      placeOf(req),
+      addRequestOf(body),
+      body.wait === false ? { waitMs: ANSWER_SOON_MS } : {},
+    );
     res.status(201).json({ connection: added } satisfies Answer<typeof connectionAnswer>);
   });
 
   router.post('/mcp/place/connect', async (req, res) => {
     const body = connectManyBody.parse(req.body ?? {});
-    res.json((await connections.connectMany(person(res), placeOf(req), body.names, connectOptions(body))) satisfies Answer<typeof connectManyAnswer>);
+    res.json(
+      (await connections.connectMany(person(res), placeOf(req), body.names, connectOptions(body))) satisfies Answer<
+        typeof connectManyAnswer
+      >,
+    );
   });
 
   router.post('/mcp/place/:name/connect', async (req, res) => {
     const body = connectBody.parse(req.body ?? {});
-    res.json((await connections.connect(person(res), placeOf(req), String(req.params.name), connectOptions(body))) satisfies Answer<typeof connectAnswer>);
+    res.json(
+      (await connections.connect(person(res), placeOf(req), String(req.params.name), connectOptions(body))) satisfies Answer<
+        typeof connectAnswer
+      >,
+    );
   });
 
   router.get('/mcp/place/:name', async (req, res) => {
-    res.json({ connection: await connections.details(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<typeof connectionDetailsAnswer>);
+    res.json({ connection: await connections.details(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<
+      typeof connectionDetailsAnswer
+    >);
   });
 
   // Fix in place: name, URL, transport, API-key header, own OAuth app or client credentials, and which tools are on.
   router.patch('/mcp/place/:name', async (req, res) => {
     const edit = connectionEdit.parse(req.body ?? {});
-    res.json({ connection: await connections.edit(person(res), placeOf(req), String(req.params.name), edit, ownerOf(req)) } satisfies Answer<typeof connectionAnswer>);
+    res.json({
+      connection: await connections.edit(person(res), placeOf(req), String(req.params.name), edit, ownerOf(req)),
+    } satisfies Answer<typeof connectionAnswer>);
   });
 
   // Test: the server is asked now (initialize + tools/list with the connection's credentials).
   router.post('/mcp/place/:name/test', async (req, res) => {
-    res.json({ connection: await connections.test(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<typeof connectionAnswer>);
+    res.json({ connection: await connections.test(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<
+      typeof connectionAnswer
+    >);
   });
 
   router.delete('/mcp/place/:name', async (req, res) => {
-    res.json({ removed: await connections.remove(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<typeof removedAnswer>);
+    res.json({ removed: await connections.remove(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<
+      typeof removedAnswer
+    >);
   });
 
   router.get('/catalog', (req, res) => {
-    res.json(services.catalog.list({ ...(typeof req.query.search === 'string' && { search: req.query.search }) }) satisfies Answer<typeof catalogListing>);
+    res.json(
+      services.catalog.list({ ...(typeof req.query.search === 'string' && { search: req.query.search }) }) satisfies Answer<
+        typeof catalogListing
+      >,
+    );
   });
 
   // The hosts installing a package with this launcher (npx, uvx) reaches here: the page asks for them at add, for the strict policy.
   router.get('/local-servers/install-hosts', async (req, res) => {
-    res.json({ hosts: await installHosts(typeof req.query.command === 'string' ? req.query.command : '') } satisfies Answer<typeof installHostsAnswer>);
+    res.json({ hosts: await installHosts(typeof req.query.command === 'string' ? req.query.command : '') } satisfies Answer<
+      typeof installHostsAnswer
+    >);
   });
 
   router.post('/catalog/refresh', async (_req, res) => {
@@ -177,7 +207,10 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.put('/access/people/:id', async (req, res) => {
     localOnly(res);
     const body = personBody.parse(req.body);
-    const snapshot = await services.access.setPerson(String(req.params.id), { name: body.name, ...(body.disabled !== undefined && { disabled: body.disabled }) });
+    const snapshot = await services.access.setPerson(String(req.params.id), {
+      name: body.name,
+      ...(body.disabled !== undefined && { disabled: body.disabled }),
+    });
     services.placeSessions.toolsChanged(); // a disabled adder's connections pause everywhere
     res.json(snapshot);
   });
@@ -193,7 +226,10 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     localOnly(res);
     const body = placeAccessBody.parse(req.body);
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
-    const snapshot = await services.access.setPlaceAccess(place.root, { ...(body.editors && { editors: body.editors }), ...(body.readers && { readers: body.readers }) });
+    const snapshot = await services.access.setPlaceAccess(place.root, {
+      ...(body.editors && { editors: body.editors }),
+      ...(body.readers && { readers: body.readers }),
+    });
     services.placeSessions.toolsChanged([place.root]);
     res.json(snapshot);
   });
@@ -202,7 +238,9 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.get('/tool-search', async (req, res) => {
     localOnly(res);
     const place = placeOf(req);
-    res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) } satisfies Answer<typeof placeToolSearchAnswer>);
+    res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) } satisfies Answer<
+      typeof placeToolSearchAnswer
+    >);
   });
 
   router.put('/access/places/tool-search', async (req, res) => {
@@ -211,13 +249,17 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     const place = placeRootOf(config.workspaceRoot, body.workspace_path);
     await services.access.setPlaceToolSearch(place.root, parseToolSearchMode(body.mode));
     services.placeSessions.toolsChanged([place.root]);
-    res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) } satisfies Answer<typeof placeToolSearchAnswer>);
+    res.json({ workspace_path: place.root, label: place.label, ...(await placeToolSearch(services, place)) } satisfies Answer<
+      typeof placeToolSearchAnswer
+    >);
   });
 
   router.get('/places/policy', async (req, res) => {
     localOnly(res);
     const place = placeOf(req);
-    res.json({ policy: await policyAnswer(policyOf(await services.access.snapshot(), place), services.limits) } satisfies Answer<typeof placePolicyAnswer>);
+    res.json({ policy: await policyAnswer(policyOf(await services.access.snapshot(), place), services.limits) } satisfies Answer<
+      typeof placePolicyAnswer
+    >);
   });
 
   /** A place's sandbox policy (This machine's applies to tokens that name no place): the owner's choice. */
@@ -256,12 +298,20 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ policy: await policyAnswer(policyOf(snapshot, place), services.limits) } satisfies Answer<typeof placePolicyAnswer>);
   });
 
-  router.use('/skills', skillsRoutes(config.skillsDir, localOnly, () => services.changes.publish({ topic: 'skills' })));
+  router.use(
+    '/skills',
+    skillsRoutes(config.skillsDir, localOnly, () => services.changes.publish({ topic: 'skills' })),
+  );
   router.use(clientConfigRoutes(services, host, { person, placeOf, localOnly }));
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
   router.get('/server', (_req, res) => {
-    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }) satisfies Answer<typeof serverInfoAnswer>);
+    res.json(
+      serverInfo(config, host.status(), {
+        runningCommands: services.commands.runningCount,
+        agentSessions: host.agentSessions(),
+      }) satisfies Answer<typeof serverInfoAnswer>,
+    );
   });
 
   // Agent access: the app's own tokens. The token itself is in the answer to its creation only.
@@ -315,13 +365,23 @@ export function apiRoutes(services: Services, host: HostControl): Router {
         return;
       }
     }
-    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }) satisfies Answer<typeof serverInfoAnswer>);
+    res.json(
+      serverInfo(config, host.status(), {
+        runningCommands: services.commands.runningCount,
+        agentSessions: host.agentSessions(),
+      }) satisfies Answer<typeof serverInfoAnswer>,
+    );
   });
 
   router.post('/server/stop', async (_req, res) => {
     localOnly(res);
     await host.stop();
-    res.json(serverInfo(config, host.status(), { runningCommands: services.commands.runningCount, agentSessions: host.agentSessions() }) satisfies Answer<typeof serverInfoAnswer>);
+    res.json(
+      serverInfo(config, host.status(), {
+        runningCommands: services.commands.runningCount,
+        agentSessions: host.agentSessions(),
+      }) satisfies Answer<typeof serverInfoAnswer>,
+    );
   });
 
   return router;

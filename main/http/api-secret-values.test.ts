@@ -48,7 +48,9 @@ describe('secret values with line breaks', () => {
     // Saved as an older version did: a valid save, then the value replaced in the store file itself.
     assert.equal((await api('PUT', '/secrets/OLD', { value: 'placeholder' })).status, 204);
     await new EncryptedFileSecretStore({ stateDir: fx.stateDir }).set(`place-secret:${encodeURIComponent('')}:OLD`, CRLF_VALUE);
-    const added = await api('POST', '/mcp/place', { server: { url: upstream.url, name: 'Keyed', header: { name: 'X-Api-Key', secret: 'OLD' } } });
+    const added = await api('POST', '/mcp/place', {
+      server: { url: upstream.url, name: 'Keyed', header: { name: 'X-Api-Key', secret: 'OLD' } },
+    });
     assert.equal(added.status, 201, added.text);
     const connect = await api('POST', `/mcp/place/${added.json.connection.name}/connect`);
     assert.match(connect.json.error.message, /The secret OLD of This machine cannot be used: it contains a line break/);

@@ -7,7 +7,6 @@ import { freePort, startHost, type HostFixture } from '../../test/support/host-f
 
 const JWT_SECRET = 'api-server-test-secret';
 
-
 describe('the page API: the server', () => {
   let fx: HostFixture;
   let controlUrl: string;
@@ -69,7 +68,11 @@ describe('the page API: the server', () => {
   });
 
   it('lets only the person who runs the app start and stop it', async () => {
-    const alice = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setExpirationTime('5m').sign(new TextEncoder().encode(JWT_SECRET));
+    const alice = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(JWT_SECRET));
     for (const path of ['/server/stop', '/server/start']) assert.equal((await api('POST', path, alice)).status, 401, path);
     assert.equal((await api('GET', '/server')).json.state, 'running');
   });

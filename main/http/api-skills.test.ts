@@ -38,14 +38,26 @@ describe('the page API: skills', () => {
     assert.equal(status, 200);
     assert.equal(json.dir, skillsDir);
     assert.deepEqual(json.skills, [{ name: 'deploy', description: 'Deploy the app.', dir: join(skillsDir, 'deploy') }]);
-    assert.deepEqual(json.invalid, [{ folder: 'broken', dir: join(skillsDir, 'broken'), reason: 'name "other" does not match its folder "broken"; rename one so they are the same' }]);
+    assert.deepEqual(json.invalid, [
+      {
+        folder: 'broken',
+        dir: join(skillsDir, 'broken'),
+        reason: 'name "other" does not match its folder "broken"; rename one so they are the same',
+      },
+    ]);
   });
 
   it('shows one skill: SKILL.md as written and its bundled files', async () => {
     const { status, json } = await api('GET', '/skills/deploy');
     assert.equal(status, 200);
     const { version, ...detail } = json;
-    assert.deepEqual(detail, { name: 'deploy', dir: join(skillsDir, 'deploy'), content: skillMd('deploy', 'Deploy the app.'), files: ['scripts/run.sh'], unlistedFiles: 0 });
+    assert.deepEqual(detail, {
+      name: 'deploy',
+      dir: join(skillsDir, 'deploy'),
+      content: skillMd('deploy', 'Deploy the app.'),
+      files: ['scripts/run.sh'],
+      unlistedFiles: 0,
+    });
     assert.equal(typeof version, 'string');
     const missing = await api('GET', '/skills/nope');
     assert.equal(missing.status, 404);
@@ -60,7 +72,10 @@ describe('the page API: skills', () => {
 
     const { client } = await fx.connect(await fx.token());
     const resource = await client.readResource({ uri: 'resource://skills' });
-    assert.equal((resource.contents[0] as { text: string }).text, 'deploy: Deploy the app.\nrelease-notes: Write release notes from the git log.');
+    assert.equal(
+      (resource.contents[0] as { text: string }).text,
+      'deploy: Deploy the app.\nrelease-notes: Write release notes from the git log.',
+    );
     const loaded = await client.callTool({ name: 'skill', arguments: { name: 'release-notes' } });
     assert.notEqual(loaded.isError, true, textOf(loaded));
     assert.match(textOf(loaded), /# Release notes/);
@@ -109,7 +124,11 @@ describe('the page API: skills', () => {
     const huge = await api('PUT', '/skills/deploy', { content: skillMd('deploy', 'x') + 'é'.repeat(150_000) });
     assert.equal(huge.status, 413);
     assert.match(huge.json.error.message, /larger than the 256kb the API accepts/);
-    const response = await fetch(`${controlUrl}/api/skills/deploy`, { method: 'PUT', headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' }, body: '{"content": ' });
+    const response = await fetch(`${controlUrl}/api/skills/deploy`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+      body: '{"content": ',
+    });
     assert.equal(response.status, 400);
     assert.match(((await response.json()) as { error: { message: string } }).error.message, /not valid JSON/);
     assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), before);
@@ -125,7 +144,11 @@ describe('the page API: skills', () => {
   });
 
   it('keeps skills to the person who runs the app', async () => {
-    const person = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setExpirationTime('5m').sign(new TextEncoder().encode('skills-api-test-secret'));
+    const person = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('skills-api-test-secret'));
     for (const [method, path, body] of [
       ['GET', '/skills'],
       ['GET', '/skills/deploy'],

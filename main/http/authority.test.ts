@@ -47,7 +47,15 @@ describe('parseOrigin', () => {
   });
 
   it('refuses what is not an origin', () => {
-    for (const value of ['http://127.0.0.1:9101/path', 'http://a@127.0.0.1', 'http://127.0.0.1:9101 evil', '127.0.0.1:9101', 'file://', 'http://', 'NULL']) {
+    for (const value of [
+      'http://127.0.0.1:9101/path',
+      'http://a@127.0.0.1',
+      'http://127.0.0.1:9101 evil',
+      '127.0.0.1:9101',
+      'file://',
+      'http://',
+      'NULL',
+    ]) {
       assert.equal(parseOrigin(value), undefined, value);
     }
   });

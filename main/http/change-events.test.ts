@@ -74,7 +74,11 @@ describe('the change events of the control plane', () => {
 
   it('tells of a place secret saved through the API', async () => {
     const saved = await hear('secrets', () =>
-      fetch(`${controlUrl}/api/secrets/SOME_KEY?workspace_path=`, { method: 'PUT', headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ value: 'v' }) }),
+      fetch(`${controlUrl}/api/secrets/SOME_KEY?workspace_path=`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ value: 'v' }),
+      }),
     );
     assert.ok(saved < 1_000);
   });

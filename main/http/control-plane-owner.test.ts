@@ -11,12 +11,22 @@ const JWT_SECRET = 'control-plane-owner-test-secret';
 /** Every route of the page's API as [method, path], read from the router itself so that new routes are covered too. */
 function everyApiRoute(): Array<[string, string]> {
   const services = { config: { workspaceRoot: '/', skillsDir: '/' }, connections: {}, env: {} } as unknown as Services;
-  const host = { status: () => ({ state: 'stopped' as const }), agentSessions: () => 0, start: async () => undefined, stop: async () => {} };
+  const host = {
+    status: () => ({ state: 'stopped' as const }),
+    agentSessions: () => 0,
+    start: async () => undefined,
+    stop: async () => {},
+  };
   const routes: Array<[string, string]> = [];
   const walk = (router: Router, prefix: string): void => {
-    for (const layer of router.stack as unknown as Array<{ route?: { path: string; methods: Record<string, boolean> }; rawPath?: string; handle: unknown }>) {
+    for (const layer of router.stack as unknown as Array<{
+      route?: { path: string; methods: Record<string, boolean> };
+      rawPath?: string;
+      handle: unknown;
+    }>) {
       if (layer.route) {
-        for (const method of Object.keys(layer.route.methods)) routes.push([method.toUpperCase(), `${prefix}${layer.route.path}`.replace(/:\w+/g, 'x')]);
+        for (const method of Object.keys(layer.route.methods))
+          routes.push([method.toUpperCase(), `${prefix}${layer.route.path}`.replace(/:\w+/g, 'x')]);
       } else if (typeof layer.rawPath === 'string' && (layer.handle as { stack?: unknown }).stack) {
         walk(layer.handle as Router, `${prefix}${layer.rawPath}`);
       }
@@ -30,7 +40,8 @@ describe('the control plane takes only the owner', () => {
   let fx: HostFixture;
   let controlUrl: string;
   let adminToken: string;
-  const jwt = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('5m').sign(new TextEncoder().encode(JWT_SECRET));
+  const jwt = (sub: string) =>
+    new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('5m').sign(new TextEncoder().encode(JWT_SECRET));
 
   before(async () => {
     fx = await startHost({}, { WORKSPACE_JWT_SECRET: JWT_SECRET });
@@ -71,8 +82,17 @@ describe('the control plane takes only the owner', () => {
   it('lets no token claim the name "local" on the MCP endpoint either', async () => {
     const response = await fetch(fx.url, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${await jwt('local')}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      headers: {
+        Authorization: `Bearer ${await jwt('local')}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     assert.equal(response.status, 401);
     assert.match(await response.text(), /reserved for the person who runs this app/);
@@ -83,17 +103,23 @@ describe('the control plane takes only the owner', () => {
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
     // No Origin header: a browser that leaves it out of a form POST still cannot pass.
     for (const contentType of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
-      const response = await fetch(`${controlUrl}/api/server/stop`, { method: 'POST', headers: { Cookie: cookie, ...(contentType && { 'Content-Type': contentType }) } });
+      const response = await fetch(`${controlUrl}/api/server/stop`, {
+        method: 'POST',
+        headers: { Cookie: cookie, ...(contentType && { 'Content-Type': contentType }) },
+      });
       assert.equal(response.status, 403, String(contentType));
       assert.match(((await response.json()) as { error: { message: string } }).error.message, /Content-Type: application\/json/);
     }
     assert.equal(fx.host.status.state, 'running');
-    const refresh = await fetch(`${controlUrl}/api/catalog/refresh`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json' } });
+    const refresh = await fetch(`${controlUrl}/api/catalog/refresh`, {
+      method: 'POST',
+      headers: { Cookie: cookie, 'Content-Type': 'application/json' },
+    });
     assert.equal(refresh.status, 200, 'a body-less change with the JSON type is taken');
     assert.equal((await fetch(`${controlUrl}/api/places`, { headers: { Cookie: cookie } })).status, 200, 'reads need no proof');
   });
 
-  it('still takes the desktop app\'s own token', async () => {
+  it("still takes the desktop app's own token", async () => {
     const response = await fetch(`${controlUrl}/api/places`, { headers: { Authorization: `Bearer ${adminToken}` } });
     assert.equal(response.status, 200);
   });

@@ -49,7 +49,10 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
     const token = typeof req.query.token === 'string' ? req.query.token : '';
     const session = services.admin.redeem(token);
     if (!session) {
-      res.status(401).type('text/plain').send('This login link was already used or has expired. For a fresh one, run "persona-mcp-workspace open" on this machine.');
+      res
+        .status(401)
+        .type('text/plain')
+        .send('This login link was already used or has expired. For a fresh one, run "persona-mcp-workspace open" on this machine.');
       return;
     }
     // The token leaves the address bar with the redirect; the cookie never reaches scripts.
@@ -67,7 +70,9 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
       return;
     }
     const token = services.admin.createLoginToken();
-    res.json({ url: `${services.controlUrl}/login?token=${token}`, expiresInSeconds: services.admin.loginTtlMs / 1000 } satisfies z.input<typeof openAnswer>);
+    res.json({ url: `${services.controlUrl}/login?token=${token}`, expiresInSeconds: services.admin.loginTtlMs / 1000 } satisfies z.input<
+      typeof openAnswer
+    >);
   });
   app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 
@@ -99,7 +104,14 @@ function ownerOnly(services: Services): RequestHandler {
       // A browser sends the cookie with any request, even one a page of another site makes; such a
       // page can POST a form, but not with a JSON Content-Type (that needs CORS, which is never granted).
       if (!SAFE_METHODS.has(req.method) && mediaType(req.headers['content-type']) !== 'application/json') {
-        res.status(403).json({ error: { message: 'Send changes with Content-Type: application/json (also when there is no body): requests a page of another site could forge are refused.' } });
+        res
+          .status(403)
+          .json({
+            error: {
+              message:
+                'Send changes with Content-Type: application/json (also when there is no body): requests a page of another site could forge are refused.',
+            },
+          });
         return;
       }
       res.locals.person = LOCAL_PERSON;
@@ -107,7 +119,7 @@ function ownerOnly(services: Services): RequestHandler {
       return;
     }
     const message = header
-      ? 'The page\'s API takes only the desktop app\'s own credential or a browser session from a login link; agent tokens and JWTs work on the MCP endpoint only.'
+      ? "The page's API takes only the desktop app's own credential or a browser session from a login link; agent tokens and JWTs work on the MCP endpoint only."
       : 'Sign in first: run "persona-mcp-workspace open" on this machine; it prints a fresh one-time link to this page (and opens it in your browser where $BROWSER is set).';
     res.status(401).json({ error: { message } });
   };
@@ -123,7 +135,8 @@ function cookie(header: string | undefined, name: string): string {
 
 const securityHeaders: RequestHandler = (_req, res, next) => {
   res.set({
-    'Content-Security-Policy': "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    'Content-Security-Policy':
+      "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
     'X-Frame-Options': 'DENY',
@@ -148,18 +161,29 @@ function apiErrors(log: (line: string) => void): ErrorRequestHandler {
     if (known) {
       // The page opens the own-OAuth-app panel, showing the redirect URL to register at the provider;
       // or offers to replace a client's entry of that name.
-      const code = error instanceof OwnAppRequiredError ? { code: 'own_app_required', redirect_url: error.redirectUrl } : error instanceof ClientEntryExistsError ? { code: 'entry_exists' } : {};
+      const code =
+        error instanceof OwnAppRequiredError
+          ? { code: 'own_app_required', redirect_url: error.redirectUrl }
+          : error instanceof ClientEntryExistsError
+            ? { code: 'entry_exists' }
+            : {};
       res.status(known.status).json({ error: { message: known.message, ...code } });
       return;
     }
     // express.json's own refusals, in words a person can act on.
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') {
-      res.status(413).json({ error: { message: `The request is larger than the ${API_BODY_LIMIT} the API accepts: send less (a shorter SKILL.md, say).` } });
+      res
+        .status(413)
+        .json({
+          error: { message: `The request is larger than the ${API_BODY_LIMIT} the API accepts: send less (a shorter SKILL.md, say).` },
+        });
       return;
     }
     if (type === 'entity.parse.failed') {
-      res.status(400).json({ error: { message: 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.' } });
+      res
+        .status(400)
+        .json({ error: { message: 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.' } });
       return;
     }
     const status = (error as { status?: number }).status;

@@ -31,7 +31,11 @@ describe('the Origin check', () => {
   const check = hostAndOriginCheck(allowedHostNames('127.0.0.1', []), ['https://console.example']);
 
   it('takes only the exact origin the request was sent to, and listed origins', () => {
-    assert.equal(check({ host: '127.0.0.1:9101', origin: 'http://127.0.0.1:9101' }, true), undefined, 'any origin where the caller allows it');
+    assert.equal(
+      check({ host: '127.0.0.1:9101', origin: 'http://127.0.0.1:9101' }, true),
+      undefined,
+      'any origin where the caller allows it',
+    );
     assert.equal(check({ host: '127.0.0.1:9101', origin: 'http://127.0.0.1:9101' }), undefined);
     assert.equal(check({ host: 'localhost:9101', origin: 'http://LOCALHOST:9101' }), undefined);
     assert.equal(check({ host: '[::1]:9101', origin: 'http://[::1]:9101' }), undefined);
@@ -59,14 +63,22 @@ describe('the Host check', () => {
   const check = hostAndOriginCheck(allowedHostNames('127.0.0.1', []), []);
 
   it('refuses a Host that is not a host and an optional port (400)', () => {
-    for (const host of ['127.0.0.1:19100@evil.com', '127.0.0.1:19101 evil.com', '127.0.0.1:19101\tevil.com', 'me@127.0.0.1:19101', '127.0.0.1:19101/x', '', undefined]) {
+    for (const host of [
+      '127.0.0.1:19100@evil.com',
+      '127.0.0.1:19101 evil.com',
+      '127.0.0.1:19101\tevil.com',
+      'me@127.0.0.1:19101',
+      '127.0.0.1:19101/x',
+      '',
+      undefined,
+    ]) {
       const refused = check({ host });
       assert.equal(refused?.status, 400, JSON.stringify(host));
       assert.doesNotMatch(refused.message, /\t/, 'no control character is echoed');
     }
   });
 
-  it('refuses a host that is not this server\'s (403), and lets its own through', () => {
+  it("refuses a host that is not this server's (403), and lets its own through", () => {
     assert.equal(check({ host: 'evil.com:19101' })?.status, 403);
     assert.equal(check({ host: '127.0.0.1.evil.com' })?.status, 403);
     assert.equal(check({ host: 'localhost.:19101' })?.status, 403);

@@ -50,22 +50,33 @@ export interface GuardRefusal {
  * an explicitly allowed one. `anyOrigin` lets any browser page in (the public OAuth documents and
  * endpoints, which take no cookies): its Origin must still be one.
  */
-export function hostAndOriginCheck(hosts: Set<string>, extraOrigins: string[]): (headers: IncomingHttpHeaders, anyOrigin?: boolean) => GuardRefusal | undefined {
+export function hostAndOriginCheck(
+  hosts: Set<string>,
+  extraOrigins: string[],
+): (headers: IncomingHttpHeaders, anyOrigin?: boolean) => GuardRefusal | undefined {
   const origins = new Set(extraOrigins.map((o) => parseOrigin(o.replace(/\/$/, '')) ?? o));
   // Clients send the same Host header on every request: the last one allowed is not parsed again.
   let lastAllowed: string | undefined;
   return ({ host, origin }, anyOrigin = false) => {
     if (host === undefined || host !== lastAllowed) {
       const authority = host === undefined ? undefined : parseAuthority(host);
-      if (!authority) return { status: 400, message: `The Host header ${host === undefined ? 'is missing' : `"${shown(host)}" is not a host name with an optional port`}. Send the address of this server, as in its URL.` };
+      if (!authority)
+        return {
+          status: 400,
+          message: `The Host header ${host === undefined ? 'is missing' : `"${shown(host)}" is not a host name with an optional port`}. Send the address of this server, as in its URL.`,
+        };
       if (!hosts.has(authority.hostname)) {
-        return { status: 403, message: `Host "${shown(host!)}" is not allowed. Connect with an address this server is bound to, or add the name to WORKSPACE_ALLOWED_HOSTS.` };
+        return {
+          status: 403,
+          message: `Host "${shown(host!)}" is not allowed. Connect with an address this server is bound to, or add the name to WORKSPACE_ALLOWED_HOSTS.`,
+        };
       }
       lastAllowed = host;
     }
     if (origin === undefined) return undefined;
     const sent = parseOrigin(origin);
-    if (sent === undefined) return { status: 400, message: `The Origin header "${shown(origin)}" is not an origin (scheme://host[:port]).` };
+    if (sent === undefined)
+      return { status: 400, message: `The Origin header "${shown(origin)}" is not an origin (scheme://host[:port]).` };
     if (anyOrigin || origins.has(sent) || sent === originText('http', parseAuthority(host!)!)) return undefined;
     return {
       status: 403,

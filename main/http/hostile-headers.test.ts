@@ -25,12 +25,22 @@ describe('Host and Origin headers, on the agent endpoint and the control plane',
   after(() => fx.close());
 
   const get = (url: string, headers: Record<string, string>) => raw(url, { method: 'GET', headers });
-  const notHosts = () => [`127.0.0.1:${port}@evil.com`, `127.0.0.1:${port} evil.com`, `127.0.0.1:${port}\tevil.com`, `me@127.0.0.1:${port}`, `127.0.0.1:${port}/x`];
+  const notHosts = () => [
+    `127.0.0.1:${port}@evil.com`,
+    `127.0.0.1:${port} evil.com`,
+    `127.0.0.1:${port}\tevil.com`,
+    `me@127.0.0.1:${port}`,
+    `127.0.0.1:${port}/x`,
+  ];
 
   it('answers 400 to a Host that is not a host and a port, on the documents and the 401', async () => {
     for (const host of notHosts()) {
       for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource/mcp', '/mcp']) {
-        const res = await raw(`${fx.url.replace('/mcp', '')}${path}`, { method: path === '/mcp' ? 'POST' : 'GET', headers: { Host: host }, body: path === '/mcp' ? '{}' : undefined });
+        const res = await raw(`${fx.url.replace('/mcp', '')}${path}`, {
+          method: path === '/mcp' ? 'POST' : 'GET',
+          headers: { Host: host },
+          body: path === '/mcp' ? '{}' : undefined,
+        });
         assert.equal(res.status, 400, `${JSON.stringify(host)} ${path}: ${res.body}`);
         assert.match(JSON.parse(res.body).error.message, /is not a host name with an optional port/);
         assert.equal(res.headers['www-authenticate'], undefined);
@@ -38,7 +48,7 @@ describe('Host and Origin headers, on the agent endpoint and the control plane',
     }
   });
 
-  it('answers 400 to such a Host on the control API, even with the owner\'s credential', async () => {
+  it("answers 400 to such a Host on the control API, even with the owner's credential", async () => {
     const controlPort = new URL(controlUrl).port;
     assert.equal((await get(`${controlUrl}/api/tokens`, { Authorization: `Bearer ${adminToken}` })).status, 200);
     for (const host of [`127.0.0.1:${controlPort} evil.com`, `127.0.0.1:${controlPort}\tevil.com`, `127.0.0.1:${controlPort}@evil.com`]) {
@@ -60,12 +70,19 @@ describe('Host and Origin headers, on the agent endpoint and the control plane',
     assert.equal(JSON.parse(as.body).issuer, `http://localhost:${port}`);
     const refused = await raw(fx.url, { headers: { Host: `[::1]:${port}` }, body: '{}' });
     assert.equal(refused.status, 401);
-    assert.match(String(refused.headers['www-authenticate']), new RegExp(`resource_metadata="http://\\[::1\\]:${port}/\\.well-known/oauth-protected-resource/mcp"`));
+    assert.match(
+      String(refused.headers['www-authenticate']),
+      new RegExp(`resource_metadata="http://\\[::1\\]:${port}/\\.well-known/oauth-protected-resource/mcp"`),
+    );
   });
 
   it('marks what names the origin as depending on Host and keeps it out of shared caches', async () => {
     const base = fx.url.replace('/mcp', '');
-    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+    for (const path of [
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource',
+    ]) {
       const res = await get(`${base}${path}`, {});
       assert.equal(res.status, 200, path);
       assert.match(String(res.headers.vary), /\bHost\b/, path);
@@ -93,15 +110,26 @@ describe('Host and Origin headers, on the agent endpoint and the control plane',
     ] as const) {
       const preflight = await raw(`${base}${path}`, {
         method: 'OPTIONS',
-        headers: { Origin: INSPECTOR_PAGE, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': method === 'GET' ? 'mcp-protocol-version' : 'content-type' },
+        headers: {
+          Origin: INSPECTOR_PAGE,
+          'Access-Control-Request-Method': method,
+          'Access-Control-Request-Headers': method === 'GET' ? 'mcp-protocol-version' : 'content-type',
+        },
       });
       assert.equal(preflight.status, 204, `${path}: ${preflight.body}`);
       assert.equal(preflight.headers['access-control-allow-origin'], '*', path);
       assert.match(String(preflight.headers['access-control-allow-methods']), new RegExp(method), path);
-      assert.match(String(preflight.headers['access-control-allow-headers']), method === 'GET' ? /MCP-Protocol-Version/i : /Content-Type/i, path);
+      assert.match(
+        String(preflight.headers['access-control-allow-headers']),
+        method === 'GET' ? /MCP-Protocol-Version/i : /Content-Type/i,
+        path,
+      );
       assert.equal(preflight.headers['access-control-allow-credentials'], undefined, path);
     }
-    const document = await get(`${base}/.well-known/oauth-authorization-server`, { Origin: INSPECTOR_PAGE, 'MCP-Protocol-Version': '2025-11-25' });
+    const document = await get(`${base}/.well-known/oauth-authorization-server`, {
+      Origin: INSPECTOR_PAGE,
+      'MCP-Protocol-Version': '2025-11-25',
+    });
     assert.equal(document.status, 200);
     assert.equal(document.headers['access-control-allow-origin'], '*');
     const registered = await raw(`${base}/register`, {
@@ -114,7 +142,10 @@ describe('Host and Origin headers, on the agent endpoint and the control plane',
 
   it('keeps the MCP endpoint and the control plane to their own origin', async () => {
     assert.equal((await raw(fx.url, { headers: { Origin: INSPECTOR_PAGE }, body: '{}' })).status, 403);
-    const control = await raw(`${controlUrl}/api/tokens`, { method: 'OPTIONS', headers: { Origin: INSPECTOR_PAGE, 'Access-Control-Request-Method': 'GET' } });
+    const control = await raw(`${controlUrl}/api/tokens`, {
+      method: 'OPTIONS',
+      headers: { Origin: INSPECTOR_PAGE, 'Access-Control-Request-Method': 'GET' },
+    });
     assert.equal(control.status, 403);
     assert.equal(control.headers['access-control-allow-origin'], undefined);
     assert.equal((await get(`${controlUrl}/api/tokens`, { Origin: INSPECTOR_PAGE, Authorization: `Bearer ${adminToken}` })).status, 403);

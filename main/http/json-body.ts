@@ -93,5 +93,9 @@ function unsupported(req: IncomingMessage, limitBytes: number): RequestBodyError
 }
 
 function tooLarge(limitBytes: number): RequestBodyError {
-  return new RequestBodyError(413, -32000, `The request is larger than the ${limitBytes / 2 ** 20} MiB this server accepts: send less at once (write a large file in parts, say).`);
+  return new RequestBodyError(
+    413,
+    -32000,
+    `The request is larger than the ${limitBytes / 2 ** 20} MiB this server accepts: send less at once (write a large file in parts, say).`,
+  );
 }

@@ -42,7 +42,14 @@ describe('JsonStream', () => {
       for (let cut = 0; cut <= bytes.length; cut++) {
         assert.deepEqual(parse(bytes, [cut]), JSON.parse(text), `${text} cut at ${cut}`);
       }
-      assert.deepEqual(parse(bytes, Array.from({ length: bytes.length }, (_, i) => i)), JSON.parse(text), `${text} one byte at a time`);
+      assert.deepEqual(
+        parse(
+          bytes,
+          Array.from({ length: bytes.length }, (_, i) => i),
+        ),
+        JSON.parse(text),
+        `${text} one byte at a time`,
+      );
     }
   });
 

@@ -54,7 +54,8 @@ export class JsonStream {
 
   write(bytes: Uint8Array): void {
     if (!this.tokenizer.isEnded) this.tokenizer.write(bytes);
-    else if (!this.failure && bytes.some((byte) => !JSON_WHITESPACE.has(byte))) this.failure = new Error('unexpected data after the JSON value');
+    else if (!this.failure && bytes.some((byte) => !JSON_WHITESPACE.has(byte)))
+      this.failure = new Error('unexpected data after the JSON value');
     this.throwIfFailed();
   }
 

@@ -12,7 +12,14 @@ export const AUTHORIZATION_SERVER_PATH = '/.well-known/oauth-authorization-serve
  * The OAuth documents and endpoints any browser page may call (CORS, no cookies): they hand out
  * nothing without a code, a refresh token or a registration anyone may make.
  */
-const PUBLIC_OAUTH_PATHS = new Set([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, AUTHORIZATION_SERVER_PATH, '/register', '/token', '/revoke']);
+const PUBLIC_OAUTH_PATHS = new Set([
+  PROTECTED_RESOURCE_PATH,
+  `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`,
+  AUTHORIZATION_SERVER_PATH,
+  '/register',
+  '/token',
+  '/revoke',
+]);
 
 export function isPublicOAuthPath(url: string): boolean {
   const end = url.indexOf('?');
@@ -51,8 +58,12 @@ export function mcpUrlOf(config: Pick<Config, 'publicUrl' | 'port' | 'host'>, ho
   if (config.publicUrl) return `${config.publicUrl}/mcp`;
   const status = host.status();
   if (status.state === 'running') return status.url;
-  if (config.port === 0) throw new ConnectionRequestError('The server has no port yet (it picks one when it starts). Start it, then write the configuration.', 409);
-  const address = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  if (config.port === 0)
+    throw new ConnectionRequestError(
+      'The server has no port yet (it picks one when it starts). Start it, then write the configuration.',
+      409,
+    );
+  const address =
+    config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   return `http://${address}:${config.port}/mcp`;
 }
-

@@ -24,7 +24,9 @@ function get(url: string, headers: Record<string, string> = {}, method = 'GET'):
   return new Promise((resolve, reject) => {
     request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res
+        .on('data', (chunk: Buffer) => chunks.push(chunk))
+        .on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
     })
       .on('error', reject)
       .end();
@@ -40,11 +42,12 @@ function decoded(answer: Answer): Buffer {
 }
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-const INDEX = '<!doctype html><html><head><script type="module" src="./assets/index-AbC123.js"></script></head><body><div id="root"></div></body></html>';
+const INDEX =
+  '<!doctype html><html><head><script type="module" src="./assets/index-AbC123.js"></script></head><body><div id="root"></div></body></html>';
 const SCRIPT = `console.log(${JSON.stringify('a page script '.repeat(400))});`;
 const IMAGE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 
-describe('the page\'s files, as the control plane serves them', () => {
+describe("the page's files, as the control plane serves them", () => {
   let dir: string;
   let server: Server;
   let base: string;
@@ -89,7 +92,10 @@ describe('the page\'s files, as the control plane serves them', () => {
         assert.equal(answer.headers.vary, 'Accept-Encoding', path);
         assert.equal(decoded(answer).toString(), path.endsWith('.js') ? SCRIPT : INDEX, `${path} ${accept}`);
         assert.equal(Number(answer.headers['content-length']), answer.body.length);
-        assert.match(answer.headers['content-type']!, path.endsWith('.js') ? /^text\/javascript; charset=utf-8$/ : /^text\/html; charset=utf-8$/);
+        assert.match(
+          answer.headers['content-type']!,
+          path.endsWith('.js') ? /^text\/javascript; charset=utf-8$/ : /^text\/html; charset=utf-8$/,
+        );
         if (encoding) assert.ok(answer.body.length < decoded(answer).length, `${path} ${encoding} is compressed`);
       }
     }
@@ -137,33 +143,37 @@ describe('the page\'s files, as the control plane serves them', () => {
 
 const PAGE_DIR = join(PACKAGE_ROOT, 'dist', 'renderer');
 
-describe('the built page, from a real host\'s control plane', { skip: existsSync(join(PAGE_DIR, 'index.html')) ? false : 'the page is not built (npm run build)' }, () => {
-  let fx: HostFixture;
-  let control: string;
+describe(
+  "the built page, from a real host's control plane",
+  { skip: existsSync(join(PAGE_DIR, 'index.html')) ? false : 'the page is not built (npm run build)' },
+  () => {
+    let fx: HostFixture;
+    let control: string;
 
-  before(async () => {
-    fx = await startHost();
-    control = await fx.host.open();
-  });
-  after(() => fx.close());
+    before(async () => {
+      fx = await startHost();
+      control = await fx.host.open();
+    });
+    after(() => fx.close());
 
-  it('serves the index and every asset of the build compressed, as the same bytes as the files', async () => {
-    const index = await get(`${control}/`, { 'Accept-Encoding': 'gzip, deflate, br, zstd' });
-    assert.equal(index.headers['content-encoding'], 'br');
-    assert.equal(index.headers['cache-control'], 'no-cache');
-    assert.deepEqual(decoded(index), await readFile(join(PAGE_DIR, 'index.html')));
-    // The security headers stay on the page.
-    assert.match(String(index.headers['content-security-policy']), /default-src 'self'/);
-    const assets = (await readdir(join(PAGE_DIR, 'assets'))).filter((name) => /\.(js|css)$/.test(name));
-    assert.ok(assets.length > 0);
-    for (const name of assets) {
-      for (const encoding of ['br', 'gzip']) {
-        const answer = await get(`${control}/assets/${name}`, { 'Accept-Encoding': encoding });
-        assert.equal(answer.status, 200, name);
-        assert.equal(answer.headers['content-encoding'], encoding, name);
-        assert.equal(answer.headers['cache-control'], IMMUTABLE, name);
-        assert.deepEqual(decoded(answer), await readFile(join(PAGE_DIR, 'assets', name)), name);
+    it('serves the index and every asset of the build compressed, as the same bytes as the files', async () => {
+      const index = await get(`${control}/`, { 'Accept-Encoding': 'gzip, deflate, br, zstd' });
+      assert.equal(index.headers['content-encoding'], 'br');
+      assert.equal(index.headers['cache-control'], 'no-cache');
+      assert.deepEqual(decoded(index), await readFile(join(PAGE_DIR, 'index.html')));
+      // The security headers stay on the page.
+      assert.match(String(index.headers['content-security-policy']), /default-src 'self'/);
+      const assets = (await readdir(join(PAGE_DIR, 'assets'))).filter((name) => /\.(js|css)$/.test(name));
+      assert.ok(assets.length > 0);
+      for (const name of assets) {
+        for (const encoding of ['br', 'gzip']) {
+          const answer = await get(`${control}/assets/${name}`, { 'Accept-Encoding': encoding });
+          assert.equal(answer.status, 200, name);
+          assert.equal(answer.headers['content-encoding'], encoding, name);
+          assert.equal(answer.headers['cache-control'], IMMUTABLE, name);
+          assert.deepEqual(decoded(answer), await readFile(join(PAGE_DIR, 'assets', name)), name);
+        }
       }
-    }
-  });
-});
+    });
+  },
+);

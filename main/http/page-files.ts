@@ -22,7 +22,11 @@ const SUFFIX = { br: '.br', gzip: '.gz' } as const;
  */
 export function pageFiles(dir: string): RequestHandler {
   const assets = `${dir}${sep}assets${sep}`;
-  const plain = express.static(dir, { index: 'index.html', cacheControl: false, setHeaders: (res, path) => res.setHeader('Cache-Control', path.startsWith(assets) ? IMMUTABLE : 'no-cache') });
+  const plain = express.static(dir, {
+    index: 'index.html',
+    cacheControl: false,
+    setHeaders: (res, path) => res.setHeader('Cache-Control', path.startsWith(assets) ? IMMUTABLE : 'no-cache'),
+  });
   return (req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     let name: string;
@@ -38,7 +42,11 @@ export function pageFiles(dir: string): RequestHandler {
     res.vary('Accept-Encoding');
     const encoding = encodingFor(req);
     if (!encoding) return plain(req, res, next);
-    const headers = { 'Content-Type': type, 'Content-Encoding': encoding, 'Cache-Control': name.startsWith('/assets/') ? IMMUTABLE : 'no-cache' };
+    const headers = {
+      'Content-Type': type,
+      'Content-Encoding': encoding,
+      'Cache-Control': name.startsWith('/assets/') ? IMMUTABLE : 'no-cache',
+    };
     res.sendFile(name + SUFFIX[encoding], { root: dir, cacheControl: false, headers }, (error) => {
       // No compressed copy of this file: the file itself (or the 404).
       if (error && !res.headersSent) plain(req, res, next);

@@ -9,7 +9,10 @@ describe('requestOrigin', () => {
   it('is http:// and the Host header without a public URL, whatever a proxy header says', () => {
     const originOf = requestOrigin(undefined);
     assert.equal(originOf(at({ host: '127.0.0.1:9100' })), 'http://127.0.0.1:9100');
-    assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com', 'x-forwarded-proto': 'https' })), 'http://127.0.0.1:9100');
+    assert.equal(
+      originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com', 'x-forwarded-proto': 'https' })),
+      'http://127.0.0.1:9100',
+    );
     assert.equal(originOf.vary, 'Host');
   });
 
@@ -26,10 +29,13 @@ describe('requestOrigin', () => {
     assert.equal(originOf(at({ host: 'BOX.example.com:443' })), 'https://box.example.com');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com' })), 'https://box.example.com');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com, inner.proxy' })), 'https://box.example.com');
-    assert.equal(originOf(at({ host: '127.0.0.1:9100', forwarded: 'for=192.0.2.60;proto=https;host="box.example.com"' })), 'https://box.example.com');
+    assert.equal(
+      originOf(at({ host: '127.0.0.1:9100', forwarded: 'for=192.0.2.60;proto=https;host="box.example.com"' })),
+      'https://box.example.com',
+    );
   });
 
-  it('keeps the request\'s own origin for any other host: a forged header cannot name an origin of its choosing', () => {
+  it("keeps the request's own origin for any other host: a forged header cannot name an origin of its choosing", () => {
     const originOf = requestOrigin('https://box.example.com:8443');
     assert.equal(originOf(at({ host: '127.0.0.1:9100' })), 'http://127.0.0.1:9100');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'evil.example' })), 'http://127.0.0.1:9100');
@@ -38,7 +44,10 @@ describe('requestOrigin', () => {
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443' })), 'https://box.example.com:8443');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443/x' })), 'http://127.0.0.1:9100');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'me@box.example.com:8443' })), 'http://127.0.0.1:9100');
-    assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443@evil.example' })), 'http://127.0.0.1:9100');
+    assert.equal(
+      originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443@evil.example' })),
+      'http://127.0.0.1:9100',
+    );
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.exa\tmple.com:8443' })), 'http://127.0.0.1:9100');
     assert.equal(originOf(at({ host: '127.0.0.1:9100', 'x-forwarded-host': 'box.example.com:8443#x' })), 'http://127.0.0.1:9100');
     assert.equal(originOf.vary, 'Host, X-Forwarded-Host, Forwarded');

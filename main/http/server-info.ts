@@ -3,7 +3,11 @@ import type { AuthMode, ServerInfo } from '../../common/api/server.js';
 import { isLoopbackHost, type Config } from '../config.js';
 
 /** The endpoint's state with its configured address and sign-in mode: what the page's Server and Agent access screens show. */
-export function serverInfo(config: Pick<Config, 'host' | 'port' | 'auth' | 'jwt' | 'publicUrl'>, status: HostStatus, now: Pick<ServerInfo, 'runningCommands' | 'agentSessions'>): ServerInfo {
+export function serverInfo(
+  config: Pick<Config, 'host' | 'port' | 'auth' | 'jwt' | 'publicUrl'>,
+  status: HostStatus,
+  now: Pick<ServerInfo, 'runningCommands' | 'agentSessions'>,
+): ServerInfo {
   return {
     ...status,
     runningCommands: now.runningCommands,

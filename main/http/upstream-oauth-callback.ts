@@ -16,7 +16,11 @@ export function oauthCallback(services: Services): RequestHandler {
     } catch (error) {
       const known = userError(error);
       if (!known) services.log(`Sign-in failed: ${(error as Error).stack ?? String(error)}`);
-      outcome = { ok: false, message: known?.message ?? 'Something went wrong on the server. The server log has the details.', status: known?.status ?? 500 };
+      outcome = {
+        ok: false,
+        message: known?.message ?? 'Something went wrong on the server. The server log has the details.',
+        status: known?.status ?? 500,
+      };
     }
     const step = services.connections.continueSignIns(answer.state, outcome.ok ? { ok: true } : { ok: false, message: outcome.message });
     // It is a URL this server made, for the next service of the group.
@@ -33,13 +37,25 @@ export function oauthCallback(services: Services): RequestHandler {
         failed === 0
           ? "Their tools are ready for this place's agents. You can close this window."
           : 'Sign in to the ones that failed from the Connections page. You can close this window.';
-      res.status(status).type('html').send(resultPage(title, [...lines, last]));
+      res
+        .status(status)
+        .type('html')
+        .send(resultPage(title, [...lines, last]));
       return;
     }
     if (outcome.ok) {
-      res.type('html').send(resultPage('Signed in', [`You are signed in to ${outcome.displayName}. Its tools are ready for this place's agents. You can close this window.`]));
+      res
+        .type('html')
+        .send(
+          resultPage('Signed in', [
+            `You are signed in to ${outcome.displayName}. Its tools are ready for this place's agents. You can close this window.`,
+          ]),
+        );
     } else {
-      res.status(status).type('html').send(resultPage('Sign-in failed', [outcome.message]));
+      res
+        .status(status)
+        .type('html')
+        .send(resultPage('Sign-in failed', [outcome.message]));
     }
   };
 }

@@ -115,7 +115,10 @@ describe('CommandRunner', () => {
   });
 
   it('refuses a maximum timeout a timer cannot hold', () => {
-    assert.throws(() => new CommandRunner({ maxTimeoutSeconds: 30 * 24 * 3600 }), /between 0 and 2147483 seconds.*WORKSPACE_SHELL_MAX_TIMEOUT/);
+    assert.throws(
+      () => new CommandRunner({ maxTimeoutSeconds: 30 * 24 * 3600 }),
+      /between 0 and 2147483 seconds.*WORKSPACE_SHELL_MAX_TIMEOUT/,
+    );
     assert.throws(() => new CommandRunner({ maxTimeoutSeconds: 0 }), { code: 'invalid_input' });
   });
 
@@ -183,7 +186,10 @@ describe('CommandRunner', () => {
     assert.equal(result.stdout.text, 'regular files\n');
     assert.equal(result.stderr?.text, 'note\n');
     assert.equal(result.stdout.fullOutputPath, undefined);
-    assert.deepEqual((await readdir(outputs)).filter((name) => !before.has(name)), []);
+    assert.deepEqual(
+      (await readdir(outputs)).filter((name) => !before.has(name)),
+      [],
+    );
   });
 
   it('stops a command whose output passes the saved-output limit, and keeps its head, tail and the first bytes', async () => {
@@ -211,7 +217,10 @@ describe('CommandRunner', () => {
 
   it('reports the latest line of whichever stream was written last', async () => {
     const messages: string[] = [];
-    await runner.run({ command: 'echo "to stdout"; sleep 0.3; echo "to stderr" >&2; sleep 1.5' }, { onProgress: (message) => messages.push(message) });
+    await runner.run(
+      { command: 'echo "to stdout"; sleep 0.3; echo "to stderr" >&2; sleep 1.5' },
+      { onProgress: (message) => messages.push(message) },
+    );
     assert.match(messages[0] ?? '', /^running for 1s; last output: to stderr$/);
   });
 
@@ -266,11 +275,19 @@ describe('CommandRunner where node-pty cannot load', () => {
       let tty;
       try { await runner.run({ command: 'echo tty', tty: true }); tty = 'succeeded'; } catch (error) { tty = { code: error.code, message: error.message }; }
       console.log(JSON.stringify({ plain: plain.stdout.text, tty }));`;
-    const { stdout, stderr } = await execFileAsync(process.execPath, ['--input-type=module', '-e', code]).catch((error: { stdout: string; stderr: string }) => error);
-    const outcome = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null', undefined) as { plain: string; tty: { code: string; message: string } } | null;
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['--input-type=module', '-e', code]).catch(
+      (error: { stdout: string; stderr: string }) => error,
+    );
+    const outcome = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null', undefined) as {
+      plain: string;
+      tty: { code: string; message: string };
+    } | null;
     assert.ok(outcome, stderr);
     assert.equal(outcome.plain, 'plain\n');
     assert.equal(outcome.tty.code, 'tty_unavailable');
-    assert.match(outcome.tty.message, /tty: true is unavailable on this machine: .*node-pty\) could not be loaded \(pty\.node: cannot open shared object file\)\. Run the command without tty/);
+    assert.match(
+      outcome.tty.message,
+      /tty: true is unavailable on this machine: .*node-pty\) could not be loaded \(pty\.node: cannot open shared object file\)\. Run the command without tty/,
+    );
   });
 });

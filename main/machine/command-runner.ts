@@ -211,7 +211,9 @@ export class CommandRunner {
       if (tty) {
         child = await startInTerminal(launch, capture('output'));
       } else {
-        const files = await Promise.all([outputPath('stdout'), outputPath('stderr')].map(async (path) => OutputFile.create(await path))).catch(() => undefined);
+        const files = await Promise.all(
+          [outputPath('stdout'), outputPath('stderr')].map(async (path) => OutputFile.create(await path)),
+        ).catch(() => undefined);
         // Without output files (the folder cannot be written), the output still comes back through pipes.
         child = files ? await startWritingToFiles(launch, files, limits) : await startPiped(launch, capture('stdout'), capture('stderr'));
       }
@@ -431,7 +433,13 @@ async function startPiped(launch: Launch, stdout: OutputCapture, stderr: OutputC
 async function spawnBash(launch: Launch, stdio: StdioOptions): Promise<{ child: ChildProcess; exit: Promise<Exit> }> {
   // detached: the child leads a new process group, which is what gets signalled when it is stopped.
   // A sandboxed command dies with bubblewrap (--die-with-parent), so stopping the group stops it too.
-  const child = spawn(launch.file, launch.args, { env: launch.env ?? process.env, ...(launch.cwd !== undefined && { cwd: launch.cwd }), detached: process.platform !== 'win32', stdio, windowsHide: true });
+  const child = spawn(launch.file, launch.args, {
+    env: launch.env ?? process.env,
+    ...(launch.cwd !== undefined && { cwd: launch.cwd }),
+    detached: process.platform !== 'win32',
+    stdio,
+    windowsHide: true,
+  });
   const exit = new Promise<Exit>((resolve) => child.once('exit', (exitCode, signal) => resolve({ exitCode, signal })));
   try {
     await once(child, 'spawn');
@@ -497,7 +505,11 @@ function signalName(signal: number): string {
 function bashUnavailable(file: string, error: unknown): MachineError {
   if (file !== 'bash') {
     const install = file === 'bwrap' ? 'Install bubblewrap, or ask' : 'Ask';
-    return new MachineError('sandbox_unavailable', `Could not start the sandbox (${file}): ${(error as Error).message}. ${install} the person who runs this app to change the place's policy.`, { cause: error });
+    return new MachineError(
+      'sandbox_unavailable',
+      `Could not start the sandbox (${file}): ${(error as Error).message}. ${install} the person who runs this app to change the place's policy.`,
+      { cause: error },
+    );
   }
   return new MachineError(
     'bash_unavailable',

@@ -25,7 +25,12 @@ async function file(content: string | Buffer): Promise<string> {
 }
 
 /** Asserts that the edit fails with `code` and a message matching `message`, leaving the file byte-for-byte as it was. */
-async function assertFailsUnchanged(path: string, edits: Parameters<typeof editFile>[0]['edits'], code: string, message: RegExp): Promise<void> {
+async function assertFailsUnchanged(
+  path: string,
+  edits: Parameters<typeof editFile>[0]['edits'],
+  code: string,
+  message: RegExp,
+): Promise<void> {
   const before = await readFile(path);
   await assert.rejects(editFile({ path, edits }), (error: MachineError) => {
     assert.equal(error.code, code);
@@ -74,7 +79,12 @@ describe('edit', () => {
 
   it('refuses an ambiguous match and suggests more context or replace_all', async () => {
     const path = await file('x = 1\nx = 1\nx = 1\n');
-    await assertFailsUnchanged(path, [{ old_string: 'x = 1', new_string: 'x = 2' }], 'edit_failed', /^edit 1 of 1 failed: old_string matches 3 places .*more surrounding lines.*replace_all: true/);
+    await assertFailsUnchanged(
+      path,
+      [{ old_string: 'x = 1', new_string: 'x = 2' }],
+      'edit_failed',
+      /^edit 1 of 1 failed: old_string matches 3 places .*more surrounding lines.*replace_all: true/,
+    );
   });
 
   it('replaces every match with replace_all', async () => {
@@ -132,15 +142,23 @@ describe('edit', () => {
   });
 
   it('refuses a binary file', async () => {
-    await assertFailsUnchanged(await file(Buffer.from([0x61, 0, 0x62])), [{ old_string: 'a', new_string: 'b' }], 'not_text', /not a UTF-8 text file/);
+    await assertFailsUnchanged(
+      await file(Buffer.from([0x61, 0, 0x62])),
+      [{ old_string: 'a', new_string: 'b' }],
+      'not_text',
+      /not a UTF-8 text file/,
+    );
   });
 
   it('says a missing file is not found and suggests write', async () => {
-    await assert.rejects(editFile({ path: join(dir, 'absent.txt'), edits: [{ old_string: 'a', new_string: 'b' }] }), (error: MachineError) => {
-      assert.equal(error.code, 'not_found');
-      assert.match(error.message, /no such file\. Use write to create it/);
-      return true;
-    });
+    await assert.rejects(
+      editFile({ path: join(dir, 'absent.txt'), edits: [{ old_string: 'a', new_string: 'b' }] }),
+      (error: MachineError) => {
+        assert.equal(error.code, 'not_found');
+        assert.match(error.message, /no such file\. Use write to create it/);
+        return true;
+      },
+    );
   });
 });
 
@@ -152,7 +170,10 @@ function editedInMemory(text: string, edits: Array<{ old_string: string; new_str
 describe('edit: files of many buffers, streamed', () => {
   // About 5 buffers of numbered lines, with a two-byte character here and there.
   const big = Array.from({ length: 300_000 }, (_, i) => `line ${i + 1} ${i % 7 === 0 ? 'é' : 'e'}\n`).join('');
-  const boundary = (n: number): number => Buffer.from(big).subarray(0, n * SCAN_BUFFER_BYTES).toString('utf8').length;
+  const boundary = (n: number): number =>
+    Buffer.from(big)
+      .subarray(0, n * SCAN_BUFFER_BYTES)
+      .toString('utf8').length;
 
   it('matches across buffer boundaries, applies edits in order, and shows the same diff as a whole-file one', async () => {
     const path = await file(big);
@@ -171,7 +192,8 @@ describe('edit: files of many buffers, streamed', () => {
     // Far apart: the diff of the start and of the end of the change, with the lines between left out.
     const [head, gap, tail] = result.diff.split(/\n(\.\.\. lines .*)\n/);
     assert.equal(`${head}\n${tail}`, unifiedDiff(big, expected));
-    const [, from, to] = /^\.\.\. lines (\d+)-(\d+) \(numbered as before the edit\) are not shown: more changes may be there$/.exec(gap!) ?? [];
+    const [, from, to] =
+      /^\.\.\. lines (\d+)-(\d+) \(numbered as before the edit\) are not shown: more changes may be there$/.exec(gap!) ?? [];
     assert.ok(Number(from) > 156_144 && Number(to) < 230_278 && Number(from) < Number(to), gap);
   });
 
@@ -187,9 +209,28 @@ describe('edit: files of many buffers, streamed', () => {
 
   it('finds two matches in different buffers ambiguous, and a later edit not found, writing nothing and leaving no temp file', async () => {
     const path = await file(`${big}line 1 é\n`);
-    await assertFailsUnchanged(path, [{ old_string: 'line 1 é\n', new_string: 'x' }, { old_string: 'line 299999 e\n', new_string: 'y' }], 'edit_failed', /^edit 1 of 2 failed: old_string matches 2 places/);
-    await assertFailsUnchanged(path, [{ old_string: 'line 299999 e\n', new_string: 'y' }, { old_string: 'line 299999 e\n', new_string: 'z' }], 'edit_failed', /^edit 2 of 2 failed: old_string was not found .*\(after applying edits 1-1\)/);
-    assert.deepEqual((await readdir(dir)).filter((name) => name.endsWith('.tmp')), []);
+    await assertFailsUnchanged(
+      path,
+      [
+        { old_string: 'line 1 é\n', new_string: 'x' },
+        { old_string: 'line 299999 e\n', new_string: 'y' },
+      ],
+      'edit_failed',
+      /^edit 1 of 2 failed: old_string matches 2 places/,
+    );
+    await assertFailsUnchanged(
+      path,
+      [
+        { old_string: 'line 299999 e\n', new_string: 'y' },
+        { old_string: 'line 299999 e\n', new_string: 'z' },
+      ],
+      'edit_failed',
+      /^edit 2 of 2 failed: old_string was not found .*\(after applying edits 1-1\)/,
+    );
+    assert.deepEqual(
+      (await readdir(dir)).filter((name) => name.endsWith('.tmp')),
+      [],
+    );
   });
 
   it('refuses a file that stops being text after its first buffers, writing nothing', async () => {

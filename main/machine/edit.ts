@@ -60,13 +60,17 @@ export async function editFile(input: EditInput, rules?: FileRules): Promise<Edi
   const file = spot.file;
   try {
     if (!file) {
-      throw new MachineError('not_found', `Cannot edit ${requested}: no such file. Use write to create it (relative paths resolve against ${process.cwd()}).`);
+      throw new MachineError(
+        'not_found',
+        `Cannot edit ${requested}: no such file. Use write to create it (relative paths resolve against ${process.cwd()}).`,
+      );
     }
     input.edits.forEach((edit, index) => checkEdit(edit, index, input.edits.length, requested));
     const scan = takeScanBuffer();
     try {
       // Agents send LF text; in a file whose line breaks are all CRLF it is meant as CRLF, to match and to write.
-      const crlf = input.edits.some((edit) => `${edit.old_string}${edit.new_string}`.includes('\n')) && (await allLineBreaksAreCrlf(file.fd, scan));
+      const crlf =
+        input.edits.some((edit) => `${edit.old_string}${edit.new_string}`.includes('\n')) && (await allLineBreaksAreCrlf(file.fd, scan));
       let result: { replacements: number; diff: string } | undefined;
       await replaceFile(spot, file.info.mode & 0o7777, async (temp) => {
         result = await editInto(file.fd, temp, input.edits, { crlf, path: requested, scan });
@@ -93,7 +97,8 @@ function checkEdit(edit: TextEdit, index: number, total: number, path: string): 
     throw failure(index, total, path, 'old_string is empty. Give the exact text to replace; to replace the whole file use write.');
   }
   if (typeof edit.new_string !== 'string') throw failure(index, total, path, 'new_string is missing.');
-  if (edit.old_string === edit.new_string) throw failure(index, total, path, 'old_string and new_string are identical, so there is nothing to change.');
+  if (edit.old_string === edit.new_string)
+    throw failure(index, total, path, 'old_string and new_string are identical, so there is nothing to change.');
 }
 
 interface EditPass {
@@ -103,7 +108,12 @@ interface EditPass {
 }
 
 /** Streams `source` through the edits into `temp`; throws, having checked them in order, if one did not match as it must or the file is not text. */
-async function editInto(source: number, temp: number, edits: TextEdit[], { crlf, path, scan }: EditPass): Promise<{ replacements: number; diff: string }> {
+async function editInto(
+  source: number,
+  temp: number,
+  edits: TextEdit[],
+  { crlf, path, scan }: EditPass,
+): Promise<{ replacements: number; diff: string }> {
   const sink = new FileSink(temp);
   const stages: StreamReplacer[] = [];
   let next: PieceSink = sink;
@@ -134,7 +144,10 @@ async function editInto(source: number, temp: number, edits: TextEdit[], { crlf,
   }
   await stages[0]!.end();
   if (!text.end()) {
-    throw new MachineError('not_text', `Cannot edit ${path}: it is not a UTF-8 text file. Replace it whole with write (encoding "base64") instead.`);
+    throw new MachineError(
+      'not_text',
+      `Cannot edit ${path}: it is not a UTF-8 text file. Replace it whole with write (encoding "base64") instead.`,
+    );
   }
   stages.forEach((stage, index) => checkCount(stage.count, edits[index]!, index, edits.length, path));
 
@@ -166,7 +179,12 @@ function checkCount(count: number, edit: TextEdit, index: number, total: number,
     );
   }
   if (count > 1 && !edit.replace_all) {
-    throw failure(index, total, path, `old_string matches ${count} places in ${path}. Include more surrounding lines to make it unique, or set replace_all: true to replace all ${count}.`);
+    throw failure(
+      index,
+      total,
+      path,
+      `old_string matches ${count} places in ${path}. Include more surrounding lines to make it unique, or set replace_all: true to replace all ${count}.`,
+    );
   }
 }
 
@@ -198,10 +216,15 @@ async function changeDiff(a: Side, b: Side, prefix: number, suffix: number, scan
   const text = async (side: Side, at: number, length: number, cut: 'start' | 'end' | undefined): Promise<string> =>
     utf8Text(scan.buffer.subarray(0, await readRange(side.fd, scan, at, length)), cut);
   if (aEnd - start <= DIFF_WHOLE_BYTES && bEnd - start <= DIFF_WHOLE_BYTES) {
-    return unifiedDiff(await text(a, start, aEnd - start, undefined), await text(b, start, bEnd - start, undefined), { firstLine: { a: firstLine, b: firstLine } });
+    return unifiedDiff(await text(a, start, aEnd - start, undefined), await text(b, start, bEnd - start, undefined), {
+      firstLine: { a: firstLine, b: firstLine },
+    });
   }
   const aHead = await text(a, start, DIFF_EXCERPT_BYTES, 'end');
-  const head = unifiedDiff(aHead, await text(b, start, DIFF_EXCERPT_BYTES, 'end'), { firstLine: { a: firstLine, b: firstLine }, cut: 'end' });
+  const head = unifiedDiff(aHead, await text(b, start, DIFF_EXCERPT_BYTES, 'end'), {
+    firstLine: { a: firstLine, b: firstLine },
+    cut: 'end',
+  });
   // The end's line numbers, counted back from the end: the lines after it are the same in both files.
   const linesAfter = lines.a - (await lines.before(aEnd));
   const aTail = Math.max(start, aEnd - DIFF_EXCERPT_BYTES);

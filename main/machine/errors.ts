@@ -59,7 +59,11 @@ export function fileSystemError(error: unknown, path: string, action: string): M
         cause,
       );
     case 'ENOSPC':
-      return new MachineError('io_error', `Cannot ${action} ${path}: no space left on the device. Free some space (bash: df -h) and try again.`, cause);
+      return new MachineError(
+        'io_error',
+        `Cannot ${action} ${path}: no space left on the device. Free some space (bash: df -h) and try again.`,
+        cause,
+      );
     case 'EROFS':
       return new MachineError('permission_denied', `Cannot ${action} ${path}: the file system is read-only.`, cause);
     default:

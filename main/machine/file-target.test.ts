@@ -65,7 +65,10 @@ describe('the file tools under rules, through descriptors (Linux)', { skip: proc
 
   it('refuses a file behind a link in the middle of the path, or at its end, or dangling', async () => {
     await assert.rejects(readTool({ path: join(place, 'to-secret', 'key') }, rules), refused);
-    await assert.rejects(editFile({ path: join(place, 'to-secret', 'key'), edits: [{ old_string: 'KEY', new_string: 'x' }] }, rules), refused);
+    await assert.rejects(
+      editFile({ path: join(place, 'to-secret', 'key'), edits: [{ old_string: 'KEY', new_string: 'x' }] }, rules),
+      refused,
+    );
     await assert.rejects(writeFile({ path: join(place, 'dangling-to-secret'), content: 'x' }, rules), refused);
     await assert.rejects(writeFile({ path: join(place, 'to-secret', 'a', 'b', 'new.txt'), content: 'x' }, rules), refused);
     assert.deepEqual(await readdir(secret), ['key'], 'nothing made there, no temp file');
@@ -78,25 +81,47 @@ describe('the file tools under rules, through descriptors (Linux)', { skip: proc
     await assert.rejects(lstat(outside), { code: 'ENOENT' });
     rules.asked.length = 0;
     await writeFile({ path: join(place, 'n1', 'n2', 'f.txt'), content: 'x' }, rules);
-    assert.deepEqual(rules.asked, [`write ${join(place, 'n1', 'n2', 'f.txt')}`, `write ${join(place, 'n1')}`, `write ${join(place, 'n1', 'n2')}`]);
+    assert.deepEqual(rules.asked, [
+      `write ${join(place, 'n1', 'n2', 'f.txt')}`,
+      `write ${join(place, 'n1')}`,
+      `write ${join(place, 'n1', 'n2')}`,
+    ]);
     assert.equal(await readFile(join(place, 'n1', 'n2', 'f.txt'), 'utf8'), 'x');
   });
 
   it('says not found for a missing file or folder, after the rules had their say', async () => {
-    await assert.rejects(readTool({ path: join(place, 'missing', 'x.txt') }, rules), (error: unknown) => error instanceof MachineError && error.code === 'not_found');
+    await assert.rejects(
+      readTool({ path: join(place, 'missing', 'x.txt') }, rules),
+      (error: unknown) => error instanceof MachineError && error.code === 'not_found',
+    );
     await assert.rejects(readTool({ path: join(secret, 'missing', 'x.txt') }, rules), refused);
-    await assert.rejects(readTool({ path: join(place, 'own.txt', 'x') }, rules), (error: unknown) => error instanceof MachineError && /a part of this path is a file/.test(error.message));
+    await assert.rejects(
+      readTool({ path: join(place, 'own.txt', 'x') }, rules),
+      (error: unknown) => error instanceof MachineError && /a part of this path is a file/.test(error.message),
+    );
   });
 
   it('refuses a named pipe at once, without waiting for a writer', async () => {
     await run('mkfifo', [join(place, 'pipe')]);
-    await assert.rejects(readTool({ path: join(place, 'pipe') }, rules), (error: unknown) => error instanceof MachineError && error.code === 'not_a_file');
-    await assert.rejects(writeFile({ path: join(place, 'pipe'), content: 'x' }, rules), (error: unknown) => error instanceof MachineError && error.code === 'not_a_file');
+    await assert.rejects(
+      readTool({ path: join(place, 'pipe') }, rules),
+      (error: unknown) => error instanceof MachineError && error.code === 'not_a_file',
+    );
+    await assert.rejects(
+      writeFile({ path: join(place, 'pipe'), content: 'x' }, rules),
+      (error: unknown) => error instanceof MachineError && error.code === 'not_a_file',
+    );
   });
 
   it('refuses a directory', async () => {
-    await assert.rejects(readTool({ path: place }, rules), (error: unknown) => error instanceof MachineError && error.code === 'is_directory');
-    await assert.rejects(writeFile({ path: place, content: 'x' }, rules), (error: unknown) => error instanceof MachineError && error.code === 'is_directory');
+    await assert.rejects(
+      readTool({ path: place }, rules),
+      (error: unknown) => error instanceof MachineError && error.code === 'is_directory',
+    );
+    await assert.rejects(
+      writeFile({ path: place, content: 'x' }, rules),
+      (error: unknown) => error instanceof MachineError && error.code === 'is_directory',
+    );
   });
 
   it('keeps no descriptor open, whether it answers or refuses', async () => {

@@ -149,7 +149,15 @@ function spotByDescriptor(path: string, mode: FileMode, rules: FileRules, option
  * is the spot's). `target` is the path being looked up; when a link or a change is met on the way,
  * the path to look up next.
  */
-function spotIn(top: OpenFolder, rest: string[], target: string, path: string, mode: FileMode, rules: FileRules, options: SpotOptions): FileSpot | { again: string } {
+function spotIn(
+  top: OpenFolder,
+  rest: string[],
+  target: string,
+  path: string,
+  mode: FileMode,
+  rules: FileRules,
+  options: SpotOptions,
+): FileSpot | { again: string } {
   const opened = [top.fd];
   let kept: number | undefined;
   try {
@@ -257,10 +265,20 @@ function openedFile(fd: number, path: string, action: string): { fd: number; inf
   if (info.isFile()) return { fd, info };
   closeSync(fd);
   if (info.isDirectory()) throw isDirectoryError(path, action);
-  throw new MachineError('not_a_file', `Cannot ${action} ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`);
+  throw new MachineError(
+    'not_a_file',
+    `Cannot ${action} ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`,
+  );
 }
 
-function spot(folder: string, name: string, path: string, file: FileSpot['file'], openFlags: number, folderFd: number | undefined): FileSpot {
+function spot(
+  folder: string,
+  name: string,
+  path: string,
+  file: FileSpot['file'],
+  openFlags: number,
+  folderFd: number | undefined,
+): FileSpot {
   return {
     folder,
     name,

@@ -78,7 +78,10 @@ export class OutputCapture extends Writable {
     const file = this.file;
     this.file = undefined;
     if (!file) return callback(error);
-    file.close().then(() => callback(error), () => callback(error));
+    file.close().then(
+      () => callback(error),
+      () => callback(error),
+    );
   }
 
   /** What was captured; call after the stream has finished. */

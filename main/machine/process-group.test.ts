@@ -15,7 +15,8 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const state = async (pid: number): Promise<string | undefined> => (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.[0];
+const state = async (pid: number): Promise<string | undefined> =>
+  (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.[0];
 
 describe('process groups', { skip: process.platform !== 'linux' && 'uses /proc' }, () => {
   it('sees a running group as alive, and ends it', async () => {

@@ -10,7 +10,14 @@ import { builtUrl } from '../../test/support/built.js';
 import { waitFor } from '../../test/support/wait.js';
 import { MachineError } from './errors.js';
 import { SCAN_BUFFER_BYTES } from './newline-scanner.js';
-import { READ_DEFAULT_LINE_LIMIT, READ_MAX_BINARY_BYTES, READ_MAX_TEXT_BYTES, readFile, type BinaryReadResult, type TextReadResult } from './read.js';
+import {
+  READ_DEFAULT_LINE_LIMIT,
+  READ_MAX_BINARY_BYTES,
+  READ_MAX_TEXT_BYTES,
+  readFile,
+  type BinaryReadResult,
+  type TextReadResult,
+} from './read.js';
 
 const run = promisify(execFile);
 
@@ -43,7 +50,10 @@ async function readBinary(input: Parameters<typeof readFile>[0]): Promise<Binary
 /** readFile's error for `path` as an unprivileged user (root reads anything, so as root: in a child as nobody). */
 async function readWithoutPrivileges(path: string): Promise<{ code: string; message: string }> {
   if (process.getuid?.() !== 0) {
-    const error = await readFile({ path }).then(() => assert.fail('read succeeded'), (e: MachineError) => e);
+    const error = await readFile({ path }).then(
+      () => assert.fail('read succeeded'),
+      (e: MachineError) => e,
+    );
     return { code: error.code, message: error.message };
   }
   const script = `import(${JSON.stringify(builtUrl(new URL('./read.ts', import.meta.url)))}).then((m) => m.readFile({ path: ${JSON.stringify(path)} }))
@@ -94,12 +104,23 @@ describe('read: text', () => {
 
   it('stops at the byte cap on a whole line and says where to continue', async () => {
     const line = 'x'.repeat(999);
-    const result = await readText({ path: await file('wide.txt', lines(400, () => line)) });
+    const result = await readText({
+      path: await file(
+        'wide.txt',
+        lines(400, () => line),
+      ),
+    });
     const whole = Math.floor(READ_MAX_TEXT_BYTES / 1000);
     assert.equal(result.endLine, whole);
-    assert.equal(result.text, lines(whole, () => line));
+    assert.equal(
+      result.text,
+      lines(whole, () => line),
+    );
     assert.ok(Buffer.byteLength(result.text) <= READ_MAX_TEXT_BYTES);
-    assert.match(result.note ?? '', new RegExp(`^\\[lines 1-${whole} of 400 \\(stopped at the 256 KiB cap\\); call read with offset ${whole + 1} to continue\\]$`));
+    assert.match(
+      result.note ?? '',
+      new RegExp(`^\\[lines 1-${whole} of 400 \\(stopped at the 256 KiB cap\\); call read with offset ${whole + 1} to continue\\]$`),
+    );
   });
 
   it('shows the start of a line longer than the cap without splitting a character, and the byte offset of the rest', async () => {
@@ -249,9 +270,15 @@ describe('read: from the end (negative offset)', () => {
       assert.equal(result.totalLines, undefined);
       assert.equal(result.fromEnd, fromEnd);
       if (fromEnd <= 50) {
-        assert.equal(result.note, `[the last ${fromEnd === 1 ? '1 line' : `${fromEnd} lines`} of the file; it was read from its end, so line numbers were not counted; call read with offset -${2 * fromEnd} and limit ${fromEnd} for the lines before them]`);
+        assert.equal(
+          result.note,
+          `[the last ${fromEnd === 1 ? '1 line' : `${fromEnd} lines`} of the file; it was read from its end, so line numbers were not counted; call read with offset -${2 * fromEnd} and limit ${fromEnd} for the lines before them]`,
+        );
       } else {
-        assert.equal(result.note, `[50 lines from line -${fromEnd} (counted from the end: the file was read from its end, so line numbers were not counted); call read with offset -${fromEnd - 50} to continue]`);
+        assert.equal(
+          result.note,
+          `[50 lines from line -${fromEnd} (counted from the end: the file was read from its end, so line numbers were not counted); call read with offset -${fromEnd - 50} to continue]`,
+        );
         const next = await readText({ path, offset: -(fromEnd - 50), limit: 3 });
         assert.equal(next.text, all.slice(all.length - fromEnd + 50, all.length - fromEnd + 53).join(''));
       }
@@ -271,7 +298,10 @@ describe('read: from the end (negative offset)', () => {
     const path = await file('tail-long-line.txt', `short\n${'y'.repeat(READ_MAX_TEXT_BYTES + 10)}`);
     const result = await readText({ path, offset: -1 });
     assert.equal(result.text, 'y'.repeat(READ_MAX_TEXT_BYTES));
-    assert.match(result.note ?? '', new RegExp(`^\\[line 2 of 2 is longer than the 256 KiB cap.*offset ${6 + READ_MAX_TEXT_BYTES} \\(a 0-based byte offset\\)\\]$`));
+    assert.match(
+      result.note ?? '',
+      new RegExp(`^\\[line 2 of 2 is longer than the 256 KiB cap.*offset ${6 + READ_MAX_TEXT_BYTES} \\(a 0-based byte offset\\)\\]$`),
+    );
   });
 
   it('shows the start of a long last line of a large file, and where the rest is, without line numbers', async () => {
@@ -293,7 +323,8 @@ describe('read: from the end (negative offset)', () => {
     await handle.write(end, 1024 ** 3 - end.length); // sparse: the middle reads back as NUL bytes
     await handle.close();
     // rchar: bytes this process read through read(2) and its kin.
-    const bytesRead = async () => Number(/rchar: (\d+)/.exec(await import('node:fs/promises').then((fs) => fs.readFile('/proc/self/io', 'utf8')))![1]);
+    const bytesRead = async () =>
+      Number(/rchar: (\d+)/.exec(await import('node:fs/promises').then((fs) => fs.readFile('/proc/self/io', 'utf8')))![1]);
     const before = await bytesRead();
     const started = performance.now();
     const result = await readText({ path, offset: -2 });
@@ -348,7 +379,10 @@ describe('read: scanning forward', () => {
     assert.equal(result.note, '[lines 2-4, more follow; call read with offset 5 to continue]');
     const byDefault = await readText({ path });
     assert.equal(byDefault.text, lines(READ_DEFAULT_LINE_LIMIT));
-    assert.equal(byDefault.note, `[lines 1-${READ_DEFAULT_LINE_LIMIT}, more follow; call read with offset ${READ_DEFAULT_LINE_LIMIT + 1} to continue]`);
+    assert.equal(
+      byDefault.note,
+      `[lines 1-${READ_DEFAULT_LINE_LIMIT}, more follow; call read with offset ${READ_DEFAULT_LINE_LIMIT + 1} to continue]`,
+    );
   });
 
   it('counts the lines in the buffer it read anyway, so a file of one buffer always has its total', async () => {
@@ -388,7 +422,10 @@ describe('read: binary', () => {
     const all = await readBinary({ path });
     assert.deepEqual(Buffer.from(all.base64, 'base64'), bytes);
     assert.equal(all.totalBytes, 10);
-    assert.match(all.note, /^\[The file is not text \(it has NUL bytes or invalid UTF-8\), so this is base64 of bytes 0-9 of 10 \(offsets are 0-based bytes\)\]$/);
+    assert.match(
+      all.note,
+      /^\[The file is not text \(it has NUL bytes or invalid UTF-8\), so this is base64 of bytes 0-9 of 10 \(offsets are 0-based bytes\)\]$/,
+    );
     const part = await readBinary({ path, offset: 3, limit: 4 });
     assert.deepEqual(Buffer.from(part.base64, 'base64'), bytes.subarray(3, 7));
     assert.equal(part.offset, 3);
@@ -457,28 +494,32 @@ describe('read: errors', () => {
     assert.ok((result.totalLines ?? 0) > 5);
   });
 
-  it('reads a small file on a local disk with one round trip through the thread pool: the open', { skip: process.platform !== 'linux' }, async () => {
-    const small = await file('round-trips.txt', lines(16));
-    const large = await file('round-trips-large.txt', lines(20_000));
-    await readFile({ path: small }); // the first read on a device also asks for its file system type
-    const roundTrips = async (path: string) => {
-      let count = 0;
-      const hook = createHook({
-        init(_id, type) {
-          if (type.startsWith('FSREQ')) count += 1;
-        },
-      });
-      hook.enable();
-      try {
-        await readFile({ path });
-      } finally {
-        hook.disable();
-      }
-      return count;
-    };
-    assert.equal(await roundTrips(small), 1);
-    assert.ok((await roundTrips(large)) >= 3, 'a larger file is read asynchronously, and closed so');
-  });
+  it(
+    'reads a small file on a local disk with one round trip through the thread pool: the open',
+    { skip: process.platform !== 'linux' },
+    async () => {
+      const small = await file('round-trips.txt', lines(16));
+      const large = await file('round-trips-large.txt', lines(20_000));
+      await readFile({ path: small }); // the first read on a device also asks for its file system type
+      const roundTrips = async (path: string) => {
+        let count = 0;
+        const hook = createHook({
+          init(_id, type) {
+            if (type.startsWith('FSREQ')) count += 1;
+          },
+        });
+        hook.enable();
+        try {
+          await readFile({ path });
+        } finally {
+          hook.disable();
+        }
+        return count;
+      };
+      assert.equal(await roundTrips(small), 1);
+      assert.ok((await roundTrips(large)) >= 3, 'a larger file is read asynchronously, and closed so');
+    },
+  );
 
   it('closes every file it opens, whether it answers or refuses', { skip: process.platform !== 'linux' }, async () => {
     // The answer does not wait for the close, so the descriptors are counted once the closes are done.

@@ -119,7 +119,10 @@ export async function readFile(input: ReadInput, rules?: FileRules): Promise<Rea
     const info = fstatSync(fd);
     if (info.isDirectory()) throw isDirectoryError(path, 'read');
     if (!info.isFile()) {
-      throw new MachineError('not_a_file', `Cannot read ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`);
+      throw new MachineError(
+        'not_a_file',
+        `Cannot read ${path}: it is not a regular file (a device, socket or pipe). Use bash to inspect it.`,
+      );
     }
     // Files such as those in /proc say size 0 and may be any length: never synchronous.
     sync = info.size > 0 && info.size <= SYNC_READ_MAX_BYTES && (await localFileSystems.isLocal(info.dev, fd));
@@ -253,7 +256,13 @@ function collect(data: Buffer, at: number, position: number, cursor: Cursor, col
  * buffer plus the answer whatever the file's size. Returns the number of lines in the file, or
  * undefined when it stopped before the end (more follows).
  */
-async function scanLines(file: OpenFile, bytesRead: number, startLine: number, collector: LineCollector | undefined, countAll: boolean): Promise<number | undefined> {
+async function scanLines(
+  file: OpenFile,
+  bytesRead: number,
+  startLine: number,
+  collector: LineCollector | undefined,
+  countAll: boolean,
+): Promise<number | undefined> {
   const { scan, size } = file;
   const cursor: Cursor = { line: 1, lineStart: 0, newlines: 0 };
   let position = 0;
@@ -351,7 +360,7 @@ async function readLastLines(file: OpenFile, fromEnd: number, limit: number): Pr
 
   const collector = new LineCollector(limit);
   const cursor: Cursor = { line: 1, lineStart: start, newlines: 0 };
-  for (let at = start; !collector.done && at < size; ) {
+  for (let at = start; !collector.done && at < size;) {
     const bytesRead = await file.readAt(scan.buffer, 0, Math.min(SCAN_BUFFER_BYTES, size - at), at);
     if (bytesRead === 0) break;
     collect(scan.buffer.subarray(0, bytesRead), 0, at, cursor, collector);

@@ -41,7 +41,7 @@ export async function replaceFile(spot: FileSpot, mode: number | undefined, fill
 
 /** Writes all of `data` at `position`. */
 export async function writeAll(fd: number, data: Uint8Array, position = 0): Promise<void> {
-  for (let done = 0; done < data.length; ) {
+  for (let done = 0; done < data.length;) {
     done += await new Promise<number>((resolve, reject) => {
       write(fd, data, done, data.length - done, position + done, (error, written) => (error ? reject(error) : resolve(written)));
     });

@@ -84,7 +84,14 @@ describe('saved bash outputs', () => {
       await older(paths.at(-1)!, (10 - i) * 1000);
     }
     const left = await readdir(dirname(paths[0]!));
-    assert.deepEqual(left.sort(), paths.slice(2).map((p) => basename(p)).sort(), 'the two newest are kept');
+    assert.deepEqual(
+      left.sort(),
+      paths
+        .slice(2)
+        .map((p) => basename(p))
+        .sort(),
+      'the two newest are kept',
+    );
     let total = 0;
     for (const name of left) total += (await stat(join(dirname(paths[0]!), name))).size;
     assert.ok(total <= 1.5 * MB);
@@ -157,7 +164,9 @@ describe('saved bash outputs', () => {
     // A base that is a link is not swept at all.
     const linked = join(dir, 'linked-base');
     await symlink(victim, linked);
-    assert.deepEqual(await new SavedOutputs({ base: linked, maxTotalBytes: MB }).sweep(), [`${linked}: not a private folder of this user (left alone, with all in it)`]);
+    assert.deepEqual(await new SavedOutputs({ base: linked, maxTotalBytes: MB }).sweep(), [
+      `${linked}: not a private folder of this user (left alone, with all in it)`,
+    ]);
     for (const target of targets) assert.equal(await readFile(target, 'utf8'), 'keep me', target);
   });
 

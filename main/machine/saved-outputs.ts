@@ -96,7 +96,12 @@ export class SavedOutputs {
       if (pid === undefined) left.push(`${folder}: not a name this app gives (left alone)`);
       if (pid === undefined || !(await isOwnFolder(folder, left))) continue;
       const gone = folder !== own && !processAlive(Number(pid));
-      await this.sweepServer(folder, gone ? () => true : (file) => !inUse.has(file.path) && this.now() - file.mtimeMs > this.maxAgeMs, gone, left);
+      await this.sweepServer(
+        folder,
+        gone ? () => true : (file) => !inUse.has(file.path) && this.now() - file.mtimeMs > this.maxAgeMs,
+        gone,
+        left,
+      );
     }
     return left;
   }
@@ -192,7 +197,10 @@ async function isOwnFolder(path: string, left: string[]): Promise<boolean> {
 /** rmdir: removes a folder only when empty, and never through a link. */
 async function removeEmpty(path: string, left: string[]): Promise<void> {
   await rmdir(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') left.push(`${path}: ${error.code === 'ENOTEMPTY' || error.code === 'EEXIST' ? 'holds files this app did not make' : error.message} (left alone)`);
+    if (error.code !== 'ENOENT')
+      left.push(
+        `${path}: ${error.code === 'ENOTEMPTY' || error.code === 'EEXIST' ? 'holds files this app did not make' : error.message} (left alone)`,
+      );
   });
 }
 
@@ -206,5 +214,6 @@ function isPrivateFolder(info: { uid: number; mode: number; isDirectory(): boole
 }
 
 async function checkPrivate(path: string): Promise<void> {
-  if (!isPrivateFolder(await lstat(path))) throw new Error(`${path} is not a private folder of this user; remove it so that it can be made again`);
+  if (!isPrivateFolder(await lstat(path)))
+    throw new Error(`${path} is not a private folder of this user; remove it so that it can be made again`);
 }

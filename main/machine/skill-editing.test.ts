@@ -40,20 +40,33 @@ describe('createSkill', () => {
 
   it('refuses a name that breaks the naming rule, with the rule, and creates nothing', async () => {
     for (const name of ['Upper', 'two--hyphens', '-lead', 'trail-', 'a_b', '../up', 'a'.repeat(65), '']) {
-      await assert.rejects(createSkill(skillsDir, { name, description: 'x' }), (error: Error) => error instanceof SkillInputError && /lowercase letters, digits and single hyphens/.test(error.message), name);
+      await assert.rejects(
+        createSkill(skillsDir, { name, description: 'x' }),
+        (error: Error) => error instanceof SkillInputError && /lowercase letters, digits and single hyphens/.test(error.message),
+        name,
+      );
     }
     await assert.rejects(readdir(skillsDir), { code: 'ENOENT' });
   });
 
   it('refuses an empty or too long description', async () => {
-    await assert.rejects(createSkill(skillsDir, { name: 'a', description: '   ' }), (e: Error) => e instanceof SkillInputError && /Describe what the skill does/.test(e.message));
-    await assert.rejects(createSkill(skillsDir, { name: 'a', description: 'd'.repeat(1025) }), (e: Error) => e instanceof SkillInputError && /1025 characters long; shorten it to 1024/.test(e.message));
+    await assert.rejects(
+      createSkill(skillsDir, { name: 'a', description: '   ' }),
+      (e: Error) => e instanceof SkillInputError && /Describe what the skill does/.test(e.message),
+    );
+    await assert.rejects(
+      createSkill(skillsDir, { name: 'a', description: 'd'.repeat(1025) }),
+      (e: Error) => e instanceof SkillInputError && /1025 characters long; shorten it to 1024/.test(e.message),
+    );
     await assert.rejects(readdir(skillsDir), { code: 'ENOENT' });
   });
 
   it('refuses a name that is taken, leaving that skill as it was', async () => {
     await put('deploy/SKILL.md', valid('deploy'));
-    await assert.rejects(createSkill(skillsDir, { name: 'deploy', description: 'Other.' }), (e: Error) => e instanceof SkillExistsError && /already exists/.test(e.message));
+    await assert.rejects(
+      createSkill(skillsDir, { name: 'deploy', description: 'Other.' }),
+      (e: Error) => e instanceof SkillExistsError && /already exists/.test(e.message),
+    );
     assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), valid('deploy'));
     await writeFile(join(skillsDir, 'notes'), 'a file, not a folder');
     await assert.rejects(createSkill(skillsDir, { name: 'notes', description: 'x' }), SkillExistsError);
@@ -66,7 +79,13 @@ describe('readSkillDetail', () => {
     await put('broken/scripts/run.sh', 'echo\n');
     await put('broken/.hidden', 'x');
     const { version, ...detail } = await readSkillDetail(skillsDir, 'broken');
-    assert.deepEqual(detail, { name: 'broken', dir: join(skillsDir, 'broken'), content: '---\nname: other\n---\n', files: ['scripts/run.sh'], unlistedFiles: 0 });
+    assert.deepEqual(detail, {
+      name: 'broken',
+      dir: join(skillsDir, 'broken'),
+      content: '---\nname: other\n---\n',
+      files: ['scripts/run.sh'],
+      unlistedFiles: 0,
+    });
     assert.match(version, /^[\w-]{43}$/);
   });
 
@@ -78,7 +97,11 @@ describe('readSkillDetail', () => {
   it('says a missing skill, or a file in its place, is not there', async () => {
     await put('file-not-folder', 'x');
     for (const name of ['nope', 'file-not-folder']) {
-      await assert.rejects(readSkillDetail(skillsDir, name), (e: Error) => e instanceof SkillNotFoundError && /There is no skill named/.test(e.message), name);
+      await assert.rejects(
+        readSkillDetail(skillsDir, name),
+        (e: Error) => e instanceof SkillNotFoundError && /There is no skill named/.test(e.message),
+        name,
+      );
     }
     await assert.rejects(readSkillDetail(skillsDir, '../skills'), SkillInputError);
   });
@@ -101,7 +124,10 @@ describe('saveSkillFile', () => {
     await mkdir(join(skillsDir, 'bare'));
     await saveSkillFile(skillsDir, 'fix-me', valid('fix-me'));
     await saveSkillFile(skillsDir, 'bare', valid('bare'));
-    assert.deepEqual((await listSkills(skillsDir)).skills.map((s) => s.name), ['bare', 'fix-me']);
+    assert.deepEqual(
+      (await listSkills(skillsDir)).skills.map((s) => s.name),
+      ['bare', 'fix-me'],
+    );
   });
 
   it('refuses frontmatter that breaks the rules, with the reason, and leaves the file unchanged', async () => {
@@ -113,7 +139,11 @@ describe('saveSkillFile', () => {
       ['---\nname: deploy\ndescription: [unclosed\n---\n', /not valid YAML/],
     ];
     for (const [content, reason] of cases) {
-      await assert.rejects(saveSkillFile(skillsDir, 'deploy', content), (e: Error) => e instanceof SkillInputError && /^SKILL\.md was not saved: /.test(e.message) && reason.test(e.message), content);
+      await assert.rejects(
+        saveSkillFile(skillsDir, 'deploy', content),
+        (e: Error) => e instanceof SkillInputError && /^SKILL\.md was not saved: /.test(e.message) && reason.test(e.message),
+        content,
+      );
     }
     assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), valid('deploy'));
   });
@@ -125,7 +155,8 @@ describe('saveSkillFile', () => {
     await put('deploy/SKILL.md', theirs);
     await assert.rejects(
       saveSkillFile(skillsDir, 'deploy', valid('deploy', '# Mine\n'), opened.version),
-      (e: Error) => e instanceof SkillConflictError && /changed on disk after you opened it.*Copy your text, reload the skill/.test(e.message),
+      (e: Error) =>
+        e instanceof SkillConflictError && /changed on disk after you opened it.*Copy your text, reload the skill/.test(e.message),
     );
     assert.equal(await readFile(join(skillsDir, 'deploy', 'SKILL.md'), 'utf8'), theirs);
     // Opened again, it saves; the answer's version is the new content's.
@@ -178,7 +209,8 @@ describe('deleteSkill', () => {
   it('refuses a missing skill and any name that reaches elsewhere, deleting nothing', async () => {
     await put('keep/SKILL.md', valid('keep'));
     await assert.rejects(deleteSkill(skillsDir, 'nope'), SkillNotFoundError);
-    for (const name of ['..', '../skills', 'keep/..', '.', `${root}`]) await assert.rejects(deleteSkill(skillsDir, name), SkillInputError, name);
+    for (const name of ['..', '../skills', 'keep/..', '.', `${root}`])
+      await assert.rejects(deleteSkill(skillsDir, name), SkillInputError, name);
     assert.deepEqual(await readdir(skillsDir), ['keep']);
     assert.ok((await stat(root)).isDirectory());
   });

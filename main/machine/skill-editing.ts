@@ -29,7 +29,9 @@ export async function createSkill(skillsDir: string, skill: NewSkill): Promise<S
   }
   if (!description) throw new SkillInputError('Describe what the skill does and when to use it: agents choose a skill by its description.');
   if (description.length > SKILL_DESCRIPTION_MAX_CHARS) {
-    throw new SkillInputError(`The description is ${description.length} characters long; shorten it to ${SKILL_DESCRIPTION_MAX_CHARS} at most.`);
+    throw new SkillInputError(
+      `The description is ${description.length} characters long; shorten it to ${SKILL_DESCRIPTION_MAX_CHARS} at most.`,
+    );
   }
   const root = resolve(skillsDir);
   const dir = skillFolderPath(root, name);
@@ -144,12 +146,22 @@ Files bundled with the skill (in scripts/, references/ or assets/) are read with
 /** The folder of an installed skill, as the catalog counts them: a folder, or a link to one. */
 async function existingFolder(skillsDir: string, name: string): Promise<{ dir: string; linked: boolean }> {
   const dir = skillFolderPath(skillsDir, name);
-  const notFound = () => new SkillNotFoundError(`There is no skill named "${name}" in ${resolve(skillsDir)}. It may have been deleted or renamed: reload the list.`);
+  const notFound = () =>
+    new SkillNotFoundError(
+      `There is no skill named "${name}" in ${resolve(skillsDir)}. It may have been deleted or renamed: reload the list.`,
+    );
   const info = await lstat(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT' || error.code === 'ENOTDIR') throw notFound();
     throw fileSystemError(error, dir, 'open');
   });
   if (info.isDirectory()) return { dir, linked: false };
-  if (info.isSymbolicLink() && (await stat(dir).then((target) => target.isDirectory(), () => false))) return { dir, linked: true };
+  if (
+    info.isSymbolicLink() &&
+    (await stat(dir).then(
+      (target) => target.isDirectory(),
+      () => false,
+    ))
+  )
+    return { dir, linked: true };
   throw notFound();
 }

@@ -14,7 +14,11 @@ const FOLDER_NAME_MAX_CHARS = 255;
  */
 export function skillFolderPath(skillsDir: string, name: string): string {
   const root = resolve(skillsDir);
-  const refuse = () => new SkillInputError(`"${String(name)}" is not a skill folder name: a skill is a folder directly inside ${root}. Pick one from the list.`);
-  if (typeof name !== 'string' || name === '' || name.length > FOLDER_NAME_MAX_CHARS || name.startsWith('.') || /[/\\\0]/.test(name)) throw refuse();
+  const refuse = () =>
+    new SkillInputError(
+      `"${String(name)}" is not a skill folder name: a skill is a folder directly inside ${root}. Pick one from the list.`,
+    );
+  if (typeof name !== 'string' || name === '' || name.length > FOLDER_NAME_MAX_CHARS || name.startsWith('.') || /[/\\\0]/.test(name))
+    throw refuse();
   return join(root, name);
 }

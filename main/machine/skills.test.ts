@@ -69,7 +69,10 @@ describe('listSkills', () => {
       '-leading': [skillMd('name: -leading\ndescription: x'), /is invalid/],
       [`${'a'.repeat(65)}`]: [skillMd(`name: ${'a'.repeat(65)}\ndescription: x`), /is invalid/],
       'no-description': [skillMd('name: no-description'), /no "description"/],
-      'long-description': [skillMd(`name: long-description\ndescription: ${'d'.repeat(1025)}`), /description is 1025 characters long; the limit is 1024/],
+      'long-description': [
+        skillMd(`name: long-description\ndescription: ${'d'.repeat(1025)}`),
+        /description is 1025 characters long; the limit is 1024/,
+      ],
       'no-frontmatter': ['# Just markdown\n', /must start with YAML frontmatter/],
       'bad-yaml': [skillMd('name: bad-yaml\ndescription: [unclosed'), /not valid YAML/],
       'long-compat': [skillMd(`name: long-compat\ndescription: x\ncompatibility: ${'c'.repeat(501)}`), /compatibility/],
@@ -150,7 +153,9 @@ describe('loadSkill', () => {
   it(`lists at most ${SKILL_MAX_LISTED_FILES} files and counts the rest`, async () => {
     await put('many/SKILL.md', skillMd('name: many\ndescription: Many files.'));
     await mkdir(join(skillsDir, 'many', 'data'));
-    await Promise.all(Array.from({ length: SKILL_MAX_LISTED_FILES + 5 }, (_, i) => writeFile(join(skillsDir, 'many', 'data', `f${i}.txt`), '')));
+    await Promise.all(
+      Array.from({ length: SKILL_MAX_LISTED_FILES + 5 }, (_, i) => writeFile(join(skillsDir, 'many', 'data', `f${i}.txt`), '')),
+    );
     const skill = await loadSkill(skillsDir, 'many');
     assert.equal(skill.files.length, SKILL_MAX_LISTED_FILES);
     assert.equal(skill.unlistedFiles, 5);

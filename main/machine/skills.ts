@@ -89,7 +89,10 @@ export function skillCatalogText(skills: SkillSummary[]): string {
   return skills.map((skill) => `${skill.name}: ${skill.description.replace(/\s+/g, ' ').trim()}`).join('\n');
 }
 
-async function readSkill(dir: string, folder: string): Promise<{ ok: true; skill: SkillMetadata; body: string } | { ok: false; reason: string }> {
+async function readSkill(
+  dir: string,
+  folder: string,
+): Promise<{ ok: true; skill: SkillMetadata; body: string } | { ok: false; reason: string }> {
   let text: string;
   try {
     text = await readFile(join(dir, SKILL_FILE), 'utf8');

@@ -22,7 +22,10 @@ after(async () => {
 /** writeFile's error as an unprivileged user (root may write anything, so as root: in a child as nobody). */
 async function writeWithoutPrivileges(path: string, content: string): Promise<{ code: string; message: string }> {
   if (process.getuid?.() !== 0) {
-    const error = await writeFile({ path, content }).then(() => assert.fail('write succeeded'), (e: MachineError) => e);
+    const error = await writeFile({ path, content }).then(
+      () => assert.fail('write succeeded'),
+      (e: MachineError) => e,
+    );
     return { code: error.code, message: error.message };
   }
   const script = `import(${JSON.stringify(builtUrl(new URL('./write.ts', import.meta.url)))})
@@ -60,7 +63,10 @@ describe('write', () => {
     await reader.close();
     assert.equal(seen.subarray(0, bytesRead).toString(), 'old content');
     assert.equal(await readFile(path, 'utf8'), 'new content that is longer');
-    assert.deepEqual((await readdir(dir)).filter((name) => name.includes('atomic')), ['atomic.txt']);
+    assert.deepEqual(
+      (await readdir(dir)).filter((name) => name.includes('atomic')),
+      ['atomic.txt'],
+    );
   });
 
   it('writes base64 content as bytes', async () => {

@@ -51,7 +51,10 @@ function decodeBase64(content: string): Buffer {
   const compact = content.replace(/\s+/g, '');
   // Buffer.from silently skips bad characters; refuse them so a corrupt upload is not written.
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.replace(/=+$/, '').length % 4 === 1) {
-    throw new MachineError('invalid_input', 'content is not valid base64. Encode the file\'s bytes as base64, or omit encoding to write text.');
+    throw new MachineError(
+      'invalid_input',
+      "content is not valid base64. Encode the file's bytes as base64, or omit encoding to write text.",
+    );
   }
   return Buffer.from(compact, 'base64');
 }

@@ -51,7 +51,7 @@ describe('tools/call answered without the SDK transport', () => {
     assert.equal(answer.result.structuredContent['exitCode'], 0);
   });
 
-  it('switches to an event stream for progress, which comes first under the caller\'s token, then the result', async () => {
+  it("switches to an event stream for progress, which comes first under the caller's token, then the result", async () => {
     const response = await post(bash(7, 'for i in 1 2 3; do echo "tick $i"; sleep 0.6; done', { progressToken: 'p-7' }));
     assert.equal(response.headers.get('content-type'), 'text/event-stream');
     const messages = await events(response);
@@ -69,8 +69,20 @@ describe('tools/call answered without the SDK transport', () => {
     const started = Date.now();
     const marker = join(fx.stateDir, 'long-started');
     const pending = post(bash('long', `touch ${marker}; sleep 30`));
-    await waitFor(() => stat(marker).then(() => true, () => false), 10_000, 'the command to start');
-    const cancel = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long', reason: 'changed my mind' } });
+    await waitFor(
+      () =>
+        stat(marker).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      'the command to start',
+    );
+    const cancel = await post({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'long', reason: 'changed my mind' },
+    });
     assert.equal(cancel.status, 202);
     const response = await pending;
     assert.equal(response.status, 200);
@@ -90,9 +102,17 @@ describe('tools/call answered without the SDK transport', () => {
     const batch = await post([bash(11, 'echo batched')]);
     assert.equal(batch.headers.get('content-type'), 'text/event-stream');
     assert.equal((await events(batch))[0]?.id, 11);
-    const noAccept = await fetch(fx.url, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: JSON.stringify(bash(12, 'echo x')) });
+    const noAccept = await fetch(fx.url, {
+      method: 'POST',
+      headers: { ...headers, accept: 'application/json' },
+      body: JSON.stringify(bash(12, 'echo x')),
+    });
     assert.equal(noAccept.status, 406);
-    const oldVersion = await fetch(fx.url, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '1999-01-01' }, body: JSON.stringify(bash(13, 'echo x')) });
+    const oldVersion = await fetch(fx.url, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-protocol-version': '1999-01-01' },
+      body: JSON.stringify(bash(13, 'echo x')),
+    });
     assert.equal(oldVersion.status, 400);
   });
 });

@@ -98,7 +98,11 @@ export class DirectToolCalls {
       message = {
         jsonrpc: '2.0',
         id: request.id,
-        error: { code: Number.isSafeInteger(code) ? (code as number) : ErrorCode.InternalError, message: text ?? 'Internal error', ...(data !== undefined && { data }) },
+        error: {
+          code: Number.isSafeInteger(code) ? (code as number) : ErrorCode.InternalError,
+          message: text ?? 'Internal error',
+          ...(data !== undefined && { data }),
+        },
       };
     } finally {
       if (this.running.get(request.id) === controller) this.running.delete(request.id);
@@ -131,7 +135,9 @@ class Answer {
       return;
     }
     const body = JSON.stringify(message);
-    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'mcp-session-id': this.sessionId }).end(body);
+    this.res
+      .writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'mcp-session-id': this.sessionId })
+      .end(body);
   }
 
   end(): void {
@@ -168,12 +174,20 @@ function isPlainCall(body: Record<string, unknown>): body is Record<string, unkn
   const params = body.params as CallRequest['params'] | undefined;
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
   // Task-augmented calls and calls within a task need the SDK's task machinery.
-  return params.task === undefined && (params._meta === undefined || (typeof params._meta === 'object' && params._meta !== null && !(RELATED_TASK_META_KEY in params._meta)));
+  return (
+    params.task === undefined &&
+    (params._meta === undefined || (typeof params._meta === 'object' && params._meta !== null && !(RELATED_TASK_META_KEY in params._meta)))
+  );
 }
 
 /** The checks the SDK transport makes on a POST; a request that fails one goes to it, for its error answer. */
 function acceptable(req: IncomingMessage): boolean {
   const accept = req.headers.accept ?? '';
   const version = req.headers['mcp-protocol-version'];
-  return accept.includes('application/json') && accept.includes('text/event-stream') && mediaType(req.headers['content-type']) === 'application/json' && (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)));
+  return (
+    accept.includes('application/json') &&
+    accept.includes('text/event-stream') &&
+    mediaType(req.headers['content-type']) === 'application/json' &&
+    (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+  );
 }

@@ -20,7 +20,10 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mcp-machine-'));
   skillsDir = join(dir, 'skills');
   await mkdir(join(skillsDir, 'deploy', 'scripts'), { recursive: true });
-  await writeFile(join(skillsDir, 'deploy', 'SKILL.md'), '---\nname: deploy\ndescription: Deploy the app.\n---\n# Deploy\nRun scripts/run.sh.\n');
+  await writeFile(
+    join(skillsDir, 'deploy', 'SKILL.md'),
+    '---\nname: deploy\ndescription: Deploy the app.\n---\n# Deploy\nRun scripts/run.sh.\n',
+  );
   await writeFile(join(skillsDir, 'deploy', 'scripts', 'run.sh'), 'echo deploy\n');
   await mkdir(join(skillsDir, 'lint'));
   await writeFile(join(skillsDir, 'lint', 'SKILL.md'), '---\nname: lint\ndescription: Lint the code.\n---\nRun the linter.\n');
@@ -96,7 +99,10 @@ describe('machine tools over MCP', () => {
 
   it('read with a negative offset returns the last lines, and its description says so', async () => {
     const { tools } = await client.listTools();
-    assert.match(tools.find((tool) => tool.name === 'read')!.description!, /negative offset counts from the end: offset -10 returns the last 10 lines/);
+    assert.match(
+      tools.find((tool) => tool.name === 'read')!.description!,
+      /negative offset counts from the end: offset -10 returns the last 10 lines/,
+    );
     const path = join(dir, 'log.txt');
     await writeFile(path, 'one\ntwo\nthree\nfour\n');
     const result = await call('read', { path, offset: -2 });
@@ -136,7 +142,10 @@ describe('machine tools over MCP', () => {
     const path = join(dir, 'code.ts');
     await writeFile(path, 'const a = 1;\nconst b = 2;\n');
     const result = await call('edit', { path, edits: [{ old_string: 'const b = 2;', new_string: 'const b = 3;' }] });
-    assert.equal(texts(result)[0], `Edited ${path}: 1 edit, 1 replacement.\n\n@@ -1,2 +1,2 @@\n const a = 1;\n-const b = 2;\n+const b = 3;`);
+    assert.equal(
+      texts(result)[0],
+      `Edited ${path}: 1 edit, 1 replacement.\n\n@@ -1,2 +1,2 @@\n const a = 1;\n-const b = 2;\n+const b = 3;`,
+    );
 
     const failed = await call('edit', {
       path,
@@ -154,22 +163,28 @@ describe('machine tools over MCP', () => {
     const result = await call('bash', { command: 'echo out; echo err >&2; exit 2' });
     assert.equal(result.isError, undefined);
     assert.match(texts(result)[0]!, /^exit code 2 after \d+\.\ds\n--- stdout ---\nout\n--- stderr ---\nerr$/);
-    assert.deepEqual({ ...result.structuredContent, durationMs: 0 }, {
-      exitCode: 2,
-      signal: null,
-      timedOut: false,
-      cancelled: false,
-      serverStopped: false,
-      outputTooLarge: false,
-      durationMs: 0,
-      stdout: 'out\n',
-      stderr: 'err\n',
-    });
+    assert.deepEqual(
+      { ...result.structuredContent, durationMs: 0 },
+      {
+        exitCode: 2,
+        signal: null,
+        timedOut: false,
+        cancelled: false,
+        serverStopped: false,
+        outputTooLarge: false,
+        durationMs: 0,
+        stdout: 'out\n',
+        stderr: 'err\n',
+      },
+    );
   });
 
   it('bash says when a timeout was lowered to the maximum and when it ran out', async () => {
     const result = await call('bash', { command: 'sleep 60', timeout: 0.5 });
-    assert.match(texts(result)[0]!, /^ended by signal SIGTERM after .*\nTimed out after 0\.5s: the command and every process it started were stopped/);
+    assert.match(
+      texts(result)[0]!,
+      /^ended by signal SIGTERM after .*\nTimed out after 0\.5s: the command and every process it started were stopped/,
+    );
     assert.equal(result.structuredContent?.['timedOut'], true);
     assert.equal(result.isError, true);
     const lowered = await call('bash', { command: 'true', timeout: 100 });
@@ -210,7 +225,11 @@ describe('machine tools over MCP', () => {
     const pending = client.callTool({ name: 'bash', arguments: { command: `sleep 300 & echo $! > ${pidPath}; wait` } }, undefined, {
       signal: controller.signal,
     });
-    const pid = await waitFor(async () => Number(await readFile(pidPath, 'utf8').catch(() => '')) || undefined, 10_000, 'the background pid');
+    const pid = await waitFor(
+      async () => Number(await readFile(pidPath, 'utf8').catch(() => '')) || undefined,
+      10_000,
+      'the background pid',
+    );
     controller.abort();
     await assert.rejects(pending);
     await waitFor(async () => !(await alive(pid)), 10_000, 'the background job to die');
@@ -218,11 +237,21 @@ describe('machine tools over MCP', () => {
 
   it('bash answers a cancelled command with an error result', async () => {
     // Over MCP a cancelled request gets no answer at all, so the tool is called as the session calls it.
-    const bash = machineTools({ skillsDir, commands: new CommandRunner({ maxTimeoutSeconds: 30 }) }).find((tool) => tool.definition.name === 'bash')!;
+    const bash = machineTools({ skillsDir, commands: new CommandRunner({ maxTimeoutSeconds: 30 }) }).find(
+      (tool) => tool.definition.name === 'bash',
+    )!;
     const controller = new AbortController();
     const started = join(dir, 'cancelled-started');
     const pending = bash.call({ command: `touch ${started}; sleep 30` }, { signal: controller.signal } as ToolExtra);
-    await waitFor(() => readFile(started).then(() => true, () => false), 10_000, 'the command to start');
+    await waitFor(
+      () =>
+        readFile(started).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      'the command to start',
+    );
     controller.abort();
     const result = await pending;
     assert.equal(result.isError, true);
@@ -235,7 +264,10 @@ describe('machine tools over MCP', () => {
     const result = await bash.call({ command: 'yes' }, { signal: new AbortController().signal } as ToolExtra);
     assert.equal(result.isError, true);
     assert.equal(result.structuredContent?.['outputTooLarge'], true);
-    assert.match(texts(result)[0]!, /\nIts output passed 1 GiB, the most this server saves for one command: .*Redirect big outputs to a file of your own/);
+    assert.match(
+      texts(result)[0]!,
+      /\nIts output passed 1 GiB, the most this server saves for one command: .*Redirect big outputs to a file of your own/,
+    );
   });
 
   it('manage_my_mcp_servers refuses an action without the argument it needs, with an error result', async () => {
@@ -272,11 +304,21 @@ describe('machine tools over MCP', () => {
 
   it('passes every tool call through the audited runner with the tool name', async () => {
     let tools = new Set<string>();
-    await waitFor(async () => {
-      const log = await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '');
-      tools = new Set(log.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { tool: string }).tool));
-      return tools.size === 6;
-    }, 10_000, 'every tool in the audit log');
+    await waitFor(
+      async () => {
+        const log = await readFile(join(fx.stateDir, 'audit.log'), 'utf8').catch(() => '');
+        tools = new Set(
+          log
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => (JSON.parse(line) as { tool: string }).tool),
+        );
+        return tools.size === 6;
+      },
+      10_000,
+      'every tool in the audit log',
+    );
     assert.deepEqual([...tools].sort(), ['bash', 'edit', 'manage_my_mcp_servers', 'read', 'skill', 'write']);
   });
 

@@ -1,7 +1,15 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_OUTPUT_HEAD_BYTES, BASH_SAVED_OUTPUT_MAX_BYTES, BASH_OUTPUT_TAIL_BYTES, type BashResult, type CapturedOutput, type CommandRunner } from '../machine/command-runner.js';
+import {
+  BASH_DEFAULT_TIMEOUT_SECONDS,
+  BASH_OUTPUT_HEAD_BYTES,
+  BASH_SAVED_OUTPUT_MAX_BYTES,
+  BASH_OUTPUT_TAIL_BYTES,
+  type BashResult,
+  type CapturedOutput,
+  type CommandRunner,
+} from '../machine/command-runner.js';
 import { DIFF_MAX_LINES } from '../machine/diff.js';
 import { editFile } from '../machine/edit.js';
 import { MachineError } from '../machine/errors.js';
@@ -53,8 +61,15 @@ function machineToolShapes(max: number) {
           .number()
           .int()
           .optional()
-          .describe('Text: first line to return, 1-based; negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based.'),
-        limit: z.number().int().min(1).optional().describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
+          .describe(
+            'Text: first line to return, 1-based; negative counts from the end (-10: the last 10 lines). Base64: first byte, 0-based.',
+          ),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .optional()
+          .describe(`Text: number of lines (default ${READ_DEFAULT_LINE_LIMIT}). Base64: number of bytes.`),
         encoding: z.enum(['text', 'base64']).optional().describe('Force text or base64; by default text unless the file is binary.'),
         total: z.boolean().optional().describe("Text: also count the file's lines, to give the total (reads the whole file)."),
       },
@@ -116,7 +131,11 @@ function machineToolShapes(max: number) {
         `with their output redirected (nohup cmd > log 2>&1 &).`,
       input: {
         command: z.string().min(1).describe('The bash command line.'),
-        timeout: z.number().positive().optional().describe(`Seconds before the command is stopped (default ${defaultTimeout}, max ${max}).`),
+        timeout: z
+          .number()
+          .positive()
+          .optional()
+          .describe(`Seconds before the command is stopped (default ${defaultTimeout}, max ${max}).`),
         tty: z.boolean().optional().describe('Run in a pseudo-terminal; stdout and stderr are merged.'),
       },
       output: {
@@ -176,7 +195,13 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
     withHandler(shapes.bash, (args, extra) =>
       asToolResult(async () => {
         const { sandbox, outdated } = (await deps.policy?.()) ?? {};
-        const result = await deps.commands.run(args, { signal: extra.signal, onProgress: progressSender(extra), place: deps.place ?? '', ...(sandbox && { sandbox }), ...(outdated && { outdated }) });
+        const result = await deps.commands.run(args, {
+          signal: extra.signal,
+          onProgress: progressSender(extra),
+          place: deps.place ?? '',
+          ...(sandbox && { sandbox }),
+          ...(outdated && { outdated }),
+        });
         const answer = bashAnswer(result, args.timeout, max);
         if (sandbox && result.exitCode !== 0) answer.content.push({ type: 'text', text: sandbox.explanation() });
         return answer;
@@ -191,7 +216,11 @@ export function registerMachineResources(server: McpServer, deps: { skillsDir: s
   server.registerResource(
     'cwd',
     'resource://cwd',
-    { title: 'Working directory', description: "The server's working directory: where relative paths and bash commands start.", mimeType: 'text/plain' },
+    {
+      title: 'Working directory',
+      description: "The server's working directory: where relative paths and bash commands start.",
+      mimeType: 'text/plain',
+    },
     (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: process.cwd() }] }),
   );
   server.registerResource(
@@ -264,7 +293,9 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   if (result.cancelled) lines.push('Cancelled: the command and every process it started were stopped.');
   if (result.serverStopped) lines.push('The server is shutting down: the command and every process it started were stopped.');
   if (result.policyChanged) {
-    lines.push(`Stopped: ${result.policyChanged}; the command and every process it started were stopped. Run it again: it runs under the new policy.`);
+    lines.push(
+      `Stopped: ${result.policyChanged}; the command and every process it started were stopped. Run it again: it runs under the new policy.`,
+    );
   }
   if (result.outputTooLarge) {
     lines.push(
@@ -295,7 +326,8 @@ function bashAnswer(result: BashResult, requestedTimeout: number | undefined, ma
   if (result.stderr?.fullOutputPath) structuredContent['stderrFullOutputPath'] = result.stderr.fullOutputPath;
   // A command that was stopped before it finished did not do its job: an error, whatever it printed.
   // A non-zero exit is the command's own answer, not a failure of the call.
-  const stopped = result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge || result.policyChanged !== undefined;
+  const stopped =
+    result.timedOut || result.cancelled || result.serverStopped || result.outputTooLarge || result.policyChanged !== undefined;
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent, ...(stopped && { isError: true }) };
 }
 

@@ -9,8 +9,11 @@ import { ALWAYS_LOAD, defineTool, toolError, type SessionTool } from './session-
 const INPUT = {
   action: z.enum(['list', 'connect', 'test', 'remove']),
   catalog: z.string().optional().describe('connect: the catalog id of the connector, e.g. "linear".'),
-  secret: z.string().optional().describe('connect: this place\'s secret holding the API key, if the connector needs one.'),
-  env: z.record(z.string(), z.string()).optional().describe('connect, a local server: each variable it reads → this place\'s secret holding its value.'),
+  secret: z.string().optional().describe("connect: this place's secret holding the API key, if the connector needs one."),
+  env: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("connect, a local server: each variable it reads → this place's secret holding its value."),
   name: z.string().optional().describe('test, remove: the connection name, e.g. "u1a2b3c4d__linear".'),
   owner: z.string().optional().describe('test, remove: whose connection, when several people added the same server.'),
 };
@@ -22,14 +25,14 @@ const INPUT = {
 export function manageConnectionsTool(place: Place, person: string, connections: PlaceConnections): SessionTool {
   return defineTool({
     name: 'manage_my_mcp_servers',
-    title: 'Manage this place\'s MCP connections',
+    title: "Manage this place's MCP connections",
     description:
       `List, connect, test or remove the MCP connections of ${place.label}, the place this session works in. ` +
       'Each connection uses the login of the person who added it, and everyone who uses this place uses it as that person. ' +
       'list: each connection, whose login it uses, whether it works now (its server is asked) and if not, why. ' +
       'connect: add a catalog connector by its id, with the secrets it needs; it is tried at once. ' +
-      'test: ask a connection\'s server again now. remove: remove a connection and its login. ' +
-      'Adding and removing need edit rights on the place. A connection\'s tools are named <name>__<tool>.',
+      "test: ask a connection's server again now. remove: remove a connection and its login. " +
+      "Adding and removing need edit rights on the place. A connection's tools are named <name>__<tool>.",
     input: INPUT,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     // The session's instructions send agents here: never deferred behind a client's tool search.
@@ -44,8 +47,13 @@ export function manageConnectionsTool(place: Place, person: string, connections:
           }
           case 'connect': {
             if (!args.catalog) throw new MissingArgument('connect needs catalog: the id of a connector from the catalog.');
-            const added = await connections.add(person, place, { catalog: args.catalog, ...(args.secret && { secret: args.secret }), ...(args.env && { env: args.env }) });
-            if (added.state !== 'connected' && added.state !== 'sign-in') return `Added ${added.displayName} as ${added.name}, but it does not work yet (${added.state}): ${added.reason}`;
+            const added = await connections.add(person, place, {
+              catalog: args.catalog,
+              ...(args.secret && { secret: args.secret }),
+              ...(args.env && { env: args.env }),
+            });
+            if (added.state !== 'connected' && added.state !== 'sign-in')
+              return `Added ${added.displayName} as ${added.name}, but it does not work yet (${added.state}): ${added.reason}`;
             try {
               const connected = await connections.connect(person, place, added.name);
               if ('authorizationUrl' in connected) {

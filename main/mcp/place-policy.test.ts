@@ -24,9 +24,21 @@ describe('a place policy on a machine without a sandbox', () => {
   after(() => rm(top, { recursive: true, force: true }));
 
   function tools(env: NodeJS.ProcessEnv) {
-    const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, { workspaceRoot: join(top, 'ws'), stateDir: join(top, 'state'), skillsDir: join(top, 'skills'), env });
-    const list = machineTools({ skillsDir: join(top, 'skills'), commands: new CommandRunner({ maxTimeoutSeconds: 10 }), policy: () => policy.forCommand() });
-    return { policy, call: (name: string, args: Record<string, unknown>) => list.find((t) => t.definition.name === name)!.call(args, extra) };
+    const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, {
+      workspaceRoot: join(top, 'ws'),
+      stateDir: join(top, 'state'),
+      skillsDir: join(top, 'skills'),
+      env,
+    });
+    const list = machineTools({
+      skillsDir: join(top, 'skills'),
+      commands: new CommandRunner({ maxTimeoutSeconds: 10 }),
+      policy: () => policy.forCommand(),
+    });
+    return {
+      policy,
+      call: (name: string, args: Record<string, unknown>) => list.find((t) => t.definition.name === name)!.call(args, extra),
+    };
   }
 
   it('refuses place and strict calls with the reason, and runs nothing', async () => {
@@ -41,7 +53,12 @@ describe('a place policy on a machine without a sandbox', () => {
         const result = await call(tool, args);
         assert.equal(result.isError, true, tool);
         const text = (result.content[0] as { text: string }).text;
-        assert.match(text, new RegExp(`^Crew alpha has the ${kind} policy, but bubblewrap \\(bwrap\\) is not installed on this machine: install the bubblewrap package\\. Until then, agents of places with the place or strict policy are refused\\.`));
+        assert.match(
+          text,
+          new RegExp(
+            `^Crew alpha has the ${kind} policy, but bubblewrap \\(bwrap\\) is not installed on this machine: install the bubblewrap package\\. Until then, agents of places with the place or strict policy are refused\\.`,
+          ),
+        );
         assert.match(text, /The person who runs this app can change it/);
       }
       await assert.rejects(realpath(marker), 'nothing ran unsandboxed');

@@ -19,12 +19,20 @@ describe('connectionTools', () => {
     const tools = connectionTools({ name, displayName: 'Google Calendar' }, 'Google Calendar', upstream, call);
     assert.deepEqual(
       tools.map((t) => t.definition.title),
-      ['Google Calendar: List Events (list-events)', 'Google Calendar: Create an event (create-event)', 'Google Calendar: get-current-time', `Google Calendar: ${'x'.repeat(60)}`],
+      [
+        'Google Calendar: List Events (list-events)',
+        'Google Calendar: Create an event (create-event)',
+        'Google Calendar: get-current-time',
+        `Google Calendar: ${'x'.repeat(60)}`,
+      ],
     );
     assert.deepEqual(tools[0]!.upstream, { tool: 'list-events', server: 'Google Calendar', service: 'Google Calendar' });
     assert.deepEqual(
       tools.map((t) => t.definition.name),
-      gatewayToolNames(name, upstream.map((t) => t.name)),
+      gatewayToolNames(
+        name,
+        upstream.map((t) => t.name),
+      ),
     );
   });
 

@@ -66,7 +66,11 @@ export class PlaceTools implements ToolSource {
     return { reason, ...(known && tool && { connection: { name: known.displayName, tool } }) };
   }
 
-  private unknownReason(name: string, known: Awaited<ReturnType<PlaceToolsDeps['connections']['stateOf']>>, tool: string | undefined): string {
+  private unknownReason(
+    name: string,
+    known: Awaited<ReturnType<PlaceToolsDeps['connections']['stateOf']>>,
+    tool: string | undefined,
+  ): string {
     if (tool && known?.disabledTools?.includes(tool)) {
       return `errPlaceMCPUnavailable: "${name}" was turned off for ${this.place.label} in the connection "${known.displayName}". The person who added it or an editor of the place can turn it on again.`;
     }
@@ -75,7 +79,7 @@ export class PlaceTools implements ToolSource {
     }
     return (
       `errPlaceMCPUnavailable: "${name}" is not a tool of any MCP connection of ${this.place.label} that works now. ` +
-      'It may belong to another place, have been removed, or be paused; find this place\'s tools in tools/list (or with search_tools where it is listed), and its connections with manage_my_mcp_servers.'
+      "It may belong to another place, have been removed, or be paused; find this place's tools in tools/list (or with search_tools where it is listed), and its connections with manage_my_mcp_servers."
     );
   }
 
@@ -100,12 +104,19 @@ export class PlaceTools implements ToolSource {
 
   // The tool table finds a connection tool through tools(), which checked the connection's
   // usability for this very call: no second check here.
-  private async call(connection: PlaceConnection, tool: UpstreamTool, args: Record<string, unknown> | undefined, extra: ToolExtra): Promise<CallToolResult> {
+  private async call(
+    connection: PlaceConnection,
+    tool: UpstreamTool,
+    args: Record<string, unknown> | undefined,
+    extra: ToolExtra,
+  ): Promise<CallToolResult> {
     const problems = toolArguments.problems(tool.inputSchema, args);
     if (problems.length) return toolError(mismatch(connection, tool, problems));
     const onProgress = progressRelay(extra);
     try {
-      const result = await (await this.deps.gateway.upstream(connection)).call(tool.name, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
+      const result = await (
+        await this.deps.gateway.upstream(connection)
+      ).call(tool.name, args, { signal: extra.signal, ...(onProgress && { onProgress }) });
       return result as CallToolResult;
     } catch (error) {
       if (error instanceof UpstreamUnavailableError) return toolError(error.message);
@@ -127,14 +138,22 @@ export function connectionTools(
   call: (tool: UpstreamTool, args: Record<string, unknown> | undefined, extra: ToolExtra) => Promise<CallToolResult>,
 ): SessionTool[] {
   // Names are unique: the health check keeps the first of each.
-  const names = gatewayToolNames(connection.name, upstream.map((tool) => tool.name));
+  const names = gatewayToolNames(
+    connection.name,
+    upstream.map((tool) => tool.name),
+  );
   const off = new Set<string>(connection.disabledTools);
   return upstream.flatMap((tool, i) =>
     off.has(tool.name)
       ? []
       : [
           {
-            definition: { ...tool, name: names[i]!, title: titleOf(connection.displayName, tool), _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint } } as Tool,
+            definition: {
+              ...tool,
+              name: names[i]!,
+              title: titleOf(connection.displayName, tool),
+              _meta: { ...tool._meta, [SEARCH_HINT_KEY]: hint },
+            } as Tool,
             upstream: { tool: tool.name, server: connection.displayName, service: hint },
             call: (args: Record<string, unknown> | undefined, extra: ToolExtra) => call(tool, args, extra),
           },
@@ -162,8 +181,15 @@ function progressRelay(extra: ToolExtra): ((progress: UpstreamProgress) => void)
   if (progressToken === undefined) return undefined;
   return (p) => {
     void extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...(p.total !== undefined && { total: p.total }), ...(p.message !== undefined && { message: p.message }) } })
+      .sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken,
+          progress: p.progress,
+          ...(p.total !== undefined && { total: p.total }),
+          ...(p.message !== undefined && { message: p.message }),
+        },
+      })
       .catch(() => {});
   };
 }
-

@@ -29,7 +29,10 @@ export function enableResourceSubscriptions(server: McpServer, sources: Record<s
   server.server.registerCapabilities({ resources: { subscribe: true } });
   const known = (uri: string) => {
     if (!(uri in sources)) {
-      throw new McpError(ErrorCode.InvalidParams, `Cannot subscribe to ${uri}. Resources with updates: ${Object.keys(sources).join(', ')}.`);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Cannot subscribe to ${uri}. Resources with updates: ${Object.keys(sources).join(', ')}.`,
+      );
     }
     return uri;
   };

@@ -7,7 +7,17 @@ describe('session instructions', () => {
 
   it('name the machine, its working directory, the place and its connections, and when to use skill and manage_my_mcp_servers', () => {
     const text = sessionInstructions(facts);
-    for (const part of ['build-box', '/srv/work', 'Crew alpha', 'Linear', 'Notion', 'Sentry', 'skill', 'manage_my_mcp_servers', 'search_tools']) {
+    for (const part of [
+      'build-box',
+      '/srv/work',
+      'Crew alpha',
+      'Linear',
+      'Notion',
+      'Sentry',
+      'skill',
+      'manage_my_mcp_servers',
+      'search_tools',
+    ]) {
       assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
     }
     assert.ok(Buffer.byteLength(text) < INSTRUCTIONS_MAX_BYTES);

@@ -70,7 +70,9 @@ export function withHandler<I extends z.ZodRawShape>(shape: ToolShape<I>, handle
     call: async (args, extra) => {
       const parsed = shape.input.safeParse(args ?? {});
       if (!parsed.success) {
-        return toolError(`Invalid arguments for ${shape.name}: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}. See the tool's input schema.`);
+        return toolError(
+          `Invalid arguments for ${shape.name}: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}. See the tool's input schema.`,
+        );
       }
       return handler(parsed.data, extra);
     },

@@ -11,7 +11,12 @@ import { McpSessions } from './sessions.js';
 // The limit's other side: when every session of a caller is busy, a new one is refused, not made
 // by ending a call in progress. Real HTTP on loopback and real SDK servers; a limit of 2.
 
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+});
 
 describe('McpSessions at its limit', () => {
   const gates = new Map<string, () => void>();
@@ -55,7 +60,10 @@ describe('McpSessions at its limit', () => {
   }
 
   function send(caller: string, session: string, body: object): Promise<RawResponse> {
-    return raw(url, { headers: { 'X-Caller': caller, 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': '2025-06-18' }, body: JSON.stringify(body) });
+    return raw(url, {
+      headers: { 'X-Caller': caller, 'Mcp-Session-Id': session, 'Mcp-Protocol-Version': '2025-06-18' },
+      body: JSON.stringify(body),
+    });
   }
 
   const waitCall = (id: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'wait', arguments: {} } });
@@ -70,7 +78,7 @@ describe('McpSessions at its limit', () => {
     const refused = await open('alice');
     assert.equal(refused.status, 429);
     assert.match(refused.body, /already has 2 open, each with a call in progress.*DELETE \/mcp/);
-    assert.equal((await open('bob')).status, 200, 'another caller is not limited by alice\'s sessions');
+    assert.equal((await open('bob')).status, 200, "another caller is not limited by alice's sessions");
 
     // The second call ends first, so the second session is the least recently used idle one.
     gates.get('b')!();

@@ -69,7 +69,12 @@ export class McpSessions<C> {
       const session = this.sessions.get(id);
       // Another caller's session id is treated as unknown, so ids can't be probed or borrowed.
       if (!session || session.owner !== this.options.ownerOf(caller)) {
-        sendError(res, 404, -32001, 'Session not found: it ended or expired. Start a new session by sending initialize without an Mcp-Session-Id header.');
+        sendError(
+          res,
+          404,
+          -32001,
+          'Session not found: it ended or expired. Start a new session by sending initialize without an Mcp-Session-Id header.',
+        );
         return;
       }
       this.track(session, res);
@@ -78,13 +83,23 @@ export class McpSessions<C> {
       return;
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
-      sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header. Send initialize first, then pass the Mcp-Session-Id it returns on every request.');
+      sendError(
+        res,
+        400,
+        -32000,
+        'Bad Request: no Mcp-Session-Id header. Send initialize first, then pass the Mcp-Session-Id it returns on every request.',
+      );
       return;
     }
     const owner = this.options.ownerOf(caller);
     if (!this.makeRoom(owner)) {
       const max = this.options.maxSessionsPerOwner;
-      sendError(res, 429, -32000, `Too many sessions: this credential already has ${max} open, each with a call in progress. End one you no longer use (DELETE /mcp with its Mcp-Session-Id) or wait for a call to finish, then initialize again.`);
+      sendError(
+        res,
+        429,
+        -32000,
+        `Too many sessions: this credential already has ${max} open, each with a call in progress. End one you no longer use (DELETE /mcp with its Mcp-Session-Id) or wait for a call to finish, then initialize again.`,
+      );
       return;
     }
     const started = this.reserve(owner);
@@ -127,7 +142,14 @@ export class McpSessions<C> {
     return true;
   }
 
-  private async create(req: IncomingMessage, res: ServerResponse, caller: C, owner: string, body: unknown, started: () => void): Promise<void> {
+  private async create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: C,
+    owner: string,
+    body: unknown,
+    started: () => void,
+  ): Promise<void> {
     const server = await this.options.createServer(caller, req);
     const call = toolCallOf(server);
     let direct: DirectToolCalls | undefined;

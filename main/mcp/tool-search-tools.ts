@@ -43,13 +43,14 @@ export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): 
     name: SEARCH_TOOLS,
     title: "Search this place's connection tools",
     description:
-      "Find this place's connection tools by what you want to do (\"create a Linear issue\"): the best matches with their input schemas, to run with call_tool.",
+      'Find this place\'s connection tools by what you want to do ("create a Linear issue"): the best matches with their input schemas, to run with call_tool.',
     input: SEARCH_INPUT,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     _meta: ALWAYS_LOAD,
     handler: async (args) => {
       const ranking = rankingOf(await connectionTools());
-      if (ranking.size === 0) return text("This place has no connection tools that work now. Use manage_my_mcp_servers to see or add its connections.");
+      if (ranking.size === 0)
+        return text('This place has no connection tools that work now. Use manage_my_mcp_servers to see or add its connections.');
       const matches = ranking.search(args.query, args.limit ?? DEFAULT_MATCHES);
       if (matches.length === 0) return text(`No connection tool matches "${args.query}". Try other words, or the service's name.`);
       const tools = matches.map(({ tool: { tool } }) => ({
@@ -58,7 +59,10 @@ export function searchToolsTool(connectionTools: () => Promise<SessionTool[]>): 
         description: shorten(tool.definition.description ?? ''),
         inputSchema: tool.definition.inputSchema,
       }));
-      return { content: [{ type: 'text', text: `Run one with call_tool (name, arguments):\n${JSON.stringify({ tools })}` }], structuredContent: { tools } };
+      return {
+        content: [{ type: 'text', text: `Run one with call_tool (name, arguments):\n${JSON.stringify({ tools })}` }],
+        structuredContent: { tools },
+      };
     },
   });
 }
@@ -78,7 +82,9 @@ export function callToolTool(): SessionTool {
 }
 
 /** The tool call_tool names and its arguments, or why the arguments say none. */
-export function callToolTarget(args: Record<string, unknown> | undefined): { name: string; arguments: Record<string, unknown> | undefined } | { error: string } {
+export function callToolTarget(
+  args: Record<string, unknown> | undefined,
+): { name: string; arguments: Record<string, unknown> | undefined } | { error: string } {
   const name = args?.name;
   const targetArgs = args?.arguments;
   if (typeof name !== 'string' || name.length === 0) return { error: 'call_tool needs name: a tool name as search_tools returned it.' };

@@ -1,5 +1,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCall } from './direct-tool-calls.js';
 import { toolError, type SessionTool, type ToolExtra } from './session-tool.js';
 import { CALL_TOOL, callToolTarget, callToolTool, SEARCH_TOOLS, searchToolsTool } from './tool-search-tools.js';
@@ -11,7 +19,12 @@ export interface ConnectionToolName {
 }
 
 /** Wraps every tool call; the host supplies auditing. `connection`: the call is to a connection's tool. */
-export type ToolRunner = (tool: string, extra: ToolExtra, fn: () => Promise<CallToolResult>, connection?: ConnectionToolName) => Promise<CallToolResult>;
+export type ToolRunner = (
+  tool: string,
+  extra: ToolExtra,
+  fn: () => Promise<CallToolResult>,
+  connection?: ConnectionToolName,
+) => Promise<CallToolResult>;
 
 /** Tools whose set changes while a session is open (a place's connections). */
 export interface ToolSource {
@@ -34,7 +47,13 @@ export type ToolSearchSwitch = (toolCount: number) => Promise<boolean>;
  * With tool search on, the list is the fixed tools plus search_tools and call_tool. Those two are
  * callable whether listed or not, and the sources' tools keep answering to their own names.
  */
-export function installToolTable(server: McpServer, fixed: SessionTool[], sources: ToolSource[], run: ToolRunner, toolSearch: ToolSearchSwitch): void {
+export function installToolTable(
+  server: McpServer,
+  fixed: SessionTool[],
+  sources: ToolSource[],
+  run: ToolRunner,
+  toolSearch: ToolSearchSwitch,
+): void {
   const sourceTools = async () => (await Promise.all(sources.map((source) => source.tools()))).flat();
   const searchTools = [searchToolsTool(sourceTools), callToolTool()];
   const byName = new Map([...fixed, ...searchTools].map((tool) => [tool.definition.name, tool]));

@@ -65,8 +65,16 @@ const IPV6_RANGES: Range[] = [
 // All of global unicast: an IPv6 address outside it that nothing above named is still not public.
 const GLOBAL_UNICAST = blockList('2000::', 3, 'ipv6');
 
-const IPV4_CHECKS = IPV4_RANGES.map((range) => ({ list: blockList(range.network, range.prefix, 'ipv4'), reason: range.reason, private: range.private === true }));
-const IPV6_CHECKS = IPV6_RANGES.map((range) => ({ list: blockList(range.network, range.prefix, 'ipv6'), reason: range.reason, private: range.private === true }));
+const IPV4_CHECKS = IPV4_RANGES.map((range) => ({
+  list: blockList(range.network, range.prefix, 'ipv4'),
+  reason: range.reason,
+  private: range.private === true,
+}));
+const IPV6_CHECKS = IPV6_RANGES.map((range) => ({
+  list: blockList(range.network, range.prefix, 'ipv6'),
+  reason: range.reason,
+  private: range.private === true,
+}));
 
 /**
  * Why a connection may not go to `ip`, or undefined when it is a public unicast address (or, with
@@ -116,7 +124,8 @@ function embeddedIPv4(groups: number[]): { form: string; ipv4: string } | undefi
   if (zeroHead && e === 0xffff && f === 0) return { form: 'an IPv4-translated IPv6 address', ipv4: dottedQuad(g, h) };
   // ::a.b.c.d, except :: and ::1 which are IPv6's own unspecified and loopback addresses.
   if (zeroHead && e === 0 && f === 0 && (g !== 0 || h > 1)) return { form: 'an IPv4-compatible IPv6 address', ipv4: dottedQuad(g, h) };
-  if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0) return { form: 'a NAT64 address (64:ff9b::/96)', ipv4: dottedQuad(g, h) };
+  if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0)
+    return { form: 'a NAT64 address (64:ff9b::/96)', ipv4: dottedQuad(g, h) };
   if (a === 0x2002) return { form: 'a 6to4 address (2002::/16)', ipv4: dottedQuad(b, c) };
   return undefined;
 }

@@ -132,7 +132,13 @@ async function serve(server: http.Server, scheme: 'http' | 'https', handler: Han
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      served.requests.push({ method: req.method ?? '', url: req.url ?? '', host: req.headers.host ?? '', body, contentType: req.headers['content-type'] });
+      served.requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        host: req.headers.host ?? '',
+        body,
+        contentType: req.headers['content-type'],
+      });
       handler(req, res, served);
     });
   });
@@ -215,9 +221,13 @@ describe('createGuardedFetch, default policy: hostile URLs are refused before an
         isPolicyError(kind)(error);
         const { message } = error as NetworkPolicyError;
         const parsed = new URL(url);
-        assert.ok(message.includes(parsed.origin === 'null' ? `${parsed.protocol}//${parsed.host}` : parsed.origin), `names the origin: ${message}`);
+        assert.ok(
+          message.includes(parsed.origin === 'null' ? `${parsed.protocol}//${parsed.host}` : parsed.origin),
+          `names the origin: ${message}`,
+        );
         assert.ok(!message.includes('s3cret') && !message.includes('hunter2'), `no query, user name or password: ${message}`);
-        if (kind === 'private-address' || kind === 'localhost' || kind === 'scheme') assert.match(message, /WORKSPACE_ALLOW_PRIVATE_NETWORK=1/);
+        if (kind === 'private-address' || kind === 'localhost' || kind === 'scheme')
+          assert.match(message, /WORKSPACE_ALLOW_PRIVATE_NETWORK=1/);
         return true;
       });
       assert.deepEqual(resolver.asked, asked);
@@ -227,7 +237,15 @@ describe('createGuardedFetch, default policy: hostile URLs are refused before an
   }
 
   it('normalizes every IPv4 literal form through the WHATWG URL parser before checking it', () => {
-    for (const url of ['https://2130706433/', 'https://0177.0.0.1/', 'https://0x7f.1/', 'https://127.1/', 'https://017700000001/', 'https://%31%32%37.0.0.1/', 'https://127.0.0.1./']) {
+    for (const url of [
+      'https://2130706433/',
+      'https://0177.0.0.1/',
+      'https://0x7f.1/',
+      'https://127.1/',
+      'https://017700000001/',
+      'https://%31%32%37.0.0.1/',
+      'https://127.0.0.1./',
+    ]) {
       assert.equal(new URL(url).hostname, '127.0.0.1', url);
     }
     assert.equal(new URL('https://[::ffff:127.0.0.1]/').hostname, '[::ffff:7f00:1]');
@@ -244,7 +262,10 @@ describe('createGuardedFetch, default policy: hostile URLs are refused before an
 
   it('names the private answer among several', async () => {
     const guarded = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [], resolve: fixedResolver(answers).resolve });
-    await assert.rejects(guarded.fetch('https://mixed.example/'), /"mixed\.example" resolves to 93\.184\.216\.34 and 192\.168\.0\.10; 192\.168\.0\.10 is a private address \(192\.168\.0\.0\/16\)/);
+    await assert.rejects(
+      guarded.fetch('https://mixed.example/'),
+      /"mixed\.example" resolves to 93\.184\.216\.34 and 192\.168\.0\.10; 192\.168\.0\.10 is a private address \(192\.168\.0\.0\/16\)/,
+    );
     await guarded.close();
   });
 
@@ -332,11 +353,17 @@ describe('createGuardedFetch, default policy: redirects over https', { skip: tls
     await assert.rejects(guarded.fetch(`https://hop.example:${server.port}/away?token=s3cret`), (error: unknown) => {
       isPolicyError('redirect')(error);
       const { message } = error as Error;
-      assert.ok(message.includes(`https://hop.example:${server.port}`) && message.includes(`https://other.example:${server.port}`), message);
+      assert.ok(
+        message.includes(`https://hop.example:${server.port}`) && message.includes(`https://other.example:${server.port}`),
+        message,
+      );
       assert.ok(!message.includes('s3cret'), message);
       return true;
     });
-    assert.deepEqual(server.requests.map((r) => r.host), [`hop.example:${server.port}`]);
+    assert.deepEqual(
+      server.requests.map((r) => r.host),
+      [`hop.example:${server.port}`],
+    );
     await guarded.close();
   });
 });
@@ -372,7 +399,8 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
     elsewhere.requests.length = 0;
   });
 
-  const local = (resolve?: (host: string) => Promise<ResolvedAddress[]>) => createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [], ...(resolve && { resolve }) });
+  const local = (resolve?: (host: string) => Promise<ResolvedAddress[]>) =>
+    createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [], ...(resolve && { resolve }) });
 
   it('fetches from a loopback http server', async () => {
     const guarded = local();
@@ -390,7 +418,10 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
     const response = await guarded.fetch(`${server.origin}/one`);
     assert.equal(await response.text(), 'done GET');
     assert.equal(response.url, `${server.origin}/done`);
-    assert.deepEqual(server.requests.map((r) => r.url), ['/one', '/two', '/done']);
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      ['/one', '/two', '/done'],
+    );
     await guarded.close();
   });
 
@@ -398,10 +429,22 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
     const guarded = local();
     const post = { method: 'POST', headers: { 'content-type': 'application/json', 'x-kept': '1' }, body: '{"a":1}' };
     assert.equal(await (await guarded.fetch(`${server.origin}/see-other`, post)).text(), 'done GET');
-    assert.deepEqual(server.requests[1], { method: 'GET', url: '/done', host: `127.0.0.1:${server.port}`, body: '', contentType: undefined });
+    assert.deepEqual(server.requests[1], {
+      method: 'GET',
+      url: '/done',
+      host: `127.0.0.1:${server.port}`,
+      body: '',
+      contentType: undefined,
+    });
     server.requests.length = 0;
     assert.equal(await (await guarded.fetch(`${server.origin}/temporary`, post)).text(), 'done POST');
-    assert.deepEqual(server.requests[1], { method: 'POST', url: '/done', host: `127.0.0.1:${server.port}`, body: '{"a":1}', contentType: 'application/json' });
+    assert.deepEqual(server.requests[1], {
+      method: 'POST',
+      url: '/done',
+      host: `127.0.0.1:${server.port}`,
+      body: '{"a":1}',
+      contentType: 'application/json',
+    });
     await guarded.close();
   });
 
@@ -413,8 +456,14 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
         controller.close();
       },
     });
-    await assert.rejects(guarded.fetch(`${server.origin}/temporary`, { method: 'POST', body, duplex: 'half' } as RequestInit), isPolicyError('redirect'));
-    assert.deepEqual(server.requests.map((r) => r.url), ['/temporary']);
+    await assert.rejects(
+      guarded.fetch(`${server.origin}/temporary`, { method: 'POST', body, duplex: 'half' } as RequestInit),
+      isPolicyError('redirect'),
+    );
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      ['/temporary'],
+    );
     await guarded.close();
   });
 
@@ -443,7 +492,10 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
   it('refuses a same-origin redirect that adds a user name and password', async () => {
     const guarded = local();
     await assert.rejects(guarded.fetch(`${server.origin}/credentials`), isPolicyError('userinfo'));
-    assert.deepEqual(server.requests.map((r) => r.url), ['/credentials']);
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      ['/credentials'],
+    );
     await guarded.close();
   });
 
@@ -459,7 +511,10 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
   it('fails on any redirect with redirect: "error"', async () => {
     const guarded = local();
     await assert.rejects(guarded.fetch(`${server.origin}/one`, { redirect: 'error' }), TypeError);
-    assert.deepEqual(server.requests.map((r) => r.url), ['/one']);
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      ['/one'],
+    );
     await guarded.close();
   });
 
@@ -489,10 +544,13 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
 
   it('keeps its agent from connecting to a name the guarded fetch never checked', async () => {
     const guarded = local(fixedResolver({}).resolve);
-    await assert.rejects(undiciRequest(`http://unchecked.test:${server.port}/`, { dispatcher: await guarded.dispatcher() }), (error: unknown) => {
-      assert.equal((error as NodeJS.ErrnoException).code, 'ENOTFOUND');
-      return true;
-    });
+    await assert.rejects(
+      undiciRequest(`http://unchecked.test:${server.port}/`, { dispatcher: await guarded.dispatcher() }),
+      (error: unknown) => {
+        assert.equal((error as NodeJS.ErrnoException).code, 'ENOTFOUND');
+        return true;
+      },
+    );
     assert.equal(server.requests.length, 0);
     await guarded.close();
   });
@@ -513,7 +571,12 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
   });
 
   it('still refuses link-local, metadata and unspecified addresses, and names resolving there, before any socket opens', async () => {
-    const resolver = fixedResolver({ 'metadata.test': ['169.254.169.254'], 'mapped.test': ['::ffff:169.254.169.254'], 'zero.test': ['0.0.0.0'], 'mixed.test': ['127.0.0.1', 'fe80::1'] });
+    const resolver = fixedResolver({
+      'metadata.test': ['169.254.169.254'],
+      'mapped.test': ['::ffff:169.254.169.254'],
+      'zero.test': ['0.0.0.0'],
+      'mixed.test': ['127.0.0.1', 'fe80::1'],
+    });
     const guarded = local(resolver.resolve);
     const targets = [
       'http://169.254.169.254/latest/meta-data/',
@@ -538,7 +601,7 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
     await guarded.close();
   });
 
-  it('refuses the app\'s own ports on any spelling of this machine, by address or by name', async () => {
+  it("refuses the app's own ports on any spelling of this machine, by address or by name", async () => {
     const own = server.port;
     const resolver = fixedResolver({ 'own.test': ['127.0.0.1'], 'own6.test': ['::1'] });
     const guarded = createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [own], resolve: resolver.resolve });
@@ -552,7 +615,9 @@ describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
       `http://own.test:${own}/`,
       `http://own6.test:${own}/`,
       // This machine's other addresses (those the setting lets in at all; the others are refused anyway).
-      ...interfaceAddresses().filter((a) => !a.includes('%') && isForbiddenAddress(a, true) === undefined).map((a) => `http://${a.includes(':') ? `[${a}]` : a}:${own}/`),
+      ...interfaceAddresses()
+        .filter((a) => !a.includes('%') && isForbiddenAddress(a, true) === undefined)
+        .map((a) => `http://${a.includes(':') ? `[${a}]` : a}:${own}/`),
     ];
     for (const target of targets) await assert.rejects(guarded.fetch(target), isPolicyError('app-port'), target);
     const system = createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [own] });

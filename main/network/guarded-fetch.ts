@@ -40,20 +40,30 @@ export interface GuardedFetch {
  * back through here and is checked. `redirect: 'error'` fails on any redirect, as in fetch.
  */
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
-  const policy: TargetPolicy = { allowPrivateNetwork: options.allowPrivateNetwork, appPorts: options.appPorts, resolve: options.resolve ?? resolveWithSystem };
+  const policy: TargetPolicy = {
+    allowPrivateNetwork: options.allowPrivateNetwork,
+    appPorts: options.appPorts,
+    resolve: options.resolve ?? resolveWithSystem,
+  };
   const pins = new PinnedAddresses();
   // undici is loaded with the first request: a server that never calls out never loads it.
   let loaded: Promise<{ agent: Agent; fetch: typeof undiciFetch }> | undefined;
   let closed = false;
   const undici = () =>
     // Its default export: a bundle exposes this CommonJS package's exports only there.
-    (loaded ??= import('undici').then(({ default: { Agent, fetch } }) => ({ agent: new Agent({ connect: { lookup: pins.lookup } }), fetch })));
+    (loaded ??= import('undici').then(({ default: { Agent, fetch } }) => ({
+      agent: new Agent({ connect: { lookup: pins.lookup } }),
+      fetch,
+    })));
 
   // Origins already checked and pinned: a connection resolves its server's name once, not per call.
   const checked = new Set<string>();
 
   async function send(url: URL, init: RequestInit): Promise<Response> {
-    if (closed) throw new Error(`Not sent to ${originOf(url)}: this connection's network was closed (the connection was removed, changed or the app is stopping).`);
+    if (closed)
+      throw new Error(
+        `Not sent to ${originOf(url)}: this connection's network was closed (the connection was removed, changed or the app is stopping).`,
+      );
     // A URL with user info never matches (its key differs), so checkTarget refuses it every time.
     const key = url.username || url.password ? undefined : url.origin;
     if (!key || !checked.has(key)) {
@@ -85,7 +95,10 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
         );
       }
       if (followed === MAX_REDIRECTS) {
-        throw new NetworkPolicyError('redirect', `Refused ${originOf(url)}: it redirected more than ${MAX_REDIRECTS} times. Check the URL.`);
+        throw new NetworkPolicyError(
+          'redirect',
+          `Refused ${originOf(url)}: it redirected more than ${MAX_REDIRECTS} times. Check the URL.`,
+        );
       }
       request = redirectedRequest(request, response.status, url);
       url = next;
@@ -122,7 +135,10 @@ function redirectedRequest(init: RequestInit, status: number, from: URL): Reques
   }
   // A streamed body was consumed by the first request and cannot be sent again.
   if (init.body instanceof ReadableStream || (typeof init.body === 'object' && init.body !== null && Symbol.asyncIterator in init.body)) {
-    throw new NetworkPolicyError('redirect', `Refused the redirect within ${originOf(from)}: the request body was a stream, which cannot be sent again.`);
+    throw new NetworkPolicyError(
+      'redirect',
+      `Refused the redirect within ${originOf(from)}: the request body was a stream, which cannot be sent again.`,
+    );
   }
   return init;
 }

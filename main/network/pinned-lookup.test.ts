@@ -3,7 +3,11 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { describe, it } from 'node:test';
 import { PinnedAddresses } from './pinned-lookup.js';
 
-function lookup(pins: PinnedAddresses, hostname: string, options: LookupOptions): Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family: number | undefined }> {
+function lookup(
+  pins: PinnedAddresses,
+  hostname: string,
+  options: LookupOptions,
+): Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family: number | undefined }> {
   return new Promise((resolve) => pins.lookup(hostname, options, (error, address, family) => resolve({ error, address, family })));
 }
 
@@ -28,8 +32,16 @@ describe('PinnedAddresses', () => {
 
   it('answers with the first pinned address otherwise, and honours a requested family', async () => {
     assert.deepEqual(await lookup(pinned(), 'api.example', {}), { error: null, address: '93.184.216.34', family: 4 });
-    assert.deepEqual(await lookup(pinned(), 'api.example', { family: 6 }), { error: null, address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 });
-    assert.deepEqual(await lookup(pinned(), 'api.example', { family: 'IPv4', all: true }), { error: null, address: [{ address: '93.184.216.34', family: 4 }], family: undefined });
+    assert.deepEqual(await lookup(pinned(), 'api.example', { family: 6 }), {
+      error: null,
+      address: '2606:2800:220:1:248:1893:25c8:1946',
+      family: 6,
+    });
+    assert.deepEqual(await lookup(pinned(), 'api.example', { family: 'IPv4', all: true }), {
+      error: null,
+      address: [{ address: '93.184.216.34', family: 4 }],
+      family: undefined,
+    });
   });
 
   it('fails a name that was never checked instead of asking DNS', async () => {

@@ -27,11 +27,16 @@ export class PinnedAddresses {
     process.nextTick(() => {
       const first = addresses[0];
       if (!first) {
-        const error: NodeJS.ErrnoException = new Error(`${hostname} has no checked address to connect to; every URL must go through the guarded fetch.`);
+        const error: NodeJS.ErrnoException = new Error(
+          `${hostname} has no checked address to connect to; every URL must go through the guarded fetch.`,
+        );
         error.code = 'ENOTFOUND';
         callback(error, '', 0);
       } else if (options.all) {
-        callback(null, addresses.map((a): LookupAddress => ({ address: a.address, family: a.family })));
+        callback(
+          null,
+          addresses.map((a): LookupAddress => ({ address: a.address, family: a.family })),
+        );
       } else {
         callback(null, first.address, first.family);
       }

@@ -34,10 +34,16 @@ export async function checkTarget(url: URL, policy: TargetPolicy): Promise<Resol
   const allowPrivate = policy.allowPrivateNetwork;
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
     const allowed = allowPrivate ? 'https and http' : 'https';
-    throw new NetworkPolicyError('scheme', `Refused ${origin}: connections use ${allowed} only.${allowPrivate ? '' : ` ${LOCAL_DEVELOPMENT_HINT}`}`);
+    throw new NetworkPolicyError(
+      'scheme',
+      `Refused ${origin}: connections use ${allowed} only.${allowPrivate ? '' : ` ${LOCAL_DEVELOPMENT_HINT}`}`,
+    );
   }
   if (url.username || url.password) {
-    throw new NetworkPolicyError('userinfo', `Refused ${origin}: the URL contains a user name or password. Remove them; credentials are sent as a header.`);
+    throw new NetworkPolicyError(
+      'userinfo',
+      `Refused ${origin}: the URL contains a user name or password. Remove them; credentials are sent as a header.`,
+    );
   }
 
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -52,7 +58,10 @@ export async function checkTarget(url: URL, policy: TargetPolicy): Promise<Resol
   // Refused by name: resolvers answer these with loopback without asking DNS (RFC 6761), and a
   // resolver that did not would make the check below depend on this machine's configuration.
   if (!allowPrivate && isLocalhostName(host)) {
-    throw new NetworkPolicyError('localhost', `Refused ${origin}: "${host}" is this machine, which connections may not reach. ${LOCAL_DEVELOPMENT_HINT}`);
+    throw new NetworkPolicyError(
+      'localhost',
+      `Refused ${origin}: "${host}" is this machine, which connections may not reach. ${LOCAL_DEVELOPMENT_HINT}`,
+    );
   }
 
   let addresses: ResolvedAddress[];
@@ -60,7 +69,11 @@ export async function checkTarget(url: URL, policy: TargetPolicy): Promise<Resol
     addresses = await policy.resolve(host);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new NetworkPolicyError('resolve-failed', `Refused ${origin}: "${host}" does not resolve${typeof code === 'string' ? ` (${code})` : ''}. Check the URL.`, { cause: error });
+    throw new NetworkPolicyError(
+      'resolve-failed',
+      `Refused ${origin}: "${host}" does not resolve${typeof code === 'string' ? ` (${code})` : ''}. Check the URL.`,
+      { cause: error },
+    );
   }
   if (addresses.length === 0) {
     throw new NetworkPolicyError('resolve-failed', `Refused ${origin}: "${host}" resolves to no address. Check the URL.`);
@@ -72,7 +85,10 @@ export async function checkTarget(url: URL, policy: TargetPolicy): Promise<Resol
     const reason = isForbiddenAddress(address, allowPrivate);
     if (reason) {
       const answers = addresses.map((a) => a.address);
-      const why = answers.length === 1 ? `"${host}" resolves to ${address}, which is ${reason}` : `"${host}" resolves to ${answers.join(' and ')}; ${address} is ${reason}`;
+      const why =
+        answers.length === 1
+          ? `"${host}" resolves to ${address}, which is ${reason}`
+          : `"${host}" resolves to ${answers.join(' and ')}; ${address} is ${reason}`;
       throw privateAddress(origin, why, allowPrivate);
     }
     if (appPort && isThisMachine(address, local)) throw ownPort(origin, `"${host}" (${address})`, port);

@@ -58,7 +58,11 @@ test('setPerson refuses bad user ids and names, and disabling local', async () =
     ['local', 'Me', true, /"local" is whoever runs this app and cannot be disabled/],
   ];
   for (const [id, name, disabled, message] of cases) {
-    await assert.rejects(dir.setPerson(id, { name, disabled }), (error: unknown) => error instanceof AccessInputError && message.test(error.message), JSON.stringify([id, name]));
+    await assert.rejects(
+      dir.setPerson(id, { name, disabled }),
+      (error: unknown) => error instanceof AccessInputError && message.test(error.message),
+      JSON.stringify([id, name]),
+    );
   }
   await dir.setPerson('x'.repeat(200), { name: '名前' });
   await dir.setPerson('auth0|abc 123', { name: 'With a space' });
@@ -71,7 +75,7 @@ test('setPlaceAccess replaces a place entry, dropping duplicates and empty lists
   await dir.setPlaceAccess('Crew/alpha', { editors: ['bob', 'bob', 'carol'], readers: [] });
   await dir.setPlaceAccess('', { readers: ['dave'] });
   await dir.setPlaceAccess(WORK, { editors: ['bob'], readers: ['erin'] });
-  assert.deepEqual((await onDisk() as { places: unknown }).places, {
+  assert.deepEqual(((await onDisk()) as { places: unknown }).places, {
     'Crew/alpha': { editors: ['bob', 'carol'] },
     '': { readers: ['dave'] },
     [WORK]: { editors: ['bob'], readers: ['erin'] },
@@ -104,7 +108,11 @@ test('setPlaceAccess refuses a root that is not exactly a place root, and bad us
     ['Crew/alpha', ['\t'], /must be printable characters only/],
   ];
   for (const [root, editors, message] of cases) {
-    await assert.rejects(dir.setPlaceAccess(root, { editors }), (error: unknown) => error instanceof AccessInputError && message.test(error.message), root);
+    await assert.rejects(
+      dir.setPlaceAccess(root, { editors }),
+      (error: unknown) => error instanceof AccessInputError && message.test(error.message),
+      root,
+    );
   }
   await assert.rejects(dir.setPlaceAccess('Crew/alpha', { readers: [' '] }), /must not be only spaces/);
   assert.deepEqual(await readdir(stateDir), [], 'nothing was written');
@@ -125,7 +133,10 @@ test('removePerson removes someone who is only on a list, and refuses someone un
   const dir = new AccessDirectory(stateDir);
   await dir.setPlaceAccess('Crew/alpha', { readers: ['dave'] });
   assert.deepEqual((await dir.removePerson('dave')).places, {});
-  await assert.rejects(dir.removePerson('dave'), (error: unknown) => error instanceof UnknownPersonError && /"dave" is not in the access directory/.test(error.message));
+  await assert.rejects(
+    dir.removePerson('dave'),
+    (error: unknown) => error instanceof UnknownPersonError && /"dave" is not in the access directory/.test(error.message),
+  );
   await assert.rejects(dir.removePerson('constructor'), UnknownPersonError);
 });
 
@@ -173,21 +184,44 @@ for (const [what, content, problem] of [
   ['not JSON', '{', /it is not valid JSON/],
   ['a bad user id', { version: 1, people: { ' ': { name: 'X' } }, places: {} }, /\(people\[" "\]: a user id must not be only spaces\)/],
   ['a bad name', { version: 1, people: { bob: { name: '' } }, places: {} }, /\(people\.bob\.name: a name must be 1 to 200 characters\)/],
-  ['a bad reader', { version: 1, people: {}, places: { 'Crew/a': { readers: [''] } } }, /\(places\["Crew\/a"\]\.readers\[0\]: a user id must be 1 to 200 characters\)/],
+  [
+    'a bad reader',
+    { version: 1, people: {}, places: { 'Crew/a': { readers: [''] } } },
+    /\(places\["Crew\/a"\]\.readers\[0\]: a user id must be 1 to 200 characters\)/,
+  ],
   ['a root that is no place', { version: 1, people: {}, places: { 'src/foo': {} } }, /places\["src\/foo"\]: "src\/foo" is not in a place/],
   ['a path inside a place as a root', { version: 1, people: {}, places: { 'Crew/a/runs': {} } }, /is not a place root/],
-  ['editors on a Code', { version: 1, people: {}, places: { [CODE]: { editors: ['bob'] } } }, /places\["_users\/alice\/Chats\/Code\/projects\/42"\]\.editors: A Code's only editor is its owner/],
-  ['a typo in a key', { version: 1, people: {}, places: { 'Crew/a': { editor: ['bob'] } } }, /places\["Crew\/a"\]: Unrecognized key: "editor"/],
+  [
+    'editors on a Code',
+    { version: 1, people: {}, places: { [CODE]: { editors: ['bob'] } } },
+    /places\["_users\/alice\/Chats\/Code\/projects\/42"\]\.editors: A Code's only editor is its owner/,
+  ],
+  [
+    'a typo in a key',
+    { version: 1, people: {}, places: { 'Crew/a': { editor: ['bob'] } } },
+    /places\["Crew\/a"\]: Unrecognized key: "editor"/,
+  ],
   ['a "__proto__" person', '{"version":1,"people":{"__proto__":{"name":"X","disabled":true}},"places":{}}', /"__proto__" key/],
   ['version 0', { version: 0, people: {}, places: {} }, /\(version: /],
-  ['an unknown policy', { version: 1, people: {}, places: { 'Crew/a': { policy: { kind: 'open' } } } }, /places\["Crew\/a"\]\.policy\.kind/],
-  ['a relative policy folder', { version: 1, people: {}, places: { 'Crew/a': { policy: { kind: 'place', folders: ['data'] } } } }, /places\["Crew\/a"\]\.policy: The folder "data" must be an absolute path/],
+  [
+    'an unknown policy',
+    { version: 1, people: {}, places: { 'Crew/a': { policy: { kind: 'open' } } } },
+    /places\["Crew\/a"\]\.policy\.kind/,
+  ],
+  [
+    'a relative policy folder',
+    { version: 1, people: {}, places: { 'Crew/a': { policy: { kind: 'place', folders: ['data'] } } } },
+    /places\["Crew\/a"\]\.policy: The folder "data" must be an absolute path/,
+  ],
 ] as const) {
   test(`a file with ${what} is moved aside and reported, and stays refused`, async () => {
     const text = typeof content === 'string' ? content : JSON.stringify(content);
     await writeFile(path, text);
     const dir = new AccessDirectory(stateDir);
-    const error = await dir.snapshot().then(() => assert.fail('snapshot should fail'), (e: unknown) => e);
+    const error = await dir.snapshot().then(
+      () => assert.fail('snapshot should fail'),
+      (e: unknown) => e,
+    );
     assert.ok(error instanceof StateFileError);
     assert.match(error.message, /^The access directory .*access\.json was moved to .*access\.json\.corrupt-/);
     assert.match(error.message, problem);
@@ -227,9 +261,9 @@ test('setPlacePolicy keeps a policy beside the lists, normalizes folders, and ma
   assert.deepEqual((await dir.snapshot()).places['Crew/alpha'], { policy: { kind: 'place', folders: ['/srv/data', '/srv/shared'] } });
 
   await dir.setPlacePolicy('Crew/alpha', 'strict');
-  assert.deepEqual((await onDisk() as { places: unknown }).places, { 'Crew/alpha': { policy: { kind: 'strict' } } });
+  assert.deepEqual(((await onDisk()) as { places: unknown }).places, { 'Crew/alpha': { policy: { kind: 'strict' } } });
   await dir.setPlacePolicy('Crew/alpha', 'machine');
-  assert.deepEqual((await onDisk() as { places: unknown }).places, {}, 'machine is no entry at all');
+  assert.deepEqual(((await onDisk()) as { places: unknown }).places, {}, 'machine is no entry at all');
 
   // This machine's policy is that of tokens that name no place.
   await dir.setPlacePolicy('', 'strict', ['/srv/data']);
@@ -249,7 +283,11 @@ test('setPlacePolicy refuses a bad policy, folder or place and changes nothing',
     ['src/foo', 'place', [], /is not in a place/],
   ];
   for (const [root, kind, folders, message] of cases) {
-    await assert.rejects(dir.setPlacePolicy(root, kind, folders), (e: unknown) => e instanceof AccessInputError && message.test(e.message), `${root} ${kind} ${folders}`);
+    await assert.rejects(
+      dir.setPlacePolicy(root, kind, folders),
+      (e: unknown) => e instanceof AccessInputError && message.test(e.message),
+      `${root} ${kind} ${folders}`,
+    );
   }
   assert.equal(await readFile(path, 'utf8'), before);
 });
@@ -257,39 +295,65 @@ test('setPlacePolicy refuses a bad policy, folder or place and changes nothing',
 test('setPlaceNetwork keeps a normalized allow-list in the policy; the policy keeps it; machine drops it', async () => {
   const dir = new AccessDirectory(stateDir);
   const alpha = placeFromRoot('Crew/alpha');
-  await assert.rejects(dir.setPlaceNetwork('Crew/alpha', ['example.com']), (e: unknown) => e instanceof AccessInputError && /has the machine policy.*choose the place or strict policy first/.test(e.message));
+  await assert.rejects(
+    dir.setPlaceNetwork('Crew/alpha', ['example.com']),
+    (e: unknown) => e instanceof AccessInputError && /has the machine policy.*choose the place or strict policy first/.test(e.message),
+  );
   await dir.setPlacePolicy('Crew/alpha', 'strict', ['/srv/data']);
   await dir.setPlaceNetwork('Crew/alpha', ['API.Example.com.', '*.NPMjs.org', 'bücher.de', 'api.example.com', 'localhost']);
   const listed = ['api.example.com', '*.npmjs.org', 'xn--bcher-kva.de', 'localhost'];
-  assert.deepEqual((await onDisk() as { places: unknown }).places, { 'Crew/alpha': { policy: { kind: 'strict', folders: ['/srv/data'], network: listed } } });
+  assert.deepEqual(((await onDisk()) as { places: unknown }).places, {
+    'Crew/alpha': { policy: { kind: 'strict', folders: ['/srv/data'], network: listed } },
+  });
   assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'strict', folders: ['/srv/data'], network: listed });
 
   // Changing the policy (or its folders) keeps the list; machine reaches every host and drops it.
   await dir.setPlacePolicy('Crew/alpha', 'place');
   assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'place', folders: [], network: listed });
   await dir.setPlaceNetwork('Crew/alpha', []);
-  assert.deepEqual((await onDisk() as { places: unknown }).places, { 'Crew/alpha': { policy: { kind: 'place' } } }, 'an empty list is no list');
+  assert.deepEqual(
+    ((await onDisk()) as { places: unknown }).places,
+    { 'Crew/alpha': { policy: { kind: 'place' } } },
+    'an empty list is no list',
+  );
   await dir.setPlaceNetwork('Crew/alpha', ['example.com']);
   await dir.setPlacePolicy('Crew/alpha', 'machine');
   await dir.setPlacePolicy('Crew/alpha', 'strict');
   assert.deepEqual(policyOf(await dir.snapshot(), alpha), { kind: 'strict', folders: [] });
 
   const before = await readFile(path, 'utf8');
-  for (const bad of ['https://example.com', 'example.com:443', 'example.com/path', '*.', 'a..b', '*.10.0.0.1', 'exa mple.com', 'user@example.com', 'ex%61mple.com']) {
-    await assert.rejects(dir.setPlaceNetwork('Crew/alpha', [bad]), (e: unknown) => e instanceof AccessInputError && /is not a host name: write a name/.test(e.message), bad);
+  for (const bad of [
+    'https://example.com',
+    'example.com:443',
+    'example.com/path',
+    '*.',
+    'a..b',
+    '*.10.0.0.1',
+    'exa mple.com',
+    'user@example.com',
+    'ex%61mple.com',
+  ]) {
+    await assert.rejects(
+      dir.setPlaceNetwork('Crew/alpha', [bad]),
+      (e: unknown) => e instanceof AccessInputError && /is not a host name: write a name/.test(e.message),
+      bad,
+    );
   }
   assert.equal(await readFile(path, 'utf8'), before, 'a refused list changes nothing');
 });
 
-test('setPlaceToolSearch keeps the place\'s lists, and the lists\' changes keep it; auto removes it', async () => {
+test("setPlaceToolSearch keeps the place's lists, and the lists' changes keep it; auto removes it", async () => {
   const dir = new AccessDirectory(stateDir);
   await dir.setPerson('bob', { name: 'Bob' });
   await dir.setPlaceAccess('Crew/alpha', { readers: ['bob'] });
   assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'on')).places['Crew/alpha'], { readers: ['bob'], toolSearch: 'on' });
-  assert.deepEqual((await dir.setPlaceAccess('Crew/alpha', { editors: ['bob'] })).places['Crew/alpha'], { editors: ['bob'], toolSearch: 'on' });
+  assert.deepEqual((await dir.setPlaceAccess('Crew/alpha', { editors: ['bob'] })).places['Crew/alpha'], {
+    editors: ['bob'],
+    toolSearch: 'on',
+  });
   assert.deepEqual((await dir.removePerson('bob')).places['Crew/alpha'], { toolSearch: 'on' });
   assert.deepEqual((await dir.setPlaceToolSearch('', 'off')).places[''], { toolSearch: 'off' });
   assert.deepEqual((await dir.setPlaceToolSearch('Crew/alpha', 'auto')).places['Crew/alpha'], undefined);
-  assert.deepEqual((await onDisk() as { places: unknown }).places, { '': { toolSearch: 'off' } });
+  assert.deepEqual(((await onDisk()) as { places: unknown }).places, { '': { toolSearch: 'off' } });
   await assert.rejects(dir.setPlaceToolSearch('Crew', 'on'), AccessInputError);
 });

@@ -88,7 +88,9 @@ const directorySchema = z
             network: z.array(z.string()).optional(),
             seal: z.array(z.string()).optional(),
             unseal: z.array(z.string()).optional(),
-            limits: z.strictObject({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() }).optional(),
+            limits: z
+              .strictObject({ processes: z.number().optional(), memoryMb: z.number().optional(), tmpMb: z.number().optional() })
+              .optional(),
           })
           .superRefine((policy, ctx) => {
             try {
@@ -231,10 +233,15 @@ export class AccessDirectory {
   }
 
   /** Changes the parts of a place or strict policy; refused under machine, which reaches everything already. */
-  private updateSandboxed(root: string, change: (policy: StoredPolicy) => PolicyParts, why = 'which reaches everything already'): Promise<AccessDirectorySnapshot> {
+  private updateSandboxed(
+    root: string,
+    change: (policy: StoredPolicy) => PolicyParts,
+    why = 'which reaches everything already',
+  ): Promise<AccessDirectorySnapshot> {
     const place = placeOfRoot(root);
     return this.updatePlace(root, (entry) => {
-      if (!entry.policy) throw new AccessInputError(`${place.label} has the machine policy, ${why}: choose the place or strict policy first.`);
+      if (!entry.policy)
+        throw new AccessInputError(`${place.label} has the machine policy, ${why}: choose the place or strict policy first.`);
       return { ...entry, policy: storedPolicy(checkedPolicy(entry.policy.kind, change(entry.policy))) };
     });
   }

@@ -109,7 +109,7 @@ test('canRead and canEdit follow the place connections spec for every person, pl
   }
 });
 
-test('editBlocker says why a connection\'s adder can no longer use it, and nothing while they can', () => {
+test("editBlocker says why a connection's adder can no longer use it, and nothing while they can", () => {
   const blockers: [AccessDirectorySnapshot, string, typeof crew, string | undefined][] = [
     [base, 'bob', crew, undefined],
     [base, 'alice', code, undefined],

@@ -121,9 +121,11 @@ export function sealedPaths(
     if (lifted.has(store.name)) continue;
     const relative = [...store.paths, ...((platform === 'darwin' ? store.darwin : store.linux) ?? [])];
     const named = (store.env ?? []).flatMap((name) => (env[name] ?? '').split(':')).filter((path) => isAbsolute(path));
-    for (const path of [...relative.map((p) => join(home, p)), ...named]) sealed.push({ path, rule: store.name, what: store.what, byDefault: true });
+    for (const path of [...relative.map((p) => join(home, p)), ...named])
+      sealed.push({ path, rule: store.name, what: store.what, byDefault: true });
   }
-  for (const path of seals.seal ?? []) sealed.push({ path: expandHome(path, home), rule: path, what: 'a path the owner sealed', byDefault: false });
+  for (const path of seals.seal ?? [])
+    sealed.push({ path: expandHome(path, home), rule: path, what: 'a path the owner sealed', byDefault: false });
   return sealed;
 }
 

@@ -21,13 +21,33 @@ describe('the network allow-list', () => {
     ] as const) {
       assert.equal(canonicalHost(input), canonical, input);
     }
-    for (const input of ['', 'a..b', '-a.com', 'a-.com', 'host:80', 'a/b', 'u@h', 'h?x', 'e%61.com', 'fe80::1%eth0', '*.a.com', `${'a'.repeat(64)}.com`, `${'a.'.repeat(127)}com`]) {
+    for (const input of [
+      '',
+      'a..b',
+      '-a.com',
+      'a-.com',
+      'host:80',
+      'a/b',
+      'u@h',
+      'h?x',
+      'e%61.com',
+      'fe80::1%eth0',
+      '*.a.com',
+      `${'a'.repeat(64)}.com`,
+      `${'a.'.repeat(127)}com`,
+    ]) {
       assert.equal(canonicalHost(input), undefined, input);
     }
   });
 
   it('takes names, wildcards, * and IP literals; refuses schemes, ports and paths with what to write', () => {
-    assert.deepEqual(checkAllowList(['*.Example.com', 'example.com', '*', '10.0.0.1', '[2001:db8::1]', 'example.com.']), ['*.example.com', 'example.com', '*', '10.0.0.1', '2001:db8::1']);
+    assert.deepEqual(checkAllowList(['*.Example.com', 'example.com', '*', '10.0.0.1', '[2001:db8::1]', 'example.com.']), [
+      '*.example.com',
+      'example.com',
+      '*',
+      '10.0.0.1',
+      '2001:db8::1',
+    ]);
     for (const bad of ['https://a.com', 'a.com:443', 'a.com/x', '*.', '**.a.com', 'a.*.com', '*.1.2.3.4', '*a.com']) {
       assert.throws(() => allowListEntry(bad), /is not a host name: write a name \(api\.github\.com\), a wildcard/, bad);
     }

@@ -69,7 +69,12 @@ test('local sees This machine first, then every place folder, directory root and
       'Workflow release',
     ],
   );
-  assert.deepEqual(list.places[2], { root: '_users/alice/Chats/Code/projects/10', kind: 'code', owner: 'alice', label: 'Code project 10 of alice' });
+  assert.deepEqual(list.places[2], {
+    root: '_users/alice/Chats/Code/projects/10',
+    kind: 'code',
+    owner: 'alice',
+    label: 'Code project 10 of alice',
+  });
 });
 
 test('each person sees only the places they can read', async () => {

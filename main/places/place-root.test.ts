@@ -55,7 +55,10 @@ test('placeRootOf takes backslashes as separators on Windows, with the drive com
 
 test('placeRootOf refuses what names no place, with a message listing the place kinds', () => {
   const cases: [string, RegExp][] = [
-    ['src/foo', /"src\/foo" is not in a place: a place is the workspace root itself \(This machine\), Workflow\/<name>, Crew\/<id>, _users\/<owner>\/Chats\/Work\/projects\/<id> or _users\/<owner>\/Chats\/Code\/projects\/<id>\./],
+    [
+      'src/foo',
+      /"src\/foo" is not in a place: a place is the workspace root itself \(This machine\), Workflow\/<name>, Crew\/<id>, _users\/<owner>\/Chats\/Work\/projects\/<id> or _users\/<owner>\/Chats\/Code\/projects\/<id>\./,
+    ],
     ['notes.txt', /not in a place/],
     ['crew/alpha', /not in a place/],
     ['Crew', /"Crew" names no Crew id/],
@@ -71,7 +74,11 @@ test('placeRootOf refuses what names no place, with a message listing the place 
     ['_users/alice/chats/Work/projects/1', /not in a place/],
   ];
   for (const [input, message] of cases) {
-    assert.throws(() => placeRootOf(WS, input, path.posix), (error: unknown) => error instanceof PlacePathError && message.test(error.message), input);
+    assert.throws(
+      () => placeRootOf(WS, input, path.posix),
+      (error: unknown) => error instanceof PlacePathError && message.test(error.message),
+      input,
+    );
   }
 });
 
@@ -93,7 +100,11 @@ test('placeRootOf refuses NUL bytes, control characters, backslashes in names, o
     ['workspace', 'Crew/alpha', /The workspace root must be an absolute path/],
   ];
   for (const [root, input, message] of cases) {
-    assert.throws(() => placeRootOf(root, input, path.posix), (error: unknown) => error instanceof PlacePathError && message.test(error.message), JSON.stringify(input));
+    assert.throws(
+      () => placeRootOf(root, input, path.posix),
+      (error: unknown) => error instanceof PlacePathError && message.test(error.message),
+      JSON.stringify(input),
+    );
   }
 });
 
@@ -136,7 +147,11 @@ test('placeFromRoot refuses anything that is not a normalized place root', () =>
     ['constructor/x', /not in a place/],
   ];
   for (const [root, message] of cases) {
-    assert.throws(() => placeFromRoot(root), (error: unknown) => error instanceof PlacePathError && message.test(error.message), JSON.stringify(root));
+    assert.throws(
+      () => placeFromRoot(root),
+      (error: unknown) => error instanceof PlacePathError && message.test(error.message),
+      JSON.stringify(root),
+    );
   }
 });
 

@@ -97,12 +97,17 @@ function checkText(text: string, what: string): void {
 /** A name or id is one folder name that means the same on every platform and reads as what it is. */
 function checkSegment(segment: string, what: string, quoted: string): void {
   const problem =
-    segment === '' ? 'is empty'
-    : segment === '.' || segment === '..' ? `is "${segment}"`
-    : segment.includes('\\') ? 'contains a backslash'
-    // As for user ids: a right-to-left override or a zero-width character would make a root read as another.
-    : hasUnprintable(segment) ? 'contains a control, bidi or invisible character'
-    : segment.length > MAX_SEGMENT_LENGTH ? `is longer than ${MAX_SEGMENT_LENGTH} characters`
-    : undefined;
+    segment === ''
+      ? 'is empty'
+      : segment === '.' || segment === '..'
+        ? `is "${segment}"`
+        : segment.includes('\\')
+          ? 'contains a backslash'
+          : // As for user ids: a right-to-left override or a zero-width character would make a root read as another.
+            hasUnprintable(segment)
+            ? 'contains a control, bidi or invisible character'
+            : segment.length > MAX_SEGMENT_LENGTH
+              ? `is longer than ${MAX_SEGMENT_LENGTH} characters`
+              : undefined;
   if (problem) throw new PlacePathError(`In ${quoted}, the ${what} ${problem}: ${PLACE_KINDS}.`);
 }

@@ -55,7 +55,10 @@ describe('a policy change while a command starts', () => {
     // The owner switches to strict, and the watch ends the place's commands before this one is registered.
     await access.setPlacePolicy('Crew/alpha', 'strict');
     await watch.caughtUp(await access.snapshot(), 'Crew/alpha');
-    assert.ok(seen.some((change) => change.root === 'Crew/alpha'), 'the watch saw the change');
+    assert.ok(
+      seen.some((change) => change.root === 'Crew/alpha'),
+      'the watch saw the change',
+    );
     const started = Date.now();
     const result = await runner.run({ command: 'sleep 20', timeout: 30 }, { place: 'Crew/alpha', outdated });
     assert.ok(Date.now() - started < 10_000, `ended at once, not after ${Date.now() - started} ms`);
@@ -67,7 +70,7 @@ describe('a policy change while a command starts', () => {
     await access.setPlacePolicy('Crew/alpha', 'machine');
     const stale = await access.snapshot();
     await access.setPlacePolicy('Crew/alpha', 'strict');
-    assert.equal(await watch.caughtUp(stale, 'Crew/alpha'), undefined, 'a snapshot older than the watch\'s is not used');
+    assert.equal(await watch.caughtUp(stale, 'Crew/alpha'), undefined, "a snapshot older than the watch's is not used");
   });
 
   it('leaves alone a command that started under the new policy before the watch saw the change', async () => {

@@ -92,15 +92,20 @@ export function checkPolicy(kind: string, parts: PolicyParts = {}): SandboxPolic
   if (!isPolicyKind(kind)) throw new PolicyInputError(`"${kind}" is not a policy: use machine, place or strict.`);
   const { folders = [], network = [], seal = [], unseal = [], limits = {} } = parts;
   if (kind === 'machine') {
-    if (folders.length > 0) throw new PolicyInputError('Extra folders go with the place or strict policy; machine already reaches every folder.');
-    if (network.length > 0) throw new PolicyInputError('A network allow-list goes with the place or strict policy; machine already reaches every host.');
-    if (seal.length > 0 || unseal.length > 0) throw new PolicyInputError('Sealed paths go with the place or strict policy; machine reaches every path.');
-    if (Object.keys(limits).length > 0) throw new PolicyInputError('Limits go with the place or strict policy; machine runs commands outside any sandbox.');
+    if (folders.length > 0)
+      throw new PolicyInputError('Extra folders go with the place or strict policy; machine already reaches every folder.');
+    if (network.length > 0)
+      throw new PolicyInputError('A network allow-list goes with the place or strict policy; machine already reaches every host.');
+    if (seal.length > 0 || unseal.length > 0)
+      throw new PolicyInputError('Sealed paths go with the place or strict policy; machine reaches every path.');
+    if (Object.keys(limits).length > 0)
+      throw new PolicyInputError('Limits go with the place or strict policy; machine runs commands outside any sandbox.');
   }
   if (folders.length > MAX_FOLDERS) throw new PolicyInputError(`At most ${MAX_FOLDERS} extra folders.`);
   const normalized = folders.map((folder) => {
     const clean = absolutePath(folder, 'folder');
-    if (clean === nodePath.parse(clean).root) throw new PolicyInputError('The root folder cannot be an extra folder: choose the machine policy instead.');
+    if (clean === nodePath.parse(clean).root)
+      throw new PolicyInputError('The root folder cannot be an extra folder: choose the machine policy instead.');
     return clean;
   });
   let hosts: string[];
@@ -118,11 +123,15 @@ export function checkPolicy(kind: string, parts: PolicyParts = {}): SandboxPolic
       return rest === '/' ? '~' : `~${rest.replace(/\/$/, '')}`;
     }
     const clean = absolutePath(path, 'sealed path');
-    if (clean === nodePath.parse(clean).root) throw new PolicyInputError('The root folder cannot be sealed: choose the strict policy, which reaches only the place.');
+    if (clean === nodePath.parse(clean).root)
+      throw new PolicyInputError('The root folder cannot be sealed: choose the strict policy, which reaches only the place.');
     return clean;
   });
   for (const name of unseal) {
-    if (!isCredentialStoreName(name)) throw new PolicyInputError(`"${name}" is not one of the sealed credential stores: see "persona-mcp-workspace places seal PLACE" for their names.`);
+    if (!isCredentialStoreName(name))
+      throw new PolicyInputError(
+        `"${name}" is not one of the sealed credential stores: see "persona-mcp-workspace places seal PLACE" for their names.`,
+      );
   }
   const checkedLimits: { -readonly [K in keyof PlaceLimits]: number } = {};
   for (const [name, value] of Object.entries(limits) as Array<[keyof PlaceLimits, unknown]>) {

@@ -52,6 +52,11 @@ describe('ConnectionSecrets input checks', () => {
       () => secrets.get(ok, 'has:colon'),
       () => secrets.set(ok, '', 'v'),
     ];
-    for (const attempt of attempts) await assert.rejects(attempt(), (error: Error) => error instanceof SecretStoreError && /^A connection's (store id|server name|item key) must be 1 to 128/.test(error.message));
+    for (const attempt of attempts)
+      await assert.rejects(
+        attempt(),
+        (error: Error) =>
+          error instanceof SecretStoreError && /^A connection's (store id|server name|item key) must be 1 to 128/.test(error.message),
+      );
   });
 });

@@ -97,7 +97,10 @@ describe('EncryptedFileSecretStore', () => {
         () => new EncryptedFileSecretStore({ stateDir: dir, key: text }),
         (error: Error) => {
           assert.ok(error instanceof SecretStoreError);
-          assert.match(error.message, /WORKSPACE_SECRET_KEY is not a 32-byte key in base64 or hex\. Generate one with `openssl rand -base64 32`/);
+          assert.match(
+            error.message,
+            /WORKSPACE_SECRET_KEY is not a 32-byte key in base64 or hex\. Generate one with `openssl rand -base64 32`/,
+          );
           if (text) assert.ok(!error.message.includes(text));
           return true;
         },
@@ -109,10 +112,19 @@ describe('EncryptedFileSecretStore', () => {
     await new EncryptedFileSecretStore({ stateDir: dir, key: randomBytes(32).toString('base64') }).set('k', 'value');
     const before = await readFile(path);
     const wrong = new EncryptedFileSecretStore({ stateDir: dir, key: randomBytes(32).toString('base64') });
-    for (const attempt of [() => wrong.get('k'), () => wrong.set('k', 'other'), () => wrong.set('new', 'v'), () => wrong.delete('k'), () => wrong.accounts('')]) {
+    for (const attempt of [
+      () => wrong.get('k'),
+      () => wrong.set('k', 'other'),
+      () => wrong.set('new', 'v'),
+      () => wrong.delete('k'),
+      () => wrong.accounts(''),
+    ]) {
       await assert.rejects(attempt(), (error: Error) => {
         assert.ok(error instanceof SecretStoreError);
-        assert.match(error.message, /^Cannot decrypt the secret store .*secrets\.enc\.json: it was written with another key than WORKSPACE_SECRET_KEY \(the key changed\?\)\. Restore the key/);
+        assert.match(
+          error.message,
+          /^Cannot decrypt the secret store .*secrets\.enc\.json: it was written with another key than WORKSPACE_SECRET_KEY \(the key changed\?\)\. Restore the key/,
+        );
         return true;
       });
     }
@@ -124,7 +136,10 @@ describe('EncryptedFileSecretStore', () => {
     await new EncryptedFileSecretStore({ stateDir: dir }).set('k', 'value');
     await rm(join(dir, 'secrets.key'));
     const before = await readFile(path);
-    await assert.rejects(new EncryptedFileSecretStore({ stateDir: dir }).set('k2', 'v'), /exists but its key .*secrets\.key is missing\. Restore that file, or set WORKSPACE_SECRET_KEY/);
+    await assert.rejects(
+      new EncryptedFileSecretStore({ stateDir: dir }).set('k2', 'v'),
+      /exists but its key .*secrets\.key is missing\. Restore that file, or set WORKSPACE_SECRET_KEY/,
+    );
     assert.deepEqual(await readdir(dir), ['secrets.enc.json']);
     assert.deepEqual(await readFile(path), before);
   });
@@ -159,7 +174,10 @@ describe('EncryptedFileSecretStore', () => {
     await writeShape(shape);
     await assert.rejects(store.get('victim'), (error: Error) => {
       assert.ok(error instanceof SecretStoreError);
-      assert.match(error.message, /^The secret victim in .* failed its integrity check: the file was changed outside this app\. Set the secret again/);
+      assert.match(
+        error.message,
+        /^The secret victim in .* failed its integrity check: the file was changed outside this app\. Set the secret again/,
+      );
       return true;
     });
     assert.equal(await store.get('bystander'), 'bystander-value');
@@ -184,13 +202,19 @@ describe('EncryptedFileSecretStore', () => {
     await writeFile(path, '{"version": 1, "keyId": "0123', { mode: 0o600 });
     await assert.rejects(store.get('k'), (error: Error) => {
       assert.ok(error instanceof SecretStoreError);
-      assert.match(error.message, /^The secret store .*secrets\.enc\.json was unreadable \(it is not valid JSON\) and was moved to .*secrets\.enc\.json\.corrupt-.*\. Secrets are refused until/);
+      assert.match(
+        error.message,
+        /^The secret store .*secrets\.enc\.json was unreadable \(it is not valid JSON\) and was moved to .*secrets\.enc\.json\.corrupt-.*\. Secrets are refused until/,
+      );
       return true;
     });
     const asides = (await readdir(dir)).filter((name) => name.startsWith('secrets.enc.json.corrupt-'));
     assert.equal(asides.length, 1);
     assert.equal(await readFile(join(dir, asides[0]!), 'utf8'), '{"version": 1, "keyId": "0123');
-    await assert.rejects(store.set('k', 'again'), /was moved to .*corrupt-.* because it was unreadable\. Secrets are refused until you fix that file and move it back, or delete it/);
+    await assert.rejects(
+      store.set('k', 'again'),
+      /was moved to .*corrupt-.* because it was unreadable\. Secrets are refused until you fix that file and move it back, or delete it/,
+    );
     await assert.rejects(store.accounts(''), /because it was unreadable/);
 
     await rm(join(dir, asides[0]!));
@@ -209,7 +233,10 @@ describe('EncryptedFileSecretStore', () => {
 
   it('refuses a file from a newer version without moving it', async () => {
     await writeFile(path, JSON.stringify({ version: 2, keyId: '0123456789abcdef', entries: {} }), { mode: 0o600 });
-    await assert.rejects(new EncryptedFileSecretStore({ stateDir: dir }).get('k'), /written by a newer version of this app \(format version 2\)\. Update the app/);
+    await assert.rejects(
+      new EncryptedFileSecretStore({ stateDir: dir }).get('k'),
+      /written by a newer version of this app \(format version 2\)\. Update the app/,
+    );
     assert.deepEqual(await readdir(dir), ['secrets.enc.json']);
   });
 

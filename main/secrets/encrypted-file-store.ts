@@ -2,7 +2,15 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../state/atomic-write.js';
-import { createKeyFile, readKeyFile, SECRET_KEY_ENV, SECRET_KEY_FILE, secretKeyFromEnv, secretKeyId, type SecretKey } from './secret-key.js';
+import {
+  createKeyFile,
+  readKeyFile,
+  SECRET_KEY_ENV,
+  SECRET_KEY_FILE,
+  secretKeyFromEnv,
+  secretKeyId,
+  type SecretKey,
+} from './secret-key.js';
 import { checkAccount, checkPrefix, checkValue, SecretStoreError, type SecretStore } from './secret-store.js';
 import { withFileLock } from '../state/file-lock.js';
 
@@ -172,7 +180,10 @@ export class EncryptedFileSecretStore implements SecretStore {
   private async refuseIfMovedAside(): Promise<void> {
     const prefix = `${SECRETS_FILE}.corrupt-`;
     const names = await readdir(this.stateDir).catch(() => [] as string[]);
-    const aside = names.filter((name) => name.startsWith(prefix)).sort().at(-1);
+    const aside = names
+      .filter((name) => name.startsWith(prefix))
+      .sort()
+      .at(-1);
     if (aside === undefined) return;
     throw new SecretStoreError(
       `The secret store ${this.path} was moved to ${join(this.stateDir, aside)} because it was unreadable. ` +

@@ -6,7 +6,8 @@ import { SecretStoreError, SecretStoreUnavailableError } from './secret-store.js
 import { moduleUrl, outcomeOf, runChild, runCommand, testKeychain } from '../../test/support/secrets.js';
 
 const linux = process.platform === 'linux';
-const canRunPrivateKeyring = linux && ['dbus-run-session', 'gnome-keyring-daemon', 'gdbus'].every((tool) => spawnSync('which', [tool]).status === 0);
+const canRunPrivateKeyring =
+  linux && ['dbus-run-session', 'gnome-keyring-daemon', 'gdbus'].every((tool) => spawnSync('which', [tool]).status === 0);
 
 describe('KeychainSecretStore (real OS keychain)', () => {
   const store = testKeychain();
@@ -35,7 +36,7 @@ describe('KeychainSecretStore (real OS keychain)', () => {
     assert.deepEqual(await store.accounts('nothing:'), []);
   });
 
-  it('keeps its unlock check item out of listings and out of callers\' reach', async () => {
+  it("keeps its unlock check item out of listings and out of callers' reach", async () => {
     await store.set('seen:x', 'v');
     assert.ok(!(await store.accounts('')).includes(KEYCHAIN_CHECK_ACCOUNT));
     await assert.rejects(store.get(KEYCHAIN_CHECK_ACCOUNT), /reserved/);
@@ -106,10 +107,12 @@ describe('KeychainSecretStore without a usable keychain', () => {
     assert.match(outcome.message, /The OS keychain module \(keytar\) could not be loaded \(.*invalid ELF header\)\. Reinstall the app/);
   });
 
-
-  it('fails every operation with SecretStoreUnavailableError when there is no D-Bus', { skip: !linux && 'the Secret Service is Linux only' }, async () => {
-    const result = await runChild(
-      `import { KeychainSecretStore } from ${moduleUrl('keychain-store.ts')};
+  it(
+    'fails every operation with SecretStoreUnavailableError when there is no D-Bus',
+    { skip: !linux && 'the Secret Service is Linux only' },
+    async () => {
+      const result = await runChild(
+        `import { KeychainSecretStore } from ${moduleUrl('keychain-store.ts')};
        const store = new KeychainSecretStore({ service: 'persona-mcp-workspace-test-nobus' });
        const outcomes = {};
        for (const [name, run] of Object.entries({
@@ -118,19 +121,26 @@ describe('KeychainSecretStore without a usable keychain', () => {
          try { await run(); outcomes[name] = 'succeeded'; } catch (error) { outcomes[name] = { name: error.name, message: error.message }; }
        }
        console.log(JSON.stringify(outcomes));`,
-      { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' },
-    );
-    const outcomes = outcomeOf(result) as Record<string, { name: string; message: string }>;
-    for (const op of ['get', 'set', 'delete', 'accounts']) {
-      assert.equal(outcomes[op]?.name, 'SecretStoreUnavailableError', `${op}: ${JSON.stringify(outcomes[op])}`);
-      assert.match(outcomes[op]!.message, /^The OS keychain is not available \(.+\)\. Start and unlock the OS keychain .*gnome-keyring.*WORKSPACE_SECRET_STORE=file/);
-      assert.ok(!outcomes[op]!.message.includes('secret-value-5521'));
-    }
-  });
+        { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' },
+      );
+      const outcomes = outcomeOf(result) as Record<string, { name: string; message: string }>;
+      for (const op of ['get', 'set', 'delete', 'accounts']) {
+        assert.equal(outcomes[op]?.name, 'SecretStoreUnavailableError', `${op}: ${JSON.stringify(outcomes[op])}`);
+        assert.match(
+          outcomes[op]!.message,
+          /^The OS keychain is not available \(.+\)\. Start and unlock the OS keychain .*gnome-keyring.*WORKSPACE_SECRET_STORE=file/,
+        );
+        assert.ok(!outcomes[op]!.message.includes('secret-value-5521'));
+      }
+    },
+  );
 
-  it('reports a locked keyring as unavailable instead of "no secret" (and does not crash listing it)', { skip: !canRunPrivateKeyring && 'needs dbus-run-session, gnome-keyring-daemon and gdbus' }, async () => {
-    // A keyring of its own: locking the one the other tests share would fail them.
-    const code = `import { execFileSync } from 'node:child_process';
+  it(
+    'reports a locked keyring as unavailable instead of "no secret" (and does not crash listing it)',
+    { skip: !canRunPrivateKeyring && 'needs dbus-run-session, gnome-keyring-daemon and gdbus' },
+    async () => {
+      // A keyring of its own: locking the one the other tests share would fail them.
+      const code = `import { execFileSync } from 'node:child_process';
        import { KeychainSecretStore } from ${moduleUrl('keychain-store.ts')};
        const store = new KeychainSecretStore({ service: 'persona-mcp-workspace-test-locked' });
        await store.set('kept', 'kept-value');
@@ -143,16 +153,17 @@ describe('KeychainSecretStore without a usable keychain', () => {
          try { outcomes[name] = { value: await run() }; } catch (error) { outcomes[name] = { name: error.name, message: error.message }; }
        }
        console.log(JSON.stringify(outcomes));`;
-    const script =
-      'set -e; export XDG_DATA_HOME="$(mktemp -d)"; trap \'rm -rf "$XDG_DATA_HOME"\' EXIT; ' +
-      'eval "$(printf test | gnome-keyring-daemon --unlock --components=secrets)" >/dev/null; ' +
-      `"${process.execPath}" --input-type=module -e "$CHILD_CODE"`;
-    const result = await runCommand('dbus-run-session', ['--', 'bash', '-c', script], { CHILD_CODE: code });
-    assert.equal(result.code, 0, result.stderr);
-    const outcomes = outcomeOf(result) as Record<string, { name?: string; message?: string }>;
-    for (const op of ['get', 'delete', 'set', 'accounts']) {
-      assert.equal(outcomes[op]?.name, 'SecretStoreUnavailableError', `${op}: ${JSON.stringify(outcomes[op])}`);
-      assert.match(outcomes[op]!.message!, /locked/);
-    }
-  });
+      const script =
+        'set -e; export XDG_DATA_HOME="$(mktemp -d)"; trap \'rm -rf "$XDG_DATA_HOME"\' EXIT; ' +
+        'eval "$(printf test | gnome-keyring-daemon --unlock --components=secrets)" >/dev/null; ' +
+        `"${process.execPath}" --input-type=module -e "$CHILD_CODE"`;
+      const result = await runCommand('dbus-run-session', ['--', 'bash', '-c', script], { CHILD_CODE: code });
+      assert.equal(result.code, 0, result.stderr);
+      const outcomes = outcomeOf(result) as Record<string, { name?: string; message?: string }>;
+      for (const op of ['get', 'delete', 'set', 'accounts']) {
+        assert.equal(outcomes[op]?.name, 'SecretStoreUnavailableError', `${op}: ${JSON.stringify(outcomes[op])}`);
+        assert.match(outcomes[op]!.message!, /locked/);
+      }
+    },
+  );
 });

@@ -106,7 +106,8 @@ export class KeychainSecretStore implements SecretStore {
 
 function checkCallerAccount(account: string): void {
   checkAccount(account);
-  if (account === KEYCHAIN_CHECK_ACCOUNT) throw new SecretStoreError(`The secret account ${KEYCHAIN_CHECK_ACCOUNT} is reserved by the keychain store.`);
+  if (account === KEYCHAIN_CHECK_ACCOUNT)
+    throw new SecretStoreError(`The secret account ${KEYCHAIN_CHECK_ACCOUNT} is reserved by the keychain store.`);
 }
 
 async function importKeytar(): Promise<Keytar> {

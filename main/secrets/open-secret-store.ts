@@ -28,7 +28,12 @@ export interface OpenSecretStoreOptions {
  * instead. Asking for the other store later moves the secrets there, and a store opened before
  * follows them (RecordedSecretStore).
  */
-export async function openSecretStore({ stateDir, env = process.env, say = (line) => process.stderr.write(`${line}\n`), probeTimeoutMs = KEYCHAIN_PROBE_MS }: OpenSecretStoreOptions): Promise<SecretStore> {
+export async function openSecretStore({
+  stateDir,
+  env = process.env,
+  say = (line) => process.stderr.write(`${line}\n`),
+  probeTimeoutMs = KEYCHAIN_PROBE_MS,
+}: OpenSecretStoreOptions): Promise<SecretStore> {
   const requested = requestedStore(env);
   const stores = new Map<SecretStoreChoice, SecretStore>();
   const storeOf = (choice: SecretStoreChoice): SecretStore => {
@@ -55,10 +60,15 @@ export async function openSecretStore({ stateDir, env = process.env, say = (line
     if (current && (!requested || requested === current)) return current;
     if (current) return moveSecrets(current, requested!, { storeOf, recordPath, say });
     const { choice, why } = requested
-      ? { choice: requested, why: `as WORKSPACE_SECRET_STORE${env.WORKSPACE_SECRET_STORE ? '' : ' (implied by WORKSPACE_SECRET_KEY)'} asks` }
+      ? {
+          choice: requested,
+          why: `as WORKSPACE_SECRET_STORE${env.WORKSPACE_SECRET_STORE ? '' : ' (implied by WORKSPACE_SECRET_KEY)'} asks`,
+        }
       : await firstChoice(stateDir, storeOf, probeTimeoutMs);
     await writeChoice(recordPath, choice);
-    say(`Logins and secrets are kept in ${describe(choice, stateDir)} ${why}. This is recorded in ${recordPath}, so later commands use it too.`);
+    say(
+      `Logins and secrets are kept in ${describe(choice, stateDir)} ${why}. This is recorded in ${recordPath}, so later commands use it too.`,
+    );
     return choice;
   });
   return following(choice);
@@ -67,7 +77,9 @@ export async function openSecretStore({ stateDir, env = process.env, say = (line
 function requestedStore(env: NodeJS.ProcessEnv): SecretStoreChoice | undefined {
   const kind = env.WORKSPACE_SECRET_STORE || undefined;
   if (kind !== undefined && kind !== 'keychain' && kind !== 'file') {
-    throw new SecretStoreError(`WORKSPACE_SECRET_STORE=${kind} is not a secret store. Use keychain or file, or unset it to keep the store chosen on first use.`);
+    throw new SecretStoreError(
+      `WORKSPACE_SECRET_STORE=${kind} is not a secret store. Use keychain or file, or unset it to keep the store chosen on first use.`,
+    );
   }
   if (kind === 'keychain' && env.WORKSPACE_SECRET_KEY) {
     throw new SecretStoreError(
@@ -78,7 +90,11 @@ function requestedStore(env: NodeJS.ProcessEnv): SecretStoreChoice | undefined {
   return kind ?? (env.WORKSPACE_SECRET_KEY ? 'file' : undefined);
 }
 
-async function firstChoice(stateDir: string, storeOf: (choice: SecretStoreChoice) => SecretStore, probeTimeoutMs: number): Promise<{ choice: SecretStoreChoice; why: string }> {
+async function firstChoice(
+  stateDir: string,
+  storeOf: (choice: SecretStoreChoice) => SecretStore,
+  probeTimeoutMs: number,
+): Promise<{ choice: SecretStoreChoice; why: string }> {
   // Secrets written before the choice was recorded stay where they are.
   if (await exists(join(stateDir, SECRETS_FILE))) return { choice: 'file', why: 'where this state dir already keeps them' };
   const problem = await keychainProblem(storeOf('keychain'), probeTimeoutMs);
@@ -111,7 +127,11 @@ interface MoveContext {
 }
 
 /** WORKSPACE_SECRET_STORE asks for the other store: every secret moves there, then the choice changes. */
-async function moveSecrets(from: SecretStoreChoice, to: SecretStoreChoice, { storeOf, recordPath, say }: MoveContext): Promise<SecretStoreChoice> {
+async function moveSecrets(
+  from: SecretStoreChoice,
+  to: SecretStoreChoice,
+  { storeOf, recordPath, say }: MoveContext,
+): Promise<SecretStoreChoice> {
   const source = storeOf(from);
   const target = storeOf(to);
   const stay = `Unset WORKSPACE_SECRET_STORE to go on using ${describe(from)}.`;
@@ -132,7 +152,9 @@ async function moveSecrets(from: SecretStoreChoice, to: SecretStoreChoice, { sto
   }
   await writeChoice(recordPath, to);
   for (const account of accounts) await source.delete(account);
-  say(`Moved ${accounts.length} logins and secrets from ${describe(from)} to ${describe(to)}, as WORKSPACE_SECRET_STORE=${to} asks; they are kept there from now on (recorded in ${recordPath}).`);
+  say(
+    `Moved ${accounts.length} logins and secrets from ${describe(from)} to ${describe(to)}, as WORKSPACE_SECRET_STORE=${to} asks; they are kept there from now on (recorded in ${recordPath}).`,
+  );
   return to;
 }
 

@@ -55,7 +55,10 @@ for (const [label, storeOf] of backends) {
       const place = secrets();
       await assert.rejects(place.value('Crew/beta', 'MISSING'), (error: Error) => {
         assert.ok(error instanceof UnknownPlaceSecretError);
-        assert.equal(error.message, "The place Crew/beta has no secret named MISSING. Add it in the place's secrets, or pick one of the secrets it has.");
+        assert.equal(
+          error.message,
+          "The place Crew/beta has no secret named MISSING. Add it in the place's secrets, or pick one of the secrets it has.",
+        );
         assert.equal(error.root, 'Crew/beta');
         assert.equal(error.secretName, 'MISSING');
         return true;
@@ -118,7 +121,10 @@ describe('PlaceSecrets input checks', () => {
     await keychain.set(`place-secret:${encodeURIComponent('Crew/old')}:OLD`, 'sk-old-6612\r\nX: y');
     await assert.rejects(place.value('Crew/old', 'OLD'), (error: Error) => {
       assert.ok(error instanceof InvalidPlaceSecretError);
-      assert.equal(error.message, 'The secret OLD of the place Crew/old cannot be used: it contains a line break (CR or LF), which an HTTP header cannot carry; paste the value without the line break. Set it again.');
+      assert.equal(
+        error.message,
+        'The secret OLD of the place Crew/old cannot be used: it contains a line break (CR or LF), which an HTTP header cannot carry; paste the value without the line break. Set it again.',
+      );
       return true;
     });
   });

@@ -84,7 +84,10 @@ export class PlaceSecrets {
     if (value === undefined) throw new UnknownPlaceSecretError(root, name);
     // One saved before such values were refused would break the request, whose error quotes it.
     const problem = valueProblem(value);
-    if (problem) throw new InvalidPlaceSecretError(`The secret ${name} of ${describePlace(root).replace(/^The/, 'the')} cannot be used: ${problem}. Set it again.`);
+    if (problem)
+      throw new InvalidPlaceSecretError(
+        `The secret ${name} of ${describePlace(root).replace(/^The/, 'the')} cannot be used: ${problem}. Set it again.`,
+      );
     return value;
   }
 }
@@ -116,9 +119,11 @@ function checkValue(value: string): void {
 /** What makes `value` unusable as a secret, in words that never quote it. */
 function valueProblem(value: string): string | undefined {
   const bytes = Buffer.byteLength(value, 'utf8');
-  if (bytes === 0 || bytes > MAX_SECRET_VALUE_BYTES || !isWellFormed(value)) return `a secret value must be 1 byte to ${MAX_SECRET_VALUE_BYTES / 1024} KiB of text`;
+  if (bytes === 0 || bytes > MAX_SECRET_VALUE_BYTES || !isWellFormed(value))
+    return `a secret value must be 1 byte to ${MAX_SECRET_VALUE_BYTES / 1024} KiB of text`;
   // It goes into an HTTP header, where a line break would end the header (and start another).
-  if (/[\r\n]/.test(value)) return 'it contains a line break (CR or LF), which an HTTP header cannot carry; paste the value without the line break';
+  if (/[\r\n]/.test(value))
+    return 'it contains a line break (CR or LF), which an HTTP header cannot carry; paste the value without the line break';
   if (value.includes('\0')) return 'it contains a NUL character, which an HTTP header cannot carry';
   return undefined;
 }

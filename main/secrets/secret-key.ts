@@ -58,7 +58,9 @@ export async function readKeyFile(stateDir: string): Promise<SecretKey | undefin
   }
   const bytes = parseSecretKey(await readFile(path, 'utf8'));
   if (!bytes) {
-    throw new SecretStoreError(`The secret key ${path} does not hold a ${SECRET_KEY_BYTES}-byte key in base64 or hex. Restore the key the secrets were written with.`);
+    throw new SecretStoreError(
+      `The secret key ${path} does not hold a ${SECRET_KEY_BYTES}-byte key in base64 or hex. Restore the key the secrets were written with.`,
+    );
   }
   return { bytes, source: path };
 }

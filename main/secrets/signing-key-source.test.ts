@@ -78,7 +78,10 @@ describe('SecretStoreSigningKeySource (real OS keychain)', () => {
     await keychain.set(SIGNING_KEY_ACCOUNT, 'c2hvcnQ=');
     await assert.rejects(new SecretStoreSigningKeySource(keychain, dir).load(), (error: Error) => {
       assert.ok(error instanceof SigningKeyError);
-      assert.match(error.message, /^The agent signing key in the OS keychain \(item app:agent-signing-key\) is not a 32-byte key\. Delete that item/);
+      assert.match(
+        error.message,
+        /^The agent signing key in the OS keychain \(item app:agent-signing-key\) is not a 32-byte key\. Delete that item/,
+      );
       return true;
     });
   });
@@ -120,7 +123,7 @@ describe('SecretStoreSigningKeySource when the store fails', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('fails with the store\'s error and keeps the key file, never falling back to it', async () => {
+  it("fails with the store's error and keeps the key file, never falling back to it", async () => {
     await new FileSigningKeySource(dir).load();
     const unavailable = new KeychainSecretStore({
       loadKeytar: () => Promise.reject(new Error('no keytar here')),
@@ -140,7 +143,9 @@ describe('SecretStoreSigningKeySource when the store fails', () => {
     };
     await assert.rejects(
       new SecretStoreSigningKeySource(forgetful, dir).load(),
-      new RegExp(`^SigningKeyError: The agent signing key was written to the OS keychain but reading it back gave nothing; ${dir}/agent-signing-key was kept\\.`),
+      new RegExp(
+        `^SigningKeyError: The agent signing key was written to the OS keychain but reading it back gave nothing; ${dir}/agent-signing-key was kept\\.`,
+      ),
     );
     assert.deepEqual(await readFile(join(dir, 'agent-signing-key')), Buffer.from(fileKey));
   });

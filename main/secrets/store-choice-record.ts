@@ -20,7 +20,9 @@ export async function readChoice(path: string): Promise<SecretStoreChoice | unde
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new SecretStoreError(`Cannot read ${path}, which records where secrets are kept (${(error as NodeJS.ErrnoException).code ?? error}). Check its permissions.`);
+    throw new SecretStoreError(
+      `Cannot read ${path}, which records where secrets are kept (${(error as NodeJS.ErrnoException).code ?? error}). Check its permissions.`,
+    );
   }
   let parsed: unknown;
   try {

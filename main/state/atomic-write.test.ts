@@ -13,7 +13,7 @@ describe('removeCrashTemps', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('deletes the temp files of writers that died, and keeps a live writer\'s and every other file', async () => {
+  it("deletes the temp files of writers that died, and keeps a live writer's and every other file", async () => {
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
     await writeFileAtomic(join(dir, 'agent-tokens.json'), '{"version":1,"tokens":[]}\n');
     const crashed = `.agent-tokens.json.${dead}-0123456789ab.tmp`;
@@ -21,7 +21,10 @@ describe('removeCrashTemps', () => {
     for (const name of [crashed, live, 'notes.tmp', '.agent-tokens.json.lock']) await writeFile(join(dir, name), 'x');
 
     assert.deepEqual(await removeCrashTemps(dir), [crashed]);
-    assert.deepEqual((await readdir(dir)).sort(), ['.access.json.' + `${process.pid}-abcdef012345.tmp`, '.agent-tokens.json.lock', 'agent-tokens.json', 'notes.tmp'].sort());
+    assert.deepEqual(
+      (await readdir(dir)).sort(),
+      ['.access.json.' + `${process.pid}-abcdef012345.tmp`, '.agent-tokens.json.lock', 'agent-tokens.json', 'notes.tmp'].sort(),
+    );
     assert.equal(await readFile(join(dir, 'agent-tokens.json'), 'utf8'), '{"version":1,"tokens":[]}\n');
   });
 

@@ -108,7 +108,10 @@ describe('withFileLock', () => {
       released = true;
       void rm(lockPath);
     }, 100);
-    assert.equal(await withFileLock(lockPath, async () => (released ? 'mine' : 'taken from the holder'), { staleMs: 60_000, timeoutMs: 5_000 }), 'mine');
+    assert.equal(
+      await withFileLock(lockPath, async () => (released ? 'mine' : 'taken from the holder'), { staleMs: 60_000, timeoutMs: 5_000 }),
+      'mine',
+    );
   });
 
   it('keeps the lock for a live holder whose task outlasts staleMs, refreshing it meanwhile', async () => {
@@ -140,7 +143,10 @@ describe('withFileLock', () => {
 
   it('does not judge a pid of another host, only its age', async () => {
     await writeFile(lockPath, holderText(await deadPid(), 'some-other-host'));
-    await assert.rejects(withFileLock(lockPath, async () => 'never', { staleMs: 60_000, timeoutMs: 150 }), FileLockTimeoutError);
+    await assert.rejects(
+      withFileLock(lockPath, async () => 'never', { staleMs: 60_000, timeoutMs: 150 }),
+      FileLockTimeoutError,
+    );
     const old = new Date(Date.now() - 120_000);
     await utimes(lockPath, old, old);
     assert.equal(await withFileLock(lockPath, async () => 'mine', { staleMs: 60_000, timeoutMs: 1_000 }), 'mine');
@@ -148,7 +154,10 @@ describe('withFileLock', () => {
 
   it('judges an unfinished (empty) lock by its age only', async () => {
     await writeFile(lockPath, '');
-    await assert.rejects(withFileLock(lockPath, async () => 'never', { staleMs: 60_000, timeoutMs: 150 }), /did not finish writing it/);
+    await assert.rejects(
+      withFileLock(lockPath, async () => 'never', { staleMs: 60_000, timeoutMs: 150 }),
+      /did not finish writing it/,
+    );
     const old = new Date(Date.now() - 120_000);
     await utimes(lockPath, old, old);
     assert.equal(await withFileLock(lockPath, async () => 'mine', { staleMs: 60_000, timeoutMs: 1_000 }), 'mine');

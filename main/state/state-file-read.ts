@@ -26,7 +26,12 @@ export async function readStateFile(path: string, now: () => number = Date.now):
     if (!isNotFound(error)) throw error;
     const dirStats = await statOrAbsent(dirname(path));
     const aside = dirStats && (await newestAside(path));
-    return { stamp: absentStamp(dirStats), settled: dirStats === undefined || isSettled(dirStats, now()), absent: true, ...(aside && { aside }) };
+    return {
+      stamp: absentStamp(dirStats),
+      settled: dirStats === undefined || isSettled(dirStats, now()),
+      absent: true,
+      ...(aside && { aside }),
+    };
   }
   let stats: BigIntStats;
   let text: string;

@@ -28,7 +28,9 @@ function openFile(file = path): VersionedJsonFile<Content> {
   return new VersionedJsonFile({ path: file, version: 1, schema, empty: { version: 1, items: [] }, title: 'The thing list' });
 }
 
-const add = (item: string) => (current: Content): Content => ({ ...current, items: [...current.items, item] });
+const add =
+  (item: string) =>
+  (current: Content): Content => ({ ...current, items: [...current.items, item] });
 
 async function asides(): Promise<string[]> {
   return (await readdir(dir)).filter((name) => name.startsWith('things.json.corrupt-'));
@@ -166,7 +168,10 @@ for (const [what, text, problem] of [
     await writeFile(path, text);
     const error = await openFile()
       .read()
-      .then(() => assert.fail('read should fail'), (e: unknown) => e);
+      .then(
+        () => assert.fail('read should fail'),
+        (e: unknown) => e,
+      );
     assert.ok(error instanceof StateFileError);
     const [aside] = await asides();
     assert.ok(aside, 'the file is kept aside');
@@ -211,7 +216,11 @@ test('a second corrupt file gets its own aside name rather than replacing the fi
 test('a file of a newer format version is refused but left in place', async () => {
   const text = JSON.stringify({ version: 2, items: [], more: {} });
   await writeFile(path, text);
-  await assert.rejects(openFile().read(), (error: unknown) => error instanceof StateFileError && /newer version of this app \(format version 2\)\. Update the app/.test(error.message));
+  await assert.rejects(
+    openFile().read(),
+    (error: unknown) =>
+      error instanceof StateFileError && /newer version of this app \(format version 2\)\. Update the app/.test(error.message),
+  );
   await assert.rejects(openFile().update(add('a')), StateFileError);
   assert.equal(await readFile(path, 'utf8'), text);
   assert.deepEqual(await asides(), []);

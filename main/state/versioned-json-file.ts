@@ -150,9 +150,11 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   if (!issue) return 'the file: invalid';
   const where = issue.path
     .map((key, i) =>
-      typeof key === 'number' ? `[${key}]`
-      : typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key) ? `${i ? '.' : ''}${key}`
-      : `[${JSON.stringify(typeof key === 'symbol' ? key.description : key)}]`,
+      typeof key === 'number'
+        ? `[${key}]`
+        : typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)
+          ? `${i ? '.' : ''}${key}`
+          : `[${JSON.stringify(typeof key === 'symbol' ? key.description : key)}]`,
     )
     .join('');
   // A bad record key is reported as "Invalid key in record"; what is wrong with the key is inside.

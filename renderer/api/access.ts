@@ -1,6 +1,19 @@
 import { queryOptions } from '@tanstack/react-query';
-import { createdTokenAnswer, revokedTokenAnswer, tokenAnswer, tokensAnswer, type AgentToken, type CreatedToken } from '../../common/api/agent-tokens.js';
-import { clientFilesAnswer, writtenClientEntry, type ClientFiles, type ClientId, type WrittenClientEntry } from '../../common/api/client-configs.js';
+import {
+  createdTokenAnswer,
+  revokedTokenAnswer,
+  tokenAnswer,
+  tokensAnswer,
+  type AgentToken,
+  type CreatedToken,
+} from '../../common/api/agent-tokens.js';
+import {
+  clientFilesAnswer,
+  writtenClientEntry,
+  type ClientFiles,
+  type ClientId,
+  type WrittenClientEntry,
+} from '../../common/api/client-configs.js';
 import { placeToolSearchAnswer, type PlaceToolSearch, type ToolSearchMode } from '../../common/api/places.js';
 import { api, query } from './client';
 
@@ -30,7 +43,8 @@ export const createToken = (input: NewToken) =>
 
 export const revokeToken = (id: string) => api('DELETE', `/tokens/${encodeURIComponent(id)}`, revokedTokenAnswer);
 
-export const setTokenToolSearch = (id: string, mode: ToolSearchMode) => api('PUT', `/tokens/${encodeURIComponent(id)}/tool-search`, tokenAnswer, { mode });
+export const setTokenToolSearch = (id: string, mode: ToolSearchMode) =>
+  api('PUT', `/tokens/${encodeURIComponent(id)}/tool-search`, tokenAnswer, { mode });
 
 export const toolSearchQuery = (root: string) =>
   queryOptions({
@@ -38,7 +52,8 @@ export const toolSearchQuery = (root: string) =>
     queryFn: () => api('GET', `/tool-search${query({ workspace_path: root })}`, placeToolSearchAnswer),
   });
 
-export const setPlaceToolSearch = (root: string, mode: ToolSearchMode) => api('PUT', '/access/places/tool-search', placeToolSearchAnswer, { workspace_path: root, mode });
+export const setPlaceToolSearch = (root: string, mode: ToolSearchMode) =>
+  api('PUT', '/access/places/tool-search', placeToolSearchAnswer, { workspace_path: root, mode });
 
 /** Where each MCP client's entry for this server would go: the person's own file, and the place folder's. */
 export const clientFilesQuery = (root: string) =>
@@ -57,4 +72,10 @@ export interface WriteClientEntry {
 
 /** This server's entry written into a client's configuration (the rest of the file kept, a backup beside it). */
 export const writeClientEntry = (input: WriteClientEntry) =>
-  api('POST', '/client-configs', writtenClientEntry, { workspace_path: input.workspacePath, client: input.client, scope: input.scope, auth: input.auth, replace: input.replace });
+  api('POST', '/client-configs', writtenClientEntry, {
+    workspace_path: input.workspacePath,
+    client: input.client,
+    scope: input.scope,
+    auth: input.auth,
+    replace: input.replace,
+  });

@@ -26,7 +26,9 @@ export const signedInClientsQuery = queryOptions({
 });
 
 export const approveSignIn = (code: string, workspacePath: string) =>
-  api('POST', `/agent-access/sign-ins/${encodeURIComponent(code)}/approve`, approvedAnswer, { workspace_path: workspacePath === '' ? '.' : workspacePath });
+  api('POST', `/agent-access/sign-ins/${encodeURIComponent(code)}/approve`, approvedAnswer, {
+    workspace_path: workspacePath === '' ? '.' : workspacePath,
+  });
 
 export const denySignIn = (code: string) => api('POST', `/agent-access/sign-ins/${encodeURIComponent(code)}/deny`, deniedAnswer, {});
 

@@ -27,9 +27,20 @@ export function useChanges(): void {
 export function keysOf(c: Change): QueryKey[] {
   switch (c.topic) {
     case 'connections':
-      return c.root === undefined ? [['place-connections'], ['connection-details'], ['tool-search']] : [['place-connections', c.root], ['connection-details', c.root], ['tool-search', c.root]];
+      return c.root === undefined
+        ? [['place-connections'], ['connection-details'], ['tool-search']]
+        : [
+            ['place-connections', c.root],
+            ['connection-details', c.root],
+            ['tool-search', c.root],
+          ];
     case 'secrets':
-      return c.root === undefined ? [['secrets'], ['place-connections']] : [['secrets', c.root], ['place-connections', c.root]];
+      return c.root === undefined
+        ? [['secrets'], ['place-connections']]
+        : [
+            ['secrets', c.root],
+            ['place-connections', c.root],
+          ];
     case 'places':
       return [['places'], ['place-connections'], ['tool-search']];
     case 'catalog':
@@ -54,7 +65,12 @@ async function follow(client: QueryClient, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     try {
       const { base, headers } = await resolveTarget();
-      const response = await fetch(`${base}/api/events`, { headers: { ...headers, Accept: 'text/event-stream' }, credentials: 'same-origin', cache: 'no-store', signal });
+      const response = await fetch(`${base}/api/events`, {
+        headers: { ...headers, Accept: 'text/event-stream' },
+        credentials: 'same-origin',
+        cache: 'no-store',
+        signal,
+      });
       // Signed out: the page says so on its next answer; nothing to follow until it signs in again.
       if (response.status === 401) return;
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);

@@ -67,7 +67,10 @@ export async function api(method: string, path: string, answer: z.ZodType | null
   const checked = answer.safeParse(json);
   if (!checked.success) {
     const issue = checked.error.issues[0];
-    throw new ApiError(`The server's answer to ${method} ${path.split('?')[0]} is not what this page expects (${issue?.path.join('.') || 'the answer'}: ${issue?.message ?? 'invalid'}). Reload the page; if it stays, the page and the server are of different versions.`, response.status);
+    throw new ApiError(
+      `The server's answer to ${method} ${path.split('?')[0]} is not what this page expects (${issue?.path.join('.') || 'the answer'}: ${issue?.message ?? 'invalid'}). Reload the page; if it stays, the page and the server are of different versions.`,
+      response.status,
+    );
   }
   return checked.data;
 }

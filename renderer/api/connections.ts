@@ -25,7 +25,24 @@ import { importAnswer, importPlan, type ImportItem, type ImportPlan, type Import
 // Query options and calls per feature: places, a place's connections, the catalog, a place's secrets.
 // None polls: the server's change events say what to fetch again (useChanges).
 
-export type { AddLocalServer, AddServer, CatalogEntry, ImportItem, ImportPlan, ImportResult, CatalogListing, Connection, ConnectionDetails, ConnectionEdit, ConnectionState, OwnApp, Place, PlaceConnections, PlacePolicy, SignInGroup };
+export type {
+  AddLocalServer,
+  AddServer,
+  CatalogEntry,
+  ImportItem,
+  ImportPlan,
+  ImportResult,
+  CatalogListing,
+  Connection,
+  ConnectionDetails,
+  ConnectionEdit,
+  ConnectionState,
+  OwnApp,
+  Place,
+  PlaceConnections,
+  PlacePolicy,
+  SignInGroup,
+};
 
 export const placesQuery = queryOptions({
   queryKey: ['places'],
@@ -56,11 +73,17 @@ export const refreshCatalog = () => api('POST', '/catalog/refresh', catalogListi
 
 /** A catalog entry: a remote one's API-key secret, or a local one's variables (VAR → place secret). */
 export const addFromCatalog = (root: string, catalog: string, secret?: string, env?: Record<string, string>) =>
-  api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, catalog, ...(secret && { secret }), ...(env && Object.keys(env).length > 0 && { env }) });
+  api('POST', '/mcp/place', connectionAnswer, {
+    workspace_path: root,
+    catalog,
+    ...(secret && { secret }),
+    ...(env && Object.keys(env).length > 0 && { env }),
+  });
 
 export const addServer = (root: string, server: AddServer) => api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, server });
 
-export const addLocalServer = (root: string, local: AddLocalServer) => api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, ...local });
+export const addLocalServer = (root: string, local: AddLocalServer) =>
+  api('POST', '/mcp/place', connectionAnswer, { workspace_path: root, ...local });
 
 /** The hosts installing a package with this launcher reaches on this machine (its registry's), for the strict policy. */
 export function installHostsQuery(command: string) {
@@ -85,7 +108,10 @@ export const runImport = (root: string, items: string[]) => api('POST', '/import
 
 export const connectConnection = (root: string, name: string, ownApp?: OwnApp) =>
   // The page opens the sign-in page itself (a tab it opened on the click, or the desktop's browser).
-  api('POST', `/mcp/place/${encodeURIComponent(name)}/connect${query({ workspace_path: root })}`, connectAnswer, { open_browser: false, ...(ownApp && { own_app: ownApp }) });
+  api('POST', `/mcp/place/${encodeURIComponent(name)}/connect${query({ workspace_path: root })}`, connectAnswer, {
+    open_browser: false,
+    ...(ownApp && { own_app: ownApp }),
+  });
 
 /** A sign-in group's "Connect N services": one chain of sign-ins in one browser window. */
 export const connectConnections = (root: string, names: string[]) =>
@@ -95,27 +121,48 @@ export const connectConnections = (root: string, names: string[]) =>
 export function connectionDetailsQuery(root: string, connection: Connection) {
   return queryOptions({
     queryKey: ['connection-details', root, connection.owner, connection.name],
-    queryFn: () => api('GET', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`, connectionDetailsAnswer),
+    queryFn: () =>
+      api(
+        'GET',
+        `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`,
+        connectionDetailsAnswer,
+      ),
   });
 }
 
 /** Fix in place: name, URL, API-key header, or which tools are on. */
 export const editConnection = (root: string, connection: Connection, edit: ConnectionEdit) =>
-  api('PATCH', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`, connectionAnswer, edit);
+  api(
+    'PATCH',
+    `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`,
+    connectionAnswer,
+    edit,
+  );
 
 /** Test: the server is asked now, with the connection's credentials. */
 export const testConnection = (root: string, connection: Connection) =>
-  api('POST', `/mcp/place/${encodeURIComponent(connection.name)}/test${query({ workspace_path: root, owner: connection.owner })}`, connectionAnswer);
+  api(
+    'POST',
+    `/mcp/place/${encodeURIComponent(connection.name)}/test${query({ workspace_path: root, owner: connection.owner })}`,
+    connectionAnswer,
+  );
 
 export const removeConnection = (root: string, connection: Connection) =>
-  api('DELETE', `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`, removedAnswer);
+  api(
+    'DELETE',
+    `/mcp/place/${encodeURIComponent(connection.name)}${query({ workspace_path: root, owner: connection.owner })}`,
+    removedAnswer,
+  );
 
 /** Saves a place secret; one the place already has is replaced only with `replace` (the person agreed). */
 export const putSecret = (root: string, name: string, value: string, replace = false) =>
   api('PUT', `/secrets/${encodeURIComponent(name)}${query({ workspace_path: root })}`, null, { value, ...(replace && { replace }) });
 
-export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) => api('PUT', '/places/policy', placePolicyAnswer, { workspace_path: root, policy, folders });
+export const putPolicy = (root: string, policy: PlacePolicy['kind'], folders: string[]) =>
+  api('PUT', '/places/policy', placePolicyAnswer, { workspace_path: root, policy, folders });
 /** What is sealed beyond the credential stores (`seal`), and the stores lifted (`unseal`): both replaced whole. */
-export const putSeals = (root: string, seal: string[], unseal: string[]) => api('PUT', '/places/seals', placePolicyAnswer, { workspace_path: root, seal, unseal });
+export const putSeals = (root: string, seal: string[], unseal: string[]) =>
+  api('PUT', '/places/seals', placePolicyAnswer, { workspace_path: root, seal, unseal });
 /** The place's own limits, replaced whole: one left out is the machine's default. */
-export const putLimits = (root: string, limits: PlacePolicy['limits']) => api('PUT', '/places/limits', placePolicyAnswer, { workspace_path: root, ...limits });
+export const putLimits = (root: string, limits: PlacePolicy['limits']) =>
+  api('PUT', '/places/limits', placePolicyAnswer, { workspace_path: root, ...limits });

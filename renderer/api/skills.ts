@@ -19,7 +19,8 @@ export function skillQuery(name: string) {
 
 export const createSkill = (name: string, description: string) => api('POST', '/skills', skillDetail, { name, description });
 
-export const saveSkill = (name: string, content: string, version: string) => api('PUT', `/skills/${encodeURIComponent(name)}`, skillDetail, { content, version });
+export const saveSkill = (name: string, content: string, version: string) =>
+  api('PUT', `/skills/${encodeURIComponent(name)}`, skillDetail, { content, version });
 
 export const deleteSkill = (name: string) => api('DELETE', `/skills/${encodeURIComponent(name)}`, null);
 

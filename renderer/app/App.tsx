@@ -49,10 +49,22 @@ export function App() {
       >
         Skip to content
       </a>
-      <nav className="rail" aria-label="Place and sections" data-menu={menuOpen ? 'open' : 'closed'} onKeyDown={menuOpen ? closeOnEscape(closeMenu) : undefined}>
+      <nav
+        className="rail"
+        aria-label="Place and sections"
+        data-menu={menuOpen ? 'open' : 'closed'}
+        onKeyDown={menuOpen ? closeOnEscape(closeMenu) : undefined}
+      >
         <div className="rail-top">
           <div className="brand">Persona Workspace</div>
-          <button type="button" id="menu-button" className="button menu-button" aria-expanded={menuOpen} aria-controls="sections-menu" onClick={() => setMenuOpen((open) => !open)}>
+          <button
+            type="button"
+            id="menu-button"
+            className="button menu-button"
+            aria-expanded={menuOpen}
+            aria-controls="sections-menu"
+            onClick={() => setMenuOpen((open) => !open)}
+          >
             Menu
           </button>
         </div>

@@ -5,7 +5,15 @@ import { closeOnEscape } from './keyboard';
  * An inline Yes/No in place of a destructive button (no popup). Focus starts on No, the safe
  * choice, and Escape is No; `onNo` should put focus back on the button that asked.
  */
-export function ConfirmInline(props: { label: string; question: ReactNode; yes: string; working: string; pending: boolean; onYes: () => void; onNo: () => void }) {
+export function ConfirmInline(props: {
+  label: string;
+  question: ReactNode;
+  yes: string;
+  working: string;
+  pending: boolean;
+  onYes: () => void;
+  onNo: () => void;
+}) {
   const keepRef = useRef<HTMLButtonElement>(null);
   useEffect(() => keepRef.current?.focus(), []);
   return (

@@ -7,7 +7,17 @@ type CopyState = 'idle' | 'copied' | 'refused';
  * Copies `text` to the clipboard and says so where screen readers hear it. When the browser refuses
  * (no permission, not a secure page), it selects `target`'s text instead so the person can press Ctrl+C.
  */
-export function CopyButton({ text, label, target, className = 'button' }: { text: string; label: string; target: RefObject<HTMLElement | null>; className?: string }) {
+export function CopyButton({
+  text,
+  label,
+  target,
+  className = 'button',
+}: {
+  text: string;
+  label: string;
+  target: RefObject<HTMLElement | null>;
+  className?: string;
+}) {
   const [state, setState] = useState<CopyState>('idle');
   const timer = useRef<number | undefined>(undefined);
 

@@ -1,7 +1,17 @@
 import { ApiError } from '../api/client';
 
 /** A failed load or action: what happened, in the API's words, and what to do next. */
-export function ErrorNote({ error, title, onRetry, retrying }: { error: unknown; title?: string; onRetry?: () => void; retrying?: boolean }) {
+export function ErrorNote({
+  error,
+  title,
+  onRetry,
+  retrying,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+  retrying?: boolean;
+}) {
   return (
     <div className="note note-error" role="alert">
       <div>

@@ -15,5 +15,9 @@ export function closeOnEscape(close: () => void) {
 
 /** A ref callback that puts focus on the first field (or button) of what it is given, once, when it appears. */
 export function focusFirstField(element: HTMLElement | null): void {
-  element?.querySelector<HTMLElement>('input:not([type=hidden]):not(:disabled), select:not(:disabled), textarea:not(:disabled), button:not(:disabled)')?.focus();
+  element
+    ?.querySelector<HTMLElement>(
+      'input:not([type=hidden]):not(:disabled), select:not(:disabled), textarea:not(:disabled), button:not(:disabled)',
+    )
+    ?.focus();
 }

@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { clientConfigs, SERVER_NAME, SIGN_IN_NOTE, TOKEN_PLACEHOLDER, toolSearchNote } from '../../renderer/features/access/client-configs.js';
+import {
+  clientConfigs,
+  SERVER_NAME,
+  SIGN_IN_NOTE,
+  TOKEN_PLACEHOLDER,
+  toolSearchNote,
+} from '../../renderer/features/access/client-configs.js';
 
 const URL = 'http://127.0.0.1:9100/mcp';
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0b2tlbjphIn0.c2ln';
 const byId = (configs: ReturnType<typeof clientConfigs>) => Object.fromEntries(configs.map((c) => [c.id, c.text]));
 
 describe('clientConfigs', () => {
-  it('puts a token just created into every client\'s configuration as a Bearer header', () => {
+  it("puts a token just created into every client's configuration as a Bearer header", () => {
     const configs = clientConfigs({ url: URL, authRequired: true, token: TOKEN });
     const texts = byId(configs);
     const headers = { Authorization: `Bearer ${TOKEN}` };
@@ -45,8 +51,14 @@ describe('toolSearchNote', () => {
 
   it('says per client whether tool search is on, and why', () => {
     for (const client of ['claude-code', 'cursor', 'vscode', 'generic'] as const) {
-      assert.match(toolSearchNote(client, facts), /^Tool search is on \(This machine has 156 tools, more than 40\): .*search_tools and call_tool/);
-      assert.match(toolSearchNote(client, { ...facts, on: false, by: 'place' }), /^Tool search is off \(set for This machine\): the agent gets all 156 tools/);
+      assert.match(
+        toolSearchNote(client, facts),
+        /^Tool search is on \(This machine has 156 tools, more than 40\): .*search_tools and call_tool/,
+      );
+      assert.match(
+        toolSearchNote(client, { ...facts, on: false, by: 'place' }),
+        /^Tool search is off \(set for This machine\): the agent gets all 156 tools/,
+      );
     }
     assert.match(toolSearchNote('generic', { ...facts, by: 'token' }), /set for this token/);
   });

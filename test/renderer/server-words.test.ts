@@ -3,7 +3,14 @@ import { describe, it } from 'node:test';
 import type { ServerInfo } from '../../common/api/server.js';
 import { mcpUrl } from '../../renderer/features/server/server-words.js';
 
-const stopped: ServerInfo = { state: 'stopped', listen: { host: '127.0.0.1', port: 9100 }, reachable: 'this-machine', authMode: { required: true, external: [] }, runningCommands: 0, agentSessions: 0 };
+const stopped: ServerInfo = {
+  state: 'stopped',
+  listen: { host: '127.0.0.1', port: 9100 },
+  reachable: 'this-machine',
+  authMode: { required: true, external: [] },
+  runningCommands: 0,
+  agentSessions: 0,
+};
 
 describe('mcpUrl', () => {
   it('is the live URL while running, else the configured one', () => {
@@ -13,6 +20,9 @@ describe('mcpUrl', () => {
   });
 
   it('is the public URL behind a reverse proxy, the one the client configs must carry', () => {
-    assert.equal(mcpUrl({ ...stopped, state: 'running', url: 'http://127.0.0.1:9100/mcp', auth: true, publicUrl: 'https://box.example.com' }), 'https://box.example.com/mcp');
+    assert.equal(
+      mcpUrl({ ...stopped, state: 'running', url: 'http://127.0.0.1:9100/mcp', auth: true, publicUrl: 'https://box.example.com' }),
+      'https://box.example.com/mcp',
+    );
   });
 });

@@ -12,7 +12,9 @@ export const SUITE = createRequire(import.meta.url).resolve('@modelcontextprotoc
 export function suiteNode(): string {
   const node = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : process.env.TESTS_NODE_22;
   if (!node || !existsSync(node)) {
-    throw new Error(`The conformance suite needs Node 22 (${node ?? 'TESTS_NODE_22 is not set'}): run this test with bash scripts/test.sh, which installs it and names it.`);
+    throw new Error(
+      `The conformance suite needs Node 22 (${node ?? 'TESTS_NODE_22 is not set'}): run this test with bash scripts/test.sh, which installs it and names it.`,
+    );
   }
   return node;
 }

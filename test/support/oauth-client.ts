@@ -19,7 +19,13 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   ) {}
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.clientName, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: this.clientName,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   state(): string {
     return this.sentState;
@@ -75,7 +81,12 @@ export async function pollWait(waitUrl: string, fetchFn: FetchLike = fetch): Pro
 }
 
 /** Finishes the SDK's sign-in with the code the redirect carried. */
-export async function finishSignIn(provider: MemoryOAuthProvider, serverUrl: string, code: string, fetchFn: FetchLike = fetch): Promise<void> {
+export async function finishSignIn(
+  provider: MemoryOAuthProvider,
+  serverUrl: string,
+  code: string,
+  fetchFn: FetchLike = fetch,
+): Promise<void> {
   const result = await auth(provider, { serverUrl, authorizationCode: code, fetchFn });
   if (result !== 'AUTHORIZED') throw new Error(`expected AUTHORIZED, got ${result}`);
 }

@@ -10,14 +10,23 @@ export interface RawResponse {
  * A request to the MCP endpoint with node:http, so that any header (Host, Origin, Content-Length)
  * and any body can be sent: a POST of JSON by default; `body` may go in several chunks.
  */
-export function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer[] | undefined }): Promise<RawResponse> {
+export function raw(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer[] | undefined },
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: init.method ?? 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...init.headers } },
+      {
+        method: init.method ?? 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...init.headers },
+      },
       (res) => {
         let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => (text += chunk))
+          .on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
       },
     );
     // The server may answer and close before the whole body is sent (some tests do exactly that):

@@ -25,7 +25,11 @@ describe('AuthorizationServer', () => {
 
   async function request(resource?: string) {
     const client = await server.registerClient({ client_name: 'Unit client', redirect_uris: [REDIRECT] });
-    const { key: waitKey, request: r } = await server.startSignIn(client, { redirectUri: REDIRECT, codeChallenge: 'c', state: 's', scopes: [], ...(resource && { resource }) }, ENDPOINT);
+    const { key: waitKey, request: r } = await server.startSignIn(
+      client,
+      { redirectUri: REDIRECT, codeChallenge: 'c', state: 's', scopes: [], ...(resource && { resource }) },
+      ENDPOINT,
+    );
     return { client, waitKey, request: r };
   }
 
@@ -33,7 +37,10 @@ describe('AuthorizationServer', () => {
     const { waitKey, request: r } = await request();
     clock += APPROVAL_TTL_MS + 1;
     assert.deepEqual(await server.pending(), []);
-    await assert.rejects(server.decide(r.code, 'approved', 'local', ''), (e: unknown) => e instanceof SignInRequestError && e.status === 409 && /expired/.test(e.message));
+    await assert.rejects(
+      server.decide(r.code, 'approved', 'local', ''),
+      (e: unknown) => e instanceof SignInRequestError && e.status === 409 && /expired/.test(e.message),
+    );
     const answer = await server.wait(waitKey);
     assert.equal(answer.state, 'answered');
     const url = new URL((answer as { redirect: string }).redirect);
@@ -56,12 +63,15 @@ describe('AuthorizationServer', () => {
     assert.equal(r.askedPlace, 'Crew/a');
     assert.equal(r.resource, ENDPOINT);
     await server.decide(r.code, 'approved', 'local', 'Crew/a');
-    const code = new URL((await server.wait(waitKey) as { redirect: string }).redirect).searchParams.get('code')!;
+    const code = new URL(((await server.wait(waitKey)) as { redirect: string }).redirect).searchParams.get('code')!;
     clock += CODE_TTL_MS + 1;
     await assert.rejects(server.exchangeCode(client.client_id, code, REDIRECT, ENDPOINT), /expired/);
   });
 
   it('refuses an unknown code with a message naming the command to list them', async () => {
-    await assert.rejects(server.decide('ZZZZ-ZZZZ', 'approved', 'local', ''), (e: unknown) => e instanceof SignInRequestError && e.status === 404 && /approve/.test(e.message));
+    await assert.rejects(
+      server.decide('ZZZZ-ZZZZ', 'approved', 'local', ''),
+      (e: unknown) => e instanceof SignInRequestError && e.status === 404 && /approve/.test(e.message),
+    );
   });
 });

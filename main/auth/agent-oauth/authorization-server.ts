@@ -115,7 +115,11 @@ export class AuthorizationServer {
   }
 
   /** Registers a public client (RFC 7591); a secret asked for is not given: PKCE proves the client. */
-  async registerClient(metadata: { client_name?: string | undefined; client_uri?: string | undefined; redirect_uris: string[] }): Promise<RegisteredClient> {
+  async registerClient(metadata: {
+    client_name?: string | undefined;
+    client_uri?: string | undefined;
+    redirect_uris: string[];
+  }): Promise<RegisteredClient> {
     if (metadata.redirect_uris.length === 0 || metadata.redirect_uris.length > 10) {
       throw new OAuthServerError('invalid_client_metadata', 'Register 1 to 10 redirect URIs.');
     }
@@ -135,7 +139,11 @@ export class AuthorizationServer {
       if (clients.length >= MAX_CLIENTS) {
         const inUse = new Set([...current.grants.map((g) => g.clientId), ...current.requests.map((r) => r.clientId)]);
         const spare = clients.find((c) => !inUse.has(c.client_id));
-        if (!spare) throw new OAuthServerError('invalid_client_metadata', `This machine already has ${MAX_CLIENTS} registered clients. Ask its owner to revoke some.`);
+        if (!spare)
+          throw new OAuthServerError(
+            'invalid_client_metadata',
+            `This machine already has ${MAX_CLIENTS} registered clients. Ask its owner to revoke some.`,
+          );
         clients = clients.filter((c) => c !== spare);
       }
       return { ...current, clients: [...clients, client] };
@@ -148,7 +156,11 @@ export class AuthorizationServer {
    * hash is stored). `endpoint` is this server's MCP URL as the client reached it: the resource a
    * client names must be it, optionally with `?workspace_path=` for the place it asks for.
    */
-  async startSignIn(client: RegisteredClient, request: AuthorizeRequest, endpoint: string): Promise<{ key: string; request: SignInRequest }> {
+  async startSignIn(
+    client: RegisteredClient,
+    request: AuthorizeRequest,
+    endpoint: string,
+  ): Promise<{ key: string; request: SignInRequest }> {
     const { resource, askedPlace } = this.checkResource(request.resource, endpoint);
     const key = randomBytes(32).toString('base64url');
     const nowMs = this.now();
@@ -186,11 +198,17 @@ export class AuthorizationServer {
     await this.file.update((current) => {
       const request = current.requests.find((r) => r.code === wanted);
       if (!request) {
-        throw new SignInRequestError(`No sign-in request has the code ${wanted || code.slice(0, 20)}. List the waiting ones with "persona-mcp-workspace approve".`, 404);
+        throw new SignInRequestError(
+          `No sign-in request has the code ${wanted || code.slice(0, 20)}. List the waiting ones with "persona-mcp-workspace approve".`,
+          404,
+        );
       }
       if (request.decision) throw new SignInRequestError(`The sign-in ${request.code} was already ${request.decision.outcome}.`, 409);
       if (Date.parse(request.expiresAt) <= this.now()) {
-        throw new SignInRequestError(`The sign-in ${request.code} expired: it was not answered within ${APPROVAL_TTL_MS / 60_000} minutes, so it was refused. Ask the client to sign in again.`, 409);
+        throw new SignInRequestError(
+          `The sign-in ${request.code} expired: it was not answered within ${APPROVAL_TTL_MS / 60_000} minutes, so it was refused. Ask the client to sign in again.`,
+          409,
+        );
       }
       decided = {
         ...request,
@@ -205,7 +223,11 @@ export class AuthorizationServer {
   async wait(key: string): Promise<WaitState> {
     const keyHash = sha256(key);
     const seen = (await this.file.read()).requests.find((r) => r.keyHash === keyHash);
-    if (!seen) return { state: 'gone', message: 'This sign-in is not known here: it may be over an hour old, or the link is wrong. Start the sign-in again from your app.' };
+    if (!seen)
+      return {
+        state: 'gone',
+        message: 'This sign-in is not known here: it may be over an hour old, or the link is wrong. Start the sign-in again from your app.',
+      };
     if (seen.deliveredAt) return { state: 'gone', message: 'This sign-in was already answered. Go back to your app.' };
     if (!seen.decision && Date.parse(seen.expiresAt) > this.now()) return { state: 'pending', request: seen };
     let answer: WaitState | undefined;
@@ -273,8 +295,15 @@ export class AuthorizationServer {
       }
       if (grant.rotatedHashes.includes(presented)) {
         // Someone holds a refresh token that was already exchanged: one of the two copies leaked.
-        result = new OAuthServerError('invalid_grant', 'This refresh token was already used, so it may have been stolen: the client\'s access is revoked. Sign in again.');
-        return replaceGrant(current, { ...grant, revokedAt: new Date(this.now()).toISOString(), revokedWhy: 'a refresh token was used twice, so it may have been stolen' });
+        result = new OAuthServerError(
+          'invalid_grant',
+          "This refresh token was already used, so it may have been stolen: the client's access is revoked. Sign in again.",
+        );
+        return replaceGrant(current, {
+          ...grant,
+          revokedAt: new Date(this.now()).toISOString(),
+          revokedWhy: 'a refresh token was used twice, so it may have been stolen',
+        });
       }
       if (!safeEqualHex(grant.refreshHash, presented)) {
         result = new OAuthServerError('invalid_grant', 'This refresh token is not valid. Sign in again.');
@@ -331,10 +360,13 @@ export class AuthorizationServer {
   }
 
   /** Ends a client's access: its access and refresh tokens are refused from the next request on. */
-  async revokeGrant(id: string, why = 'by the machine\'s owner'): Promise<SignedInClient> {
+  async revokeGrant(id: string, why = "by the machine's owner"): Promise<SignedInClient> {
     await this.file.update((current) => {
       const grant = current.grants.find((g) => g.id === id);
-      if (!grant) throw new UnknownClientError(`No signed-in client has the id ${/^[0-9a-f]{16}$/.test(id) ? id : 'given'}. List them with "persona-mcp-workspace clients list".`);
+      if (!grant)
+        throw new UnknownClientError(
+          `No signed-in client has the id ${/^[0-9a-f]{16}$/.test(id) ? id : 'given'}. List them with "persona-mcp-workspace clients list".`,
+        );
       if (grant.revokedAt) return current;
       return replaceGrant(current, { ...grant, revokedAt: new Date(this.now()).toISOString(), revokedWhy: why });
     });
@@ -368,7 +400,9 @@ export class AuthorizationServer {
       url.searchParams.set('error', 'access_denied');
       url.searchParams.set(
         'error_description',
-        expired ? `The machine's owner did not answer within ${APPROVAL_TTL_MS / 60_000} minutes.` : 'The machine\'s owner refused this sign-in.',
+        expired
+          ? `The machine's owner did not answer within ${APPROVAL_TTL_MS / 60_000} minutes.`
+          : "The machine's owner refused this sign-in.",
       );
       return { state: 'answered', outcome: expired ? 'expired' : 'denied', redirect: url.href };
     }
@@ -391,7 +425,8 @@ export class AuthorizationServer {
 
   private async usableCode(clientId: string, code: string): Promise<IssuedCode> {
     const issued = this.codes.get(sha256(code));
-    if (!issued || issued.clientId !== clientId) throw new OAuthServerError('invalid_grant', 'This authorization code is not valid for this client.');
+    if (!issued || issued.clientId !== clientId)
+      throw new OAuthServerError('invalid_grant', 'This authorization code is not valid for this client.');
     if (issued.used) {
       // A code presented twice was intercepted: end whatever the first exchange got.
       if (issued.grantId) await this.revokeGrant(issued.grantId, 'its authorization code was used twice, so it may have been stolen');
@@ -420,7 +455,12 @@ export class AuthorizationServer {
       .setIssuedAt(nowSeconds)
       .setExpirationTime(nowSeconds + ACCESS_TOKEN_TTL_SECONDS)
       .sign(key);
-    return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, refresh_token: `${grant.id}.${refreshSecret}` };
+    return {
+      access_token: access,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SECONDS,
+      refresh_token: `${grant.id}.${refreshSecret}`,
+    };
   }
 
   /** The resource as the audience (origin and path), and the place it names, if any. */
@@ -477,7 +517,8 @@ function replaceGrant(state: OAuthState, grant: Grant): OAuthState {
 function splitRefresh(token: string): [string, string] {
   const dot = token.indexOf('.');
   const id = token.slice(0, dot);
-  if (dot !== 16 || !/^[0-9a-f]{16}$/.test(id)) throw new OAuthServerError('invalid_grant', 'This refresh token is not valid. Sign in again.');
+  if (dot !== 16 || !/^[0-9a-f]{16}$/.test(id))
+    throw new OAuthServerError('invalid_grant', 'This refresh token is not valid. Sign in again.');
   return [id, token.slice(dot + 1)];
 }
 

@@ -57,12 +57,20 @@ export class ClientMetadataDocuments {
     if (url.pathname === '/' || url.hash) refuse('the URL needs a path and no fragment');
     let text: string;
     try {
-      const response = await this.fetch(url.href, { redirect: 'error', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MS) });
+      const response = await this.fetch(url.href, {
+        redirect: 'error',
+        headers: { Accept: 'application/json' },
+        signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MS),
+      });
       if (!response.ok) refuse(`it answered HTTP ${response.status}`);
       text = await readLimited(response, MAX_DOCUMENT_BYTES);
     } catch (error) {
       if (error instanceof OAuthServerError) throw error;
-      return refuse((error as Error).name === 'TimeoutError' ? `it did not answer within ${DOCUMENT_TIMEOUT_MS / 1000} seconds` : (error as Error).message);
+      return refuse(
+        (error as Error).name === 'TimeoutError'
+          ? `it did not answer within ${DOCUMENT_TIMEOUT_MS / 1000} seconds`
+          : (error as Error).message,
+      );
     }
     let json: unknown;
     try {

@@ -25,7 +25,8 @@ export function checkRedirectUri(uri: string): void {
   }
   if (REFUSED_SCHEMES.has(url.protocol)) refuse(`the ${url.protocol} scheme cannot receive an answer`);
   if (url.hash || uri.includes('#')) refuse('a redirect URI must not have a fragment');
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) refuse('plain http is allowed only to a loopback address (127.0.0.1, [::1], localhost); use https');
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+    refuse('plain http is allowed only to a loopback address (127.0.0.1, [::1], localhost); use https');
   if (url.username || url.password) refuse('it must not hold a user name or password');
 }
 
@@ -39,10 +40,16 @@ export function checkRedirectUri(uri: string): void {
 export function registeredRedirectUri(registered: readonly string[], requested: string | undefined): string {
   if (requested === undefined) {
     if (registered.length === 1) return registered[0]!;
-    throw new OAuthServerError('invalid_request', `redirect_uri is missing, and this client registered ${registered.length} of them: the app must say which one the answer goes to.`);
+    throw new OAuthServerError(
+      'invalid_request',
+      `redirect_uri is missing, and this client registered ${registered.length} of them: the app must say which one the answer goes to.`,
+    );
   }
   const refuse = (why: string): never => {
-    throw new OAuthServerError('invalid_request', `The answer cannot go to "${requested.slice(0, 200)}": ${why}. The app that sent you here may not be the one it claims to be; close this page and start the sign-in again from your app.`);
+    throw new OAuthServerError(
+      'invalid_request',
+      `The answer cannot go to "${requested.slice(0, 200)}": ${why}. The app that sent you here may not be the one it claims to be; close this page and start the sign-in again from your app.`,
+    );
   };
   try {
     checkRedirectUri(requested);

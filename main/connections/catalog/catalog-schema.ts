@@ -25,7 +25,12 @@ const commonFields = {
   id: z.string().regex(CATALOG_ID_PATTERN, 'must be 1-32 characters of a-z, 0-9 and -'),
   name: z.string().trim().min(1).max(100),
   // One line: the page shows it as the row's detail.
-  description: z.string().trim().min(1).max(200).regex(/^[^\r\n]*$/, 'must be one line'),
+  description: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[^\r\n]*$/, 'must be one line'),
   homepage: httpsUrl.optional(),
   docs: httpsUrl.optional(),
 };
@@ -52,7 +57,14 @@ const localEntryFields = {
   auth: z.literal('none'),
   local: z.strictObject({
     command: z.enum(['npx', 'uvx']),
-    args: z.array(z.string().max(4000).regex(/^[^\0]*$/, 'no NUL character')).max(100),
+    args: z
+      .array(
+        z
+          .string()
+          .max(4000)
+          .regex(/^[^\0]*$/, 'no NUL character'),
+      )
+      .max(100),
     env: z
       .array(
         z.strictObject({
@@ -67,7 +79,6 @@ const localEntryFields = {
   }),
 };
 
-
 const entryOrigin = {
   source: z.enum(['built-in', 'custom', 'registry']),
   // The registry's own server name (`io.github.owner/server`), kept for display and support.
@@ -75,15 +86,21 @@ const entryOrigin = {
 };
 
 /** A catalog entry as the page and the add route see it: a remote server, or a local one. */
-export const catalogEntrySchema = z.union([z.strictObject({ ...entryFields, ...entryOrigin }).superRefine(checkAuthFields), z.strictObject({ ...localEntryFields, ...entryOrigin })]);
+export const catalogEntrySchema = z.union([
+  z.strictObject({ ...entryFields, ...entryOrigin }).superRefine(checkAuthFields),
+  z.strictObject({ ...localEntryFields, ...entryOrigin }),
+]);
 
 export type CatalogEntry = z.infer<typeof catalogEntrySchema>;
 export type LocalCatalogEntry = Extract<CatalogEntry, { transport: 'stdio' }>;
 export type RemoteCatalogEntry = Exclude<CatalogEntry, LocalCatalogEntry>;
 
 /** What makes two entries the same server: a remote's endpoint, a local one's launcher and package. */
-export function serverKeyOf(entry: Pick<CatalogEntry, 'transport'> & { url?: string; local?: { command: string; args: string[] } }): string {
-  if (entry.transport === 'stdio' && entry.local) return `${entry.local.command} ${entry.local.args.find((arg) => !arg.startsWith('-'))?.replace(/(.)@[^@/]*$/, '$1') ?? ''}`;
+export function serverKeyOf(
+  entry: Pick<CatalogEntry, 'transport'> & { url?: string; local?: { command: string; args: string[] } },
+): string {
+  if (entry.transport === 'stdio' && entry.local)
+    return `${entry.local.command} ${entry.local.args.find((arg) => !arg.startsWith('-'))?.replace(/(.)@[^@/]*$/, '$1') ?? ''}`;
   return endpointKey(entry.url ?? '');
 }
 
@@ -94,7 +111,10 @@ export function serverKeyOf(entry: Pick<CatalogEntry, 'transport'> & { url?: str
 export function endpointKey(url: string): string {
   try {
     const parsed = new URL(url);
-    const path = parsed.pathname.toLowerCase().replace(/\/+$/, '').replace(/\/(mcp|sse)$/, '');
+    const path = parsed.pathname
+      .toLowerCase()
+      .replace(/\/+$/, '')
+      .replace(/\/(mcp|sse)$/, '');
     return `${parsed.host.toLowerCase()}${path}`;
   } catch {
     return url.toLowerCase();
@@ -114,7 +134,14 @@ function catalogFileSchema(allowHttp: boolean) {
   return z.strictObject({
     version: z.literal(1),
     groups: z.array(signInGroupSchema),
-    entries: z.array(z.union([z.strictObject({ ...entryFields, ...(allowHttp && { url: httpOrHttpsUrl }) }).superRefine(checkAuthFields), z.strictObject(localEntryFields)])).min(1),
+    entries: z
+      .array(
+        z.union([
+          z.strictObject({ ...entryFields, ...(allowHttp && { url: httpOrHttpsUrl }) }).superRefine(checkAuthFields),
+          z.strictObject(localEntryFields),
+        ]),
+      )
+      .min(1),
   });
 }
 
@@ -145,9 +172,15 @@ function checkAuthFields(entry: { auth: string; apiKey?: unknown; needsOwnOAuthA
  * exist and group at least two servers, no Google or GitHub). Throws one error listing every
  * problem, so a broken file is fixed in one pass.
  */
-export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.json', options: { origin?: 'built-in' | 'custom'; allowHttp?: boolean } = {}): BuiltinCatalog {
+export function parseBuiltinCatalog(
+  data: unknown,
+  source = 'builtin-catalog.json',
+  options: { origin?: 'built-in' | 'custom'; allowHttp?: boolean } = {},
+): BuiltinCatalog {
   const broken = (problems: string[]) =>
-    new CatalogFileError(`${source} is not a valid connector catalog: ${problems.join('; ')}. Fix the file; the app cannot start without it.`);
+    new CatalogFileError(
+      `${source} is not a valid connector catalog: ${problems.join('; ')}. Fix the file; the app cannot start without it.`,
+    );
   const parsed = catalogFileSchema(options.allowHttp ?? false).safeParse(data);
   if (!parsed.success) throw broken(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
   const { entries, groups } = parsed.data;
@@ -164,7 +197,8 @@ export function parseBuiltinCatalog(data: unknown, source = 'builtin-catalog.jso
     if (groupIds.has(group.id)) problems.push(`group id "${group.id}" is used twice`);
     groupIds.add(group.id);
     const members = entries.filter((entry) => groupOf(entry) === group.id).length;
-    if (members < 2) problems.push(`group "${group.id}" has ${members} entr${members === 1 ? 'y' : 'ies'}; a sign-in group needs at least two`);
+    if (members < 2)
+      problems.push(`group "${group.id}" has ${members} entr${members === 1 ? 'y' : 'ies'}; a sign-in group needs at least two`);
   }
   for (const entry of entries) {
     const group = groupOf(entry);
@@ -196,14 +230,19 @@ export function loadCatalog(own?: { path: string; allowHttp: boolean }): Builtin
   try {
     data = JSON.parse(readFileSync(own.path, 'utf8'));
   } catch (error) {
-    const why = error instanceof SyntaxError ? `it is not JSON (${error.message})` : `it cannot be read (${(error as NodeJS.ErrnoException).code ?? error})`;
+    const why =
+      error instanceof SyntaxError
+        ? `it is not JSON (${error.message})`
+        : `it cannot be read (${(error as NodeJS.ErrnoException).code ?? error})`;
     throw new CatalogFileError(`WORKSPACE_CATALOG_FILE=${own.path} cannot be used: ${why}. Fix the file or unset the setting.`);
   }
   const mine = parseBuiltinCatalog(data, own.path, { origin: 'custom', allowHttp: own.allowHttp });
   const taken = new Set([...builtin.entries.map((e) => e.id), ...builtin.groups.map((g) => `group ${g.id}`)]);
   const clashes = [...mine.entries.map((e) => e.id), ...mine.groups.map((g) => `group ${g.id}`)].filter((id) => taken.has(id));
   if (clashes.length) {
-    throw new CatalogFileError(`${own.path} reuses ids of the built-in catalog (${clashes.join(', ')}). Give your entries and groups other ids.`);
+    throw new CatalogFileError(
+      `${own.path} reuses ids of the built-in catalog (${clashes.join(', ')}). Give your entries and groups other ids.`,
+    );
   }
   return { entries: [...mine.entries, ...builtin.entries], groups: [...mine.groups, ...builtin.groups] };
 }

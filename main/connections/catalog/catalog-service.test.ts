@@ -215,8 +215,14 @@ describe('CatalogService', () => {
     await catalog.idle();
     assert.equal(catalog.list().registry.state, 'ok');
     assert.equal(reports.length, 2);
-    assert.match(reports[0]!, /^Could not read the MCP Registry cache .*registry-cache\.json \(ENOTDIR\); will fetch the registry instead\.$/);
-    assert.match(reports[1]!, /^Could not save the MCP Registry cache in .*state \(.*\); the registry will be fetched again at the next start\.$/);
+    assert.match(
+      reports[0]!,
+      /^Could not read the MCP Registry cache .*registry-cache\.json \(ENOTDIR\); will fetch the registry instead\.$/,
+    );
+    assert.match(
+      reports[1]!,
+      /^Could not save the MCP Registry cache in .*state \(.*\); the registry will be fetched again at the next start\.$/,
+    );
   });
 
   it('hides cached registry entries that the built-in list now offers itself', async () => {
@@ -229,13 +235,22 @@ describe('CatalogService', () => {
   });
 
   it('searches built-in and registry entries, and returns only the sign-in groups still listed', async () => {
-    const mirror = { ...cachedEntry, id: 'cf-radar-mirror', name: 'Cloudflare Radar Mirror', description: 'Internet trends.', url: 'https://radar-mirror.example.com/mcp' };
+    const mirror = {
+      ...cachedEntry,
+      id: 'cf-radar-mirror',
+      name: 'Cloudflare Radar Mirror',
+      description: 'Internet trends.',
+      url: 'https://radar-mirror.example.com/mcp',
+    };
     await cacheFetched(HOUR, [mirror, cachedEntry]);
     const catalog = service();
     await catalog.start();
 
     const cloudflare = catalog.list({ search: 'cloudflare' });
-    assert.deepEqual(cloudflare.groups.map((group) => group.id), ['cloudflare']);
+    assert.deepEqual(
+      cloudflare.groups.map((group) => group.id),
+      ['cloudflare'],
+    );
     assert.ok(cloudflare.entries.every((entry) => /cloudflare/i.test(`${entry.name} ${entry.description} ${entry.id}`)));
     assert.equal(cloudflare.entries.at(-1)?.source, 'registry', 'equal ranks keep built-in first');
 

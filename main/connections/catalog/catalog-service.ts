@@ -148,7 +148,10 @@ export class CatalogService {
       this.failure =
         error instanceof RegistryError
           ? { message: error.message, hint: error.hint }
-          : { message: `Could not load the MCP Registry at ${this.registryUrl} (${(error as Error).message ?? error}).`, hint: 'Retry later.' };
+          : {
+              message: `Could not load the MCP Registry at ${this.registryUrl} (${(error as Error).message ?? error}).`,
+              hint: 'Retry later.',
+            };
       return;
     }
     this.cache = { registryUrl: this.registryUrl, fetchedAt: new Date(this.now()).toISOString(), entries };
@@ -156,7 +159,9 @@ export class CatalogService {
     try {
       await writeRegistryCache(this.options.stateDir, this.cache);
     } catch (error) {
-      this.options.report?.(`Could not save the MCP Registry cache in ${this.options.stateDir} (${(error as Error).message}); the registry will be fetched again at the next start.`);
+      this.options.report?.(
+        `Could not save the MCP Registry cache in ${this.options.stateDir} (${(error as Error).message}); the registry will be fetched again at the next start.`,
+      );
     }
   }
 
@@ -167,11 +172,17 @@ export class CatalogService {
 
   private status(): RegistryStatus {
     if (!this.registryUrl) return { state: 'disabled' };
-    const age = this.cache ? { fetchedAt: this.cache.fetchedAt, ageSeconds: Math.max(0, Math.floor((this.now() - Date.parse(this.cache.fetchedAt)) / 1000)) } : {};
+    const age = this.cache
+      ? { fetchedAt: this.cache.fetchedAt, ageSeconds: Math.max(0, Math.floor((this.now() - Date.parse(this.cache.fetchedAt)) / 1000)) }
+      : {};
     if (this.inFlight && (!this.cache || this.failure)) return { state: 'loading', ...age };
     if (this.failure) {
       const shown = age.ageSeconds !== undefined ? ` Showing the registry list from ${formatAge(age.ageSeconds)} ago.` : '';
-      return { state: 'failed', ...age, error: `${this.failure.message}${shown} The built-in connectors are still listed. ${this.failure.hint}` };
+      return {
+        state: 'failed',
+        ...age,
+        error: `${this.failure.message}${shown} The built-in connectors are still listed. ${this.failure.hint}`,
+      };
     }
     return this.cache ? { state: 'ok', ...age } : { state: 'loading' };
   }

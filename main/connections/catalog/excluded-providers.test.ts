@@ -21,11 +21,20 @@ describe('excludedProviderReason', () => {
   });
 
   it('excludes registry servers published under a Google or GitHub domain, or named after them', () => {
-    assert.equal(excludedProviderReason({ url: 'https://x.example.com/mcp', registryName: 'com.google.cloud/run' }), 'is published under com.google.cloud');
-    assert.equal(excludedProviderReason({ url: 'https://x.example.com/mcp', registryName: 'io.github.someone/github-mcp-server' }), 'has "github" in its registry name');
+    assert.equal(
+      excludedProviderReason({ url: 'https://x.example.com/mcp', registryName: 'com.google.cloud/run' }),
+      'is published under com.google.cloud',
+    );
+    assert.equal(
+      excludedProviderReason({ url: 'https://x.example.com/mcp', registryName: 'io.github.someone/github-mcp-server' }),
+      'has "github" in its registry name',
+    );
   });
 
   it('keeps a server whose publisher merely has an io.github namespace', () => {
-    assert.equal(excludedProviderReason({ name: 'Weather', url: 'https://weather.example.com/mcp', registryName: 'io.github.someone/weather' }), undefined);
+    assert.equal(
+      excludedProviderReason({ name: 'Weather', url: 'https://weather.example.com/mcp', registryName: 'io.github.someone/weather' }),
+      undefined,
+    );
   });
 });

@@ -7,7 +7,16 @@
 const EXCLUDED_WORDS = ['google', 'gmail', 'youtube', 'github'];
 
 /** Registrable domains (and their subdomains) of the excluded providers. */
-const EXCLUDED_DOMAINS = ['google.com', 'googleapis.com', 'gmail.com', 'youtube.com', 'withgoogle.com', 'github.com', 'githubcopilot.com', 'githubusercontent.com'];
+const EXCLUDED_DOMAINS = [
+  'google.com',
+  'googleapis.com',
+  'gmail.com',
+  'youtube.com',
+  'withgoogle.com',
+  'github.com',
+  'githubcopilot.com',
+  'githubusercontent.com',
+];
 
 export interface ProviderIdentity {
   id?: string | undefined;
@@ -21,7 +30,10 @@ export interface ProviderIdentity {
 export function excludedProviderReason(entry: ProviderIdentity): string | undefined {
   const host = hostOf(entry.url);
   if (host && isExcludedDomain(host)) return `points at ${host}`;
-  for (const [label, value] of [['id', entry.id], ['name', entry.name]] as const) {
+  for (const [label, value] of [
+    ['id', entry.id],
+    ['name', entry.name],
+  ] as const) {
     const word = value && excludedWordIn(value);
     if (word) return `has "${word}" in its ${label}`;
   }

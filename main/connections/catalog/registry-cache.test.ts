@@ -37,13 +37,24 @@ describe('registry cache', () => {
   for (const [label, content] of [
     ['not JSON', '{"version": 1, "entr'],
     ['of the wrong shape', JSON.stringify({ version: 1, registryUrl: 'https://r.example.com', fetchedAt: 'yesterday', entries: [] })],
-    ['holding a built-in entry', JSON.stringify({ version: 1, registryUrl: 'https://r.example.com', fetchedAt: '2026-10-01T12:00:00Z', entries: [{ ...entry, source: 'built-in' }] })],
+    [
+      'holding a built-in entry',
+      JSON.stringify({
+        version: 1,
+        registryUrl: 'https://r.example.com',
+        fetchedAt: '2026-10-01T12:00:00Z',
+        entries: [{ ...entry, source: 'built-in' }],
+      }),
+    ],
   ]) {
     it(`moves a cache ${label} aside and says so`, async () => {
       await writeFile(registryCachePath(stateDir), content!);
       await assert.rejects(readRegistryCache(stateDir), (error: unknown) => {
         assert.ok(error instanceof RegistryCacheError);
-        assert.match(error.message, /^The MCP Registry cache .*registry-cache\.json was unreadable \(.+\); kept it as .*registry-cache\.json\.corrupt-\d+ and will fetch the registry again\.$/);
+        assert.match(
+          error.message,
+          /^The MCP Registry cache .*registry-cache\.json was unreadable \(.+\); kept it as .*registry-cache\.json\.corrupt-\d+ and will fetch the registry again\.$/,
+        );
         return true;
       });
       const files = await readdir(stateDir);

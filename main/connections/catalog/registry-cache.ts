@@ -41,7 +41,9 @@ export async function readRegistryCache(stateDir: string): Promise<RegistryCache
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    throw new RegistryCacheError(`Could not read the MCP Registry cache ${path} (${code ?? (error as Error).message}); will fetch the registry instead.`);
+    throw new RegistryCacheError(
+      `Could not read the MCP Registry cache ${path} (${code ?? (error as Error).message}); will fetch the registry instead.`,
+    );
   }
   let problem: string;
   try {
@@ -53,7 +55,9 @@ export async function readRegistryCache(stateDir: string): Promise<RegistryCache
   }
   const aside = `${path}.corrupt-${Date.now()}`;
   await rename(path, aside);
-  throw new RegistryCacheError(`The MCP Registry cache ${path} was unreadable (${problem}); kept it as ${aside} and will fetch the registry again.`);
+  throw new RegistryCacheError(
+    `The MCP Registry cache ${path} was unreadable (${problem}); kept it as ${aside} and will fetch the registry again.`,
+  );
 }
 
 export async function writeRegistryCache(stateDir: string, cache: RegistryCache): Promise<void> {

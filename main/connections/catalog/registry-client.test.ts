@@ -41,7 +41,11 @@ describe('fetchRegistryServers', () => {
     // 25 servers, 3 older versions (every tenth), Google and Linear: 30 items, 3 pages of 10.
     assert.equal(servers.length, 30);
     assert.equal(fixture.requests.length, 3);
-    assert.ok(fixture.requests.every((url) => url.pathname === '/v0.1/servers' && url.searchParams.get('limit') === '10' && url.searchParams.get('version') === 'latest'));
+    assert.ok(
+      fixture.requests.every(
+        (url) => url.pathname === '/v0.1/servers' && url.searchParams.get('limit') === '10' && url.searchParams.get('version') === 'latest',
+      ),
+    );
     assert.equal(fixture.requests[0]!.searchParams.get('cursor'), null);
     assert.ok(fixture.requests[1]!.searchParams.get('cursor'));
     assert.notEqual(fixture.requests[2]!.searchParams.get('cursor'), fixture.requests[1]!.searchParams.get('cursor'));
@@ -63,7 +67,11 @@ describe('fetchRegistryServers', () => {
   it('gives up on a request that takes longer than the timeout', async () => {
     fixture.setMode('hang');
     const started = Date.now();
-    await rejectsWith(fetchRegistryServers({ baseUrl: fixture.url, timeoutMs: 200 }), 'timeout', /^Could not reach the MCP Registry at http:\/\/127\.0\.0\.1:\d+ \(timeout after 0\.2 s\)\.$/);
+    await rejectsWith(
+      fetchRegistryServers({ baseUrl: fixture.url, timeoutMs: 200 }),
+      'timeout',
+      /^Could not reach the MCP Registry at http:\/\/127\.0\.0\.1:\d+ \(timeout after 0\.2 s\)\.$/,
+    );
     assert.ok(Date.now() - started < 2000);
   });
 
@@ -78,16 +86,28 @@ describe('fetchRegistryServers', () => {
   });
 
   it('refuses a page larger than maxResponseBytes', async () => {
-    await rejectsWith(fetchRegistryServers({ baseUrl: fixture.url, maxResponseBytes: 1000 }), 'too-large', /sent more than 1000 bytes in one page/);
+    await rejectsWith(
+      fetchRegistryServers({ baseUrl: fixture.url, maxResponseBytes: 1000 }),
+      'too-large',
+      /sent more than 1000 bytes in one page/,
+    );
   });
 
   it('reports a registry that cannot be reached, with the reason', async () => {
     const baseUrl = `http://127.0.0.1:${await closedPort()}`;
-    await rejectsWith(fetchRegistryServers({ baseUrl }), 'network', /^Could not reach the MCP Registry at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\.$/);
+    await rejectsWith(
+      fetchRegistryServers({ baseUrl }),
+      'network',
+      /^Could not reach the MCP Registry at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\.$/,
+    );
   });
 
   it('refuses a registry URL that is not an http(s) URL, saying what to set', async () => {
-    await rejectsWith(fetchRegistryServers({ baseUrl: 'registry.example.com' }), 'invalid-response', /is not a URL\. Set it to an https URL such as https:\/\/registry\.modelcontextprotocol\.io/);
+    await rejectsWith(
+      fetchRegistryServers({ baseUrl: 'registry.example.com' }),
+      'invalid-response',
+      /is not a URL\. Set it to an https URL such as https:\/\/registry\.modelcontextprotocol\.io/,
+    );
     await rejectsWith(fetchRegistryServers({ baseUrl: 'ftp://registry.example.com' }), 'invalid-response', /must be an http\(s\) URL/);
   });
 
@@ -127,7 +147,8 @@ describe('fetchRegistryCatalog', () => {
       [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) => `io.github.fixture-org/server-${String(i).padStart(4, '0')}`),
     );
     assert.ok(entries.every((e) => e.source === 'registry'));
-    const byName = (n: number) => entries.find((e) => e.registryName?.endsWith(`server-${String(n).padStart(4, '0')}`)) as RemoteCatalogEntry;
+    const byName = (n: number) =>
+      entries.find((e) => e.registryName?.endsWith(`server-${String(n).padStart(4, '0')}`)) as RemoteCatalogEntry;
     assert.equal(byName(0).url, 'https://server-0.mcp.example.com/mcp', 'the 1.2.0 version, not the older 0.9.0 listed after it');
     assert.equal(byName(1).transport, 'sse');
     assert.deepEqual(byName(3).apiKey, { header: 'X-API-Key' });

@@ -73,7 +73,10 @@ export async function fetchRegistryServers(options: RegistryFetchOptions): Promi
     if (cursor) url.searchParams.set('cursor', cursor);
     const parsed = parseRegistryPage(await fetchJson(url, options.baseUrl, page, timeoutMs, maxResponseBytes));
     if ('problem' in parsed) {
-      throw new RegistryError('invalid-response', `The MCP Registry at ${options.baseUrl} sent a response that is not a server list (page ${page}: ${parsed.problem}).`);
+      throw new RegistryError(
+        'invalid-response',
+        `The MCP Registry at ${options.baseUrl} sent a response that is not a server list (page ${page}: ${parsed.problem}).`,
+      );
     }
     for (const item of parsed.items) {
       const server = parseServerItem(item);
@@ -90,10 +93,16 @@ function listUrlOf(baseUrl: string): URL {
   try {
     base = new URL(baseUrl);
   } catch {
-    throw new RegistryError('invalid-response', `The MCP Registry URL "${baseUrl}" is not a URL. Set it to an https URL such as ${OFFICIAL_REGISTRY_URL}, or leave it empty to turn the registry off.`);
+    throw new RegistryError(
+      'invalid-response',
+      `The MCP Registry URL "${baseUrl}" is not a URL. Set it to an https URL such as ${OFFICIAL_REGISTRY_URL}, or leave it empty to turn the registry off.`,
+    );
   }
   if (base.protocol !== 'https:' && base.protocol !== 'http:') {
-    throw new RegistryError('invalid-response', `The MCP Registry URL "${baseUrl}" must be an http(s) URL, such as ${OFFICIAL_REGISTRY_URL}.`);
+    throw new RegistryError(
+      'invalid-response',
+      `The MCP Registry URL "${baseUrl}" must be an http(s) URL, such as ${OFFICIAL_REGISTRY_URL}.`,
+    );
   }
   base.pathname = base.pathname.replace(/\/+$/, '') + LIST_PATH;
   base.search = '';
@@ -126,7 +135,11 @@ async function fetchJson(url: URL, baseUrl: string, page: number, timeoutMs: num
 
 /** The body as text, refusing to buffer more than `maxBytes`. */
 async function readBounded(response: Response, maxBytes: number, baseUrl: string): Promise<string> {
-  const tooLarge = () => new RegistryError('too-large', `The MCP Registry at ${baseUrl} sent more than ${formatBytes(maxBytes)} in one page; stopped reading it.`);
+  const tooLarge = () =>
+    new RegistryError(
+      'too-large',
+      `The MCP Registry at ${baseUrl} sent more than ${formatBytes(maxBytes)} in one page; stopped reading it.`,
+    );
   if (Number(response.headers.get('content-length')) > maxBytes) {
     await response.body?.cancel();
     throw tooLarge();

@@ -18,12 +18,20 @@ function server(name: string, overrides: Partial<RegistryServerItem> = {}): Regi
   };
 }
 
-const remote = (type: string, url: string, headers?: RegistryRemote['headers']): RegistryRemote => ({ type, url, ...(headers && { headers }) });
+const remote = (type: string, url: string, headers?: RegistryRemote['headers']): RegistryRemote => ({
+  type,
+  url,
+  ...(headers && { headers }),
+});
 
 describe('catalogEntriesFromRegistry', () => {
   it('maps a remote server to a registry entry', () => {
     const [entry] = catalogEntriesFromRegistry([
-      server('io.github.acme/weather', { title: 'Acme Weather', description: 'Forecasts\n  and alerts.', websiteUrl: 'https://acme.example.com' }),
+      server('io.github.acme/weather', {
+        title: 'Acme Weather',
+        description: 'Forecasts\n  and alerts.',
+        websiteUrl: 'https://acme.example.com',
+      }),
     ]);
     assert.deepEqual(entry, {
       id: 'io-github-acme-weather',
@@ -50,7 +58,9 @@ describe('catalogEntriesFromRegistry', () => {
       server('a.example/http', { remotes: [remote('streamable-http', 'http://plain.example.com/mcp')] }),
       server('a.example/template', { remotes: [remote('streamable-http', 'https://{tenant}.example.com/mcp')] }),
       server('a.example/ws', { remotes: [remote('websocket', 'https://ws.example.com/mcp')] }),
-      server('a.example/both', { remotes: [remote('sse', 'https://both.example.com/sse'), remote('streamable-http', 'https://both.example.com/mcp')] }),
+      server('a.example/both', {
+        remotes: [remote('sse', 'https://both.example.com/sse'), remote('streamable-http', 'https://both.example.com/mcp')],
+      }),
       server('a.example/sse', { remotes: [remote('sse', 'https://sse-only.example.com/sse')] }),
     ]);
     assert.deepEqual(
@@ -83,16 +93,25 @@ describe('catalogEntriesFromRegistry', () => {
       server('a.example/went-local', { version: '2.0.0', remotes: [] }),
       server('a.example/unflagged', { status: undefined }),
     ]);
-    assert.deepEqual(entries.map((e) => e.registryName), ['a.example/unflagged']);
+    assert.deepEqual(
+      entries.map((e) => e.registryName),
+      ['a.example/unflagged'],
+    );
   });
 
   it('drops Google and GitHub servers', () => {
     const entries = catalogEntriesFromRegistry([
-      server('io.github.acme/drive', { title: 'Google Drive', remotes: [remote('streamable-http', 'https://drivemcp.googleapis.com/mcp/v1')] }),
+      server('io.github.acme/drive', {
+        title: 'Google Drive',
+        remotes: [remote('streamable-http', 'https://drivemcp.googleapis.com/mcp/v1')],
+      }),
       server('io.github.github/github-mcp-server'),
       server('io.github.acme/ok'),
     ]);
-    assert.deepEqual(entries.map((e) => e.registryName), ['io.github.acme/ok']);
+    assert.deepEqual(
+      entries.map((e) => e.registryName),
+      ['io.github.acme/ok'],
+    );
   });
 
   it('drops servers at a URL already offered, counting /mcp and /sse of one host as one server', () => {
@@ -103,29 +122,39 @@ describe('catalogEntriesFromRegistry', () => {
         server('a.example/first', { remotes: [remote('streamable-http', 'https://same.example.com/mcp')] }),
         server('a.example/second', { remotes: [remote('sse', 'https://same.example.com/sse')] }),
       ],
-      { skipKeys: ['https://mcp.linear.app/mcp', 'https://mcp.stripe.com'].map((url) => serverKeyOf({ transport: 'streamable-http', url })) },
+      {
+        skipKeys: ['https://mcp.linear.app/mcp', 'https://mcp.stripe.com'].map((url) => serverKeyOf({ transport: 'streamable-http', url })),
+      },
     );
-    assert.deepEqual(entries.map((e) => e.registryName), ['a.example/first']);
+    assert.deepEqual(
+      entries.map((e) => e.registryName),
+      ['a.example/first'],
+    );
   });
 
   it('marks a remote that requires a key header as api-key, keeping the header and its scheme', () => {
     const entries = catalogEntriesFromRegistry([
-      server('a.example/secret', { remotes: [remote('streamable-http', 'https://s.example.com/mcp', [{ name: 'X-Fixture-Auth', isRequired: true, isSecret: true }])] }),
-      server('a.example/bearer', {
-        remotes: [remote('streamable-http', 'https://b.example.com/mcp', [{ name: 'Authorization', value: 'Bearer {api_key}', isRequired: true }])],
+      server('a.example/secret', {
+        remotes: [remote('streamable-http', 'https://s.example.com/mcp', [{ name: 'X-Fixture-Auth', isRequired: true, isSecret: true }])],
       }),
-      server('a.example/optional', { remotes: [remote('streamable-http', 'https://o.example.com/mcp', [{ name: 'X-API-Key', isRequired: false, isSecret: true }])] }),
-      server('a.example/region', { remotes: [remote('streamable-http', 'https://r.example.com/mcp', [{ name: 'X-Region', isRequired: true }])] }),
+      server('a.example/bearer', {
+        remotes: [
+          remote('streamable-http', 'https://b.example.com/mcp', [{ name: 'Authorization', value: 'Bearer {api_key}', isRequired: true }]),
+        ],
+      }),
+      server('a.example/optional', {
+        remotes: [remote('streamable-http', 'https://o.example.com/mcp', [{ name: 'X-API-Key', isRequired: false, isSecret: true }])],
+      }),
+      server('a.example/region', {
+        remotes: [remote('streamable-http', 'https://r.example.com/mcp', [{ name: 'X-Region', isRequired: true }])],
+      }),
     ]);
-    assert.deepEqual(
-      Object.fromEntries(entries.map((e) => [e.registryName, [e.auth, (e as RemoteCatalogEntry).apiKey]])),
-      {
-        'a.example/bearer': ['api-key', { header: 'Authorization', prefix: 'Bearer ' }],
-        'a.example/optional': ['none', undefined],
-        'a.example/region': ['none', undefined],
-        'a.example/secret': ['api-key', { header: 'X-Fixture-Auth' }],
-      },
-    );
+    assert.deepEqual(Object.fromEntries(entries.map((e) => [e.registryName, [e.auth, (e as RemoteCatalogEntry).apiKey]])), {
+      'a.example/bearer': ['api-key', { header: 'Authorization', prefix: 'Bearer ' }],
+      'a.example/optional': ['none', undefined],
+      'a.example/region': ['none', undefined],
+      'a.example/secret': ['api-key', { header: 'X-Fixture-Auth' }],
+    });
   });
 
   it('derives ids deterministically, hashing names that are too long or whose slug is taken', () => {
@@ -158,7 +187,10 @@ describe('catalogEntriesFromRegistry', () => {
       server('a.example/s2', { title: 'Server 2' }),
       server('a.example/a', { title: 'Alpha' }),
     ]);
-    assert.deepEqual(entries.map((e) => e.name), ['Alpha', 'beta', 'Server 2', 'Server 10']);
+    assert.deepEqual(
+      entries.map((e) => e.name),
+      ['Alpha', 'beta', 'Server 2', 'Server 10'],
+    );
   });
 });
 
@@ -183,7 +215,14 @@ describe('endpointKey', () => {
 });
 
 describe('catalogEntriesFromRegistry: local servers', () => {
-  const pkg = (overrides: Record<string, unknown> = {}) => ({ registryType: 'npm', registryBaseUrl: 'https://packages.example.org', identifier: '@acme/files-mcp', version: '2.1.0', transport: { type: 'stdio' }, ...overrides });
+  const pkg = (overrides: Record<string, unknown> = {}) => ({
+    registryType: 'npm',
+    registryBaseUrl: 'https://packages.example.org',
+    identifier: '@acme/files-mcp',
+    version: '2.1.0',
+    transport: { type: 'stdio' },
+    ...overrides,
+  });
 
   it('offers an npm or PyPI package run over stdio when there is no remote, with its variables and where it installs from', () => {
     const entries = catalogEntriesFromRegistry([
@@ -191,17 +230,31 @@ describe('catalogEntriesFromRegistry: local servers', () => {
         remotes: [],
         packages: [
           pkg({
-            packageArguments: [{ type: 'named', name: '--read-only' }, { type: 'positional', value: 'stdio' }],
+            packageArguments: [
+              { type: 'named', name: '--read-only' },
+              { type: 'positional', value: 'stdio' },
+            ],
             environmentVariables: [{ name: 'ACME_TOKEN', description: 'Your token', isRequired: true, isSecret: true }],
           }),
         ],
       }),
-      server('a.example/py', { remotes: [], packages: [pkg({ registryType: 'pypi', identifier: 'acme-mcp', version: '0.3', registryBaseUrl: undefined })] }),
+      server('a.example/py', {
+        remotes: [],
+        packages: [pkg({ registryType: 'pypi', identifier: 'acme-mcp', version: '0.3', registryBaseUrl: undefined })],
+      }),
     ]);
     assert.deepEqual(
       entries.map((e) => [e.registryName, e.transport === 'stdio' && e.local]),
       [
-        ['a.example/files', { command: 'npx', args: ['-y', '@acme/files-mcp@2.1.0', '--read-only', 'stdio'], env: [{ name: 'ACME_TOKEN', description: 'Your token', required: true, secret: true }], hosts: ['packages.example.org'] }],
+        [
+          'a.example/files',
+          {
+            command: 'npx',
+            args: ['-y', '@acme/files-mcp@2.1.0', '--read-only', 'stdio'],
+            env: [{ name: 'ACME_TOKEN', description: 'Your token', required: true, secret: true }],
+            hosts: ['packages.example.org'],
+          },
+        ],
         ['a.example/py', { command: 'uvx', args: ['acme-mcp@0.3'], env: [], hosts: [] }],
       ],
     );
@@ -210,12 +263,21 @@ describe('catalogEntriesFromRegistry: local servers', () => {
   it('prefers a remote, and leaves out a package that needs input or a secret on its command line, or is not stdio', () => {
     const entries = catalogEntriesFromRegistry([
       server('a.example/both', { packages: [pkg()] }),
-      server('a.example/folder', { remotes: [], packages: [pkg({ packageArguments: [{ type: 'positional', valueHint: 'dir', isRequired: true }] })] }),
-      server('a.example/secret-arg', { remotes: [], packages: [pkg({ packageArguments: [{ type: 'named', name: '--token', value: 'x', isSecret: true }] })] }),
+      server('a.example/folder', {
+        remotes: [],
+        packages: [pkg({ packageArguments: [{ type: 'positional', valueHint: 'dir', isRequired: true }] })],
+      }),
+      server('a.example/secret-arg', {
+        remotes: [],
+        packages: [pkg({ packageArguments: [{ type: 'named', name: '--token', value: 'x', isSecret: true }] })],
+      }),
       server('a.example/template', { remotes: [], packages: [pkg({ packageArguments: [{ type: 'positional', value: '{dir}' }] })] }),
       server('a.example/http', { remotes: [], packages: [pkg({ transport: { type: 'streamable-http' } })] }),
       server('a.example/oci', { remotes: [], packages: [pkg({ registryType: 'oci' })] }),
     ]);
-    assert.deepEqual(entries.map((e) => [e.registryName, e.transport]), [['a.example/both', 'streamable-http']]);
+    assert.deepEqual(
+      entries.map((e) => [e.registryName, e.transport]),
+      [['a.example/both', 'streamable-http']],
+    );
   });
 });

@@ -35,12 +35,16 @@ export function catalogEntriesFromRegistry(items: Iterable<RegistryServerItem>, 
     const server = pickRemote(item.remotes) ?? pickPackage(item.packages);
     if (!server) continue;
     if (excludedProviderReason({ name: item.title, url: 'url' in server ? server.url : '', registryName: item.name })) continue;
-    const key = 'url' in server ? serverKeyOf({ transport: 'streamable-http', url: server.url }) : serverKeyOf({ transport: 'stdio', local: server });
+    const key =
+      'url' in server ? serverKeyOf({ transport: 'streamable-http', url: server.url }) : serverKeyOf({ transport: 'stdio', local: server });
     if (seen.has(key)) continue;
     seen.add(key);
     candidates.push({ item, server });
   }
-  const ids = assignIds(candidates.map(({ item }) => item.name), new Set(options.reservedIds ?? []));
+  const ids = assignIds(
+    candidates.map(({ item }) => item.name),
+    new Set(options.reservedIds ?? []),
+  );
   const entries: CatalogEntry[] = [];
   for (const { item, server } of candidates) {
     const id = ids.get(item.name)!;
@@ -125,7 +129,12 @@ function pickPackage(packages: RegistryPackage[]): LocalPackage | undefined {
     return {
       command,
       args: [...(command === 'npx' ? ['-y'] : []), ...runtime, spec, ...own],
-      env: (pkg.environmentVariables ?? []).map((v) => ({ name: v.name, ...(v.description && { description: v.description.replace(/\s+/g, ' ').slice(0, 300) }), required: v.isRequired === true, secret: v.isSecret === true })),
+      env: (pkg.environmentVariables ?? []).map((v) => ({
+        name: v.name,
+        ...(v.description && { description: v.description.replace(/\s+/g, ' ').slice(0, 300) }),
+        required: v.isRequired === true,
+        secret: v.isSecret === true,
+      })),
       hosts: host ? [host] : [],
     };
   }
@@ -192,7 +201,10 @@ function assignIds(names: string[], reserved: Set<string>): Map<string, string> 
 }
 
 function slugOf(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 }
 
 function hashedId(name: string, slug: string): string {

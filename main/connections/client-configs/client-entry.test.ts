@@ -12,10 +12,13 @@ import { ClientConfigError } from './config-file.js';
 // tabs, Windows line ends, no final newline. Writing this server's entry must leave every byte
 // of that as it was, with the entry added in the file's own style and a backup beside it.
 const SAMPLES: Record<string, string> = {
-  'claude-desktop': '{\n  "mcpServers": {\n    "files": { "command": "npx", "args": ["-y", "@acme/files"] }\n  },\n  "globalShortcut": "Ctrl+Space"\n}\n',
+  'claude-desktop':
+    '{\n  "mcpServers": {\n    "files": { "command": "npx", "args": ["-y", "@acme/files"] }\n  },\n  "globalShortcut": "Ctrl+Space"\n}\n',
   cursor: '{\r\n\t"mcpServers": {\r\n\t\t"linear": {\r\n\t\t\t"url": "https://mcp.linear.app/mcp"\r\n\t\t}\r\n\t}\r\n}',
-  vscode: '// My servers\n{\n    "servers": {\n        // the one for notes\n        "notes": { "type": "stdio", "command": "notes-mcp", },\n    },\n    "inputs": [],\n}\n',
-  'claude-code': '{\n  "numStartups": 42,\n  "theme": "dark",\n  "mcpServers": {},\n  "projects": { "/srv/app": { "allowedTools": [] } }\n}\n',
+  vscode:
+    '// My servers\n{\n    "servers": {\n        // the one for notes\n        "notes": { "type": "stdio", "command": "notes-mcp", },\n    },\n    "inputs": [],\n}\n',
+  'claude-code':
+    '{\n  "numStartups": 42,\n  "theme": "dark",\n  "mcpServers": {},\n  "projects": { "/srv/app": { "allowedTools": [] } }\n}\n',
 };
 
 describe('writing this server into a client configuration', () => {
@@ -59,9 +62,15 @@ describe('writing this server into a client configuration', () => {
   it('refuses to replace an entry of that name unless asked, and leaves the file alone', async () => {
     const file = fileOf('cursor');
     const before = await readFile(file.path, 'utf8');
-    await assert.rejects(writeServerEntry(file, 'persona-workspace', entryFor('cursor', { url: 'http://127.0.0.1:9100/mcp' }), { replace: false }), ClientConfigError);
+    await assert.rejects(
+      writeServerEntry(file, 'persona-workspace', entryFor('cursor', { url: 'http://127.0.0.1:9100/mcp' }), { replace: false }),
+      ClientConfigError,
+    );
     assert.equal(await readFile(file.path, 'utf8'), before);
-    const replaced = await writeServerEntry(file, 'persona-workspace', entryFor('cursor', { url: 'http://127.0.0.1:9100/mcp' }), { replace: true, now: new Date('2030-01-02T03:04:06Z') });
+    const replaced = await writeServerEntry(file, 'persona-workspace', entryFor('cursor', { url: 'http://127.0.0.1:9100/mcp' }), {
+      replace: true,
+      now: new Date('2030-01-02T03:04:06Z'),
+    });
     assert.equal(replaced.replaced, true);
   });
 
@@ -70,7 +79,10 @@ describe('writing this server into a client configuration', () => {
     await mkdir(join(home, 'one-line', '.cursor'), { recursive: true });
     await writeFile(file.path, '{"mcpServers":{"a":{"url":"https://a.example/mcp"}}}');
     await writeServerEntry(file, 'pw', { url: 'http://127.0.0.1:9100/mcp' }, { replace: false });
-    assert.equal(await readFile(file.path, 'utf8'), '{"mcpServers":{"a":{"url":"https://a.example/mcp"},"pw": {"url":"http://127.0.0.1:9100/mcp"}}}');
+    assert.equal(
+      await readFile(file.path, 'utf8'),
+      '{"mcpServers":{"a":{"url":"https://a.example/mcp"},"pw": {"url":"http://127.0.0.1:9100/mcp"}}}',
+    );
   });
 
   it('makes a missing file, and never writes into a file that does not parse or through a link', async () => {
@@ -101,6 +113,11 @@ describe('writing this server into a client configuration', () => {
       args: ['-y', 'mcp-remote', 'https://box.example.com/mcp', '--header', 'Authorization:${AUTH_HEADER}'],
       env: { AUTH_HEADER: 'Bearer t' },
     });
-    assert.deepEqual(entryFor('claude-desktop', { url: 'http://10.0.0.5:9100/mcp' }).args, ['-y', 'mcp-remote', 'http://10.0.0.5:9100/mcp', '--allow-http']);
+    assert.deepEqual(entryFor('claude-desktop', { url: 'http://10.0.0.5:9100/mcp' }).args, [
+      '-y',
+      'mcp-remote',
+      'http://10.0.0.5:9100/mcp',
+      '--allow-http',
+    ]);
   });
 });

@@ -47,7 +47,13 @@ export function entryFor(client: ClientId, { url, token }: ServerEntryInput): Re
       const plainHttp = new URL(url).protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
       return {
         command: 'npx',
-        args: ['-y', 'mcp-remote', url, ...(plainHttp ? ['--allow-http'] : []), ...(token ? ['--header', 'Authorization:${AUTH_HEADER}'] : [])],
+        args: [
+          '-y',
+          'mcp-remote',
+          url,
+          ...(plainHttp ? ['--allow-http'] : []),
+          ...(token ? ['--header', 'Authorization:${AUTH_HEADER}'] : []),
+        ],
         ...(token && { env: { AUTH_HEADER: `Bearer ${token}` } }),
       };
     }
@@ -60,18 +66,26 @@ export function entryFor(client: ClientId, { url, token }: ServerEntryInput): Re
  * it was to `<file>.bak-<time>` beside it. A file that does not parse is left alone; an entry of
  * that name is replaced only when asked; a link is not written through.
  */
-export async function writeServerEntry(file: ClientFile, name: string, entry: Record<string, unknown>, options: { replace: boolean; now?: Date }): Promise<WrittenEntry> {
+export async function writeServerEntry(
+  file: ClientFile,
+  name: string,
+  entry: Record<string, unknown>,
+  options: { replace: boolean; now?: Date },
+): Promise<WrittenEntry> {
   const read = await readConfigText(file.path);
   const text = read?.text ?? '{}\n';
   const json = parseConfig(file.path, text);
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new ClientConfigError(`${file.path} does not hold a JSON object; it was left as it is.`);
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new ClientConfigError(`${file.path} does not hold a JSON object; it was left as it is.`);
   const servers = valueAt(json, file.serversAt);
   if (servers !== undefined && (typeof servers !== 'object' || servers === null || Array.isArray(servers))) {
     throw new ClientConfigError(`${file.path} has "${file.serversAt.join('.')}" but it is not an object; it was left as it is.`);
   }
   const replaced = valueAt(json, [...file.serversAt, name]) !== undefined;
   if (replaced && !options.replace) {
-    throw new ClientEntryExistsError(`${CLIENT_NAMES[file.client]} already has a server named "${name}" in ${file.path}; it was left as it is. Replace it, or choose another name.`);
+    throw new ClientEntryExistsError(
+      `${CLIENT_NAMES[file.client]} already has a server named "${name}" in ${file.path}; it was left as it is. Replace it, or choose another name.`,
+    );
   }
   const next = withValue(text, [...file.serversAt, name], entry);
   let backup: string | undefined;
@@ -83,8 +97,21 @@ export async function writeServerEntry(file: ClientFile, name: string, entry: Re
     await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
   }
   await writeFileAtomic(file.path, next, { mode: read?.mode ?? 0o600 });
-  const shown = JSON.parse(JSON.stringify(entry).split(tokenOf(entry) ?? '\0').join(TOKEN_SHOWN)) as unknown;
-  return { client: file.client, clientName: CLIENT_NAMES[file.client], file: file.path, name, entry: shown, ...(backup && { backup }), created: !read, replaced };
+  const shown = JSON.parse(
+    JSON.stringify(entry)
+      .split(tokenOf(entry) ?? '\0')
+      .join(TOKEN_SHOWN),
+  ) as unknown;
+  return {
+    client: file.client,
+    clientName: CLIENT_NAMES[file.client],
+    file: file.path,
+    name,
+    entry: shown,
+    ...(backup && { backup }),
+    created: !read,
+    replaced,
+  };
 }
 
 /**
@@ -100,7 +127,12 @@ export function withValue(text: string, path: string[], value: unknown): string 
   const compact = !text.trim().includes('\n');
   const unit = compact ? '' : (/^([ \t]+)\S/m.exec(text)?.[1] ?? '  ');
   const eol = compact ? '' : text.includes('\r\n') ? '\r\n' : '\n';
-  const pretty = (v: unknown, indent: string) => (compact ? JSON.stringify(v) : JSON.stringify(v, null, unit).split('\n').join(eol + indent));
+  const pretty = (v: unknown, indent: string) =>
+    compact
+      ? JSON.stringify(v)
+      : JSON.stringify(v, null, unit)
+          .split('\n')
+          .join(eol + indent);
   const existing = findNodeAtLocation(root, path);
   if (existing) return splice(text, existing.offset, existing.length, pretty(value, lineIndent(text, existing.offset)));
   // The deepest object on the path, and what is still missing below it.
@@ -114,7 +146,12 @@ export function withValue(text: string, path: string[], value: unknown): string 
   const parentIndent = lineIndent(text, parent.offset);
   if (!last) {
     const indent = compact ? '' : parentIndent + unit;
-    return splice(text, parent.offset + 1, 0, `${eol}${indent}${JSON.stringify(path[depth])}: ${pretty(nested, indent)}${eol}${compact ? '' : parentIndent}`);
+    return splice(
+      text,
+      parent.offset + 1,
+      0,
+      `${eol}${indent}${JSON.stringify(path[depth])}: ${pretty(nested, indent)}${eol}${compact ? '' : parentIndent}`,
+    );
   }
   const indent = compact ? '' : lineStartsAt(text, last.offset) ? lineIndent(text, last.offset) : parentIndent + unit;
   const property = `${JSON.stringify(path[depth])}: ${pretty(nested, indent)}`;
@@ -122,7 +159,13 @@ export function withValue(text: string, path: string[], value: unknown): string 
   const scanner = createScanner(text, false);
   scanner.setPosition(last.offset + last.length);
   let token = scanner.scan();
-  while (token === SyntaxKind.Trivia || token === SyntaxKind.LineBreakTrivia || token === SyntaxKind.LineCommentTrivia || token === SyntaxKind.BlockCommentTrivia) token = scanner.scan();
+  while (
+    token === SyntaxKind.Trivia ||
+    token === SyntaxKind.LineBreakTrivia ||
+    token === SyntaxKind.LineCommentTrivia ||
+    token === SyntaxKind.BlockCommentTrivia
+  )
+    token = scanner.scan();
   if (token === SyntaxKind.CommaToken) return splice(text, scanner.getTokenOffset() + 1, 0, `${eol}${indent}${property},`);
   return splice(text, last.offset + last.length, 0, `,${eol}${indent}${property}`);
 }
@@ -173,10 +216,18 @@ export interface ConnectClientInput {
  * sign-in that the owner then approves.
  */
 export async function connectClient(input: ConnectClientInput): Promise<{ written: WrittenEntry; token?: { id: string; name: string } }> {
-  const token = input.auth === 'token' ? await input.tokens.create({ name: `${CLIENT_NAMES[input.client]} (written to its configuration)`, ...(input.placeRoot && { workspacePath: input.placeRoot }) }) : undefined;
+  const token =
+    input.auth === 'token'
+      ? await input.tokens.create({
+          name: `${CLIENT_NAMES[input.client]} (written to its configuration)`,
+          ...(input.placeRoot && { workspacePath: input.placeRoot }),
+        })
+      : undefined;
   const url = input.auth === 'oauth' && input.placeRoot ? `${input.url}?workspace_path=${encodeURIComponent(input.placeRoot)}` : input.url;
   try {
-    const written = await writeServerEntry(input.file, input.name, entryFor(input.client, { url, ...(token && { token: token.token }) }), { replace: input.replace });
+    const written = await writeServerEntry(input.file, input.name, entryFor(input.client, { url, ...(token && { token: token.token }) }), {
+      replace: input.replace,
+    });
     return { written, ...(token && { token: { id: token.id, name: token.name } }) };
   } catch (error) {
     if (token) await input.tokens.revoke(token.id).catch(() => {});

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { projectFiles, userFiles } from './client-files.js';
 
 // Where each client keeps its MCP servers, as each documents it, on each system.
-describe('the MCP clients\' configuration files', () => {
+describe("the MCP clients' configuration files", () => {
   const where = (files: ReturnType<typeof userFiles>) => files.map((f) => [f.client, f.path, f.serversAt.join('.'), f.writable]);
 
   it('on macOS: the application-support folder, and the home folder', () => {
@@ -20,21 +20,36 @@ describe('the MCP clients\' configuration files', () => {
     const files = userFiles({ home: 'C:\\Users\\ann', platform: 'win32', env: { APPDATA: '/roaming' } });
     assert.deepEqual(
       files.map((f) => f.path.replaceAll('\\', '/')),
-      ['/roaming/Claude/claude_desktop_config.json', 'C:/Users/ann/.cursor/mcp.json', '/roaming/Code/User/mcp.json', '/roaming/Code/User/settings.json', 'C:/Users/ann/.claude.json'],
+      [
+        '/roaming/Claude/claude_desktop_config.json',
+        'C:/Users/ann/.cursor/mcp.json',
+        '/roaming/Code/User/mcp.json',
+        '/roaming/Code/User/settings.json',
+        'C:/Users/ann/.claude.json',
+      ],
     );
   });
 
   it('on Linux: $XDG_CONFIG_HOME (else ~/.config), and the home folder', () => {
     assert.deepEqual(
       userFiles({ home: '/home/ann', platform: 'linux', env: {} }).map((f) => f.path),
-      ['/home/ann/.config/Claude/claude_desktop_config.json', '/home/ann/.cursor/mcp.json', '/home/ann/.config/Code/User/mcp.json', '/home/ann/.config/Code/User/settings.json', '/home/ann/.claude.json'],
+      [
+        '/home/ann/.config/Claude/claude_desktop_config.json',
+        '/home/ann/.cursor/mcp.json',
+        '/home/ann/.config/Code/User/mcp.json',
+        '/home/ann/.config/Code/User/settings.json',
+        '/home/ann/.claude.json',
+      ],
     );
     // A relative XDG_CONFIG_HOME is ignored, as the XDG specification says.
-    assert.equal(userFiles({ home: '/home/ann', platform: 'linux', env: { XDG_CONFIG_HOME: 'conf' } })[0]!.path, '/home/ann/.config/Claude/claude_desktop_config.json');
+    assert.equal(
+      userFiles({ home: '/home/ann', platform: 'linux', env: { XDG_CONFIG_HOME: 'conf' } })[0]!.path,
+      '/home/ann/.config/Claude/claude_desktop_config.json',
+    );
     assert.equal(userFiles({ home: '/home/ann', platform: 'linux', env: { XDG_CONFIG_HOME: '/cfg' } })[2]!.path, '/cfg/Code/User/mcp.json');
   });
 
-  it('a folder\'s own files, and Claude Code\'s entries for that folder in ~/.claude.json', () => {
+  it("a folder's own files, and Claude Code's entries for that folder in ~/.claude.json", () => {
     assert.deepEqual(where(projectFiles('/ws/Crew/alpha', { home: '/home/ann', platform: 'linux', env: {} })), [
       ['cursor', '/ws/Crew/alpha/.cursor/mcp.json', 'mcpServers', true],
       ['vscode', '/ws/Crew/alpha/.vscode/mcp.json', 'servers', true],

@@ -45,10 +45,22 @@ export function userFiles({ home, platform, env }: Machine): ClientFile[] {
   const xdgConfig = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
   const appSupport = platform === 'darwin' ? join(home, 'Library', 'Application Support') : platform === 'win32' ? appData : xdgConfig;
   return [
-    { client: 'claude-desktop', scope: 'user', path: join(appSupport, 'Claude', 'claude_desktop_config.json'), serversAt: ['mcpServers'], writable: true },
+    {
+      client: 'claude-desktop',
+      scope: 'user',
+      path: join(appSupport, 'Claude', 'claude_desktop_config.json'),
+      serversAt: ['mcpServers'],
+      writable: true,
+    },
     { client: 'cursor', scope: 'user', path: join(home, '.cursor', 'mcp.json'), serversAt: ['mcpServers'], writable: true },
     { client: 'vscode', scope: 'user', path: join(appSupport, 'Code', 'User', 'mcp.json'), serversAt: ['servers'], writable: true },
-    { client: 'vscode', scope: 'user', path: join(appSupport, 'Code', 'User', 'settings.json'), serversAt: ['mcp', 'servers'], writable: false },
+    {
+      client: 'vscode',
+      scope: 'user',
+      path: join(appSupport, 'Code', 'User', 'settings.json'),
+      serversAt: ['mcp', 'servers'],
+      writable: false,
+    },
     { client: 'claude-code', scope: 'user', path: join(home, '.claude.json'), serversAt: ['mcpServers'], writable: true },
   ];
 }
@@ -64,7 +76,13 @@ export function projectFiles(folder: string, machine: Machine): ClientFile[] {
     { client: 'vscode', scope: 'project', path: join(folder, '.vscode', 'mcp.json'), serversAt: ['servers'], writable: true },
     { client: 'vscode', scope: 'project', path: join(folder, '.vscode', 'settings.json'), serversAt: ['mcp', 'servers'], writable: false },
     { client: 'claude-code', scope: 'project', path: join(folder, '.mcp.json'), serversAt: ['mcpServers'], writable: true },
-    { client: 'claude-code', scope: 'project', path: join(machine.home, '.claude.json'), serversAt: ['projects', folder, 'mcpServers'], writable: false },
+    {
+      client: 'claude-code',
+      scope: 'project',
+      path: join(machine.home, '.claude.json'),
+      serversAt: ['projects', folder, 'mcpServers'],
+      writable: false,
+    },
   ];
 }
 
@@ -72,4 +90,3 @@ export function projectFiles(folder: string, machine: Machine): ClientFile[] {
 export function machineOf(env: NodeJS.ProcessEnv): Machine {
   return { home: env.HOME && env.HOME.startsWith('/') ? env.HOME : homedir(), platform: process.platform, env };
 }
-

@@ -23,7 +23,9 @@ export interface ImportItem {
    * What would be added: a remote server (URL, and the header its key goes in), or a local one (its
    * command, and the hosts its launcher installs from, which it may reach under the strict policy).
    */
-  adds?: { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } } | { commandLine: string; env: Record<string, string>; hosts: string[] };
+  adds?:
+    | { url: string; transport: 'streamable-http' | 'sse'; header?: { name: string; prefix?: string; secret: string } }
+    | { commandLine: string; env: Record<string, string>; hosts: string[] };
   /** The place secrets it would create, each with where its value comes from (a variable, a header). */
   secrets: { name: string; from: string }[];
   /** Why it cannot be imported as it is. */
@@ -90,7 +92,7 @@ export class ClientImport {
     for (const id of new Set(ids)) {
       const found = items.find((item) => item.id === id);
       if (!found) {
-        results.push({ id, name: id, error: 'It is no longer in the client\'s configuration. List again to see what is there.' });
+        results.push({ id, name: id, error: "It is no longer in the client's configuration. List again to see what is there." });
         continue;
       }
       const item = await this.itemOf(found, taken);
@@ -146,7 +148,16 @@ export class ClientImport {
   }
 
   private async itemOf(found: FoundServer, taken: Set<string>): Promise<ImportItem> {
-    const base = { id: found.id, client: found.file.client, clientName: CLIENT_NAMES[found.file.client], scope: found.file.scope, file: found.file.path, name: found.name, secrets: [] as ImportItem['secrets'], notes: [] as string[] };
+    const base = {
+      id: found.id,
+      client: found.file.client,
+      clientName: CLIENT_NAMES[found.file.client],
+      scope: found.file.scope,
+      file: found.file.path,
+      name: found.name,
+      secrets: [] as ImportItem['secrets'],
+      notes: [] as string[],
+    };
     if (found.kind === 'unusable') return { ...base, kind: 'local', problem: `It cannot be imported: ${found.problem}.` };
     const secretName = (wanted: string) => freeName(wanted, taken);
     if (found.kind === 'remote') {
@@ -160,7 +171,10 @@ export class ClientImport {
       for (const name of [...others, ...Object.keys(found.headers).filter((name) => !CREDENTIAL_HEADER.test(name))]) {
         item.notes.push(`The header ${name} is not sent: a connection sends one credentials header.`);
       }
-      const filled = filledIn(found, [['URL', found.url], ...(credential ? [[`${credential} header`, found.headers[credential]!] as [string, string]] : [])]);
+      const filled = filledIn(found, [
+        ['URL', found.url],
+        ...(credential ? [[`${credential} header`, found.headers[credential]!] as [string, string]] : []),
+      ]);
       if (filled) return { ...item, problem: filled };
       let header: { name: string; prefix?: string; secret: string } | undefined;
       if (credential) {
@@ -172,9 +186,14 @@ export class ClientImport {
       return { ...item, adds: { url: found.url, transport: found.transport, ...(header && { header }) } };
     }
     const item: ImportItem = { ...base, kind: 'local' };
-    const filled = filledIn(found, [['command', found.command], ...found.args.map((arg, i): [string, string] => [`argument ${i + 1}`, arg]), ...Object.entries(found.env).map(([name, value]): [string, string] => [`variable ${name}`, value])]);
+    const filled = filledIn(found, [
+      ['command', found.command],
+      ...found.args.map((arg, i): [string, string] => [`argument ${i + 1}`, arg]),
+      ...Object.entries(found.env).map(([name, value]): [string, string] => [`variable ${name}`, value]),
+    ]);
     if (filled) return { ...item, problem: filled };
-    if (found.cwd !== undefined) item.notes.push(`It runs in the place's folder, not in ${found.cwd.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').slice(0, 200)}.`);
+    if (found.cwd !== undefined)
+      item.notes.push(`It runs in the place's folder, not in ${found.cwd.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').slice(0, 200)}.`);
     const env: Record<string, string> = {};
     for (const name of Object.keys(found.env)) {
       env[name] = secretName(name);
@@ -200,7 +219,10 @@ function filledIn(found: FoundServer, values: [string, string][]): string | unde
     if (!reference) continue;
     const client = CLIENT_NAMES[found.file.client];
     const input = /^input:(.+)$/.exec(reference[1]!)?.[1];
-    const from = input !== undefined ? `what ${client} asks for when it starts the server (${reference[0]}${found.inputs[input] ? `: “${found.inputs[input]}”` : ''})` : `a variable of ${client} (${reference[0]})`;
+    const from =
+      input !== undefined
+        ? `what ${client} asks for when it starts the server (${reference[0]}${found.inputs[input] ? `: “${found.inputs[input]}”` : ''})`
+        : `a variable of ${client} (${reference[0]})`;
     return `Its ${where} takes its value from ${from}; add it by hand with a place secret.`;
   }
   return undefined;
@@ -226,9 +248,17 @@ function valueOf(found: FoundServer, from: string): string {
 
 function requestOf(found: FoundServer, item: ImportItem): AddConnection {
   if (found.kind === 'remote' && item.adds && 'url' in item.adds) {
-    return { server: { url: item.adds.url, name: found.name, transport: item.adds.transport, ...(item.adds.header && { header: item.adds.header }) } };
+    return {
+      server: {
+        url: item.adds.url,
+        name: found.name,
+        transport: item.adds.transport,
+        ...(item.adds.header && { header: item.adds.header }),
+      },
+    };
   }
-  if (found.kind === 'local' && item.adds && 'env' in item.adds) return { local: { command: found.command, args: found.args, env: item.adds.env, hosts: item.adds.hosts, name: found.name } };
+  if (found.kind === 'local' && item.adds && 'env' in item.adds)
+    return { local: { command: found.command, args: found.args, env: item.adds.env, hosts: item.adds.hosts, name: found.name } };
   throw new Error(`${found.name} cannot be added`);
 }
 
@@ -242,5 +272,8 @@ function freeName(wanted: string, taken: Set<string>): string {
 }
 
 function slug(text: string): string {
-  return text.toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '');
+  return text
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 }

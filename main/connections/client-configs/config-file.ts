@@ -30,13 +30,15 @@ export async function readConfigText(path: string): Promise<ConfigText | undefin
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    if (code === 'ELOOP') throw new ClientConfigError(`${path} is a symbolic link; this app reads and writes client configurations only at their own paths.`);
+    if (code === 'ELOOP')
+      throw new ClientConfigError(`${path} is a symbolic link; this app reads and writes client configurations only at their own paths.`);
     throw new ClientConfigError(`${path} cannot be read (${code ?? (error as Error).message}).`);
   }
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new ClientConfigError(`${path} is not a regular file.`);
-    if (info.size > MAX_CONFIG_BYTES) throw new ClientConfigError(`${path} is ${info.size} bytes; configurations over ${MAX_CONFIG_BYTES} bytes are not read.`);
+    if (info.size > MAX_CONFIG_BYTES)
+      throw new ClientConfigError(`${path} is ${info.size} bytes; configurations over ${MAX_CONFIG_BYTES} bytes are not read.`);
     return { text: await handle.readFile('utf8'), mode: info.mode & 0o777 };
   } finally {
     await handle.close();
@@ -49,7 +51,9 @@ export function parseConfig(path: string, text: string): unknown {
   const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length) {
     const first = errors[0]!;
-    throw new ClientConfigError(`${path} is not valid JSON (${printParseErrorCode(first.error)} at offset ${first.offset}); it was left as it is.`);
+    throw new ClientConfigError(
+      `${path} is not valid JSON (${printParseErrorCode(first.error)} at offset ${first.offset}); it was left as it is.`,
+    );
   }
   return value;
 }

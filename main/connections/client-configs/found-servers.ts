@@ -38,7 +38,8 @@ export function foundServers(file: ClientFile, json: unknown): FoundServer[] {
 }
 
 function readEntry(entry: unknown): Entry {
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return { kind: 'unusable', problem: 'its entry is not an object' };
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+    return { kind: 'unusable', problem: 'its entry is not an object' };
   const e = entry as Record<string, unknown>;
   const type = typeof e.type === 'string' ? e.type : undefined;
   if (typeof e.url === 'string' || typeof e.serverUrl === 'string') {
@@ -48,11 +49,13 @@ function readEntry(entry: unknown): Entry {
     return { kind: 'remote', url, transport: type === 'sse' ? 'sse' : 'streamable-http', headers };
   }
   if (typeof e.command === 'string') {
-    const args = Array.isArray(e.args) && e.args.every((a) => typeof a === 'string') ? (e.args as string[]) : e.args === undefined ? [] : undefined;
+    const args =
+      Array.isArray(e.args) && e.args.every((a) => typeof a === 'string') ? (e.args as string[]) : e.args === undefined ? [] : undefined;
     const env = stringRecord(e.env);
     if (!args) return { kind: 'unusable', problem: 'its args are not all text' };
     if (!env) return { kind: 'unusable', problem: 'its env values are not all text' };
-    if (e.envFile !== undefined) return { kind: 'unusable', problem: 'it reads its variables from a file (envFile), which is not imported; add it by hand' };
+    if (e.envFile !== undefined)
+      return { kind: 'unusable', problem: 'it reads its variables from a file (envFile), which is not imported; add it by hand' };
     if (e.cwd !== undefined && typeof e.cwd !== 'string') return { kind: 'unusable', problem: 'its cwd is not text' };
     return { kind: 'local', command: e.command, args, env, ...(typeof e.cwd === 'string' && { cwd: e.cwd }) };
   }
@@ -79,5 +82,8 @@ function inputsOf(value: unknown): Record<string, string> {
 }
 
 function idOf(file: ClientFile, key: string): string {
-  return createHash('sha256').update(JSON.stringify([file.path, file.serversAt, key])).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([file.path, file.serversAt, key]))
+    .digest('hex')
+    .slice(0, 16);
 }

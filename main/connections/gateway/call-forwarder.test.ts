@@ -47,7 +47,10 @@ const asJsonAnswers: FetchLike = async (url, init) => {
   const response = await fetch(url, init);
   if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
   const messages = sseData(await response.text()).map((data) => JSON.parse(data) as unknown);
-  return new Response(JSON.stringify(messages.length === 1 ? messages[0] : messages), { status: 200, headers: { 'content-type': 'application/json' } });
+  return new Response(JSON.stringify(messages.length === 1 ? messages[0] : messages), {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+  });
 };
 
 describe('CallForwarder', () => {
@@ -57,7 +60,7 @@ describe('CallForwarder', () => {
   });
   after(() => upstream.close());
 
-  it('reads an event-stream answer: progress in order under the call\'s own token, then the result', async () => {
+  it("reads an event-stream answer: progress in order under the call's own token, then the result", async () => {
     const record = recording();
     const { client, forwarder } = await openSession(upstream, { post: (url) => postWithFetch(url, record.fetch) });
     const progress: UpstreamProgress[] = [];
@@ -69,7 +72,7 @@ describe('CallForwarder', () => {
     );
     assert.equal(record.calls.length, 1);
     assert.equal(record.calls[0]!.method, 'tools/call');
-    assert.equal(typeof record.calls[0]!.id, 'string', 'its ids are strings, never one of the SDK client\'s numbers');
+    assert.equal(typeof record.calls[0]!.id, 'string', "its ids are strings, never one of the SDK client's numbers");
     await client.close();
   });
 
@@ -81,7 +84,10 @@ describe('CallForwarder', () => {
     const progress: UpstreamProgress[] = [];
     const slow = await forwarder.call('slow', { seconds: 0.3 }, { onProgress: (p) => progress.push(p) });
     assert.deepEqual(slow.content, [{ type: 'text', text: 'slept 0.3s' }]);
-    assert.deepEqual(progress.map((p) => p.message), ['step 1', 'step 2', 'step 3']);
+    assert.deepEqual(
+      progress.map((p) => p.message),
+      ['step 1', 'step 2', 'step 3'],
+    );
     for (let i = 0; i < 20; i += 1) {
       assert.deepEqual((await forwarder.call('echo', { text: `n${i}` })).content, [{ type: 'text', text: `echo: n${i}` }]);
       // An error answer must free its socket too.
@@ -108,14 +114,17 @@ describe('CallForwarder', () => {
     await client.close();
   });
 
-  it('reports the upstream\'s JSON-RPC error as the SDK client does', async () => {
+  it("reports the upstream's JSON-RPC error as the SDK client does", async () => {
     const { client, forwarder } = await openSession(upstream);
     // Arguments that are not an object fail the upstream's request validation: a JSON-RPC error, not a tool result.
-    await assert.rejects(forwarder.call('echo', 'not an object' as unknown as Record<string, unknown>), (e: unknown) => e instanceof McpError && e.code < 0);
+    await assert.rejects(
+      forwarder.call('echo', 'not an object' as unknown as Record<string, unknown>),
+      (e: unknown) => e instanceof McpError && e.code < 0,
+    );
     await client.close();
   });
 
-  it('carries the caller\'s cancellation to the upstream tool (notifications/cancelled) and stops waiting', async () => {
+  it("carries the caller's cancellation to the upstream tool (notifications/cancelled) and stops waiting", async () => {
     const { client, forwarder } = await openSession(upstream);
     upstream.cancelled.length = 0;
     const controller = new AbortController();
@@ -166,7 +175,11 @@ describe('postWithDispatcher', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/old`);
     const agent = new Agent();
-    const answer = await postWithDispatcher(url, agent, postWithFetch(url, fetch))({ 'content-type': 'application/json' }, '{}', new AbortController().signal);
+    const answer = await postWithDispatcher(url, agent, postWithFetch(url, fetch))(
+      { 'content-type': 'application/json' },
+      '{}',
+      new AbortController().signal,
+    );
     assert.equal(answer.status, 200);
     assert.equal(answer.contentType, 'application/json');
     assert.deepEqual(await answer.text.next(), { done: false, value: '{"at":"new"}' });
@@ -204,7 +217,9 @@ describe('CallForwarder reading what an upstream sends', () => {
   it('reads an event stream in any chunks: CRLF and characters split in two, comments, events of other types, lines of one event', async () => {
     const result = JSON.stringify({ jsonrpc: '2.0', id: 'gw-1', result: { content: [{ type: 'text', text: 'split ✓' }] } });
     const at = result.indexOf(',"result"');
-    const body = Buffer.from(`: keep-alive\r\nevent: other\r\ndata: not json\r\n\r\ndata: ${result.slice(0, at)}\ndata: ${result.slice(at)}\r\n\r\n`);
+    const body = Buffer.from(
+      `: keep-alive\r\nevent: other\r\ndata: not json\r\n\r\ndata: ${result.slice(0, at)}\ndata: ${result.slice(at)}\r\n\r\n`,
+    );
     // Cut between CR and LF, between the result's two lines, and inside the three bytes of ✓.
     const cuts = [body.indexOf('\r\n') + 1, body.indexOf('\ndata: ,'), body.indexOf('✓') + 1, body.length];
     const upstream = await rawUpstream(async (res) => {
@@ -224,19 +239,29 @@ describe('CallForwarder reading what an upstream sends', () => {
 
   for (const [kind, start] of [
     ['event', (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream' }).write('event: message\ndata: ')],
-    ['JSON answer', (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).write('{"jsonrpc":"2.0","id":"gw-1","result":{"content":[{"type":"text","text":"')],
+    [
+      'JSON answer',
+      (res: ServerResponse) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .write('{"jsonrpc":"2.0","id":"gw-1","result":{"content":[{"type":"text","text":"'),
+    ],
   ] as const) {
     it(`stops reading an ${kind} larger than ${MAX_ANSWER_CHARS / 2 ** 20} MiB and drops the rest`, async () => {
       const upstream = await rawUpstream(async (res) => {
         start(res);
         // 1 MiB at a time, as fast as it is read, up to twice the limit (or until the reader drops it).
         const mib = 'x'.repeat(2 ** 20);
-        for (let i = 0; i < (2 * MAX_ANSWER_CHARS) / 2 ** 20 && !res.destroyed; i += 1) await new Promise((resolve) => res.write(mib, resolve));
+        for (let i = 0; i < (2 * MAX_ANSWER_CHARS) / 2 ** 20 && !res.destroyed; i += 1)
+          await new Promise((resolve) => res.write(mib, resolve));
         res.end('"}]}}');
       });
       try {
         for (const forwarder of [upstream.viaFetch, upstream.viaDispatcher]) {
-          await assert.rejects(forwarder.call('big', {}), (e: unknown) => e instanceof UpstreamAnswerError && /more than 64 MiB/.test(e.message));
+          await assert.rejects(
+            forwarder.call('big', {}),
+            (e: unknown) => e instanceof UpstreamAnswerError && /more than 64 MiB/.test(e.message),
+          );
         }
         await waitFor(() => upstream.closed.length === 2, 30_000, 'both answers to be dropped');
         assert.deepEqual(upstream.closed, [false, false], 'neither answer was read to its end');

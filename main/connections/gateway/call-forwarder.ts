@@ -138,7 +138,9 @@ class Exchange {
       }
     }
     await answer.discard();
-    throw new UpstreamAnswerError(`it answered tools/call with ${answer.contentType ? `content type ${answer.contentType}` : 'no content'} instead of JSON or an event stream. The server may be misconfigured.`);
+    throw new UpstreamAnswerError(
+      `it answered tools/call with ${answer.contentType ? `content type ${answer.contentType}` : 'no content'} instead of JSON or an event stream. The server may be misconfigured.`,
+    );
   }
 
   private async readJson(text: AsyncIterator<string>): Promise<UpstreamResult> {

@@ -31,10 +31,22 @@ describe('ConnectionHealth', () => {
   before(async () => {
     upstream = await startUpstream();
     // Remote connections only here: a local one would not start.
-    const local = { start: () => Promise.reject(new Error('no local servers in this test')), policyKey: async () => '', logDir: tmpdir(), idleMs: 60_000 };
+    const local = {
+      start: () => Promise.reject(new Error('no local servers in this test')),
+      policyKey: async () => '',
+      logDir: tmpdir(),
+      idleMs: 60_000,
+    };
     // No test here waits for a timeout: a long one keeps a first request on a busy machine (which
     // loads the client and HTTP modules) from being taken for a server that does not answer.
-    gateway = new Gateway({ timeoutMs: 10_000, allowPrivateNetwork: true, appPorts: () => [], credentials: async () => ({}), signedFetch: (_c, base) => base, local });
+    gateway = new Gateway({
+      timeoutMs: 10_000,
+      allowPrivateNetwork: true,
+      appPorts: () => [],
+      credentials: async () => ({}),
+      signedFetch: (_c, base) => base,
+      local,
+    });
     health = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
     gateway.onFailure((c, error) => health.failed(c, error));
     health.onChange((root) => changed.push(root));
@@ -91,7 +103,9 @@ describe('ConnectionHealth', () => {
     await health.check(connection);
     upstream.setMode('http-500');
     const start = initializes();
-    await Promise.all(Array.from({ length: 5 }, async () => (await gateway.upstream(connection)).call('echo', { text: 'x' }).catch(() => {})));
+    await Promise.all(
+      Array.from({ length: 5 }, async () => (await gateway.upstream(connection)).call('echo', { text: 'x' }).catch(() => {})),
+    );
     await waitFor(() => health.health(connection).last?.kind === 'failed', 10_000, 'the failed calls to be checked');
     health.forget(connection);
     const forgotten = initializes();

@@ -61,7 +61,12 @@ export class ConnectionHealth {
   /** The health of this record of the connection (a changed URL, transport or auth starts afresh). */
   health(connection: PlaceConnection): Health {
     const entry = this.entryOf(connection);
-    return { last: entry.last, checking: entry.running !== undefined, ...(entry.running && { checkingSince: entry.since }), errors: entry.errors };
+    return {
+      last: entry.last,
+      checking: entry.running !== undefined,
+      ...(entry.running && { checkingSince: entry.since }),
+      errors: entry.errors,
+    };
   }
 
   /** Checks the server now (joining a check already running) and returns the result. */
@@ -129,7 +134,16 @@ export class ConnectionHealth {
     }
     if (entry) clearTimeout(entry.timer);
     // A changed record is measured afresh; its log of errors stays, as the story of the same connection.
-    entry = { connection, fingerprint, last: undefined, running: undefined, since: 0, failures: 0, timer: undefined, errors: entry?.errors ?? [] };
+    entry = {
+      connection,
+      fingerprint,
+      last: undefined,
+      running: undefined,
+      since: 0,
+      failures: 0,
+      timer: undefined,
+      errors: entry?.errors ?? [],
+    };
     this.entries.set(key, entry);
     return entry;
   }
@@ -153,7 +167,14 @@ export class ConnectionHealth {
         entry.failures += 1;
         this.note(entry, error.message);
         const wait = Math.min(this.options.firstBackoffMs * 2 ** (entry.failures - 1), this.options.maxBackoffMs);
-        result = { kind: 'failed', problem: error.problem, reason: error.message, checkedAt: this.now(), nextCheckAt: this.now() + wait, ...(error.challenge && { challenge: error.challenge }) };
+        result = {
+          kind: 'failed',
+          problem: error.problem,
+          reason: error.message,
+          checkedAt: this.now(),
+          nextCheckAt: this.now() + wait,
+          ...(error.challenge && { challenge: error.challenge }),
+        };
         this.scheduleRecheck(entry, wait);
       }
       entry.last = result;

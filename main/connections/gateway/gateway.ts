@@ -51,14 +51,18 @@ export class Gateway {
 
   /** The connection's pooled client: the same one while its server and credentials stay the same. */
   async upstream(connection: PlaceConnection): Promise<Upstream> {
-    const modules = connection.transport === 'stdio' ? await (this.localModule ??= import('../local/local-upstream.js')) : await (this.clientModule ??= import('./upstream-connection.js'));
+    const modules =
+      connection.transport === 'stdio'
+        ? await (this.localModule ??= import('../local/local-upstream.js'))
+        : await (this.clientModule ??= import('./upstream-connection.js'));
     // From here on nothing waits, so two callers never make two clients for one connection.
     const key = keyOf(connection);
     const fingerprint = fingerprintOf(connection);
     const pooled = this.pool.get(key);
     if (pooled?.fingerprint === fingerprint) return pooled.connection;
     if (pooled) void pooled.connection.close();
-    if (connection.transport === 'stdio') return this.local(connection, key, fingerprint, modules as typeof import('../local/local-upstream.js'));
+    if (connection.transport === 'stdio')
+      return this.local(connection, key, fingerprint, modules as typeof import('../local/local-upstream.js'));
     const { UpstreamConnection } = modules as typeof import('./upstream-connection.js');
     const remote = connection as RemoteConnection;
     const upstream = new UpstreamConnection(
@@ -86,7 +90,12 @@ export class Gateway {
   }
 
   /** A local server's client, which starts its process on first use. */
-  private local(connection: LocalConnection, key: string, fingerprint: string, { LocalUpstream }: typeof import('../local/local-upstream.js')): Upstream {
+  private local(
+    connection: LocalConnection,
+    key: string,
+    fingerprint: string,
+    { LocalUpstream }: typeof import('../local/local-upstream.js'),
+  ): Upstream {
     const { local } = this.options;
     const upstream: LocalUpstream = new LocalUpstream(
       { name: connection.name, displayName: connection.displayName },

@@ -6,7 +6,12 @@ describe('ToolArguments', () => {
   const check = new ToolArguments();
   const issue = {
     type: 'object',
-    properties: { owner: { type: 'string' }, repo: { type: 'string' }, state: { type: 'string', enum: ['open', 'closed'] }, labels: { type: 'array', items: { type: 'string' } } },
+    properties: {
+      owner: { type: 'string' },
+      repo: { type: 'string' },
+      state: { type: 'string', enum: ['open', 'closed'] },
+      labels: { type: 'array', items: { type: 'string' } },
+    },
     required: ['owner', 'repo'],
     additionalProperties: false,
   };
@@ -20,20 +25,36 @@ describe('ToolArguments', () => {
       'arguments.labels.1 must be string',
     ]);
     assert.deepEqual(check.problems(issue, { owner: 'a', repo: 'b', labels: [] }), []);
-    assert.deepEqual(check.problems(issue, undefined), ['arguments lacks "owner", which is required', 'arguments lacks "repo", which is required'], 'no arguments are an empty object');
+    assert.deepEqual(
+      check.problems(issue, undefined),
+      ['arguments lacks "owner", which is required', 'arguments lacks "repo", which is required'],
+      'no arguments are an empty object',
+    );
   });
 
   it('reads draft 2020-12 schemas (as zod 4 writes them) and draft-07 ones, with the keywords of each', () => {
-    const tuple2020 = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { at: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }], items: false } } };
+    const tuple2020 = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { at: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }], items: false } },
+    };
     assert.deepEqual(check.problems(tuple2020, { at: [1, 2] }), []);
     assert.equal(check.problems(tuple2020, { at: [1, 2, 3] }).length, 1);
-    const draft7 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { n: { type: 'integer', exclusiveMinimum: 0 } }, definitions: { x: { type: 'string' } } };
+    const draft7 = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { n: { type: 'integer', exclusiveMinimum: 0 } },
+      definitions: { x: { type: 'string' } },
+    };
     assert.deepEqual(check.problems(draft7, { n: 1 }), []);
     assert.deepEqual(check.problems(draft7, { n: 0 }), ['arguments.n must be > 0']);
   });
 
   it('lets through what it cannot judge: unknown keywords and formats, patterns, schemas it cannot compile', () => {
-    const odd = { type: 'object', properties: { when: { type: 'string', format: 'no-such-format', 'x-vendor': 1 }, id: { type: 'string', pattern: '^(a+)+$' } } };
+    const odd = {
+      type: 'object',
+      properties: { when: { type: 'string', format: 'no-such-format', 'x-vendor': 1 }, id: { type: 'string', pattern: '^(a+)+$' } },
+    };
     // A pattern that backtracks catastrophically on this string is not run here.
     assert.deepEqual(check.problems(odd, { when: 'tomorrow', id: `${'a'.repeat(25)}!` }), []);
     const broken = { type: 'object', properties: { a: { $ref: '#/definitions/missing' } } };

@@ -72,7 +72,8 @@ function compile(schema: Record<string, unknown>, draft7: Ajv, draft2020: Ajv): 
 function describe(error: ErrorObject): string {
   const where = error.instancePath ? `arguments${error.instancePath.replace(/\//g, '.')}` : 'arguments';
   const params = error.params as Record<string, unknown>;
-  if (error.keyword === 'additionalProperties') return `${where} has "${String(params.additionalProperty)}", which the schema does not allow`;
+  if (error.keyword === 'additionalProperties')
+    return `${where} has "${String(params.additionalProperty)}", which the schema does not allow`;
   if (error.keyword === 'required') return `${where} lacks "${String(params.missingProperty)}", which is required`;
   if (error.keyword === 'enum') return `${where} must be one of ${JSON.stringify(params.allowedValues)}`;
   return `${where} ${error.message ?? 'does not fit the schema'}`;

@@ -9,11 +9,25 @@ const KEY = { header: 'X-Api-Key', value: 'k-123' };
 
 function connect(
   upstream: UpstreamFixture,
-  options: { timeoutMs?: number; onToolsChanged?: () => void; onFailure?: (e: UpstreamUnavailableError) => void; key?: string; allowPrivateNetwork?: boolean } = {},
+  options: {
+    timeoutMs?: number;
+    onToolsChanged?: () => void;
+    onFailure?: (e: UpstreamUnavailableError) => void;
+    key?: string;
+    allowPrivateNetwork?: boolean;
+  } = {},
 ) {
   return new UpstreamConnection(
     { name: 'u0123abcd__fixture', displayName: 'Fixture', url: upstream.url, transport: 'streamable-http' },
-    { credentials: 'header', allowPrivateNetwork: options.allowPrivateNetwork ?? true, appPorts: () => [], headers: async () => ({ [KEY.header]: options.key ?? KEY.value }), timeoutMs: options.timeoutMs ?? 5_000, ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }), ...(options.onFailure && { onFailure: options.onFailure }) },
+    {
+      credentials: 'header',
+      allowPrivateNetwork: options.allowPrivateNetwork ?? true,
+      appPorts: () => [],
+      headers: async () => ({ [KEY.header]: options.key ?? KEY.value }),
+      timeoutMs: options.timeoutMs ?? 5_000,
+      ...(options.onToolsChanged && { onToolsChanged: options.onToolsChanged }),
+      ...(options.onFailure && { onFailure: options.onFailure }),
+    },
   );
 }
 
@@ -39,7 +53,10 @@ describe('UpstreamConnection', () => {
   it('forwards every content type, isError and structured content as they are', async () => {
     const conn = connect(upstream);
     const mixed = await conn.call('mixed_content', {});
-    assert.deepEqual(mixed.content.map((c) => (c as { type: string }).type), ['text', 'image', 'audio', 'resource_link', 'resource']);
+    assert.deepEqual(
+      mixed.content.map((c) => (c as { type: string }).type),
+      ['text', 'image', 'audio', 'resource_link', 'resource'],
+    );
     const failed = await conn.call('fail', {});
     assert.equal(failed.isError, true);
     const sum = await conn.call('add', { a: 2, b: 3 });
@@ -69,7 +86,13 @@ describe('UpstreamConnection', () => {
   it('refuses to reach a loopback server unless private network targets are allowed (SSRF guard)', async () => {
     const before = upstream.requests.length;
     const conn = connect(upstream, { allowPrivateNetwork: false });
-    await assert.rejects(conn.tools(), (e: unknown) => e instanceof UpstreamUnavailableError && /"Fixture".*(https|loopback)/.test(e.message) && /WORKSPACE_ALLOW_PRIVATE_NETWORK=1/.test(e.message));
+    await assert.rejects(
+      conn.tools(),
+      (e: unknown) =>
+        e instanceof UpstreamUnavailableError &&
+        /"Fixture".*(https|loopback)/.test(e.message) &&
+        /WORKSPACE_ALLOW_PRIVATE_NETWORK=1/.test(e.message),
+    );
     assert.equal(upstream.requests.length, before, 'no request reached the server');
     await conn.close();
   });
@@ -78,7 +101,11 @@ describe('UpstreamConnection', () => {
     const conn = connect(upstream, { key: 'wrong' });
     await assert.rejects(
       conn.tools(),
-      (e: unknown) => e instanceof UpstreamUnavailableError && e.problem === 'key-refused' && /^The connection "Fixture" is unavailable: .*refused the API key \(HTTP 401\)/.test(e.message) && !e.message.includes('u0123abcd__'),
+      (e: unknown) =>
+        e instanceof UpstreamUnavailableError &&
+        e.problem === 'key-refused' &&
+        /^The connection "Fixture" is unavailable: .*refused the API key \(HTTP 401\)/.test(e.message) &&
+        !e.message.includes('u0123abcd__'),
     );
     await conn.close();
   });
@@ -93,7 +120,10 @@ describe('UpstreamConnection', () => {
       await conn.tools();
       upstream.setMode(mode);
       try {
-        await assert.rejects(conn.call('echo', { text: 'x' }), (e: unknown) => e instanceof UpstreamUnavailableError && message.test(e.message));
+        await assert.rejects(
+          conn.call('echo', { text: 'x' }),
+          (e: unknown) => e instanceof UpstreamUnavailableError && message.test(e.message),
+        );
       } finally {
         upstream.setMode('ok');
       }
@@ -107,7 +137,10 @@ describe('UpstreamConnection', () => {
     const conn = connect(upstream);
     await conn.call('echo', { text: 'before' });
     await upstream.kill();
-    await assert.rejects(conn.call('echo', { text: 'down' }), (e: unknown) => e instanceof UpstreamUnavailableError && /refused|fetch failed|unavailable/.test(e.message));
+    await assert.rejects(
+      conn.call('echo', { text: 'down' }),
+      (e: unknown) => e instanceof UpstreamUnavailableError && /refused|fetch failed|unavailable/.test(e.message),
+    );
     await upstream.start();
     const after = await conn.call('echo', { text: 'after' });
     assert.deepEqual(after.content, [{ type: 'text', text: 'echo: after' }]);
@@ -137,7 +170,10 @@ describe('UpstreamConnection', () => {
     } finally {
       upstream.setMode('ok');
     }
-    assert.deepEqual(failures.map((f) => f.problem), ['not-mcp']);
+    assert.deepEqual(
+      failures.map((f) => f.problem),
+      ['not-mcp'],
+    );
     await conn.close();
   });
 
@@ -166,7 +202,10 @@ describe('UpstreamConnection diagnosis: each failure is sorted into what a perso
     );
   }
 
-  async function problemOf(conn: UpstreamConnection, action: (c: UpstreamConnection) => Promise<unknown> = (c) => c.check()): Promise<[string, string]> {
+  async function problemOf(
+    conn: UpstreamConnection,
+    action: (c: UpstreamConnection) => Promise<unknown> = (c) => c.check(),
+  ): Promise<[string, string]> {
     try {
       await action(conn);
     } catch (error) {

@@ -2,7 +2,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import { CallForwarder, UpstreamStatusError, type CallOptions, type UpstreamResult } from './call-forwarder.js';
 import { UpstreamListing } from './upstream-listing.js';
 import { postWithDispatcher, postWithFetch } from './upstream-post.js';
@@ -117,12 +123,18 @@ export class UpstreamConnection {
     const tool = this.listing?.upstreamName(listed) ?? listed;
     return this.withClient(opts.signal, async ({ client, forwarder }) => {
       if (forwarder) return forwarder.call(tool, args, opts);
-      const result = await client.request({ method: 'tools/call', params: { name: tool, ...(args && { arguments: args }) } }, CallToolResultSchema, {
-        timeout: this.options.timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(opts.signal && { signal: opts.signal }),
-        ...(opts.onProgress && { onprogress: (p: Progress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
-      });
+      const result = await client.request(
+        { method: 'tools/call', params: { name: tool, ...(args && { arguments: args }) } },
+        CallToolResultSchema,
+        {
+          timeout: this.options.timeoutMs,
+          resetTimeoutOnProgress: true,
+          ...(opts.signal && { signal: opts.signal }),
+          ...(opts.onProgress && {
+            onprogress: (p: Progress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }),
+          }),
+        },
+      );
       return result as UpstreamResult;
     });
   }
@@ -173,7 +185,8 @@ export class UpstreamConnection {
     const signed = this.options.signedFetch ? this.options.signedFetch(network.fetch) : network.fetch;
     const fetch: FetchLike = async (input, init) => {
       const response = await signed(input, init);
-      if (response.status === 401 || response.status === 403) this.refusal = { status: response.status, challenge: response.headers.get('www-authenticate') ?? undefined };
+      if (response.status === 401 || response.status === 403)
+        this.refusal = { status: response.status, challenge: response.headers.get('www-authenticate') ?? undefined };
       return response;
     };
     const streamable = this.target.transport === 'sse' ? undefined : new StreamableHTTPClientTransport(url, { requestInit, fetch });
@@ -195,7 +208,9 @@ export class UpstreamConnection {
     }
     // An OAuth connection's requests need its signed fetch; any other goes straight on the dispatcher
     // the guarded fetch checked this URL for while the session was opened.
-    const post = this.options.signedFetch ? postWithFetch(url, fetch) : postWithDispatcher(url, await network.dispatcher(), postWithFetch(url, fetch));
+    const post = this.options.signedFetch
+      ? postWithFetch(url, fetch)
+      : postWithDispatcher(url, await network.dispatcher(), postWithFetch(url, fetch));
     const forwarder = streamable && new CallForwarder({ post, headers, transport: streamable, timeoutMs: this.options.timeoutMs });
     return { client, network, forwarder };
   }
@@ -216,7 +231,10 @@ export class UpstreamConnection {
     const { problem, text } = diagnose(error, this.options.credentials, this.options.timeoutMs, refusal);
     const challenge = problem === 'sign-in' && refusal?.status === 401 ? refusal.challenge : undefined;
     // The cause may quote the server (an error's text): inert like the rest of what it sends.
-    return new UpstreamUnavailableError(this.target.name, problem, `${this.label()} is unavailable: ${inertLine(text, MAX_REASON)}`, { cause: error, ...(challenge && { challenge }) });
+    return new UpstreamUnavailableError(this.target.name, problem, `${this.label()} is unavailable: ${inertLine(text, MAX_REASON)}`, {
+      cause: error,
+      ...(challenge && { challenge }),
+    });
   }
 
   private label(): string {

@@ -14,7 +14,7 @@ export class ListingTooLargeError extends Error {
   constructor(readonly count: number) {
     super(
       `its tools take more than ${MAX_LISTING / 1000} KB (${count} tools listed by then), more than one connection may add to a place's tools/list, ` +
-        'so none is offered. Ask the server\'s maker for a shorter list, or connect a narrower server of the same provider.',
+        "so none is offered. Ask the server's maker for a shorter list, or connect a narrower server of the same provider.",
     );
   }
 }
@@ -59,7 +59,8 @@ function inertTool(tool: UpstreamTool): UpstreamTool {
     ...(typeof description === 'string' && { description: inertDescription(description) }),
     inputSchema: inertSchema(inputSchema) as UpstreamTool['inputSchema'],
     ...(outputSchema && { outputSchema: inertSchema(outputSchema) as NonNullable<UpstreamTool['outputSchema']> }),
-    ...(annotations && typeof annotations.title === 'string' && { annotations: { ...annotations, title: inertLine(annotations.title, MAX_TITLE) } }),
+    ...(annotations &&
+      typeof annotations.title === 'string' && { annotations: { ...annotations, title: inertLine(annotations.title, MAX_TITLE) } }),
   };
 }
 

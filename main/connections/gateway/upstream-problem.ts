@@ -39,27 +39,46 @@ export function diagnose(error: unknown, credentials: CredentialKind, timeoutMs:
   if (error instanceof NetworkPolicyError) return { problem: 'unreachable', text: error.message };
   if (error instanceof ListingTooLargeError) return { problem: 'too-large', text: error.message };
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-    return { problem: 'unreachable', text: `it did not answer within ${seconds(timeoutMs)} s (timeout). The server may be down or overloaded; it is checked again shortly.` };
+    return {
+      problem: 'unreachable',
+      text: `it did not answer within ${seconds(timeoutMs)} s (timeout). The server may be down or overloaded; it is checked again shortly.`,
+    };
   }
   if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-    return { problem: 'unreachable', text: 'it closed the connection before answering. The server may have crashed; it is checked again shortly.' };
+    return {
+      problem: 'unreachable',
+      text: 'it closed the connection before answering. The server may have crashed; it is checked again shortly.',
+    };
   }
   if (error instanceof StreamableHTTPError) return httpProblem(error, credentials, refusal);
   if (error instanceof SyntaxError || error instanceof UpstreamAnswerError || isSchemaError(error)) {
-    const detail = error instanceof UpstreamAnswerError ? error.message : 'it sent an answer that is not valid MCP (malformed JSON or an unexpected shape).';
+    const detail =
+      error instanceof UpstreamAnswerError
+        ? error.message
+        : 'it sent an answer that is not valid MCP (malformed JSON or an unexpected shape).';
     return { problem: 'not-mcp', text: `${detail} Check that the URL is the server's MCP endpoint.` };
   }
   const code = socketCode(error);
-  if (code === 'ECONNREFUSED') return { problem: 'unreachable', text: 'the connection was refused. Check that the server is running and the URL (host and port) is right.' };
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { problem: 'unreachable', text: 'its host name does not resolve (DNS). Check the URL.' };
-  if (code && TLS_CODES.test(code)) return { problem: 'unreachable', text: `its TLS certificate was not accepted (${code}). Check the URL, or the server's certificate.` };
-  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return { problem: 'unreachable', text: 'connecting to it timed out. Check the URL and the network.' };
+  if (code === 'ECONNREFUSED')
+    return {
+      problem: 'unreachable',
+      text: 'the connection was refused. Check that the server is running and the URL (host and port) is right.',
+    };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return { problem: 'unreachable', text: 'its host name does not resolve (DNS). Check the URL.' };
+  if (code && TLS_CODES.test(code))
+    return { problem: 'unreachable', text: `its TLS certificate was not accepted (${code}). Check the URL, or the server's certificate.` };
+  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+    return { problem: 'unreachable', text: 'connecting to it timed out. Check the URL and the network.' };
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') {
-    return { problem: 'unreachable', text: 'the connection dropped in the middle of an answer. The server may have crashed; it is checked again shortly.' };
+    return {
+      problem: 'unreachable',
+      text: 'the connection dropped in the middle of an answer. The server may have crashed; it is checked again shortly.',
+    };
   }
   // fetch quotes a header value it refuses, and that value is a credential.
   if (error instanceof TypeError && /header/i.test(error.message)) {
-    return { problem: 'key-refused', text: 'a header of the request (its credentials) is not valid. Set the connection\'s API key again.' };
+    return { problem: 'key-refused', text: "a header of the request (its credentials) is not valid. Set the connection's API key again." };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { problem: 'unreachable', text: `${message.replace(/\s+/g, ' ').slice(0, 300)}.` };
@@ -73,12 +92,26 @@ function httpProblem(error: StreamableHTTPError, credentials: CredentialKind, re
     if (status === 401 && challenge && /^\s*bearer\b/i.test(challenge)) {
       return { problem: 'sign-in', text: 'it asks for a sign-in (HTTP 401 with an OAuth challenge). Connect it to sign in.' };
     }
-    if (credentials === 'header') return { problem: 'key-refused', text: `it refused the API key (HTTP ${status}). Check the secret's value and the header name, then Test again.` };
-    return { problem: 'key-refused', text: `it refused access without credentials (HTTP ${status}). Edit the connection to send an API key header.` };
+    if (credentials === 'header')
+      return {
+        problem: 'key-refused',
+        text: `it refused the API key (HTTP ${status}). Check the secret's value and the header name, then Test again.`,
+      };
+    return {
+      problem: 'key-refused',
+      text: `it refused access without credentials (HTTP ${status}). Edit the connection to send an API key header.`,
+    };
   }
-  if (status !== undefined && status >= 500) return { problem: 'unreachable', text: `it answered HTTP ${status} (a server error). The service may be down; it is checked again shortly.` };
+  if (status !== undefined && status >= 500)
+    return {
+      problem: 'unreachable',
+      text: `it answered HTTP ${status} (a server error). The service may be down; it is checked again shortly.`,
+    };
   if (status === -1) return { problem: 'not-mcp', text: `${error.message}. Check that the URL is the server's MCP endpoint.` };
-  return { problem: 'not-mcp', text: `it answered HTTP ${status ?? 'error'}, not as an MCP server. Check that the URL is the server's MCP endpoint.` };
+  return {
+    problem: 'not-mcp',
+    text: `it answered HTTP ${status ?? 'error'}, not as an MCP server. Check that the URL is the server's MCP endpoint.`,
+  };
 }
 
 /** The SDK checks every answer against its schemas; a failed check is a zod error. */

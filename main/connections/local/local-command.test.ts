@@ -4,12 +4,20 @@ import { checkLocalCommand, commandLine, localId, LocalCommandError, programName
 
 describe('local commands', () => {
   it('keeps the program, its arguments, each variable with the secret it comes from, and normalized hosts', () => {
-    assert.deepEqual(checkLocalCommand({ command: ' npx ', args: ['-y', '@playwright/mcp'], env: { TOKEN: 'PW_TOKEN' }, hosts: ['CDN.Example.com.', 'cdn.example.com'] }), {
-      command: 'npx',
-      args: ['-y', '@playwright/mcp'],
-      env: [{ name: 'TOKEN', secret: 'PW_TOKEN' }],
-      hosts: ['cdn.example.com'],
-    });
+    assert.deepEqual(
+      checkLocalCommand({
+        command: ' npx ',
+        args: ['-y', '@playwright/mcp'],
+        env: { TOKEN: 'PW_TOKEN' },
+        hosts: ['CDN.Example.com.', 'cdn.example.com'],
+      }),
+      {
+        command: 'npx',
+        args: ['-y', '@playwright/mcp'],
+        env: [{ name: 'TOKEN', secret: 'PW_TOKEN' }],
+        hosts: ['cdn.example.com'],
+      },
+    );
   });
 
   it('refuses what a process cannot be given, saying what to fix', () => {
@@ -20,7 +28,10 @@ describe('local commands', () => {
       [{ command: 'npx', env: { '1A': 'S' } }, /environment variable name/],
       [{ command: 'npx', hosts: ['https://x.example/'] }, /not a host name/],
     ] as const) {
-      assert.throws(() => checkLocalCommand(input), (error: unknown) => error instanceof LocalCommandError && message.test(error.message));
+      assert.throws(
+        () => checkLocalCommand(input),
+        (error: unknown) => error instanceof LocalCommandError && message.test(error.message),
+      );
     }
   });
 

@@ -25,7 +25,12 @@ export const localCommandSchema = z.object({
   command: z.string().min(1).max(1000).refine(NO_NUL, 'no NUL character'),
   args: z.array(z.string().max(MAX_ARG_LENGTH).refine(NO_NUL, 'no NUL character')).max(MAX_ARGS),
   env: z
-    .array(z.object({ name: z.string().regex(ENV_NAME, 'an environment variable name: letters, digits and _, not starting with a digit'), secret: z.string().min(1).max(64) }))
+    .array(
+      z.object({
+        name: z.string().regex(ENV_NAME, 'an environment variable name: letters, digits and _, not starting with a digit'),
+        secret: z.string().min(1).max(64),
+      }),
+    )
     .max(MAX_ENV)
     .refine((env) => new Set(env.map((e) => e.name)).size === env.length, 'each variable once'),
   hosts: z.array(z.string()).max(MAX_ALLOWED_HOSTS).optional(),
@@ -68,7 +73,9 @@ export function checkLocalCommand(input: LocalCommandInput): LocalCommand {
 
 /** The command line as a person reads it (arguments with spaces quoted); never a secret value: those are not in it. */
 export function commandLine(local: Pick<LocalCommand, 'command' | 'args'>): string {
-  return [local.command, ...local.args].map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`)).join(' ');
+  return [local.command, ...local.args]
+    .map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`))
+    .join(' ');
 }
 
 /** The package a launcher runs (`npx -y @scope/pkg@1` → `@scope/pkg`), else the program's own name. */
@@ -92,9 +99,15 @@ function isOptionValue(args: readonly string[], i: number): boolean {
  * its start and a hash of the whole command line.
  */
 export function localId(local: Pick<LocalCommand, 'command' | 'args'>, name?: string): string {
-  const slug = (name?.trim() || programName(local)).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  const slug = (name?.trim() || programName(local))
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
   const id = `local-${slug || 'server'}`;
   if (id.length <= 32) return id;
-  const hash = createHash('sha256').update(JSON.stringify([local.command, local.args])).digest('hex').slice(0, 6);
+  const hash = createHash('sha256')
+    .update(JSON.stringify([local.command, local.args]))
+    .digest('hex')
+    .slice(0, 6);
   return `${id.slice(0, 32 - hash.length - 1).replace(/-$/, '')}-${hash}`;
 }

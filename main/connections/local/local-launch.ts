@@ -38,12 +38,23 @@ export async function localPolicyKey(connection: LocalConnection, deps: Pick<Loc
 export async function localLaunch(connection: LocalConnection, deps: LocalLaunchDeps): Promise<LocalStart> {
   const place = placeFromRoot(connection.root);
   const policy = policyOf(await deps.access.snapshot(), place);
-  const secrets = await Promise.all(connection.local.env.map(async ({ name, secret }) => ({ name, secret, value: await deps.placeSecrets.value(connection.root, secret) })));
+  const secrets = await Promise.all(
+    connection.local.env.map(async ({ name, secret }) => ({ name, secret, value: await deps.placeSecrets.value(connection.root, secret) })),
+  );
   const secretEnv = Object.fromEntries(secrets.map((s) => [s.name, s.value]));
-  const start = { policyKey: JSON.stringify(policy), secrets: secrets.map((s) => ({ name: s.secret, value: s.value })), commandLine: commandLine(connection.local) };
+  const start = {
+    policyKey: JSON.stringify(policy),
+    secrets: secrets.map((s) => ({ name: s.secret, value: s.value })),
+    commandLine: commandLine(connection.local),
+  };
   const folder = resolve(deps.host.workspaceRoot, connection.root);
   if (policy.kind === 'machine') {
-    const launch: Launch = { file: connection.local.command, args: [...connection.local.args], env: { ...machineEnv(deps.host.env), ...secretEnv }, cwd: folder };
+    const launch: Launch = {
+      file: connection.local.command,
+      args: [...connection.local.args],
+      env: { ...machineEnv(deps.host.env), ...secretEnv },
+      cwd: folder,
+    };
     return { launch, ...start };
   }
   const problem = await sandboxProblem(deps.host.env);

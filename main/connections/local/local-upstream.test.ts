@@ -24,7 +24,12 @@ describe('LocalUpstream', () => {
     upstream = new LocalUpstream(
       { name: 'u1__tiny', displayName: 'Tiny' },
       {
-        start: async () => ({ launch: { file: process.execPath, args: [LOCAL_SERVER_SCRIPT], env: { PATH: process.env.PATH } }, policyKey: policy, secrets: [], commandLine: `node ${LOCAL_SERVER_SCRIPT}` }),
+        start: async () => ({
+          launch: { file: process.execPath, args: [LOCAL_SERVER_SCRIPT], env: { PATH: process.env.PATH } },
+          policyKey: policy,
+          secrets: [],
+          commandLine: `node ${LOCAL_SERVER_SCRIPT}`,
+        }),
         policyKey: async () => policy,
         log: new StderrLog(join(dir, 'tiny.log')),
         timeoutMs: 10_000,
@@ -54,7 +59,7 @@ describe('LocalUpstream', () => {
     assert.notEqual(second, first);
   });
 
-  it('ends the process when the place\'s policy changes, and the next use runs under the new one', async () => {
+  it("ends the process when the place's policy changes, and the next use runs under the new one", async () => {
     const first = Number(text(await upstream.call('pid', {})));
     policy = 'strict';
     const second = Number(text(await upstream.call('pid', {})));

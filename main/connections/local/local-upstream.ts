@@ -1,5 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Launch } from '../../machine/command-runner.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 import type { CallOptions, UpstreamResult } from '../gateway/call-forwarder.js';
@@ -101,12 +107,18 @@ export class LocalUpstream {
 
   call(tool: string, args: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<UpstreamResult> {
     return this.withClient(opts.signal, async ({ client }) => {
-      const result = await client.request({ method: 'tools/call', params: { name: tool, ...(args && { arguments: args }) } }, CallToolResultSchema, {
-        timeout: this.options.timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(opts.signal && { signal: opts.signal }),
-        ...(opts.onProgress && { onprogress: (p: Progress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }) }),
-      });
+      const result = await client.request(
+        { method: 'tools/call', params: { name: tool, ...(args && { arguments: args }) } },
+        CallToolResultSchema,
+        {
+          timeout: this.options.timeoutMs,
+          resetTimeoutOnProgress: true,
+          ...(opts.signal && { signal: opts.signal }),
+          ...(opts.onProgress && {
+            onprogress: (p: Progress) => opts.onProgress!({ progress: p.progress, total: p.total, message: p.message }),
+          }),
+        },
+      );
       return result as UpstreamResult;
     });
   }
@@ -114,9 +126,15 @@ export class LocalUpstream {
   status(): LocalProcessStatus {
     const process = this.current;
     const base = { stderr: this.options.log.recent(), logFile: this.options.log.path };
-    if (process?.pid !== undefined && !process.exit) return { state: 'running', pid: process.pid, since: new Date(this.state.since).toISOString(), ...base };
+    if (process?.pid !== undefined && !process.exit)
+      return { state: 'running', pid: process.pid, since: new Date(this.state.since).toISOString(), ...base };
     if (this.live) return { state: 'starting', ...base };
-    return { state: 'stopped', since: new Date(this.state.since).toISOString(), ...(this.state.stopped && { stopped: this.state.stopped }), ...base };
+    return {
+      state: 'stopped',
+      since: new Date(this.state.since).toISOString(),
+      ...(this.state.stopped && { stopped: this.state.stopped }),
+      ...base,
+    };
   }
 
   async close(): Promise<void> {
@@ -158,7 +176,8 @@ export class LocalUpstream {
     if (running) {
       const live = await running.catch(() => undefined);
       // A process started under another policy ends; this use starts it under the current one.
-      if (live && this.live === running && live.policyKey !== (await this.options.policyKey())) await this.stop('the place\'s policy changed');
+      if (live && this.live === running && live.policyKey !== (await this.options.policyKey()))
+        await this.stop("the place's policy changed");
     }
     this.live ??= this.start().catch((error: unknown) => {
       this.live = undefined;
@@ -172,7 +191,12 @@ export class LocalUpstream {
     try {
       begun = await this.options.start();
     } catch (error) {
-      const unavailable = new UpstreamUnavailableError(this.target.name, 'unreachable', `${this.label()} cannot start: ${(error as Error).message}`, { cause: error });
+      const unavailable = new UpstreamUnavailableError(
+        this.target.name,
+        'unreachable',
+        `${this.label()} cannot start: ${(error as Error).message}`,
+        { cause: error },
+      );
       this.stopped(unavailable.message);
       this.options.onFailure?.(unavailable);
       throw unavailable;
@@ -210,7 +234,11 @@ export class LocalUpstream {
     this.toolCache = undefined;
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
-    const unavailable = new UpstreamUnavailableError(this.target.name, 'unreachable', `${this.label()} is unavailable: ${exitWords(process.exit)}${this.lastWords()}`);
+    const unavailable = new UpstreamUnavailableError(
+      this.target.name,
+      'unreachable',
+      `${this.label()} is unavailable: ${exitWords(process.exit)}${this.lastWords()}`,
+    );
     this.options.log.note(exitWords(process.exit));
     this.stopped(unavailable.message);
     this.options.onFailure?.(unavailable);
@@ -227,7 +255,7 @@ export class LocalUpstream {
     if (!current) return;
     // Not a failure: exited() ignores a process no longer current.
     if (this.current === current.process) this.current = undefined;
-    this.options.log.note(`Stopping: ${why.replace(/\.$/, "")}.`);
+    this.options.log.note(`Stopping: ${why.replace(/\.$/, '')}.`);
     await current.client.close().catch(() => {});
     await current.process.close();
     this.stopped(why);
@@ -257,15 +285,33 @@ export class LocalUpstream {
 
   private diagnose(error: unknown, process: StdioProcess, during: 'initialize' | 'call'): { problem: UpstreamProblem; text: string } {
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
-    if (code === 'ENOENT') return { problem: 'unreachable', text: 'its command was not found on this machine. Install it, or give the full path of the program.' };
-    if (code === 'EACCES') return { problem: 'unreachable', text: 'its command cannot be run (permission denied). Check that the program is executable.' };
+    if (code === 'ENOENT')
+      return {
+        problem: 'unreachable',
+        text: 'its command was not found on this machine. Install it, or give the full path of the program.',
+      };
+    if (code === 'EACCES')
+      return { problem: 'unreachable', text: 'its command cannot be run (permission denied). Check that the program is executable.' };
     const exit = process.exit;
-    if (exit && exit.code === 127) return { problem: 'unreachable', text: `its command was not found (exit code 127).${this.lastWords()} Install it, or give the full path of the program.` };
-    if (exit) return { problem: 'unreachable', text: `it ${exitWords(exit)} before answering ${during === 'initialize' ? 'initialize' : 'the call'}.${this.lastWords()}` };
+    if (exit && exit.code === 127)
+      return {
+        problem: 'unreachable',
+        text: `its command was not found (exit code 127).${this.lastWords()} Install it, or give the full path of the program.`,
+      };
+    if (exit)
+      return {
+        problem: 'unreachable',
+        text: `it ${exitWords(exit)} before answering ${during === 'initialize' ? 'initialize' : 'the call'}.${this.lastWords()}`,
+      };
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      const stray = process.strayOutput ? ` It wrote text that is not MCP on stdout (${process.strayOutput}); a server must log to stderr only.` : '';
+      const stray = process.strayOutput
+        ? ` It wrote text that is not MCP on stdout (${process.strayOutput}); a server must log to stderr only.`
+        : '';
       const what = during === 'initialize' ? 'initialize' : 'a request';
-      return { problem: stray ? 'not-mcp' : 'unreachable', text: `it did not answer ${what} within ${Math.max(1, Math.round(this.options.timeoutMs / 1000))} s.${stray || this.lastWords()} It was stopped; it is started again shortly.` };
+      return {
+        problem: stray ? 'not-mcp' : 'unreachable',
+        text: `it did not answer ${what} within ${Math.max(1, Math.round(this.options.timeoutMs / 1000))} s.${stray || this.lastWords()} It was stopped; it is started again shortly.`,
+      };
     }
     if (error instanceof McpError) return { problem: 'not-mcp', text: `it answered initialize with an error (${error.message}).` };
     const message = error instanceof Error ? error.message : String(error);

@@ -109,13 +109,38 @@ describe('AttachmentsFile', () => {
 
   const corruptions: [string, unknown, RegExp][] = [
     ['not JSON', '{"version": 1, "stores": {', /not valid JSON/],
-    ['a wrong field type', { version: 1, stores: { [storeId]: { ...valid.stores[storeId], connections: { [name]: { ...record, transport: 'ws' } } } } }, /transport/],
+    [
+      'a wrong field type',
+      { version: 1, stores: { [storeId]: { ...valid.stores[storeId], connections: { [name]: { ...record, transport: 'ws' } } } } },
+      /transport/,
+    ],
     ['version 0', { ...valid, version: 0 }, /version/],
-    ['a server name under another key', { version: 1, stores: { [storeId]: { ...valid.stores[storeId], connections: { other: record } } } }, /server name does not match/],
-    ['a server name of another catalog id', { version: 1, stores: { [storeId]: { ...valid.stores[storeId], connections: { [name]: { ...record, catalogId: 'notion' } } } } }, /server name does not match/],
-    ['an owner edited by hand', { version: 1, stores: { [storeId]: { ...valid.stores[storeId], owner: 'mallory' } } }, /store id does not match/],
+    [
+      'a server name under another key',
+      { version: 1, stores: { [storeId]: { ...valid.stores[storeId], connections: { other: record } } } },
+      /server name does not match/,
+    ],
+    [
+      'a server name of another catalog id',
+      { version: 1, stores: { [storeId]: { ...valid.stores[storeId], connections: { [name]: { ...record, catalogId: 'notion' } } } } },
+      /server name does not match/,
+    ],
+    [
+      'an owner edited by hand',
+      { version: 1, stores: { [storeId]: { ...valid.stores[storeId], owner: 'mallory' } } },
+      /store id does not match/,
+    ],
     ['an invalid root', { version: 1, stores: { [storeId]: { ...valid.stores[storeId], root: '/etc' } } }, /not a place root/],
-    ['a header auth without its secret name', { version: 1, stores: { [storeId]: { ...valid.stores[storeId], connections: { [name]: { ...record, auth: { kind: 'header', header: 'X-Key' } } } } } }, /secretName/],
+    [
+      'a header auth without its secret name',
+      {
+        version: 1,
+        stores: {
+          [storeId]: { ...valid.stores[storeId], connections: { [name]: { ...record, auth: { kind: 'header', header: 'X-Key' } } } },
+        },
+      },
+      /secretName/,
+    ],
   ];
   for (const [what, content, problem] of corruptions) {
     it(`moves aside a file with ${what} and says so`, async () => {
@@ -138,7 +163,10 @@ describe('AttachmentsFile', () => {
 
   it('reports a corrupt file found by update, and writes nothing', async () => {
     await writeRaw('nonsense');
-    await assert.rejects(file.update(() => [valid, undefined]), ConnectionStoreError);
+    await assert.rejects(
+      file.update(() => [valid, undefined]),
+      ConnectionStoreError,
+    );
     await assert.rejects(stat(path), { code: 'ENOENT' });
   });
 
@@ -153,11 +181,18 @@ describe('AttachmentsFile', () => {
         return true;
       });
     }
-    await assert.rejects(file.update(() => [valid, undefined]), ConnectionStoreError);
+    await assert.rejects(
+      file.update(() => [valid, undefined]),
+      ConnectionStoreError,
+    );
     await assert.rejects(stat(path), { code: 'ENOENT' }, 'update wrote nothing');
 
     await writeFile(first.movedTo!, JSON.stringify(valid));
-    await assert.rejects(file.read(), (error: ConnectionStoreError) => !/\(it is not valid JSON\)/.test(error.message), 'fixed, not yet back');
+    await assert.rejects(
+      file.read(),
+      (error: ConnectionStoreError) => !/\(it is not valid JSON\)/.test(error.message),
+      'fixed, not yet back',
+    );
     await rename(first.movedTo!, path);
     assert.deepEqual((await file.read()).attachments, valid);
 

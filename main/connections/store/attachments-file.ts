@@ -18,7 +18,10 @@ const authSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('header'),
     header: z.string().regex(HEADER_NAME, 'not an HTTP header name'),
-    prefix: z.string().refine((prefix) => !LINE_BREAK_OR_NUL.test(prefix), 'no line breaks').optional(),
+    prefix: z
+      .string()
+      .refine((prefix) => !LINE_BREAK_OR_NUL.test(prefix), 'no line breaks')
+      .optional(),
     /** The name of a project secret of the place; the value lives in the keychain. */
     secretName: z.string().min(1),
   }),

@@ -17,7 +17,6 @@ import { serverNameOf, storeIdOf } from './naming.js';
 const run = promisify(execFile);
 const supportFile = (name: string) => builtPath(new URL(`../../../test/support/connection-store/${name}`, import.meta.url));
 
-
 /** Resolves with the next roots told to a listener of `store`, or rejects after `ms`. */
 function nextChange(store: ConnectionStore, ms = 10_000): Promise<string[]> {
   return new Promise((resolve, reject) => {
@@ -239,7 +238,10 @@ describe('ConnectionStore', () => {
     it('says which place has no such connection', async () => {
       const added = await store.add(linear());
       const attempts: [{ root: string; name: string; owner: string }, string][] = [
-        [{ root: 'Crew/alpha', name: 'u00000000__linear', owner: 'local' }, '"Crew/alpha" has no MCP connection u00000000__linear added by local.'],
+        [
+          { root: 'Crew/alpha', name: 'u00000000__linear', owner: 'local' },
+          '"Crew/alpha" has no MCP connection u00000000__linear added by local.',
+        ],
         [{ root: 'Crew/alpha', name: added.name, owner: 'alice' }, `"Crew/alpha" has no MCP connection ${added.name} added by alice.`],
         [{ root: '', name: added.name, owner: 'local' }, `"This machine" has no MCP connection ${added.name} added by local.`],
       ];
@@ -327,7 +329,11 @@ describe('ConnectionStore', () => {
         // Same content, every key order reversed and no formatting: a new file, the same connection sets.
         const reversed = (value: unknown): unknown =>
           value !== null && typeof value === 'object'
-            ? Object.fromEntries(Object.entries(value).reverse().map(([key, inner]) => [key, reversed(inner)]))
+            ? Object.fromEntries(
+                Object.entries(value)
+                  .reverse()
+                  .map(([key, inner]) => [key, reversed(inner)]),
+              )
             : value;
         await writeFile(store.path, JSON.stringify(reversed(JSON.parse(await readFile(store.path, 'utf8')))));
         // The watcher reads the new file (a poll may read it first: then this read finds it known);
@@ -357,7 +363,15 @@ describe('ConnectionStore', () => {
       await watcher.watch();
       try {
         await writeFile(store.path, 'garbage');
-        await waitFor(() => readFile(store.path).then(() => false, () => true), 10_000, 'the poll to move the file aside');
+        await waitFor(
+          () =>
+            readFile(store.path).then(
+              () => false,
+              () => true,
+            ),
+          10_000,
+          'the poll to move the file aside',
+        );
         await assert.rejects(watcher.list('Crew/alpha'), (error: unknown) => {
           assert.ok(error instanceof ConnectionStoreError);
           return error.movedTo !== undefined;

@@ -1,5 +1,13 @@
 import { join } from 'node:path';
-import { type Attachments, AttachmentsFile, type ConnectionRecord, connectionRecordSchema, type LocalConnectionRecord, type RemoteConnectionRecord, type Snapshot } from './attachments-file.js';
+import {
+  type Attachments,
+  AttachmentsFile,
+  type ConnectionRecord,
+  connectionRecordSchema,
+  type LocalConnectionRecord,
+  type RemoteConnectionRecord,
+  type Snapshot,
+} from './attachments-file.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, describePlace } from './errors.js';
 import type { FileLockOptions } from '../../state/file-lock.js';
 import { assertPlaceRoot, serverNameOf, storeIdOf } from './naming.js';
@@ -20,7 +28,8 @@ export type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> 
 export type AddConnectionInput = { owner: string; root: string } & OmitEach<ConnectionRecord, 'name' | 'addedAt'>;
 
 /** What a change may set; the record that results must still be a whole remote or local connection. */
-export type ConnectionPatch = Partial<Pick<RemoteConnectionRecord, 'displayName' | 'url' | 'transport' | 'auth' | 'disabledTools'>> & Partial<Pick<LocalConnectionRecord, 'local'>>;
+export type ConnectionPatch = Partial<Pick<RemoteConnectionRecord, 'displayName' | 'url' | 'transport' | 'auth' | 'disabledTools'>> &
+  Partial<Pick<LocalConnectionRecord, 'local'>>;
 
 /** A remote connection that signs in with OAuth. */
 export function isOAuth(connection: PlaceConnection): connection is RemoteConnection & { auth: { kind: 'oauth' } } {
@@ -68,7 +77,9 @@ export class ConnectionStore {
     const parsed = connectionRecordSchema.safeParse({ ...fields, name, addedAt: new Date().toISOString() });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new ConnectionInputError(`Cannot add ${fields.catalogId}: ${issue?.path.join('.') || 'the connection'}: ${issue?.message ?? 'invalid'}.`);
+      throw new ConnectionInputError(
+        `Cannot add ${fields.catalogId}: ${issue?.path.join('.') || 'the connection'}: ${issue?.message ?? 'invalid'}.`,
+      );
     }
     const record = parsed.data;
     return this.change((current) => {
@@ -103,17 +114,16 @@ export class ConnectionStore {
    * Changes `owner`'s connection `name` in the place at `root` in place (its name, login and
    * secrets stay): its display name, URL, transport or credentials.
    */
-  async update(
-    { root, name, owner }: { root: string; name: string; owner: string },
-    patch: ConnectionPatch,
-  ): Promise<PlaceConnection> {
+  async update({ root, name, owner }: { root: string; name: string; owner: string }, patch: ConnectionPatch): Promise<PlaceConnection> {
     const storeId = storeIdOf(owner, root);
     return this.change((current) => {
       const { entry, record } = ownedConnection(current, storeId, { root, name, owner });
       const parsed = connectionRecordSchema.safeParse({ ...record, ...patch });
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        throw new ConnectionInputError(`Cannot change ${record.displayName}: ${issue?.path.join('.') || 'the connection'}: ${issue?.message ?? 'invalid'}.`);
+        throw new ConnectionInputError(
+          `Cannot change ${record.displayName}: ${issue?.path.join('.') || 'the connection'}: ${issue?.message ?? 'invalid'}.`,
+        );
       }
       entry.connections[name] = parsed.data;
       return [current, { ...parsed.data, owner, storeId, root }];
@@ -154,7 +164,9 @@ export class ConnectionStore {
   /** The roots of the places that have connections, sorted. */
   async roots(): Promise<string[]> {
     const { stores } = await this.current();
-    const roots = Object.values(stores).filter((entry) => Object.keys(entry.connections).length > 0).map((entry) => entry.root);
+    const roots = Object.values(stores)
+      .filter((entry) => Object.keys(entry.connections).length > 0)
+      .map((entry) => entry.root);
     return [...new Set(roots)].sort();
   }
 
@@ -248,10 +260,15 @@ function listOf({ stores }: Attachments, root: string): readonly PlaceConnection
   const connections: PlaceConnection[] = [];
   for (const [storeId, entry] of Object.entries(stores)) {
     if (entry.root !== root) continue;
-    for (const record of Object.values(entry.connections)) connections.push(Object.freeze({ ...record, owner: entry.owner, storeId, root }));
+    for (const record of Object.values(entry.connections))
+      connections.push(Object.freeze({ ...record, owner: entry.owner, storeId, root }));
   }
   connections.sort(
-    (a, b) => byDisplayName.compare(a.displayName, b.displayName) || compare(a.displayName, b.displayName) || compare(a.owner, b.owner) || compare(a.name, b.name),
+    (a, b) =>
+      byDisplayName.compare(a.displayName, b.displayName) ||
+      compare(a.displayName, b.displayName) ||
+      compare(a.owner, b.owner) ||
+      compare(a.name, b.name),
   );
   return Object.freeze(connections);
 }

@@ -4,7 +4,15 @@ import { describe, it } from 'node:test';
 import { ConnectionInputError } from './errors.js';
 import { loadSet } from '../../../bench/tool-search-set/set.js';
 import { customName } from '../server-url.js';
-import { gatewayToolName, gatewayToolNames, isCatalogId, isPersonalShapedName, serverNameOf, storeIdOf, unlistedCatalogId } from './naming.js';
+import {
+  gatewayToolName,
+  gatewayToolNames,
+  isCatalogId,
+  isPersonalShapedName,
+  serverNameOf,
+  storeIdOf,
+  unlistedCatalogId,
+} from './naming.js';
 
 const VALID_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -97,7 +105,7 @@ describe('unlistedCatalogId', () => {
     assert.equal(long, 'the-very-long-name-of-an');
   });
 
-  it('takes the first id that is neither in the catalog nor already the person\'s in the place', () => {
+  it("takes the first id that is neither in the catalog nor already the person's in the place", () => {
     assert.equal(unlistedCatalogId('Linear', new Set(['linear'])), 'linear-2');
     assert.equal(unlistedCatalogId('Linear', new Set(['linear', 'linear-2'])), 'linear-3');
     const full = 'a'.repeat(32);
@@ -150,7 +158,10 @@ describe('gatewayToolNames', () => {
       return toolPart(name).slice(0, -7);
     });
     assert.equal(new Set(stems).size, 4, stems.join(' '));
-    assert.ok(stems.every((stem) => stem.startsWith('get_')), stems.join(' '));
+    assert.ok(
+      stems.every((stem) => stem.startsWith('get_')),
+      stems.join(' '),
+    );
     // The same tools listed in another order get the same names.
     const reversed = gatewayToolNames(server, [...tools].reverse()).reverse();
     assert.deepEqual(reversed, names);
@@ -196,7 +207,7 @@ describe('gatewayToolNames', () => {
 
   it('gives distinct valid names to many random tool names', () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const alphabet = [...'abAB09_-.: /é😀\uD800', '\u0000'];
     const seen = new Map<string, string>();
     for (const s of [server, other, serverNameOf(storeId, 'a-rather-long-catalog-id-here')]) {
@@ -230,28 +241,37 @@ describe('the names of 156 real tools of eight servers added as unlisted connect
   const storeId = storeIdOf('local', '_users/alice/Chats/Code/projects/42');
 
   for (const named of [true, false]) {
-    it(named ? 'named as the person named them: every name whole' : 'added with no name, by their real URLs: cut only where no other fit exists', () => {
-      const ids = new Set<string>();
-      const all: string[] = [];
-      for (const service of set) {
-        const catalogId = unlistedCatalogId(named ? service.name : customName(new URL(service.url)), ids);
-        ids.add(catalogId);
-        const server = serverNameOf(storeId, catalogId);
-        const tools = service.tools.map((t) => t.name);
-        const names = gatewayToolNames(server, tools);
-        names.forEach((name, i) => {
-          assert.match(name, VALID_TOOL_NAME);
-          const tool = tools[i]!;
-          if (`${server}__${tool}`.length <= 64) assert.equal(name, `${server}__${tool}`, 'whole when it fits');
-          // The tool keeps its own name whenever the shortest connection part (8 characters) leaves room.
-          else if (tool.length <= 64 - 11 - 2 - Math.min(8, catalogId.length)) assert.ok(name.endsWith(`__${tool}`), name);
-          else assert.fail(`${tool} had to be cut: ${name}`);
-        });
-        if (named) assert.ok(names.every((name, i) => name === `${server}__${tools[i]}`), service.name);
-        all.push(...names);
-      }
-      assert.equal(all.length, 156);
-      assert.equal(new Set(all).size, all.length, 'no two tools share a name');
-    });
+    it(
+      named
+        ? 'named as the person named them: every name whole'
+        : 'added with no name, by their real URLs: cut only where no other fit exists',
+      () => {
+        const ids = new Set<string>();
+        const all: string[] = [];
+        for (const service of set) {
+          const catalogId = unlistedCatalogId(named ? service.name : customName(new URL(service.url)), ids);
+          ids.add(catalogId);
+          const server = serverNameOf(storeId, catalogId);
+          const tools = service.tools.map((t) => t.name);
+          const names = gatewayToolNames(server, tools);
+          names.forEach((name, i) => {
+            assert.match(name, VALID_TOOL_NAME);
+            const tool = tools[i]!;
+            if (`${server}__${tool}`.length <= 64) assert.equal(name, `${server}__${tool}`, 'whole when it fits');
+            // The tool keeps its own name whenever the shortest connection part (8 characters) leaves room.
+            else if (tool.length <= 64 - 11 - 2 - Math.min(8, catalogId.length)) assert.ok(name.endsWith(`__${tool}`), name);
+            else assert.fail(`${tool} had to be cut: ${name}`);
+          });
+          if (named)
+            assert.ok(
+              names.every((name, i) => name === `${server}__${tools[i]}`),
+              service.name,
+            );
+          all.push(...names);
+        }
+        assert.equal(all.length, 156);
+        assert.equal(new Set(all).size, all.length, 'no two tools share a name');
+      },
+    );
   }
 });

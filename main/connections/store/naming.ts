@@ -41,7 +41,10 @@ export function isPlaceRoot(root: string): boolean {
 }
 
 export function assertUserId(userId: string): void {
-  if (!isUserId(userId)) throw new ConnectionInputError(`${JSON.stringify(userId)} is not a user id: it must be non-empty, without control characters or lone surrogates.`);
+  if (!isUserId(userId))
+    throw new ConnectionInputError(
+      `${JSON.stringify(userId)} is not a user id: it must be non-empty, without control characters or lone surrogates.`,
+    );
 }
 
 export function assertPlaceRoot(root: string): void {
@@ -68,9 +71,7 @@ export function storeIdOf(userId: string, root: string): string {
 export function serverNameOf(storeId: string, catalogId: string): string {
   if (!STORE_ID.test(storeId)) throw new ConnectionInputError(`${JSON.stringify(storeId)} is not a store id (64 lowercase hex digits).`);
   if (!isCatalogId(catalogId)) {
-    throw new ConnectionInputError(
-      `${JSON.stringify(catalogId)} is not a valid catalog id: use 1 to 32 lowercase letters, digits or "-".`,
-    );
+    throw new ConnectionInputError(`${JSON.stringify(catalogId)} is not a valid catalog id: use 1 to 32 lowercase letters, digits or "-".`);
   }
   return `u${storeId.slice(0, 8)}__${catalogId}`;
 }
@@ -208,7 +209,10 @@ function shortenWords(tool: string, room: number): string {
     pieces[longest] = pieces[longest]!.slice(0, -1);
     length -= 1;
   }
-  return pieces.join('').slice(0, room).replace(/[_-]+$/, '');
+  return pieces
+    .join('')
+    .slice(0, room)
+    .replace(/[_-]+$/, '');
 }
 
 function tagOf(text: string): string {

@@ -12,7 +12,10 @@ describe('search hint', () => {
   });
 
   it('is cut at a word to fit 100 characters', () => {
-    const hint = searchHint('Atlassian', 'Search, create and update Jira issues and Confluence pages, comments, sprints, boards and many other things besides.');
+    const hint = searchHint(
+      'Atlassian',
+      'Search, create and update Jira issues and Confluence pages, comments, sprints, boards and many other things besides.',
+    );
     assert.ok(hint.length <= SEARCH_HINT_MAX_CHARS, `${hint.length}`);
     assert.match(hint, /^Atlassian: Search, create/);
     assert.match(hint, /[a-z]…$/);

@@ -8,7 +8,12 @@ import { ToolRanking } from './tool-ranking.js';
 type Entry = { id: string; name: string; description: string; service: string; parameters?: string; readOnly?: boolean };
 
 const tools: Entry[] = SAAS_SERVICES.flatMap((s) =>
-  s.tools.map((tool) => ({ id: `${s.id}/${tool.name}`, name: tool.name, description: tool.description, service: searchHint(s.name, s.description) })),
+  s.tools.map((tool) => ({
+    id: `${s.id}/${tool.name}`,
+    name: tool.name,
+    description: tool.description,
+    service: searchHint(s.name, s.description),
+  })),
 );
 
 describe('tool ranking', () => {
@@ -35,26 +40,87 @@ describe('tool ranking', () => {
     assert.deepEqual(searchTerms('PR repo'), searchTerms('pull request repository'));
   });
 
-  it('widens a query\'s words one way only, so PR, deploy, add and row keep their meaning', () => {
+  it("widens a query's words one way only, so PR, deploy, add and row keep their meaning", () => {
     const alternatives = (word: string) => queryWords(word).words[0]!.map((a) => a.term);
     assert.ok(alternatives('tickets').includes(searchTerms('issue')[0]!), 'a ticket may be an issue');
     assert.deepEqual(searchTerms('issue'), [searchTerms('issue')[0]], 'but an issue stays an issue');
-    for (const [word, not] of [['PR', 'merge'], ['deploy', 'release'], ['add', 'create'], ['row', 'item']] as const) {
+    for (const [word, not] of [
+      ['PR', 'merge'],
+      ['deploy', 'release'],
+      ['add', 'create'],
+      ['row', 'item'],
+    ] as const) {
       assert.notDeepEqual(searchTerms(word), searchTerms(not), `${word} is not ${not}`);
     }
-    assert.ok(queryWords('ticket').words[0]!.slice(1).every((a) => a.weight < 1), 'a widened word counts less than the word');
+    assert.ok(
+      queryWords('ticket')
+        .words[0]!.slice(1)
+        .every((a) => a.weight < 1),
+      'a widened word counts less than the word',
+    );
   });
 
   it('ranks by what people ask: the review for "approve", the parameters\' words, the service named, the time said, reading for a question', () => {
     const small = new ToolRanking<Entry>([
-      { id: 'github/merge_pull_request', name: 'merge_pull_request', description: 'Merge a pull request', service: 'GitHub', parameters: 'owner repo pull_number merge_method', readOnly: false },
-      { id: 'github/create_pull_request_review', name: 'create_pull_request_review', description: 'Create a review on a pull request', service: 'GitHub', parameters: 'owner repo pull_number body event APPROVE REQUEST_CHANGES COMMENT', readOnly: false },
-      { id: 'github/get_pull_request_reviews', name: 'get_pull_request_reviews', description: 'Get the reviews on a pull request', service: 'GitHub', parameters: 'owner repo pull_number', readOnly: true },
-      { id: 'github/get_file_contents', name: 'get_file_contents', description: 'Get the contents of a file or directory from a GitHub repository', service: 'GitHub', parameters: 'owner repo path Path to file, e.g. README.md branch' },
-      { id: 'github/update_issue', name: 'update_issue', description: 'Update an existing issue in a GitHub repository', service: 'GitHub', parameters: 'owner repo issue_number state open closed' },
-      { id: 'sentry/update_issue', name: 'update_issue', description: "Update a Sentry issue's status or assignment: resolve, ignore or reopen it.", service: 'Sentry', parameters: 'issueId status resolved ignored unresolved' },
-      { id: 'slack/set_reminder', name: 'set_reminder', description: 'Set a reminder for a user', service: 'Slack', parameters: 'text time' },
-      { id: 'sentry/search_events', name: 'search_events', description: 'Search events', service: 'Sentry', parameters: 'query statsPeriod Time period, e.g. 24h' },
+      {
+        id: 'github/merge_pull_request',
+        name: 'merge_pull_request',
+        description: 'Merge a pull request',
+        service: 'GitHub',
+        parameters: 'owner repo pull_number merge_method',
+        readOnly: false,
+      },
+      {
+        id: 'github/create_pull_request_review',
+        name: 'create_pull_request_review',
+        description: 'Create a review on a pull request',
+        service: 'GitHub',
+        parameters: 'owner repo pull_number body event APPROVE REQUEST_CHANGES COMMENT',
+        readOnly: false,
+      },
+      {
+        id: 'github/get_pull_request_reviews',
+        name: 'get_pull_request_reviews',
+        description: 'Get the reviews on a pull request',
+        service: 'GitHub',
+        parameters: 'owner repo pull_number',
+        readOnly: true,
+      },
+      {
+        id: 'github/get_file_contents',
+        name: 'get_file_contents',
+        description: 'Get the contents of a file or directory from a GitHub repository',
+        service: 'GitHub',
+        parameters: 'owner repo path Path to file, e.g. README.md branch',
+      },
+      {
+        id: 'github/update_issue',
+        name: 'update_issue',
+        description: 'Update an existing issue in a GitHub repository',
+        service: 'GitHub',
+        parameters: 'owner repo issue_number state open closed',
+      },
+      {
+        id: 'sentry/update_issue',
+        name: 'update_issue',
+        description: "Update a Sentry issue's status or assignment: resolve, ignore or reopen it.",
+        service: 'Sentry',
+        parameters: 'issueId status resolved ignored unresolved',
+      },
+      {
+        id: 'slack/set_reminder',
+        name: 'set_reminder',
+        description: 'Set a reminder for a user',
+        service: 'Slack',
+        parameters: 'text time',
+      },
+      {
+        id: 'sentry/search_events',
+        name: 'search_events',
+        description: 'Search events',
+        service: 'Sentry',
+        parameters: 'query statsPeriod Time period, e.g. 24h',
+      },
       { id: 'sentry/search_docs', name: 'search_docs', description: 'Search the documentation', service: 'Sentry', parameters: 'query' },
     ]);
     const top = (query: string) => small.search(query, 1)[0]?.tool.id;

@@ -30,7 +30,26 @@ const B = 0.5;
 const NAMED_SERVICE = 1.5;
 /** A reading tool counts this much more for a question ("who approved ..."), a changing one for an order ("approve ..."). */
 const INTENT = 1.2;
-const READING_VERBS = new Set(['get', 'list', 'search', 'find', 'read', 'retrieve', 'query', 'fetch', 'download', 'whoami', 'lookup', 'describe', 'show', 'check', 'analyze', 'count'].map((w) => searchTerms(w)[0]!));
+const READING_VERBS = new Set(
+  [
+    'get',
+    'list',
+    'search',
+    'find',
+    'read',
+    'retrieve',
+    'query',
+    'fetch',
+    'download',
+    'whoami',
+    'lookup',
+    'describe',
+    'show',
+    'check',
+    'analyze',
+    'count',
+  ].map((w) => searchTerms(w)[0]!),
+);
 
 interface IndexedTool<T> {
   tool: T;
@@ -131,6 +150,4 @@ export class ToolRanking<T extends SearchableTool> {
     }
     return ranked.sort((a, b) => b.score - a.score).slice(0, limit);
   }
-
 }
-

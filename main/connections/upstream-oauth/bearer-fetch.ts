@@ -11,7 +11,13 @@ export type OnInsufficientScope = (token: string, challenge: string) => Promise<
  * once). A login that cannot be renewed fails the request with SignInRequiredError; a refusal for
  * lack of scope fails it with what `onInsufficientScope` makes of it (a refresh cannot widen a login).
  */
-export function bearerFetch(keeper: TokenKeeper, connection: ConnectionIdentity, name: string, base: FetchLike, onInsufficientScope: OnInsufficientScope): FetchLike {
+export function bearerFetch(
+  keeper: TokenKeeper,
+  connection: ConnectionIdentity,
+  name: string,
+  base: FetchLike,
+  onInsufficientScope: OnInsufficientScope,
+): FetchLike {
   const refusedForScope = async (response: Response, token: string): Promise<Response> => {
     const challenge = response.status === 403 ? response.headers.get('www-authenticate') : null;
     if (!challenge || !isInsufficientScope(challenge)) return response;

@@ -27,7 +27,9 @@ export async function readChallenge(serverUrl: string, fetch: FetchLike): Promis
 
 /** What a `WWW-Authenticate` header the server sent on a request says about signing in. */
 export function parseChallenge(header: string): Challenge {
-  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(new Response(null, { status: 401, headers: { 'WWW-Authenticate': header } }));
+  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(
+    new Response(null, { status: 401, headers: { 'WWW-Authenticate': header } }),
+  );
   return { ...(resourceMetadataUrl && { resourceMetadataUrl }), ...(scope && { scope }) };
 }
 
@@ -43,7 +45,11 @@ export async function asksForSignIn(serverUrl: string, fetch: FetchLike): Promis
 async function endSession(serverUrl: string, response: Response, fetch: FetchLike): Promise<void> {
   const session = response.ok ? response.headers.get('mcp-session-id') : null;
   if (!session) return;
-  const ended = await fetch(serverUrl, { method: 'DELETE', redirect: 'manual', headers: { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION } }).catch(() => undefined);
+  const ended = await fetch(serverUrl, {
+    method: 'DELETE',
+    redirect: 'manual',
+    headers: { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION },
+  }).catch(() => undefined);
   await ended?.body?.cancel();
 }
 
@@ -51,7 +57,11 @@ function initializeWithoutCredentials(serverUrl: string, fetch: FetchLike): Prom
   return fetch(serverUrl, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION,
+    },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 0,

@@ -16,14 +16,20 @@ import { scopeFor } from './scope-choice.js';
  * with a client secret (sent with HTTP Basic, or in the body where the server takes only that), or
  * with a private key that signs a short JWT assertion for each token request (RFC 7523, private_key_jwt).
  */
-export type ClientCredentials = { clientId: string; clientSecret: string } | { clientId: string; privateKey: string; algorithm: JwtAlgorithm };
+export type ClientCredentials =
+  { clientId: string; clientSecret: string } | { clientId: string; privateKey: string; algorithm: JwtAlgorithm };
 
 /** How the credentials are kept in the connection's keychain record (its `client.information`). */
 export function credentialsInformation(credentials: ClientCredentials): OAuthClientInformationMixed {
   return 'clientSecret' in credentials
     ? { client_id: credentials.clientId, client_secret: credentials.clientSecret }
     : // Fields of this app's own beside the registration's: the record keeps them as they are.
-      ({ client_id: credentials.clientId, token_endpoint_auth_method: 'private_key_jwt', private_key_pem: credentials.privateKey, signing_algorithm: credentials.algorithm } as OAuthClientInformationMixed);
+      ({
+        client_id: credentials.clientId,
+        token_endpoint_auth_method: 'private_key_jwt',
+        private_key_pem: credentials.privateKey,
+        signing_algorithm: credentials.algorithm,
+      } as OAuthClientInformationMixed);
 }
 
 /** The values in kept credentials that must never appear in a message. */
@@ -37,10 +43,21 @@ export function credentialSecrets(information: OAuthClientInformationMixed): str
  * assertion's audience is the server's issuer; a secret goes by the method the server lists
  * (client_secret_basic when it lists none).
  */
-export async function clientCredentialsToken(server: StoredServer, information: OAuthClientInformationMixed, scope: string | undefined, fetch: FetchLike): Promise<OAuthTokens> {
-  const { private_key_pem: privateKey, signing_algorithm: algorithm } = information as { private_key_pem?: string; signing_algorithm?: string };
+export async function clientCredentialsToken(
+  server: StoredServer,
+  information: OAuthClientInformationMixed,
+  scope: string | undefined,
+  fetch: FetchLike,
+): Promise<OAuthTokens> {
+  const { private_key_pem: privateKey, signing_algorithm: algorithm } = information as {
+    private_key_pem?: string;
+    signing_algorithm?: string;
+  };
   // fetchToken reads only these of a provider for a grant it is given (prepareTokenRequest).
-  const provider: Pick<OAuthClientProvider, 'redirectUrl' | 'clientMetadata' | 'clientInformation' | 'prepareTokenRequest' | 'addClientAuthentication'> = {
+  const provider: Pick<
+    OAuthClientProvider,
+    'redirectUrl' | 'clientMetadata' | 'clientInformation' | 'prepareTokenRequest' | 'addClientAuthentication'
+  > = {
     redirectUrl: undefined,
     clientMetadata: { redirect_uris: [], ...(scope && { scope }) },
     clientInformation: () => information,
@@ -59,7 +76,11 @@ export async function clientCredentialsToken(server: StoredServer, information: 
  * private_key_jwt method): issued by the client about itself, for the authorization server (its
  * issuer), short-lived and used once.
  */
-function privateKeyJwtAuth(clientId: string, privateKey: string, algorithm: string): NonNullable<OAuthClientProvider['addClientAuthentication']> {
+function privateKeyJwtAuth(
+  clientId: string,
+  privateKey: string,
+  algorithm: string,
+): NonNullable<OAuthClientProvider['addClientAuthentication']> {
   return async (_headers, params, url, metadata) => {
     const key = await importPKCS8(privateKey, algorithm);
     const assertion = await new SignJWT({})
@@ -101,22 +122,29 @@ export async function credentialsLogin(
   try {
     challenge = await readChallenge(connection.url, fetch);
   } catch (error) {
-    throw new SignInFailedError(`Cannot reach ${name} at ${connection.url}: ${describeFailure(error, secrets)}. Check that the server URL is right and the service is up.`);
+    throw new SignInFailedError(
+      `Cannot reach ${name} at ${connection.url}: ${describeFailure(error, secrets)}. Check that the server URL is right and the service is up.`,
+    );
   }
   const info = await discoverSignIn(connection, challenge, fetch);
   const metadata = info.authorizationServerMetadata!;
   const issuer = info.authorizationServerUrl;
   if (metadata.grant_types_supported && !metadata.grant_types_supported.includes('client_credentials')) {
-    throw new SignInUnsupportedError(`${name}'s sign-in server ${metadata.issuer} does not offer machine logins (the client-credentials grant). Remove the client credentials and sign in in the browser.`);
+    throw new SignInUnsupportedError(
+      `${name}'s sign-in server ${metadata.issuer} does not offer machine logins (the client-credentials grant). Remove the client credentials and sign in in the browser.`,
+    );
   }
   const stamp = (information as { issuer?: unknown }).issuer;
   if (typeof stamp === 'string' && stamp.replace(/\/$/, '') !== issuer.replace(/\/$/, '')) {
-    throw new SignInFailedError(`${name} now names another sign-in server (${issuer}) than the one its client credentials were used with (${stamp}); they are not sent there. Set them again if they belong to it.`);
+    throw new SignInFailedError(
+      `${name} now names another sign-in server (${issuer}) than the one its client credentials were used with (${stamp}); they are not sent there. Set them again if they belong to it.`,
+    );
   }
   let resource: string | undefined;
   try {
     // The SDK's check of the resource the server names against its URL; the name is then sent as the server wrote it.
-    resource = (await selectResourceURL(connection.url, {} as OAuthClientProvider, info.resourceMetadata)) && info.resourceMetadata!.resource;
+    resource =
+      (await selectResourceURL(connection.url, {} as OAuthClientProvider, info.resourceMetadata)) && info.resourceMetadata!.resource;
   } catch (error) {
     throw new SignInFailedError(`${name} names a resource that is not its own URL: ${describeFailure(error, [])}. Check the server URL.`);
   }
@@ -127,7 +155,9 @@ export async function credentialsLogin(
     return { server, information: bound, tokens: await clientCredentialsToken(server, bound, scope, fetch), scope };
   } catch (error) {
     if (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) {
-      throw new SignInFailedError(`${name} refused the client credentials: ${describeFailure(error, secrets)}. Check the client ID and the secret or key, and set them again.`);
+      throw new SignInFailedError(
+        `${name} refused the client credentials: ${describeFailure(error, secrets)}. Check the client ID and the secret or key, and set them again.`,
+      );
     }
     throw new SignInFailedError(`Could not log in to ${name} with the client credentials: ${describeFailure(error, secrets)}. Try again.`);
   }

@@ -21,7 +21,15 @@ import { ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { createGuardedFetch } from '../../network/guarded-fetch.js';
 import type { SecretStore } from '../../secrets/secret-store.js';
 import { ConnectionOAuth, type ConnectionOAuthOptions, type SignInChange } from './connection-oauth.js';
-import { OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInRequiredError, SignInStateError, SignInUnsupportedError, TokenRefreshError } from './errors.js';
+import {
+  OwnAppRequiredError,
+  SignInDeniedError,
+  SignInFailedError,
+  SignInRequiredError,
+  SignInStateError,
+  SignInUnsupportedError,
+  TokenRefreshError,
+} from './errors.js';
 import type { OAuthRecord } from './oauth-store.js';
 import type { CallbackAnswer, OAuthConnection } from './sign-in.js';
 
@@ -121,7 +129,13 @@ function identity(connection: OAuthConnection) {
 async function stored(connection: OAuthConnection): Promise<OAuthRecord> {
   const text = await secrets.get(identity(connection), 'oauth');
   const record = (text ? JSON.parse(text) : {}) as OAuthRecord;
-  for (const value of [record.tokens?.access_token, record.tokens?.refresh_token, record.client?.information.client_secret, record.signIn?.verifier, record.signIn?.state]) {
+  for (const value of [
+    record.tokens?.access_token,
+    record.tokens?.refresh_token,
+    record.client?.information.client_secret,
+    record.signIn?.verifier,
+    record.signIn?.state,
+  ]) {
     if (value) seen.add(value);
   }
   const registrationToken = (record.client?.information as { registration_access_token?: string } | undefined)?.registration_access_token;
@@ -135,7 +149,11 @@ function rememberAnswer(answer: CallbackAnswer): void {
 }
 
 /** Begins a sign-in and walks the browser up to the callback without opening it; returns the answer. */
-async function answerFor(h: Harness, connection: OAuthConnection, options?: Parameters<ConnectionOAuth['begin']>[1]): Promise<CallbackAnswer> {
+async function answerFor(
+  h: Harness,
+  connection: OAuthConnection,
+  options?: Parameters<ConnectionOAuth['begin']>[1],
+): Promise<CallbackAnswer> {
   const { authorizationUrl } = await h.oauth.begin(connection, options);
   await stored(connection);
   const walk = await walkSignIn(authorizationUrl, { open: false });
@@ -213,7 +231,11 @@ describe('the life of a login', () => {
     assert.match(query.code_challenge!, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(query.resource, h.fixture.mcpUrl);
     assert.equal(query.redirect_uri, h.callbackUrl);
-    assert.equal(query.scope, 'mcp:tools mcp:admin offline_access', "the resource's scopes_supported, and offline_access which the server offers");
+    assert.equal(
+      query.scope,
+      'mcp:tools mcp:admin offline_access',
+      "the resource's scopes_supported, and offline_access which the server offers",
+    );
     assert.match(query.state!, /^[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(h.fixture.registeredClientIds(), [query.client_id], 'registered dynamically, once');
     assert.equal(record.client?.source, 'registered');
@@ -251,7 +273,10 @@ describe('the life of a login', () => {
     const { refreshes, tokenRequests } = h.fixture.counters;
     const accepted = h.fixture.acceptedAccessTokens.length;
     const results = await echoes(client, 20);
-    assert.deepEqual(results.map((r) => r.status), Array(20).fill('fulfilled'));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array(20).fill('fulfilled'),
+    );
     assert.equal(h.fixture.counters.refreshes, refreshes + 1);
     assert.equal(h.fixture.counters.tokenRequests, tokenRequests + 1);
     const renewed = (await stored(connection)).tokens!;
@@ -267,7 +292,10 @@ describe('the life of a login', () => {
     assert.equal(h.fixture.revokeAllAccessTokens() > 0, true);
     const { refreshes } = h.fixture.counters;
     const results = await echoes(client, 20);
-    assert.deepEqual(results.map((r) => r.status), Array(20).fill('fulfilled'));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array(20).fill('fulfilled'),
+    );
     assert.equal(h.fixture.counters.refreshes, refreshes + 1);
     assert.notEqual((await stored(connection)).tokens!.access_token, before.access_token);
   });
@@ -370,7 +398,11 @@ describe('sign-in refusals', () => {
   it('refuses an answer that names another authorization server (RFC 9207), and one that names none', async () => {
     const connection = connectionTo(h.fixture);
     const answer = await answerFor(h, connection);
-    await refused(h.oauth.finish({ ...answer, iss: 'https://attacker.example' }), SignInStateError, /does not come from Fixture's sign-in server/);
+    await refused(
+      h.oauth.finish({ ...answer, iss: 'https://attacker.example' }),
+      SignInStateError,
+      /does not come from Fixture's sign-in server/,
+    );
     const again = await answerFor(h, connection);
     const { iss: _iss, ...unnamed } = again;
     await refused(h.oauth.finish(unnamed), SignInStateError, /does not come from Fixture's sign-in server/);
@@ -387,15 +419,14 @@ describe('sign-in refusals', () => {
       const { authorizationUrl } = await h.oauth.begin(connection);
       const walk = await walkSignIn(authorizationUrl);
       assert.equal(walk.callback?.status, 400);
-      assert.match(walk.callback!.body, /^The sign-in to Fixture was declined \(The test user declined\.\)\. Sign in again and allow access/);
+      assert.match(
+        walk.callback!.body,
+        /^The sign-in to Fixture was declined \(The test user declined\.\)\. Sign in again and allow access/,
+      );
     } finally {
       h.fixture.setConsent('approve');
     }
-    await refused(
-      h.oauth.finish({ error: 'access_denied', state: 'unknown' }),
-      SignInStateError,
-      /does not match any sign-in/,
-    );
+    await refused(h.oauth.finish({ error: 'access_denied', state: 'unknown' }), SignInStateError, /does not match any sign-in/);
     const cases: Array<[string, RegExp]> = [
       ['temporarily_unavailable', /^Fixture's sign-in server had a problem\. Try again in a few minutes\.$/],
       ['invalid_scope', /^Fixture refused the permissions this connection asks for\. The server may have changed/],
@@ -423,7 +454,11 @@ describe('sign-in refusals', () => {
     const answer = await answerFor(h, connection);
     const forgotten = (await stored(connection)).client!.information.client_id;
     await h.fixture.forgetClient(forgotten);
-    await refused(h.oauth.finish(answer), SignInFailedError, /Fixture no longer accepts this app's registration\. Start the sign-in again: the app registers anew/);
+    await refused(
+      h.oauth.finish(answer),
+      SignInFailedError,
+      /Fixture no longer accepts this app's registration\. Start the sign-in again: the app registers anew/,
+    );
     assert.equal((await stored(connection)).client, undefined);
     const registrations = h.fixture.counters.registrations;
     await signIn(h, connection);
@@ -477,7 +512,11 @@ describe('sign-in refusals', () => {
     const b = connectionTo(h.fixture, 'Fixture in Crew B');
     const [answerA, answerB] = await Promise.all([answerFor(h, a), answerFor(h, b)]);
     // A code presented with the other sign-in's state meets the other verifier and client: refused.
-    await refused(h.oauth.finish({ ...answerA, code: answerB.code! }), SignInFailedError, /Could not finish the sign-in to Fixture in Crew A|refused the sign-in code/);
+    await refused(
+      h.oauth.finish({ ...answerA, code: answerB.code! }),
+      SignInFailedError,
+      /Could not finish the sign-in to Fixture in Crew A|refused the sign-in code/,
+    );
     assert.equal((await stored(a)).tokens, undefined);
     assert.equal((await h.oauth.finish(answerB)).displayName, 'Fixture in Crew B');
     const [recordA, recordB] = [await stored(a), await stored(b)];
@@ -505,7 +544,11 @@ describe('registration', () => {
       const ownApp = { clientId: `own-app-${process.pid}`, clientSecret: `own-secret-${process.pid}-${Date.now()}` };
       seen.add(ownApp.clientSecret);
       await h.fixture.addClient({ ...ownApp, redirectUris: [h.callbackUrl] });
-      const error = await refused(h.oauth.begin(connection), OwnAppRequiredError, /Fixture does not let apps register by themselves\. Create an OAuth app .* with the redirect URL http:\/\/127\.0\.0\.1:\d+\/oauth\/callback/);
+      const error = await refused(
+        h.oauth.begin(connection),
+        OwnAppRequiredError,
+        /Fixture does not let apps register by themselves\. Create an OAuth app .* with the redirect URL http:\/\/127\.0\.0\.1:\d+\/oauth\/callback/,
+      );
       assert.equal((error as OwnAppRequiredError).redirectUrl, h.callbackUrl);
 
       const { authorizationUrl } = await h.oauth.begin(connection, { ownApp });
@@ -584,7 +627,11 @@ describe('registration', () => {
       await h.fixture.forgetClient(first);
       h.clock.advance(UNTIL_REFRESH_MS);
       const { tokenRequests } = h.fixture.counters;
-      await refused(client.callTool({ name: 'whoami', arguments: {} }), SignInRequiredError, /Fixture no longer accepts this app's registration/);
+      await refused(
+        client.callTool({ name: 'whoami', arguments: {} }),
+        SignInRequiredError,
+        /Fixture no longer accepts this app's registration/,
+      );
       await refused(client.callTool({ name: 'whoami', arguments: {} }), SignInRequiredError, /not signed in/);
       assert.equal(h.fixture.counters.tokenRequests, tokenRequests + 1);
       const record = await stored(connection);
@@ -624,7 +671,11 @@ describe('discovery', () => {
     try {
       const connection = connectionTo(h.fixture);
       // As a login widened by a step-up leaves it when the provider ends it (TokenKeeper).
-      await secrets.set(identity(connection), 'oauth', JSON.stringify({ grantedScope: 'mcp:tools mcp:admin offline_access' } satisfies OAuthRecord));
+      await secrets.set(
+        identity(connection),
+        'oauth',
+        JSON.stringify({ grantedScope: 'mcp:tools mcp:admin offline_access' } satisfies OAuthRecord),
+      );
       const { authorizationUrl } = await h.oauth.begin(connection);
       assert.equal(new URL(authorizationUrl).searchParams.get('scope'), 'mcp:tools mcp:admin offline_access');
     } finally {
@@ -658,7 +709,12 @@ describe('begin, when the provider does not cooperate', () => {
     const plain = await startUpstream({ apiKey: { header: 'X-Api-Key', value: 'not-for-oauth' } });
     const oauth = new ConnectionOAuth({ secrets, fetch, redirectUrl: () => 'http://127.0.0.1:9/oauth/callback' });
     try {
-      const connection: OAuthConnection = { storeId: `oauth-test-${process.pid}-plain`, name: 'u0123abcd__plain', url: plain.url, displayName: 'Plain' };
+      const connection: OAuthConnection = {
+        storeId: `oauth-test-${process.pid}-plain`,
+        name: 'u0123abcd__plain',
+        url: plain.url,
+        displayName: 'Plain',
+      };
       // Its /register (an API-key server's 401) refuses the registration: nothing is kept.
       await refused(oauth.begin(connection), SignInFailedError, /^Cannot start the sign-in to Plain: the provider answered with an error/);
       assert.deepEqual(await keychain.accounts(`connection:${connection.storeId}:`), []);
@@ -671,18 +727,29 @@ describe('begin, when the provider does not cooperate', () => {
     let failing: 'metadata' | 'registration' = 'metadata';
     const broken: FetchLike = (url, init) => {
       const path = new URL(url).pathname;
-      if (failing === 'metadata' && path === '/.well-known/oauth-authorization-server') return Promise.resolve(new Response('oops', { status: 503 }));
+      if (failing === 'metadata' && path === '/.well-known/oauth-authorization-server')
+        return Promise.resolve(new Response('oops', { status: 503 }));
       if (failing === 'registration' && path === '/reg') {
-        return Promise.resolve(Response.json({ error: 'invalid_redirect_uri', error_description: 'loopback redirect URIs are not allowed' }, { status: 400 }));
+        return Promise.resolve(
+          Response.json({ error: 'invalid_redirect_uri', error_description: 'loopback redirect URIs are not allowed' }, { status: 400 }),
+        );
       }
       return fetch(url, init);
     };
     const h = await harness({}, { fetch: broken });
     try {
       const connection = connectionTo(h.fixture);
-      await refused(h.oauth.begin(connection), SignInFailedError, /^Cannot find how to sign in to Fixture: HTTP 503 trying to load OAuth metadata/);
+      await refused(
+        h.oauth.begin(connection),
+        SignInFailedError,
+        /^Cannot find how to sign in to Fixture: HTTP 503 trying to load OAuth metadata/,
+      );
       failing = 'registration';
-      await refused(h.oauth.begin(connection), SignInFailedError, /^Cannot start the sign-in to Fixture: .*loopback redirect URIs are not allowed/);
+      await refused(
+        h.oauth.begin(connection),
+        SignInFailedError,
+        /^Cannot start the sign-in to Fixture: .*loopback redirect URIs are not allowed/,
+      );
       assert.deepEqual(await keychain.accounts(`connection:${connection.storeId}:`), []);
     } finally {
       await h.close();
@@ -711,7 +778,11 @@ describe("the app's SSRF-guarded fetch", () => {
     const strict = createGuardedFetch({ allowPrivateNetwork: false, appPorts: () => [] });
     const refusedHere = await harness({}, { fetch: strict.fetch });
     try {
-      await refused(refusedHere.oauth.begin(connectionTo(refusedHere.fixture)), SignInFailedError, /^Cannot reach Fixture at http:\/\/127\.0\.0\.1:\d+\/mcp: .*WORKSPACE_ALLOW_PRIVATE_NETWORK=1/);
+      await refused(
+        refusedHere.oauth.begin(connectionTo(refusedHere.fixture)),
+        SignInFailedError,
+        /^Cannot reach Fixture at http:\/\/127\.0\.0\.1:\d+\/mcp: .*WORKSPACE_ALLOW_PRIVATE_NETWORK=1/,
+      );
       assert.deepEqual(refusedHere.fixture.counters.metadataRequests, [], 'discovery never started');
     } finally {
       await refusedHere.close();
@@ -724,7 +795,8 @@ describe('staying signed in when things fail', () => {
   it('a refresh that fails for a passing reason keeps the login, and the next use refreshes', async () => {
     let tokenEndpointDown = false;
     const flaky: FetchLike = (url, init) => {
-      if (tokenEndpointDown && String(url).endsWith('/token')) return Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }));
+      if (tokenEndpointDown && String(url).endsWith('/token'))
+        return Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }));
       return fetch(url, init);
     };
     const h = await harness({}, { fetch: flaky });
@@ -735,7 +807,11 @@ describe('staying signed in when things fail', () => {
       const before = (await stored(connection)).tokens!;
       h.clock.advance(UNTIL_REFRESH_MS);
       tokenEndpointDown = true;
-      await refused(client.callTool({ name: 'whoami', arguments: {} }), TokenRefreshError, /Could not renew the login of Fixture: fetch failed \(ECONNREFUSED\)\. It is kept/);
+      await refused(
+        client.callTool({ name: 'whoami', arguments: {} }),
+        TokenRefreshError,
+        /Could not renew the login of Fixture: fetch failed \(ECONNREFUSED\)\. It is kept/,
+      );
       assert.deepEqual((await stored(connection)).tokens, before);
       assert.equal(await h.oauth.state(connection), 'signed-in');
       tokenEndpointDown = false;
@@ -862,8 +938,14 @@ describe('staying signed in when things fail', () => {
       await signIn(h, connection);
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(heard, ['signed-in']);
-      assert.deepEqual(h.changes.map((change) => change.state), ['signed-in']);
-      assert.deepEqual(thrown.map((error) => (error as Error).message), ['listener bug']);
+      assert.deepEqual(
+        h.changes.map((change) => change.state),
+        ['signed-in'],
+      );
+      assert.deepEqual(
+        thrown.map((error) => (error as Error).message),
+        ['listener bug'],
+      );
     } finally {
       process.removeAllListeners('uncaughtException');
       for (const handler of runnerHandlers) process.on('uncaughtException', handler);
@@ -880,6 +962,7 @@ describe('secrets', () => {
     let searched = 0;
     for (const dir of dirs) searched += (await assertNotInFiles(dir, values)).length;
     assert.ok(process.env.XDG_DATA_HOME === undefined || searched > 0, 'the keyring files were searched');
-    for (const line of said) for (const value of values) assert.ok(!line.includes(value), `a printed line or message contains a secret: ${line.slice(0, 80)}`);
+    for (const line of said)
+      for (const value of values) assert.ok(!line.includes(value), `a printed line or message contains a secret: ${line.slice(0, 80)}`);
   });
 });

@@ -55,7 +55,12 @@ export class ConnectionOAuth {
     this.ttlMs = options.signInTtlMs ?? 10 * 60_000;
     this.chains = new SignInChains(this.ttlMs, this.now);
     this.store = new OAuthStore(options.secrets);
-    this.keeper = new TokenKeeper({ store: this.store, fetch: options.fetch, now: this.now, onSignedOut: (connection, ended) => this.emit({ ...connection, state: 'sign-in', ended }) });
+    this.keeper = new TokenKeeper({
+      store: this.store,
+      fetch: options.fetch,
+      now: this.now,
+      onSignedOut: (connection, ended) => this.emit({ ...connection, state: 'sign-in', ended }),
+    });
   }
 
   private flow(): Promise<SignInFlow> {
@@ -89,7 +94,9 @@ export class ConnectionOAuth {
       const { stepUp: _ended, ...rest } = record;
       return [{ ...rest, ...(begun.record && { stepUp: begun.record }) }, begun.scope];
     });
-    const url = await (await this.flow()).begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
+    const url = await (
+      await this.flow()
+    ).begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
     return { authorizationUrl: url.href };
   }
 
@@ -116,7 +123,9 @@ export class ConnectionOAuth {
     const id = identityOf(connection);
     const { client } = await this.store.read(id);
     if (client?.source !== 'client-credentials') {
-      throw new SignInFailedError(`${connection.displayName} has no client credentials. Set them (its client ID with a secret or a private key), then connect.`);
+      throw new SignInFailedError(
+        `${connection.displayName} has no client credentials. Set them (its client ID with a secret or a private key), then connect.`,
+      );
     }
     const { credentialsLogin } = await import('./client-credentials.js');
     await this.keepLogin(id, await credentialsLogin(connection, client.information, this.options.fetch));
@@ -129,7 +138,11 @@ export class ConnectionOAuth {
         client: { source: 'client-credentials', information: login.information },
         server: login.server,
         // Without a scope in the answer, the login has the scope asked for (RFC 6749 5.1).
-        tokens: storedTokens({ ...login.tokens, ...(login.tokens.scope === undefined && login.scope !== undefined && { scope: login.scope }) }, login.server.authorizationServerUrl, this.now()),
+        tokens: storedTokens(
+          { ...login.tokens, ...(login.tokens.scope === undefined && login.scope !== undefined && { scope: login.scope }) },
+          login.server.authorizationServerUrl,
+          this.now(),
+        ),
       },
       undefined,
     ]);

@@ -11,11 +11,18 @@ import { describeFailure, SignInFailedError, SignInUnsupportedError } from './er
  * protected-resource metadata but no authorization-server metadata is refused (the later specs
  * require the metadata).
  */
-export async function discoverSignIn(connection: { url: string; displayName: string }, challenge: Challenge, fetch: FetchLike): Promise<OAuthServerInfo> {
+export async function discoverSignIn(
+  connection: { url: string; displayName: string },
+  challenge: Challenge,
+  fetch: FetchLike,
+): Promise<OAuthServerInfo> {
   const name = connection.displayName;
   let info: OAuthServerInfo;
   try {
-    info = await discoverOAuthServerInfo(connection.url, { ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }), fetchFn: fetch });
+    info = await discoverOAuthServerInfo(connection.url, {
+      ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
+      fetchFn: fetch,
+    });
   } catch (error) {
     throw new SignInFailedError(`Cannot find how to sign in to ${name}: ${describeFailure(error, [])}. Try again later.`);
   }

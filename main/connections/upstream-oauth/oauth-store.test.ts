@@ -29,7 +29,10 @@ describe('OAuthStore', () => {
       accounts: (prefix) => keychain.accounts(prefix),
     };
     const store = new OAuthStore(new ConnectionSecrets(locked));
-    await assert.rejects(store.update(connection, (record) => [{ ...record, tokens }, 'done']), /keychain locked/);
+    await assert.rejects(
+      store.update(connection, (record) => [{ ...record, tokens }, 'done']),
+      /keychain locked/,
+    );
     assert.deepEqual(await store.read(connection), {}, 'the cache did not take the unwritten change');
   });
 

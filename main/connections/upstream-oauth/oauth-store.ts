@@ -1,4 +1,9 @@
-import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  AuthorizationServerMetadata,
+  OAuthClientInformationMixed,
+  OAuthMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import * as z from 'zod';
 import type { ConnectionIdentity, ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import type { StepUpRecord } from './step-ups.js';
@@ -71,7 +76,12 @@ export interface OAuthRecord {
 const ITEM = 'oauth';
 
 const recordSchema = z.object({
-  client: z.object({ source: z.enum(['own-app', 'metadata-document', 'registered', 'client-credentials']), information: z.looseObject({ client_id: z.string() }) }).optional(),
+  client: z
+    .object({
+      source: z.enum(['own-app', 'metadata-document', 'registered', 'client-credentials']),
+      information: z.looseObject({ client_id: z.string() }),
+    })
+    .optional(),
   server: z
     .object({
       authorizationServerUrl: z.string(),
@@ -79,7 +89,15 @@ const recordSchema = z.object({
       resource: z.string().optional(),
     })
     .optional(),
-  tokens: z.looseObject({ access_token: z.string(), token_type: z.string(), issuer: z.string(), refresh_token: z.string().optional(), expires_at: z.number().optional() }).optional(),
+  tokens: z
+    .looseObject({
+      access_token: z.string(),
+      token_type: z.string(),
+      issuer: z.string(),
+      refresh_token: z.string().optional(),
+      expires_at: z.number().optional(),
+    })
+    .optional(),
   grantedScope: z.string().optional(),
   ended: z.enum(['grant', 'client', 'own-app', 'client-credentials', 'no-refresh-token']).optional(),
   signIn: z.object({ state: z.string(), verifier: z.string() }).optional(),

@@ -27,21 +27,33 @@ describe('PendingSignIns', () => {
     const { signIns, open } = pending();
     const { state } = open('a');
     signIns.take(state);
-    assert.throws(() => signIns.take(state), (error: Error) => error instanceof SignInStateError && /already used/.test(error.message));
+    assert.throws(
+      () => signIns.take(state),
+      (error: Error) => error instanceof SignInStateError && /already used/.test(error.message),
+    );
   });
 
   it('refuses a missing or unknown state', () => {
     const { signIns, open } = pending();
     open('a');
-    assert.throws(() => signIns.take(undefined), (error: Error) => error instanceof SignInStateError && /has no state/.test(error.message));
-    assert.throws(() => signIns.take('forged'), (error: Error) => error instanceof SignInStateError && /does not match any sign-in/.test(error.message));
+    assert.throws(
+      () => signIns.take(undefined),
+      (error: Error) => error instanceof SignInStateError && /has no state/.test(error.message),
+    );
+    assert.throws(
+      () => signIns.take('forged'),
+      (error: Error) => error instanceof SignInStateError && /does not match any sign-in/.test(error.message),
+    );
   });
 
   it('refuses a state after its lifetime, and the refusal uses it up', () => {
     const { clock, signIns, open } = pending();
     const { state } = open('a');
     clock.now += TTL;
-    assert.throws(() => signIns.take(state), (error: Error) => error instanceof SignInStateError && /expired: it must be finished within 10 minutes/.test(error.message));
+    assert.throws(
+      () => signIns.take(state),
+      (error: Error) => error instanceof SignInStateError && /expired: it must be finished within 10 minutes/.test(error.message),
+    );
     assert.throws(() => signIns.take(state), /already used/);
   });
 
@@ -52,7 +64,7 @@ describe('PendingSignIns', () => {
     assert.equal(signIns.take(state).connection, 'a');
   });
 
-  it("cancels the matching sign-ins only, and says so to their answers", () => {
+  it('cancels the matching sign-ins only, and says so to their answers', () => {
     const { signIns, open } = pending();
     const a = open('a');
     const b = open('b');

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { SignInStateError } from './errors.js';
 
-type Entry<T> = { status: 'pending'; value: T; expiresAt: number } | { status: 'finished'; expiresAt: number } | { status: 'cancelled'; expiresAt: number };
+type Entry<T> =
+  | { status: 'pending'; value: T; expiresAt: number }
+  | { status: 'finished'; expiresAt: number }
+  | { status: 'cancelled'; expiresAt: number };
 
 /**
  * The sign-ins started here and waiting for the browser to come back, by their `state`: random,
@@ -29,7 +32,9 @@ export class PendingSignIns<T> {
   take(state: string | undefined): T {
     this.sweep();
     if (!state) {
-      throw new SignInStateError('The sign-in answer has no state, so it cannot be matched to a sign-in started here. Start the sign-in again from the Connections page.');
+      throw new SignInStateError(
+        'The sign-in answer has no state, so it cannot be matched to a sign-in started here. Start the sign-in again from the Connections page.',
+      );
     }
     const entry = this.entries.get(state);
     if (!entry) {
@@ -38,15 +43,21 @@ export class PendingSignIns<T> {
       );
     }
     if (entry.status === 'finished') {
-      throw new SignInStateError('This sign-in was already used: each sign-in link works once. If the connection is not signed in, start the sign-in again.');
+      throw new SignInStateError(
+        'This sign-in was already used: each sign-in link works once. If the connection is not signed in, start the sign-in again.',
+      );
     }
     if (entry.status === 'cancelled') {
-      throw new SignInStateError('This sign-in was cancelled: its connection was removed or signed out meanwhile. Start the sign-in again if the connection is still there.');
+      throw new SignInStateError(
+        'This sign-in was cancelled: its connection was removed or signed out meanwhile. Start the sign-in again if the connection is still there.',
+      );
     }
     // Kept as used until it would have expired, so a replay is told so rather than "unknown".
     this.entries.set(state, { status: 'finished', expiresAt: entry.expiresAt });
     if (entry.expiresAt <= this.now()) {
-      throw new SignInStateError(`This sign-in expired: it must be finished within ${Math.round(this.ttlMs / 60_000)} minutes. Start it again.`);
+      throw new SignInStateError(
+        `This sign-in expired: it must be finished within ${Math.round(this.ttlMs / 60_000)} minutes. Start it again.`,
+      );
     }
     return entry.value;
   }

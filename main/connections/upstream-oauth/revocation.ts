@@ -41,9 +41,14 @@ export async function revokeTokens(record: OAuthRecord, name: string, fetch: Fet
       const response = await fetch(endpoint, { method: 'POST', redirect: 'manual', headers, body });
       await response.body?.cancel();
       if (response.ok) result.revoked.push(hint);
-      else result.problems.push(`${name} did not revoke the ${LABEL[hint]} (HTTP ${response.status}); the login was deleted here all the same.`);
+      else
+        result.problems.push(
+          `${name} did not revoke the ${LABEL[hint]} (HTTP ${response.status}); the login was deleted here all the same.`,
+        );
     } catch (error) {
-      result.problems.push(`Could not reach ${name} to revoke the ${LABEL[hint]} (${describeFailure(error, secrets)}); the login was deleted here all the same.`);
+      result.problems.push(
+        `Could not reach ${name} to revoke the ${LABEL[hint]} (${describeFailure(error, secrets)}); the login was deleted here all the same.`,
+      );
     }
   }
   return result;

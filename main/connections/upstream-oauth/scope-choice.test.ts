@@ -33,8 +33,14 @@ describe('scope choice', () => {
 
   it('a sign-in again asks for the scope the last login was granted too, once each, with a step-up on top', () => {
     const found = discovery(['mcp:read', 'mcp:write', 'mcp:admin'], ['offline_access']);
-    assert.equal(scopeFor({ scope: 'mcp:read' }, found, { granted: 'mcp:read mcp:write offline_access' }), 'mcp:read mcp:write offline_access');
-    assert.equal(scopeFor({ scope: 'mcp:read' }, found, { stepUp: 'mcp:read mcp:admin', granted: 'mcp:read mcp:write' }), 'mcp:read mcp:admin mcp:write offline_access');
+    assert.equal(
+      scopeFor({ scope: 'mcp:read' }, found, { granted: 'mcp:read mcp:write offline_access' }),
+      'mcp:read mcp:write offline_access',
+    );
+    assert.equal(
+      scopeFor({ scope: 'mcp:read' }, found, { stepUp: 'mcp:read mcp:admin', granted: 'mcp:read mcp:write' }),
+      'mcp:read mcp:admin mcp:write offline_access',
+    );
     assert.equal(scopeFor({}, discovery(undefined, undefined), { granted: 'mcp:write' }), 'mcp:write', 'with nothing else to go by');
   });
 

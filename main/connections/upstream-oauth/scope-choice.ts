@@ -22,6 +22,7 @@ export interface WiderScope {
 export function scopeFor(challenge: Challenge, discovery: OAuthServerInfo, wider: WiderScope = {}): string | undefined {
   const chosen = challenge.scope ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? '';
   const scopes = [...new Set([chosen, wider.stepUp, wider.granted].flatMap((text) => (text ?? '').split(' ')).filter(Boolean))];
-  if (discovery.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scopes.includes('offline_access')) scopes.push('offline_access');
+  if (discovery.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scopes.includes('offline_access'))
+    scopes.push('offline_access');
   return scopes.length > 0 ? scopes.join(' ') : undefined;
 }

@@ -51,7 +51,12 @@ describe('SignInChains', () => {
     ]);
     assert.deepEqual(chains.advance('y1', { ok: true }), { next: url('y2') });
     assert.deepEqual(chains.advance('x1', { ok: true }), { next: url('x2') });
-    assert.deepEqual(chains.advance('y2', { ok: true }), { outcomes: [{ displayName: 'C', ok: true }, { displayName: 'D', ok: true }] });
+    assert.deepEqual(chains.advance('y2', { ok: true }), {
+      outcomes: [
+        { displayName: 'C', ok: true },
+        { displayName: 'D', ok: true },
+      ],
+    });
   });
 
   it('refuses an empty chain or a URL without a state', () => {

@@ -40,7 +40,12 @@ export class SignInChains {
     const outcomes: ChainOutcome[] = [];
     const expiresAt = this.now() + this.ttlMs;
     signIns.forEach((signIn, index) => {
-      this.links.set(stateOf(signIn.authorizationUrl), { displayName: signIn.displayName, next: signIns[index + 1]?.authorizationUrl, outcomes, expiresAt });
+      this.links.set(stateOf(signIn.authorizationUrl), {
+        displayName: signIn.displayName,
+        next: signIns[index + 1]?.authorizationUrl,
+        outcomes,
+        expiresAt,
+      });
     });
     return first.authorizationUrl;
   }

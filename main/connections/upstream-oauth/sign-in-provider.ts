@@ -91,23 +91,36 @@ export class SignInProvider implements OAuthClientProvider {
         // A newer sign-in begun meanwhile keeps its verifier.
         ...(signIn && signIn.state !== this.options.state && { signIn }),
         ...(this.renewed && { client: { source: 'registered' as const, information: this.renewed } }),
-        server: { authorizationServerUrl: discovery.authorizationServerUrl, metadata: discovery.authorizationServerMetadata!, ...(this.resource && { resource: this.resource }) },
+        server: {
+          authorizationServerUrl: discovery.authorizationServerUrl,
+          metadata: discovery.authorizationServerMetadata!,
+          ...(this.resource && { resource: this.resource }),
+        },
         // Without a scope in the answer, the login has the scope asked for (RFC 6749 5.1), kept to widen it later.
-        tokens: storedTokens({ ...tokens, ...(tokens.scope === undefined && this.scope !== undefined && { scope: this.scope }) }, discovery.authorizationServerUrl, this.options.now()),
+        tokens: storedTokens(
+          { ...tokens, ...(tokens.scope === undefined && this.scope !== undefined && { scope: this.scope }) },
+          discovery.authorizationServerUrl,
+          this.options.now(),
+        ),
       },
       undefined,
     ]);
   }
 
   async saveCodeVerifier(verifier: string): Promise<void> {
-    await this.options.store.update(this.options.connection, (record) => [{ ...record, signIn: { state: this.options.state, verifier } }, undefined]);
+    await this.options.store.update(this.options.connection, (record) => [
+      { ...record, signIn: { state: this.options.state, verifier } },
+      undefined,
+    ]);
   }
 
   async codeVerifier(): Promise<string> {
     const { signIn } = await this.options.store.read(this.options.connection);
     // One sign-in per connection at a time: a newer one replaced this one's verifier.
     if (signIn?.state !== this.options.state) {
-      throw new SignInStateError('A newer sign-in to this connection was started after this one. Finish that one, or start the sign-in again.');
+      throw new SignInStateError(
+        'A newer sign-in to this connection was started after this one. Finish that one, or start the sign-in again.',
+      );
     }
     return signIn.verifier;
   }

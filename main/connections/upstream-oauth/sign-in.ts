@@ -1,12 +1,23 @@
 import { auth, fetchToken, type OAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import { InvalidClientError, InvalidGrantError, UnauthorizedClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  AuthorizationServerMetadata,
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
 import { parseChallenge, readChallenge, type Challenge } from './challenge.js';
 import { discoverSignIn } from './discovery.js';
-import { describeFailure, OwnAppRequiredError, SignInDeniedError, SignInFailedError, SignInStateError, SignInUnsupportedError } from './errors.js';
+import {
+  describeFailure,
+  OwnAppRequiredError,
+  SignInDeniedError,
+  SignInFailedError,
+  SignInStateError,
+  SignInUnsupportedError,
+} from './errors.js';
 import { lastGrantedScope, type OAuthStore, type ServerMetadata } from './oauth-store.js';
 import { PendingSignIns } from './pending-sign-ins.js';
 import { revokeTokens } from './revocation.js';
@@ -86,7 +97,11 @@ export class SignInFlow {
     const server = discovery.authorizationServerUrl;
 
     if (ownApp) {
-      const information = { client_id: ownApp.clientId, ...(ownApp.clientSecret && { client_secret: ownApp.clientSecret }), issuer: server };
+      const information = {
+        client_id: ownApp.clientId,
+        ...(ownApp.clientSecret && { client_secret: ownApp.clientSecret }),
+        issuer: server,
+      };
       await store.update(id, (record) => [{ ...record, client: { source: 'own-app', information } }, undefined]);
     } else if (!this.canRegister(metadata) && !registeredAt((await store.read(id)).client?.information.issuer, server)) {
       throw new OwnAppRequiredError(
@@ -115,10 +130,17 @@ export class SignInFlow {
       }),
     }));
     try {
-      await auth(provider, { serverUrl: connection.url, ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }), ...(scope && { scope }), fetchFn: fetch });
+      await auth(provider, {
+        serverUrl: connection.url,
+        ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
+        ...(scope && { scope }),
+        fetchFn: fetch,
+      });
     } catch (error) {
       this.pending.drop((p) => p.provider === provider);
-      throw new SignInFailedError(`Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`);
+      throw new SignInFailedError(
+        `Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`,
+      );
     }
     // With no stored tokens offered and a redirect URL set, auth() ends in a redirect.
     return provider.url!;
@@ -138,15 +160,25 @@ export class SignInFlow {
     try {
       // RFC 9207: an answer from another authorization server (a mix-up attack) is refused.
       if ((answer.iss !== undefined || metadata.authorization_response_iss_parameter_supported) && answer.iss !== metadata.issuer) {
-        throw new SignInStateError(`This sign-in answer does not come from ${name}'s sign-in server (${metadata.issuer}), so it was refused. Start the sign-in again.`);
+        throw new SignInStateError(
+          `This sign-in answer does not come from ${name}'s sign-in server (${metadata.issuer}), so it was refused. Start the sign-in again.`,
+        );
       }
       if (answer.error) throw new SignInDeniedError(denial(name, answer.error, answer.error_description, secrets));
       if (!answer.code) throw new SignInFailedError(`${name}'s sign-in server answered without a code. Start the sign-in again.`);
-      const tokens = await fetchToken(provider, discovery.authorizationServerUrl, { metadata, ...(provider.resource && { resource: provider.resource }), authorizationCode: answer.code, fetchFn: this.options.fetch });
+      const tokens = await fetchToken(provider, discovery.authorizationServerUrl, {
+        metadata,
+        ...(provider.resource && { resource: provider.resource }),
+        authorizationCode: answer.code,
+        fetchFn: this.options.fetch,
+      });
       await provider.saveTokens(tokens);
     } catch (error) {
       // A refused new registration (of a step-up) says nothing of the stored one.
-      const rejectedClient = (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) && client?.source !== 'own-app' && !provider.renewedRegistration;
+      const rejectedClient =
+        (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) &&
+        client?.source !== 'own-app' &&
+        !provider.renewedRegistration;
       await this.options.store.update(id, ({ signIn, client: stored, ...rest }) => [
         // The verifier is of no more use; a registration the provider no longer accepts is dropped, so the next sign-in registers again.
         { ...rest, ...(signIn && signIn.state !== state && { signIn }), ...(stored && !rejectedClient && { client: stored }) },
@@ -190,7 +222,10 @@ export class SignInFlow {
 
   /** Whether the app can get a client ID at this server by itself (metadata document or dynamic registration). */
   private canRegister(metadata: AuthorizationServerMetadata): boolean {
-    return (metadata.client_id_metadata_document_supported === true && this.options.clientMetadataUrl !== undefined) || metadata.registration_endpoint !== undefined;
+    return (
+      (metadata.client_id_metadata_document_supported === true && this.options.clientMetadataUrl !== undefined) ||
+      metadata.registration_endpoint !== undefined
+    );
   }
 }
 
@@ -214,7 +249,13 @@ function clientMetadata(redirectUrl: string): OAuthClientMetadata {
  */
 function covers(information: OAuthClientInformationMixed, scope: string | undefined): boolean {
   const registered = 'scope' in information && typeof information.scope === 'string' ? information.scope.split(' ') : undefined;
-  return !registered || (scope ?? '').split(' ').filter(Boolean).every((s) => registered.includes(s));
+  return (
+    !registered ||
+    (scope ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .every((s) => registered.includes(s))
+  );
 }
 
 function registeredAt(issuer: string | undefined, server: string): boolean {
@@ -243,10 +284,13 @@ function denial(name: string, error: string, description: string | undefined, se
 
 function failure(error: unknown, name: string, source: string | undefined, secrets: Array<string | undefined>): Error {
   if (error instanceof SignInStateError || error instanceof SignInDeniedError || error instanceof SignInFailedError) return error;
-  if (error instanceof InvalidGrantError) return new SignInFailedError(`${name} refused the sign-in code (it expired or was already used). Start the sign-in again.`);
+  if (error instanceof InvalidGrantError)
+    return new SignInFailedError(`${name} refused the sign-in code (it expired or was already used). Start the sign-in again.`);
   if (error instanceof InvalidClientError || error instanceof UnauthorizedClientError) {
     return source === 'own-app'
-      ? new SignInFailedError(`${name} refused the client ID or secret of your OAuth app. Check them in ${name}'s developer settings, then sign in again with the right ones.`)
+      ? new SignInFailedError(
+          `${name} refused the client ID or secret of your OAuth app. Check them in ${name}'s developer settings, then sign in again with the right ones.`,
+        )
       : new SignInFailedError(`${name} no longer accepts this app's registration. Start the sign-in again: the app registers anew.`);
   }
   return new SignInFailedError(`Could not finish the sign-in to ${name}: ${describeFailure(error, secrets)}. Start the sign-in again.`);

@@ -30,7 +30,12 @@ export interface StepUpRecord {
  * The server refused the login `login` (granted `granted`) for lack of `challenged`: records the
  * need. Returns the new record, the need, and whether it is new (the first refusal of this login).
  */
-export function refused(record: StepUpRecord | undefined, login: string, granted: string | undefined, challenged: string | undefined): { record: StepUpRecord; need: StepUpNeed; fresh: boolean } {
+export function refused(
+  record: StepUpRecord | undefined,
+  login: string,
+  granted: string | undefined,
+  challenged: string | undefined,
+): { record: StepUpRecord; need: StepUpNeed; fresh: boolean } {
   if (record?.need && record.counted === login) return { record, need: record.need, fresh: false };
   const have = scopes(granted);
   const wanted = union(have, scopes(challenged));
@@ -38,7 +43,9 @@ export function refused(record: StepUpRecord | undefined, login: string, granted
   const repeats = added.length ? 0 : (record?.repeats ?? 0) + 1;
   const stepUps = (record?.stepUps ?? 0) + 1;
   const need: StepUpNeed =
-    repeats > MAX_REPEATS || stepUps > MAX_STEP_UPS ? { kind: 'exhausted', scope: wanted.join(' '), signIns: stepUps - 1 } : { kind: 'step-up', scope: wanted.join(' '), added };
+    repeats > MAX_REPEATS || stepUps > MAX_STEP_UPS
+      ? { kind: 'exhausted', scope: wanted.join(' '), signIns: stepUps - 1 }
+      : { kind: 'step-up', scope: wanted.join(' '), added };
   return { record: { need, stepUps, repeats, counted: login }, need, fresh: true };
 }
 

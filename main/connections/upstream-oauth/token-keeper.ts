@@ -3,7 +3,15 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionIdentity } from '../../secrets/connection-secrets.js';
 import { describeFailure, SignInRequiredError, TokenRefreshError } from './errors.js';
 import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { keyOf, type LoginEnd, type OAuthRecord, type OAuthStore, storedTokens, type StoredServer, type StoredTokens } from './oauth-store.js';
+import {
+  keyOf,
+  type LoginEnd,
+  type OAuthRecord,
+  type OAuthStore,
+  storedTokens,
+  type StoredServer,
+  type StoredTokens,
+} from './oauth-store.js';
 
 /** Whether a connection has a login its calls can use. */
 export type SignInState = 'signed-in' | 'sign-in';
@@ -78,7 +86,8 @@ export class TokenKeeper {
       // Read afresh: a refresh that just ended, or one in another process, may have renewed it already.
       if (tokens && tokens.access_token !== stale && !this.expiresSoon(tokens)) return [record, { tokens }];
       if (!tokens) return [record, { lost: 'signed-out' }];
-      if (client?.source === 'client-credentials' && server) return this.renewWithCredentials(connection, name, record, tokens, server, client.information);
+      if (client?.source === 'client-credentials' && server)
+        return this.renewWithCredentials(connection, name, record, tokens, server, client.information);
       if (!tokens.refresh_token || !server || !client) return [withoutTokens(record, 'no-refresh-token'), { lost: 'no-refresh-token' }];
       let fresh;
       try {
@@ -107,7 +116,11 @@ export class TokenKeeper {
       }
       // Stored (by update) before this resolves: no caller sees the new access token before the rotated refresh token is safe.
       // RFC 6749 6: a refresh answer without a scope keeps the scope the login was granted.
-      const renewed = storedTokens({ ...fresh, ...(fresh.scope === undefined && tokens.scope !== undefined && { scope: tokens.scope }) }, tokens.issuer, this.options.now());
+      const renewed = storedTokens(
+        { ...fresh, ...(fresh.scope === undefined && tokens.scope !== undefined && { scope: tokens.scope }) },
+        tokens.issuer,
+        this.options.now(),
+      );
       return [{ ...record, tokens: renewed }, { tokens: renewed }];
     });
     if ('tokens' in outcome) return outcome.tokens;
@@ -138,7 +151,11 @@ export class TokenKeeper {
         `Could not get a new token for ${name}: ${describeFailure(error, [tokens.access_token, ...credentialSecrets(information)])}. It is tried again at the next use.`,
       );
     }
-    const renewed = storedTokens({ ...fresh, ...(fresh.scope === undefined && tokens.scope !== undefined && { scope: tokens.scope }) }, tokens.issuer, this.options.now());
+    const renewed = storedTokens(
+      { ...fresh, ...(fresh.scope === undefined && tokens.scope !== undefined && { scope: tokens.scope }) },
+      tokens.issuer,
+      this.options.now(),
+    );
     return [{ ...record, tokens: renewed }, { tokens: renewed }];
   }
 

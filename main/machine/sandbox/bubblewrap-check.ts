@@ -38,7 +38,13 @@ const enterChecks = new Map<string, Promise<boolean>>();
 export function canEnterSandboxes(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   const key = env.PATH ?? '';
   let check = enterChecks.get(key);
-  if (!check) enterChecks.set(key, (check = Promise.all(['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined)).then((all) => all.every(Boolean))));
+  if (!check)
+    enterChecks.set(
+      key,
+      (check = Promise.all(['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined)).then(
+        (all) => all.every(Boolean),
+      )),
+    );
   return check;
 }
 
@@ -49,7 +55,9 @@ export function bubblewrapSizesTmpfs(env: NodeJS.ProcessEnv = process.env): Prom
   const key = env.PATH ?? '';
   let check = sizeChecks.get(key);
   if (!check) {
-    check = new Promise((resolve) => execFile('bwrap', ['--help'], { env }, (_error, stdout) => resolve(/^\s*--size\b/m.test(String(stdout)))));
+    check = new Promise((resolve) =>
+      execFile('bwrap', ['--help'], { env }, (_error, stdout) => resolve(/^\s*--size\b/m.test(String(stdout)))),
+    );
     sizeChecks.set(key, check);
   }
   return check;

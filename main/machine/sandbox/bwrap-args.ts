@@ -49,11 +49,19 @@ export function bwrapArgs({ plan, kinds, cwd, newSession, runtimeDir, startScrip
   // entered into the sandbox later (live-sandbox.ts). The cost: no new pseudo-terminals inside.
   args.push(...sized(tmpMb === undefined ? undefined : DEV_BYTES), '--tmpfs', '/dev');
   for (const device of SANDBOX_DEVICES) if (kinds.get(device) === 'file') args.push('--dev-bind', device, device);
-  for (const [name, fd] of [['fd', ''], ['stdin', '/0'], ['stdout', '/1'], ['stderr', '/2']] as const) args.push('--symlink', `/proc/self/fd${fd}`, `/dev/${name}`);
+  for (const [name, fd] of [
+    ['fd', ''],
+    ['stdin', '/0'],
+    ['stdout', '/1'],
+    ['stderr', '/2'],
+  ] as const)
+    args.push('--symlink', `/proc/self/fd${fd}`, `/dev/${name}`);
   args.push(...sized(tmpBytes), '--tmpfs', '/dev/shm', '--proc', '/proc');
   if (startScript !== undefined) args.push('--ro-bind', startScript, START_SCRIPT_INSIDE);
   // Outer paths first, so that a deeper rule (the place's folder inside another area) wins.
-  const ordered = [...plan.rules].filter((rule) => rule.path !== '/proc' && rule.path !== '/dev').sort((a, b) => depth(a.path) - depth(b.path));
+  const ordered = [...plan.rules]
+    .filter((rule) => rule.path !== '/proc' && rule.path !== '/dev')
+    .sort((a, b) => depth(a.path) - depth(b.path));
   const covering = [...ordered, ...plan.sealed];
   for (const rule of covering) args.push(...(rule.access === 'scratch' ? sized(tmpBytes) : []), ...mount(rule, kinds.get(rule.path)));
   // Before the root is made read-only: its parent folders may have to be made in the empty root.

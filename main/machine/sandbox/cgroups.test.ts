@@ -18,7 +18,7 @@ const MOUNTINFO = [
 ].join('\n');
 
 describe('control groups', () => {
-  it('finds the cgroup mounts and this process\'s groups in /proc', () => {
+  it("finds the cgroup mounts and this process's groups in /proc", () => {
     const mounts = cgroupMounts(MOUNTINFO);
     assert.deepEqual(
       mounts.map((m) => [m.version, m.mountPoint, m.root, m.controllers.filter((c) => ['pids', 'memory', 'cpu'].includes(c))]),
@@ -31,10 +31,13 @@ describe('control groups', () => {
       ],
     );
     const own = ownGroups('12:pids:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/user.slice\n0::/user.slice/session-2.scope\n');
-    assert.deepEqual([own.get('pids'), own.get('memory'), own.get('cpu'), own.get('cpuacct'), own.get('')], ['/', '/process_api/abc', '/user.slice', '/user.slice', '/user.slice/session-2.scope']);
+    assert.deepEqual(
+      [own.get('pids'), own.get('memory'), own.get('cpu'), own.get('cpuacct'), own.get('')],
+      ['/', '/process_api/abc', '/user.slice', '/user.slice', '/user.slice/session-2.scope'],
+    );
   });
 
-  it('a place\'s group is named from its root, the same every time', () => {
+  it("a place's group is named from its root, the same every time", () => {
     assert.equal(placeGroupName('Crew/alpha'), placeGroupName('Crew/alpha'));
     assert.notEqual(placeGroupName('Crew/alpha'), placeGroupName('Crew/beta'));
     assert.match(placeGroupName(''), /^place-[0-9a-f]{16}$/);
@@ -52,7 +55,10 @@ describe('control groups', () => {
       const [pid, ...rest] = run.stdout.trim().split(' ');
       assert.equal(rest.join(' '), "launcher an 'argument'");
       for (const path of procs) assert.equal((await readFile(path, 'utf8')).trim(), pid);
-      const gone = spawnSync(...Object.values(joinCommand({ procs: [join(dir, 'missing', 'cgroup.procs')] }, 'true', [])) as [string, string[]], { encoding: 'utf8' });
+      const gone = spawnSync(
+        ...(Object.values(joinCommand({ procs: [join(dir, 'missing', 'cgroup.procs')] }, 'true', [])) as [string, string[]]),
+        { encoding: 'utf8' },
+      );
       assert.equal(gone.status, 126);
       assert.match(gone.stderr, /The place's limits could not be applied \(its control group is gone\): run the command again/);
     } finally {
@@ -60,9 +66,13 @@ describe('control groups', () => {
     }
   });
 
-  it('defaults normal work never meets: 4096 processes, half the memory, 2 GiB of /tmp; the machine\'s settings win', () => {
+  it("defaults normal work never meets: 4096 processes, half the memory, 2 GiB of /tmp; the machine's settings win", () => {
     assert.deepEqual(defaultLimitValues({}, 16 * 1024 ** 3), { processes: 4096, memoryMb: 8192, tmpMb: 2048 });
-    assert.deepEqual(defaultLimitValues({}, 1024 ** 3), { processes: 4096, memoryMb: 512, tmpMb: 512 }, 'a small machine: /tmp no larger than the memory limit');
+    assert.deepEqual(
+      defaultLimitValues({}, 1024 ** 3),
+      { processes: 4096, memoryMb: 512, tmpMb: 512 },
+      'a small machine: /tmp no larger than the memory limit',
+    );
     assert.deepEqual(defaultLimitValues({ processes: 100, tmpMb: 10 }, 16 * 1024 ** 3), { processes: 100, memoryMb: 8192, tmpMb: 10 });
   });
 });

@@ -102,7 +102,9 @@ export class PlaceCgroups {
   async close(): Promise<void> {
     for (const h of this.hierarchies) {
       if (!existsSync(h.base)) continue;
-      for (const name of readdirSync(h.base, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)) {
+      for (const name of readdirSync(h.base, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)) {
         if (name === HOLDER_LEAF) continue;
         await emptyGroup(h, join(h.base, name));
         removeGroup(join(h.base, name));
@@ -148,7 +150,9 @@ function writeLimits(h: Hierarchy, dir: string, limits: GroupLimits): void {
       writeFileSync(join(dir, file), value);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      throw new Error(`could not set ${file} of ${dir} to ${value} (${code ?? (error as Error).message})${code === 'EBUSY' ? ': the place uses more than that now' : ''}`);
+      throw new Error(
+        `could not set ${file} of ${dir} to ${value} (${code ?? (error as Error).message})${code === 'EBUSY' ? ': the place uses more than that now' : ''}`,
+      );
     }
   }
 }
@@ -164,13 +168,14 @@ async function emptyGroup(h: Hierarchy, dir: string): Promise<void> {
   };
   for (let i = 0; i < 20 && procs().length > 0; i++) {
     if (h.version === 2 && existsSync(join(dir, 'cgroup.kill'))) writeFileSync(join(dir, 'cgroup.kill'), '1');
-    else for (const pid of procs()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone already.
+    else
+      for (const pid of procs()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
       }
-    }
     await sleep(50);
   }
 }
@@ -323,13 +328,20 @@ async function tryJoining(hierarchies: readonly Hierarchy[]): Promise<string | u
  * up by a holder process moved into a leaf of its own, with the controllers it has enabled for
  * the groups below.
  */
-async function systemdScope(serverId: string, env: NodeJS.ProcessEnv): Promise<{ hierarchy: Hierarchy; holder: ChildProcess } | { why: string }> {
+async function systemdScope(
+  serverId: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ hierarchy: Hierarchy; holder: ChildProcess } | { why: string }> {
   const user = process.getuid?.() !== 0;
   const unit = `${GROUP_PREFIX}${serverId}.scope`;
-  const holder = spawn('systemd-run', [...(user ? ['--user'] : []), '--scope', '--quiet', '--collect', `--unit=${unit}`, '-p', 'Delegate=yes', '--', 'sleep', 'infinity'], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const holder = spawn(
+    'systemd-run',
+    [...(user ? ['--user'] : []), '--scope', '--quiet', '--collect', `--unit=${unit}`, '-p', 'Delegate=yes', '--', 'sleep', 'infinity'],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   holder.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const failed = (why: string) => {
@@ -365,7 +377,9 @@ async function systemdScope(serverId: string, env: NodeJS.ProcessEnv): Promise<{
     writeFileSync(join(scope, 'cgroup.subtree_control'), controllers.map((c) => `+${c}`).join(' '));
     return { hierarchy: { version: 2, base: scope, controllers: new Set(controllers) }, holder };
   } catch (error) {
-    return failed(`the delegated scope ${scope} could not be set up (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    return failed(
+      `the delegated scope ${scope} could not be set up (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
 }
 
@@ -389,14 +403,20 @@ export async function openCgroups(env: NodeJS.ProcessEnv = process.env, files?: 
     const cgroups = new PlaceCgroups([scope.hierarchy], scope.holder);
     if (problem) {
       await cgroups.close();
-      return { why: `cgroup v2: a command cannot join the delegated scope (${problem}); start this app from your desktop session (systemd's user manager)` };
+      return {
+        why: `cgroup v2: a command cannot join the delegated scope (${problem}); start this app from your desktop session (systemd's user manager)`,
+      };
     }
     return { cgroups, how: `cgroup v2, a systemd scope delegated to this app (${scope.hierarchy.base})` };
   }
   const v1 = v1Hierarchies(proc, serverId);
   sweepStaleGroups(v1.map((h) => join(h.base, '..')));
   if (!v1.some((h) => h.controllers.has('pids') || h.controllers.has('memory'))) {
-    return { why: unified ? 'cgroup v2 has no controllers here, and no cgroup v1 hierarchy of pids or memory is writable by this user' : 'no cgroup hierarchy of pids or memory is writable by this user' };
+    return {
+      why: unified
+        ? 'cgroup v2 has no controllers here, and no cgroup v1 hierarchy of pids or memory is writable by this user'
+        : 'no cgroup hierarchy of pids or memory is writable by this user',
+    };
   }
   const problem = await tryJoining(v1);
   if (problem) {

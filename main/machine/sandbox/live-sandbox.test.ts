@@ -54,11 +54,19 @@ describe('a live sandbox per place', () => {
       sandboxes: pool,
     });
   const run = (kind: 'place' | 'strict', command: string, options: { timeout?: number; signal?: AbortSignal } = {}) =>
-    runner.run({ command, ...(options.timeout && { timeout: options.timeout }) }, { sandbox: sandboxOf(kind), ...(options.signal && { signal: options.signal }) });
+    runner.run(
+      { command, ...(options.timeout && { timeout: options.timeout }) },
+      { sandbox: sandboxOf(kind), ...(options.signal && { signal: options.signal }) },
+    );
 
-  it('runs calls in one sandbox: in the place\'s folder, with the clean environment, no capabilities, its own processes', async () => {
+  it("runs calls in one sandbox: in the place's folder, with the clean environment, no capabilities, its own processes", async () => {
     const before = starts.length;
-    const first = await run('strict', 'echo kept > /tmp/mark; pwd; echo "$HOME ${WORKSPACE_SECRET_KEY:-unset}"; grep CapEff /proc/self/status; kill -0 ' + process.pid + ' 2>/dev/null && echo host-visible || echo host-hidden');
+    const first = await run(
+      'strict',
+      'echo kept > /tmp/mark; pwd; echo "$HOME ${WORKSPACE_SECRET_KEY:-unset}"; grep CapEff /proc/self/status; kill -0 ' +
+        process.pid +
+        ' 2>/dev/null && echo host-visible || echo host-hidden',
+    );
     assert.equal(first.exitCode, 0, first.stderr?.text);
     assert.equal(first.stdout.text, `${alpha}\n/nonexistent-home unset\nCapEff:\t0000000000000000\nhost-hidden\n`);
     const second = await run('strict', 'cat /tmp/mark');
@@ -78,13 +86,25 @@ describe('a live sandbox per place', () => {
     const sleeping = join(alpha, 'sleep-began');
     const running = run('strict', `sleep 30 & touch ${sleeping}; wait`, { signal: controller.signal });
     // Cancelled once the sleep runs, so that there is one to end.
-    await waitFor(() => stat(sleeping).then(() => true, () => false), 10_000, 'the sleep to start');
+    await waitFor(
+      () =>
+        stat(sleeping).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      'the sleep to start',
+    );
     controller.abort();
     const cancelled = await running;
     assert.equal(cancelled.cancelled, true);
     // The cancelled sleep is killed at once, but on a loaded machine may not be reaped yet when ps
     // looks: it must be gone within a few seconds, never stay.
-    await waitFor(async () => (await run('strict', 'ps -e -o comm= | grep -c sleep || true')).stdout.text === '1\n', 10_000, "only the sandbox's own sleeping program to be left");
+    await waitFor(
+      async () => (await run('strict', 'ps -e -o comm= | grep -c sleep || true')).stdout.text === '1\n',
+      10_000,
+      "only the sandbox's own sleeping program to be left",
+    );
   });
 
   it('a new sandbox when the policy changes; the old one ends; an idle one ends', async () => {
@@ -102,14 +122,17 @@ describe('a live sandbox per place', () => {
     assert.equal((await run('place', 'true')).exitCode, 0, 'and the next call starts another');
   });
 
-  it('a network namespace of its own under place or strict: only a loopback, the host\'s loopback servers out of reach directly', async () => {
+  it("a network namespace of its own under place or strict: only a loopback, the host's loopback servers out of reach directly", async () => {
     const server = createServer((_req, res) => res.end('host'));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
     try {
       for (const kind of ['place', 'strict'] as const) {
-        const result = await run(kind, `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached`);
+        const result = await run(
+          kind,
+          `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached`,
+        );
         assert.equal(result.stdout.text, 'lo\n', `${kind}: ${result.stderr?.text}`);
         assert.match(result.stderr?.text ?? '', /Connection refused/);
       }

@@ -88,7 +88,14 @@ export class LiveSandbox {
    * `program`, in the place's control group `group` if any, and opens its namespaces. Ended after
    * `idleMs` without a command, or by stop().
    */
-  static async start(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, idleMs: number, program: SandboxProgram = SLEEP, group?: PlaceGroup): Promise<LiveSandbox> {
+  static async start(
+    args: readonly string[],
+    env: NodeJS.ProcessEnv,
+    fingerprint: string,
+    idleMs: number,
+    program: SandboxProgram = SLEEP,
+    group?: PlaceGroup,
+  ): Promise<LiveSandbox> {
     const bwrap = joinCommand(group, 'bwrap', [...args, '--info-fd', '3', '--', ...program.argv]);
     const child = spawn(bwrap.file, bwrap.args, { env, stdio: ['ignore', program.saysReady ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -115,7 +122,8 @@ export class LiveSandbox {
         handles.push(handle);
         // What bubblewrap says it made, checked against what was opened: never another process's.
         const said = expected[`${file}-namespace`];
-        if (typeof said === 'number' && (await handle.stat()).ino !== said) throw new LiveSandboxError(`The sandbox's ${file} namespace changed while starting.`);
+        if (typeof said === 'number' && (await handle.stat()).ino !== said)
+          throw new LiveSandboxError(`The sandbox's ${file} namespace changed while starting.`);
         enterArgs.push(`--${option}=/proc/self/fd/${2 + handles.length}`);
         if (option === 'user') enterArgs.push('--preserve-credentials');
       }
@@ -124,13 +132,16 @@ export class LiveSandbox {
       handles.push(await open(`/proc/${pid}/cwd`, 'r'));
       enterArgs.push(`--wd=/proc/self/fd/${2 + handles.length}`);
       // The descriptors name the sandbox as it was when they were opened: check it still runs.
-      if (child.exitCode !== null || child.signalCode !== null) throw new LiveSandboxError(`bubblewrap ended while starting: ${stderr.trim() || 'no message'}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new LiveSandboxError(`bubblewrap ended while starting: ${stderr.trim() || 'no message'}`);
       child.stderr!.resume();
       return new LiveSandbox(fingerprint, child, handles, enterArgs, idleMs, group);
     } catch (error) {
       child.kill('SIGKILL');
       await Promise.all(handles.map((handle) => handle.close().catch(() => {})));
-      throw error instanceof LiveSandboxError ? error : new LiveSandboxError(`The sandbox could not be started: ${(error as Error).message}`);
+      throw error instanceof LiveSandboxError
+        ? error
+        : new LiveSandboxError(`The sandbox could not be started: ${(error as Error).message}`);
     }
   }
 
@@ -208,11 +219,12 @@ async function readInfo(child: ChildProcess, stderr: () => string): Promise<{ 'c
       once(stream, 'end').then(() => undefined),
       timer,
     ])) as string | undefined;
-    if (chunk === undefined) throw new LiveSandboxError(`bubblewrap ended before the sandbox was ready: ${stderr().trim() || 'no message'}`);
+    if (chunk === undefined)
+      throw new LiveSandboxError(`bubblewrap ended before the sandbox was ready: ${stderr().trim() || 'no message'}`);
     text += chunk;
     try {
       const info = JSON.parse(text) as { 'child-pid'?: unknown };
-      if (typeof info['child-pid'] !== 'number') throw new LiveSandboxError('bubblewrap did not give the sandbox\'s process id.');
+      if (typeof info['child-pid'] !== 'number') throw new LiveSandboxError("bubblewrap did not give the sandbox's process id.");
       return info as { 'child-pid': number };
     } catch (error) {
       if (error instanceof LiveSandboxError) throw error;
@@ -227,11 +239,16 @@ async function readReady(child: ChildProcess, stderr: () => string): Promise<voi
   stream.setEncoding('utf8');
   let text = '';
   const timer = sleep(START_TIMEOUT_MS).then(() => {
-    throw new LiveSandboxError('The sandbox\'s program did not say within 10 s that it was ready.');
+    throw new LiveSandboxError("The sandbox's program did not say within 10 s that it was ready.");
   });
   while (!text.includes('ready\n')) {
-    const chunk = (await Promise.race([once(stream, 'data').then(([data]) => data as string), once(stream, 'end').then(() => undefined), timer])) as string | undefined;
-    if (chunk === undefined) throw new LiveSandboxError(`The sandbox's program ended before it was ready: ${stderr().trim() || 'no message'}`);
+    const chunk = (await Promise.race([
+      once(stream, 'data').then(([data]) => data as string),
+      once(stream, 'end').then(() => undefined),
+      timer,
+    ])) as string | undefined;
+    if (chunk === undefined)
+      throw new LiveSandboxError(`The sandbox's program ended before it was ready: ${stderr().trim() || 'no message'}`);
     text += chunk;
   }
   stream.resume();
@@ -250,5 +267,5 @@ async function firstChildOf(info: { 'child-pid': number }, child: ChildProcess, 
     }
     await sleep(POLL_MS);
   }
-  throw new LiveSandboxError('The sandbox\'s program did not start.');
+  throw new LiveSandboxError("The sandbox's program did not start.");
 }

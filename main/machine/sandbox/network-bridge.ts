@@ -68,7 +68,16 @@ export function systemNetworkMachine(appPorts: () => readonly number[]): Network
  */
 export function proxyEnv(port: number = BRIDGE_PORT): Record<string, string> {
   const url = `http://127.0.0.1:${port}`;
-  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url, NO_PROXY: '', no_proxy: '' };
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    ALL_PROXY: url,
+    all_proxy: url,
+    NO_PROXY: '',
+    no_proxy: '',
+  };
 }
 
 /** The folder of the app's runtime (Node, or Electron run as Node), bound read-only under strict for the bridge. */
@@ -97,7 +106,9 @@ export class SandboxNetwork {
     const socket = join(dir, 's');
     try {
       if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
-        throw new Error(`The sandbox's network proxy cannot listen at ${socket}: a Unix socket path has at most ${MAX_SOCKET_PATH} bytes. Choose a shorter state folder (WORKSPACE_STATE_DIR).`);
+        throw new Error(
+          `The sandbox's network proxy cannot listen at ${socket}: a Unix socket path has at most ${MAX_SOCKET_PATH} bytes. Choose a shorter state folder (WORKSPACE_STATE_DIR).`,
+        );
       }
       return new SandboxNetwork(dir, await NetworkProxy.start(socket, setup.rules, setup.machine));
     } catch (error) {
@@ -113,7 +124,15 @@ export class SandboxNetwork {
 
   /** The bridge, then `command` (none: serve until the sandbox ends). */
   bridge(command: readonly string[] = []): string[] {
-    return [process.execPath, '-e', BRIDGE_SCRIPT, '--', join(SANDBOX_PROXY_DIR, basename(join(this.dir, 's'))), String(BRIDGE_PORT), ...command];
+    return [
+      process.execPath,
+      '-e',
+      BRIDGE_SCRIPT,
+      '--',
+      join(SANDBOX_PROXY_DIR, basename(join(this.dir, 's'))),
+      String(BRIDGE_PORT),
+      ...command,
+    ];
   }
 
   /** The bridge's name in /proc (what a live sandbox waits for as its program). */

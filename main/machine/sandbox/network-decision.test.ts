@@ -42,22 +42,39 @@ describe('the sandbox network proxy decides each connection', () => {
     assert.equal(await verdict('bücher.de', 80, rules), 'allowed 81.169.145.1', 'an international name matches its punycode');
     for (const host of ['cdn.example.com', 'npmjs.org', 'evilnpmjs.org', 'example.com']) {
       const answer = await verdict(host, 443, rules);
-      assert.match(answer, /^403 Refused by the strict policy of Crew alpha: cannot connect to .*, because .* is not on the place's network allow-list, which lists only api\.example\.com, \*\.npmjs\.org, xn--bcher-kva\.de\. The person who runs this app can change the list with "persona-mcp-workspace places network Crew\/alpha off\|HOST\.\.\."/, host);
+      assert.match(
+        answer,
+        /^403 Refused by the strict policy of Crew alpha: cannot connect to .*, because .* is not on the place's network allow-list, which lists only api\.example\.com, \*\.npmjs\.org, xn--bcher-kva\.de\. The person who runs this app can change the list with "persona-mcp-workspace places network Crew\/alpha off\|HOST\.\.\."/,
+        host,
+      );
     }
   });
 
   it('strict with no list refuses everything, and says so', async () => {
-    assert.match(await verdict('api.example.com', 443, strict([])), /^403 .* because api\.example\.com is not on the place's network allow-list\. The person who runs/);
+    assert.match(
+      await verdict('api.example.com', 443, strict([])),
+      /^403 .* because api\.example\.com is not on the place's network allow-list\. The person who runs/,
+    );
   });
 
-  it('private, loopback, link-local and this machine\'s addresses only through a name listed exactly', async () => {
+  it("private, loopback, link-local and this machine's addresses only through a name listed exactly", async () => {
     assert.equal(await verdict('db.internal', 5432, strict(['db.internal'])), 'allowed 10.1.2.3');
     assert.equal(await verdict('localhost', 8080, strict(['localhost'])), 'allowed 127.0.0.1 ::1');
-    assert.match(await verdict('db.internal', 5432, strict(['*.internal'])), /^403 .*db\.internal resolves to 10\.1\.2\.3, which is a private address \(10\.0\.0\.0\/8\); a loopback, private or local address is reached only through a name listed exactly/);
+    assert.match(
+      await verdict('db.internal', 5432, strict(['*.internal'])),
+      /^403 .*db\.internal resolves to 10\.1\.2\.3, which is a private address \(10\.0\.0\.0\/8\); a loopback, private or local address is reached only through a name listed exactly/,
+    );
     assert.match(await verdict('db.internal', 5432, strict(['*'])), /^403 .*a private address/);
-    assert.match(await verdict('metadata.example.com', 80, place()), /^403 Refused by the place policy of Crew alpha: .*the cloud metadata service address/);
+    assert.match(
+      await verdict('metadata.example.com', 80, place()),
+      /^403 Refused by the place policy of Crew alpha: .*the cloud metadata service address/,
+    );
     assert.match(await verdict('mapped.example.com', 80, place()), /^403 .*IPv4-mapped IPv6 address of 127\.0\.0\.1/);
-    assert.match(await verdict('rebind.example.com', 443, strict(['*.example.com'])), /^403 .*resolves to 192\.168\.1\.1, which is a private address/, 'one private answer among public ones is refused');
+    assert.match(
+      await verdict('rebind.example.com', 443, strict(['*.example.com'])),
+      /^403 .*resolves to 192\.168\.1\.1, which is a private address/,
+      'one private answer among public ones is refused',
+    );
     assert.match(await verdict('81.169.145.77', 22, place()), /^403 .*81\.169\.145\.77 is an address of this machine/);
     assert.equal(await verdict('81.169.145.77', 22, place(['81.169.145.77'])), 'allowed 81.169.145.77');
   });
@@ -85,7 +102,7 @@ describe('the sandbox network proxy decides each connection', () => {
     }
   });
 
-  it('the app\'s own ports on this machine never, even through a name listed exactly; elsewhere they are ports like any', async () => {
+  it("the app's own ports on this machine never, even through a name listed exactly; elsewhere they are ports like any", async () => {
     for (const [host, allow] of [
       ['localhost', ['localhost']],
       ['127.0.0.1', ['127.0.0.1']],
@@ -94,10 +111,18 @@ describe('the sandbox network proxy decides each connection', () => {
       ['81.169.145.77', ['81.169.145.77']],
     ] as const) {
       const answer = await verdict(host, 9101, strict([...allow]));
-      assert.match(answer, /^403 Refused by the strict policy of Crew alpha: .* because 9101 is a port of this app \(its agent endpoint or control plane\) on this machine/, host);
+      assert.match(
+        answer,
+        /^403 Refused by the strict policy of Crew alpha: .* because 9101 is a port of this app \(its agent endpoint or control plane\) on this machine/,
+        host,
+      );
     }
     assert.equal(await verdict('localhost', 9102, strict(['localhost'])), 'allowed 127.0.0.1 ::1');
-    assert.equal(await verdict('api.example.com', 9100, strict(['api.example.com'])), 'allowed 93.184.215.14', 'another machine\'s port 9100 is not the app');
+    assert.equal(
+      await verdict('api.example.com', 9100, strict(['api.example.com'])),
+      'allowed 93.184.215.14',
+      "another machine's port 9100 is not the app",
+    );
   });
 
   it('refuses what is not a host and port, and says when a name does not resolve', async () => {
@@ -110,7 +135,11 @@ describe('the sandbox network proxy decides each connection', () => {
       ['api.example.com', 65536, /"65536" is not a port/],
       ['api.example.com', '44x', /"44x" is not a port/],
       ['api.example.com', '', /"" is not a port/],
-      ['nowhere.example.com', 443, /^502 Cannot connect to nowhere\.example\.com:443: "nowhere\.example\.com" does not resolve \(ENOTFOUND\)/],
+      [
+        'nowhere.example.com',
+        443,
+        /^502 Cannot connect to nowhere\.example\.com:443: "nowhere\.example\.com" does not resolve \(ENOTFOUND\)/,
+      ],
     ] as const) {
       assert.match(await verdict(host, port, place()), message, `${host}:${port}`);
     }

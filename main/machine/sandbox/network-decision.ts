@@ -35,12 +35,18 @@ export type ConnectDecision =
     };
 
 /** Whether a sandboxed command may open a connection to `rawHost`:`rawPort`, and to which addresses. */
-export async function decideConnection(rawHost: string, rawPort: string | number, rules: NetworkRules, machine: NetworkMachine): Promise<ConnectDecision> {
+export async function decideConnection(
+  rawHost: string,
+  rawPort: string | number,
+  rules: NetworkRules,
+  machine: NetworkMachine,
+): Promise<ConnectDecision> {
   const host = canonicalHost(rawHost);
   const port = Number(rawPort);
   const shown = `${rawHost}:${rawPort}`;
   if (host === undefined) return badRequest(`Refused ${shown}: "${rawHost}" is not a host name or IP address.`);
-  if (!Number.isInteger(port) || port < 1 || port > 65_535 || !/^\d+$/.test(String(rawPort))) return badRequest(`Refused ${shown}: "${rawPort}" is not a port (1 to 65535).`);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535 || !/^\d+$/.test(String(rawPort)))
+    return badRequest(`Refused ${shown}: "${rawPort}" is not a port (1 to 65535).`);
   const target = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const match = matchHost(host, rules.allow);
   if (rules.kind === 'strict' && match === undefined) {
@@ -56,9 +62,20 @@ export async function decideConnection(rawHost: string, rawPort: string | number
       addresses = await machine.resolve(host);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      return { allowed: false, status: 502, proxyError: 'dns_error', message: `Cannot connect to ${target}: "${host}" does not resolve${typeof code === 'string' ? ` (${code})` : ''}.` };
+      return {
+        allowed: false,
+        status: 502,
+        proxyError: 'dns_error',
+        message: `Cannot connect to ${target}: "${host}" does not resolve${typeof code === 'string' ? ` (${code})` : ''}.`,
+      };
     }
-    if (addresses.length === 0) return { allowed: false, status: 502, proxyError: 'dns_error', message: `Cannot connect to ${target}: "${host}" resolves to no address.` };
+    if (addresses.length === 0)
+      return {
+        allowed: false,
+        status: 502,
+        proxyError: 'dns_error',
+        message: `Cannot connect to ${target}: "${host}" resolves to no address.`,
+      };
   }
 
   const thisMachine = machineAddresses(machine.localAddresses());
@@ -68,12 +85,21 @@ export async function decideConnection(rawHost: string, rawPort: string | number
   for (const { address } of addresses) {
     const local = onThisMachine(thisMachine, address);
     if (local && appPorts.includes(port)) {
-      return refused(rules, target, `${port} is a port of this app (its agent endpoint or control plane) on this machine (${address}), which sandboxed commands never reach`, false);
+      return refused(
+        rules,
+        target,
+        `${port} is a port of this app (its agent endpoint or control plane) on this machine (${address}), which sandboxed commands never reach`,
+        false,
+      );
     }
     const reason = isForbiddenAddress(address) ?? (local ? 'an address of this machine' : undefined);
     if (reason && match !== 'exact') {
       const through = family ? `${address} is ${reason}` : `${host} resolves to ${address}, which is ${reason}`;
-      return refused(rules, target, `${through}; a loopback, private or local address is reached only through a name listed exactly on the place's network allow-list`);
+      return refused(
+        rules,
+        target,
+        `${through}; a loopback, private or local address is reached only through a name listed exactly on the place's network allow-list`,
+      );
     }
   }
   return { allowed: true, host, port, addresses };
@@ -84,7 +110,12 @@ function refused(rules: NetworkRules, target: string, why: string, changeable = 
   const change = changeable
     ? ` The person who runs this app can change the list with "${networkCommandLine(rules.placeRoot)}" (or the policy on the Connections page).`
     : '';
-  return { allowed: false, status: 403, proxyError: 'destination_ip_prohibited', message: `Refused by the ${rules.kind} policy of ${rules.placeLabel}: cannot connect to ${target}, because ${why}.${change}` };
+  return {
+    allowed: false,
+    status: 403,
+    proxyError: 'destination_ip_prohibited',
+    message: `Refused by the ${rules.kind} policy of ${rules.placeLabel}: cannot connect to ${target}, because ${why}.${change}`,
+  };
 }
 
 function badRequest(message: string): ConnectDecision {

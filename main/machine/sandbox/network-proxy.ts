@@ -1,12 +1,30 @@
 import { once } from 'node:events';
-import { createServer, request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  STATUS_CODES,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { connect, type AddressInfo, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ResolvedAddress } from '../../network/target-check.js';
 import { decideConnection, type ConnectDecision, type NetworkMachine, type NetworkRules } from './network-decision.js';
 
 /** Headers that describe one hop (client to proxy), never passed on (RFC 9110 section 7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /**
  * The HTTP proxy a place's sandboxed commands reach the network through: on Linux on a Unix socket
@@ -29,7 +47,12 @@ export class NetworkProxy {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void proxy.forward(req, res, rules, machine));
     server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => void proxy.tunnel(req, client, head, rules, machine));
     server.on('upgrade', (_req: IncomingMessage, client: Duplex) => {
-      rawAnswer(client, 501, 'http_request_error', 'The sandbox\'s network proxy does not pass on protocol upgrades in plain HTTP; use an https or wss URL (a CONNECT tunnel).');
+      rawAnswer(
+        client,
+        501,
+        'http_request_error',
+        "The sandbox's network proxy does not pass on protocol upgrades in plain HTTP; use an https or wss URL (a CONNECT tunnel).",
+      );
     });
     if (typeof at === 'string') server.listen(at);
     else server.listen(at.loopbackPort, '127.0.0.1');
@@ -60,8 +83,8 @@ export class NetworkProxy {
     const url = absoluteHttpUrl(req.url ?? '');
     if (!url) {
       const message = (req.url ?? '').startsWith('https:')
-        ? 'The sandbox\'s network proxy takes https through CONNECT: set HTTPS_PROXY (it is set for sandboxed commands) rather than sending https URLs to it.'
-        : 'This is the sandbox\'s network proxy: send requests in absolute form (http://host/path), or CONNECT host:port.';
+        ? "The sandbox's network proxy takes https through CONNECT: set HTTPS_PROXY (it is set for sandboxed commands) rather than sending https URLs to it."
+        : "This is the sandbox's network proxy: send requests in absolute form (http://host/path), or CONNECT host:port.";
       answer(res, 400, 'http_request_error', message);
       req.resume();
       return;
@@ -101,7 +124,12 @@ export class NetworkProxy {
     const authority = /^(?:\[([^\]]*)\]|([^:]*)):([^:]*)$/.exec(req.url ?? '');
     const decision: ConnectDecision = authority
       ? await decideConnection(authority[1] ?? authority[2] ?? '', authority[3] ?? '', rules, machine)
-      : { allowed: false, status: 400, proxyError: 'http_request_error', message: `CONNECT needs host:port, not ${JSON.stringify(req.url)}.` };
+      : {
+          allowed: false,
+          status: 400,
+          proxyError: 'http_request_error',
+          message: `CONNECT needs host:port, not ${JSON.stringify(req.url)}.`,
+        };
     if (!decision.allowed) {
       rawAnswer(client, decision.status, decision.proxyError, decision.message);
       return;
@@ -133,7 +161,12 @@ function absoluteHttpUrl(target: string): URL | undefined {
 
 /** The headers without those of one hop, nor those the Connection header names. */
 function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const named = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((name) => name.trim()));
+  const named = new Set(
+    String(headers.connection ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((name) => name.trim()),
+  );
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name) && !named.has(name)));
 }
 
@@ -145,7 +178,11 @@ function pinned(addresses: readonly ResolvedAddress[]): LookupFunction {
     process.nextTick(() => {
       const first = usable[0];
       if (!first) callback(Object.assign(new Error('no checked address of that family'), { code: 'ENOTFOUND' }), '', 0);
-      else if (options.all) callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
+      else if (options.all)
+        callback(
+          null,
+          usable.map((a) => ({ address: a.address, family: a.family })),
+        );
       else callback(null, first.address, first.family);
     });
   };
@@ -159,7 +196,11 @@ function proxyStatus(error: string, details: string): string {
 
 function answer(res: ServerResponse, status: number, error: string, message: string): void {
   const body = `${message}\n`;
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'proxy-status': proxyStatus(error, message) });
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'proxy-status': proxyStatus(error, message),
+  });
   res.end(body);
 }
 

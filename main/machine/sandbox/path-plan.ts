@@ -80,14 +80,23 @@ export function pathPlan(input: PlanInput): PathPlan {
     // The workspace may be under the temp folder (tests, scratch checkouts): it stays read-only.
     add(input.workspaceRoot, 'ro', writes);
   } else {
-    fallback = { path: '/', access: 'none', why: `the strict policy reaches only ${[placeFolder, ...policy.folders].join(', ')} and the system folders` };
+    fallback = {
+      path: '/',
+      access: 'none',
+      why: `the strict policy reaches only ${[placeFolder, ...policy.folders].join(', ')} and the system folders`,
+    };
     for (const dir of input.systemDirs) add(dir, 'ro', writes);
     // Out of reach anyway, but said outright: the workspace may be under the temp folder.
     add(input.workspaceRoot, 'none', fallback.why);
   }
   // A workspace that is a temp folder itself keeps its rule.
   for (const dir of tempDirs) {
-    if (!rules.has(dir)) add(dir, 'scratch', `under the ${policy.kind} policy the place's sandbox has a temp folder of its own, which the file tools do not reach`);
+    if (!rules.has(dir))
+      add(
+        dir,
+        'scratch',
+        `under the ${policy.kind} policy the place's sandbox has a temp folder of its own, which the file tools do not reach`,
+      );
   }
   add('/proc', 'none', KERNEL);
   add('/dev', 'none', KERNEL);

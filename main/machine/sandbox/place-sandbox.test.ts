@@ -15,7 +15,10 @@ describe('a place sandbox on a real file system', () => {
   let stateDir: string;
   let sandbox: PlaceSandbox;
   const refused = (mode: 'read' | 'write', why: RegExp) => (error: unknown) =>
-    error instanceof MachineError && error.code === 'refused_by_policy' && new RegExp(`^Refused by the place policy of Crew alpha: cannot ${mode} `).test(error.message) && why.test(error.message);
+    error instanceof MachineError &&
+    error.code === 'refused_by_policy' &&
+    new RegExp(`^Refused by the place policy of Crew alpha: cannot ${mode} `).test(error.message) &&
+    why.test(error.message);
 
   before(async () => {
     top = await realpath(await mkdtemp(join(tmpdir(), 'place-sandbox-')));
@@ -48,28 +51,46 @@ describe('a place sandbox on a real file system', () => {
     return spot.path;
   }
 
-  it('allows the place\'s own files, and writes of new ones, at their real path', async () => {
+  it("allows the place's own files, and writes of new ones, at their real path", async () => {
     assert.equal(await checkFile(join(ws, 'Crew', 'alpha', 'own.txt'), 'write'), join(ws, 'Crew', 'alpha', 'own.txt'));
     assert.equal(await checkFile(join(ws, 'Crew', 'alpha', 'new', 'deep.txt'), 'write'), join(ws, 'Crew', 'alpha', 'new', 'deep.txt'));
     await rm(join(ws, 'Crew', 'alpha', 'new'), { recursive: true });
   });
 
-  it('refuses the app\'s state, directly, through a link, a dangling link, `..`, or a hard link', async () => {
+  it("refuses the app's state, directly, through a link, a dangling link, `..`, or a hard link", async () => {
     const appState = /app's own state/;
     await assert.rejects(checkFile(join(stateDir, 'secrets.key'), 'read'), refused('read', appState));
-    await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'key-link'), 'read'), refused('read', /key-link \(really .*state\/secrets\.key\).*app's own state/));
+    await assert.rejects(
+      checkFile(join(ws, 'Crew', 'alpha', 'key-link'), 'read'),
+      refused('read', /key-link \(really .*state\/secrets\.key\).*app's own state/),
+    );
     await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'dangling'), 'write'), refused('write', appState));
     await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', '..', '..', '..', 'state', 'secrets.key'), 'read'), refused('read', appState));
-    await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'hard-key'), 'read'), refused('read', /hard link to one of the app's own files/));
+    await assert.rejects(
+      checkFile(join(ws, 'Crew', 'alpha', 'hard-key'), 'read'),
+      refused('read', /hard link to one of the app's own files/),
+    );
   });
 
-  it('runs no command while one of the app\'s files has a hard link, and runs again once it is gone', async () => {
+  it("runs no command while one of the app's files has a hard link, and runs again once it is gone", async () => {
     const hard = join(ws, 'Crew', 'alpha', 'hard-key');
-    await assert.rejects(sandbox.launch('true', false), (error: unknown) =>
-      error instanceof MachineError && error.code === 'refused_by_policy' && /^Refused by the place policy of Crew alpha: no command runs while the app's file .*\/state\/secrets\.key has another name \(a hard link\)/.test(error.message));
+    await assert.rejects(
+      sandbox.launch('true', false),
+      (error: unknown) =>
+        error instanceof MachineError &&
+        error.code === 'refused_by_policy' &&
+        /^Refused by the place policy of Crew alpha: no command runs while the app's file .*\/state\/secrets\.key has another name \(a hard link\)/.test(
+          error.message,
+        ),
+    );
     await assert.rejects(checkFile(hard, 'write'), refused('write', /hard link to one of the app's own files/));
     await rm(hard);
-    const again = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', { workspaceRoot: ws, stateDir, skillsDir: join(ws, '.agents', 'skills'), env: { PATH: '/usr/bin' } });
+    const again = PlaceSandbox.open({ kind: 'place', folders: [] }, 'Crew alpha', 'Crew/alpha', {
+      workspaceRoot: ws,
+      stateDir,
+      skillsDir: join(ws, '.agents', 'skills'),
+      env: { PATH: '/usr/bin' },
+    });
     const launch = await again.launch('true', false);
     assert.equal(launch.file, 'bwrap');
     launch.release?.(); // not run: what it holds (under place, a proxy of its own) is let go
@@ -77,7 +98,7 @@ describe('a place sandbox on a real file system', () => {
     await link(join(stateDir, 'secrets.key'), hard);
   });
 
-  it('refuses another place\'s files, through a link too, and writes outside', async () => {
+  it("refuses another place's files, through a link too, and writes outside", async () => {
     await assert.rejects(checkFile(join(ws, 'Crew', 'beta', 'notes.txt'), 'read'), refused('read', /another place's folder/));
     await assert.rejects(checkFile(join(ws, 'Crew', 'alpha', 'beta-dir', 'notes.txt'), 'read'), refused('read', /another place's folder/));
     await assert.rejects(checkFile(join(ws, 'top.txt'), 'write'), refused('write', /writes only in/));
@@ -91,19 +112,33 @@ describe('a place sandbox on a real file system', () => {
 });
 
 describe('what a sandboxed command is given', () => {
-  it('the app\'s paths include the keychain\'s ways in', () => {
+  it("the app's paths include the keychain's ways in", () => {
     const paths = appPathsOf({
       workspaceRoot: '/ws',
       stateDir: '/state',
       skillsDir: '/skills',
-      env: { XDG_CONFIG_HOME: '/cfg', XDG_RUNTIME_DIR: '/run/user/5', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/tmp/dbus-x,guid=1;unix:abstract=/tmp/y', SSH_AUTH_SOCK: '/tmp/ssh/agent' },
+      env: {
+        XDG_CONFIG_HOME: '/cfg',
+        XDG_RUNTIME_DIR: '/run/user/5',
+        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/tmp/dbus-x,guid=1;unix:abstract=/tmp/y',
+        SSH_AUTH_SOCK: '/tmp/ssh/agent',
+      },
     });
     assert.deepEqual(paths, ['/state', '/cfg/persona-mcp-workspace', '/run/dbus', '/run/user/5', '/tmp/dbus-x', '/tmp/ssh/agent']);
   });
 
-  it('the environment under machine: the app\'s without its secrets and keychain addresses', () => {
+  it("the environment under machine: the app's without its secrets and keychain addresses", () => {
     assert.deepEqual(
-      machineEnv({ PATH: '/usr/bin', HOME: '/root', EDITOR: 'vi', WORKSPACE_SECRET_KEY: 'k', WORKSPACE_JWT_SECRET: 's', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x', GNOME_KEYRING_CONTROL: '/k', SSH_AUTH_SOCK: '/s' }),
+      machineEnv({
+        PATH: '/usr/bin',
+        HOME: '/root',
+        EDITOR: 'vi',
+        WORKSPACE_SECRET_KEY: 'k',
+        WORKSPACE_JWT_SECRET: 's',
+        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x',
+        GNOME_KEYRING_CONTROL: '/k',
+        SSH_AUTH_SOCK: '/s',
+      }),
       { PATH: '/usr/bin', HOME: '/root', EDITOR: 'vi' },
     );
   });
@@ -133,8 +168,11 @@ describe('what a sandboxed command is given', () => {
   });
 
   it('no sandbox where bubblewrap is missing or the OS has none, with the reason', async () => {
-    assert.match((await sandboxProblem({ PATH: '/nonexistent' })) ?? '', /bubblewrap \(bwrap\) is not installed on this machine: install the bubblewrap package/);
+    assert.match(
+      (await sandboxProblem({ PATH: '/nonexistent' })) ?? '',
+      /bubblewrap \(bwrap\) is not installed on this machine: install the bubblewrap package/,
+    );
     assert.match((await sandboxProblem({}, 'win32')) ?? '', /This machine \(win32\) has no command sandbox in this app: only Linux/);
-    assert.equal(await sandboxProblem(), undefined, 'the platform\'s sandbox works on this test machine');
+    assert.equal(await sandboxProblem(), undefined, "the platform's sandbox works on this test machine");
   });
 });

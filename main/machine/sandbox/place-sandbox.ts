@@ -33,7 +33,8 @@ export interface PlaceContext {
   readonly otherPlaceFolders?: readonly string[];
 }
 
-const OWNER_SOCKET = "it is a socket of the owner's programs (tmux, screen, Docker, an editor), through which a command would run outside the sandbox";
+const OWNER_SOCKET =
+  "it is a socket of the owner's programs (tmux, screen, Docker, an editor), through which a command would run outside the sandbox";
 
 /**
  * The owner's sockets named by the app's environment or in their usual places in the home folder
@@ -70,7 +71,8 @@ function sealWhy(seal: SealedPath, placeRoot: string): string {
 }
 
 /** Variables a command under machine never inherits: the app's secrets and the ways to the keychain. */
-const WITHHELD_ENV = /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|GPG_AGENT_INFO$|KRB5CCNAME$|XDG_RUNTIME_DIR$|PERSONA_)/;
+const WITHHELD_ENV =
+  /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|GPG_AGENT_INFO$|KRB5CCNAME$|XDG_RUNTIME_DIR$|PERSONA_)/;
 
 /**
  * The only variables of the app's environment a sandboxed command gets (place, strict): where
@@ -79,11 +81,43 @@ const WITHHELD_ENV = /^(WORKSPACE_|DBUS_|GNOME_KEYRING_|SSH_AUTH_SOCK$|SSH_AGENT
  * sets (the proxy, a local server's variables from the place's secrets) comes on top.
  */
 const PASSED_ENV = new Set([
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'TMPDIR',
-  'EDITOR', 'VISUAL', 'PAGER', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR', 'COLUMNS', 'LINES',
-  'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_DATA_DIRS', 'XDG_CONFIG_DIRS',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TERM',
+  'COLORTERM',
+  'TZ',
+  'TMPDIR',
+  'EDITOR',
+  'VISUAL',
+  'PAGER',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'CLICOLOR',
+  'COLUMNS',
+  'LINES',
+  'XDG_CONFIG_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_DATA_HOME',
+  'XDG_STATE_HOME',
+  'XDG_DATA_DIRS',
+  'XDG_CONFIG_DIRS',
   // Where toolchains are installed: version managers and build tools find their programs through them.
-  'JAVA_HOME', 'GOROOT', 'GOPATH', 'CARGO_HOME', 'RUSTUP_HOME', 'NVM_DIR', 'PYENV_ROOT', 'RBENV_ROOT', 'VOLTA_HOME', 'BUN_INSTALL', 'DENO_INSTALL',
+  'JAVA_HOME',
+  'GOROOT',
+  'GOPATH',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'NVM_DIR',
+  'PYENV_ROOT',
+  'RBENV_ROOT',
+  'VOLTA_HOME',
+  'BUN_INSTALL',
+  'DENO_INSTALL',
 ]);
 
 /** Most entries of the app's folders looked at (on every call) for hard links before giving up (and refusing). */
@@ -141,14 +175,19 @@ export function appPathsOf(host: SandboxHost): string[] {
 
 /** The environment a command under machine gets: the app's, without its secrets and keychain addresses. */
 export function machineEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !WITHHELD_ENV.test(entry[0])));
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !WITHHELD_ENV.test(entry[0])),
+  );
 }
 
 /** The environment a sandboxed command gets (place, strict): the harmless variables of the app's only (PASSED_ENV, and the locale's LC_*). */
 export function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (PASSED_ENV.has(entry[0]) || /^LC_[A-Z_]+$/.test(entry[0]))));
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && (PASSED_ENV.has(entry[0]) || /^LC_[A-Z_]+$/.test(entry[0])),
+    ),
+  );
 }
-
 
 /**
  * A place's `place` or `strict` policy on this machine now: the file tools ask it about each real
@@ -190,7 +229,13 @@ export class PlaceSandbox {
    * Resolved on every call, with synchronous calls: some forty local look-ups take a fraction of a
    * millisecond in one go, and several when each waits its turn in the thread pool (bench/sandbox.ts).
    */
-  static open(policy: SandboxPolicy & { kind: 'place' | 'strict' }, placeLabel: string, placeRoot: string, host: SandboxHost, context: PlaceContext = {}): PlaceSandbox {
+  static open(
+    policy: SandboxPolicy & { kind: 'place' | 'strict' },
+    placeLabel: string,
+    placeRoot: string,
+    host: SandboxHost,
+    context: PlaceContext = {},
+  ): PlaceSandbox {
     const workspaceRoot = realPathOf(resolve(host.workspaceRoot));
     const platform = host.platform ?? process.platform;
     const enforcer = enforcerFor(platform);
@@ -205,7 +250,11 @@ export class PlaceSandbox {
       placeLabel,
       workspaceRoot,
       placeFolder: realPathOf(resolve(host.workspaceRoot, placeRoot)),
-      tempDirs: [...new Set((seatbelt ? [tmpdir(), '/private/tmp', '/private/var/tmp'] : [tmpdir(), '/tmp', '/var/tmp']).map((dir) => realPathOf(dir)))],
+      tempDirs: [
+        ...new Set(
+          (seatbelt ? [tmpdir(), '/private/tmp', '/private/var/tmp'] : [tmpdir(), '/tmp', '/var/tmp']).map((dir) => realPathOf(dir)),
+        ),
+      ],
       appPaths,
       sealedPaths,
       socketDirs: seatbelt ? ['/private/var/run'] : ['/run'],
@@ -227,7 +276,11 @@ export class PlaceSandbox {
     const startScript = startScriptFile(host.stateDir);
     const kinds = new Map<string, 'dir' | 'file'>();
     const inodes: Array<[string, number | undefined]> = [];
-    for (const path of [...[...plan.rules, ...plan.sealed].map((rule) => rule.path), ...SANDBOX_DEVICES, ...(network ? [runtimeDir()] : [])]) {
+    for (const path of [
+      ...[...plan.rules, ...plan.sealed].map((rule) => rule.path),
+      ...SANDBOX_DEVICES,
+      ...(network ? [runtimeDir()] : []),
+    ]) {
       const info = lstatSync(path, { throwIfNoEntry: false });
       inodes.push([path, info?.ino]);
       if (info) kinds.set(path, info.isDirectory() ? 'dir' : 'file');
@@ -240,7 +293,21 @@ export class PlaceSandbox {
     // The private temp folders are the places' files, not the app's: not walked for hard links.
     const linked = linkedAppFiles(appPaths, join(stateDir, PRIVATE_TEMP_FOLDER));
     const limits = host.limits && { values: host.limits.valuesOf(policy.limits), on: host.limits };
-    return new PlaceSandbox(plan, kinds, sandboxEnv(host.env), identity, host.sandboxes, linked, network, describeNetwork(policy), enforcer, privateTemp, placeRoot, startScript, limits);
+    return new PlaceSandbox(
+      plan,
+      kinds,
+      sandboxEnv(host.env),
+      identity,
+      host.sandboxes,
+      linked,
+      network,
+      describeNetwork(policy),
+      enforcer,
+      privateTemp,
+      placeRoot,
+      startScript,
+      limits,
+    );
   }
 
   /**
@@ -271,17 +338,31 @@ export class PlaceSandbox {
       const what = this.linked.overLimit
         ? `the app's folders hold more than ${HARD_LINK_SCAN_LIMIT} entries, too many to check for hard links to its files`
         : `the app's file ${this.linked.paths[0]} has another name (a hard link) that a command could read; find it with "find / -xdev -samefile ${this.linked.paths[0]}" and remove it`;
-      throw new MachineError('refused_by_policy', `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`);
+      throw new MachineError(
+        'refused_by_policy',
+        `Refused by the ${this.plan.kind} policy of ${this.plan.placeLabel}: no command runs while ${what}. ${POLICY_OWNER_HINT}`,
+      );
     }
     if (this.enforcer === 'seatbelt') return this.launchSeatbelt(command);
     const tmpMb = this.limits?.on.tmpMbOf(this.limits.values);
-    const runtime = { startScript: this.startScript, ...(this.network && { runtimeDir: runtimeDir() }), ...(tmpMb !== undefined && { tmpMb }) };
+    const runtime = {
+      startScript: this.startScript,
+      ...(this.network && { runtimeDir: runtimeDir() }),
+      ...(tmpMb !== undefined && { tmpMb }),
+    };
     const env = { ...this.env, ...(this.network && proxyEnv()), BASH_ENV: START_SCRIPT_INSIDE };
     // Every process of the place's sandboxes is in the place's control group, with its limits.
     const group = this.limits?.on.groupOf(this.placeRoot, this.plan.placeLabel, this.limits.values);
     if (!tty && this.sandboxes && (await canEnterSandboxes(env))) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
-      const live = await this.sandboxes.acquire(this.placeRoot, args, this.network ? bridgeEnv(env) : env, this.identity, this.network, group);
+      const live = await this.sandboxes.acquire(
+        this.placeRoot,
+        args,
+        this.network ? bridgeEnv(env) : env,
+        this.identity,
+        this.network,
+        group,
+      );
       return live.launch(command, env);
     }
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
@@ -407,5 +488,8 @@ export function realPathOf(path: string, hops = 0): string {
 
 /** Why a sandbox cannot be used, for refusals: the reason and what to do. */
 export function sandboxMissing(reason: string): MachineError {
-  return new MachineError('sandbox_unavailable', `${reason} Until then, agents of places with the place or strict policy are refused. ${POLICY_OWNER_HINT}`);
+  return new MachineError(
+    'sandbox_unavailable',
+    `${reason} Until then, agents of places with the place or strict policy are refused. ${POLICY_OWNER_HINT}`,
+  );
 }

@@ -16,13 +16,18 @@ export function enforcerFor(platform: NodeJS.Platform = process.platform): Enfor
  * tried once (bubblewrap-check.ts, seatbelt-check.ts). Places with place or strict are refused
  * with this reason, never run unsandboxed.
  */
-export function sandboxProblem(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<string | undefined> {
+export function sandboxProblem(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): Promise<string | undefined> {
   switch (enforcerFor(platform)) {
     case 'bubblewrap':
       return bubblewrapProblem(env);
     case 'seatbelt':
       return seatbeltProblem();
     case undefined:
-      return Promise.resolve(`This machine (${platform}) has no command sandbox in this app: only Linux (bubblewrap) and macOS (Seatbelt) are supported.`);
+      return Promise.resolve(
+        `This machine (${platform}) has no command sandbox in this app: only Linux (bubblewrap) and macOS (Seatbelt) are supported.`,
+      );
   }
 }

@@ -48,14 +48,29 @@ export class SandboxLimits {
   ) {}
 
   /** Finds what this machine enforces (once: the server shows it as found). */
-  static async open(defaults: LimitValues, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<SandboxLimits> {
+  static async open(
+    defaults: LimitValues,
+    env: NodeJS.ProcessEnv = process.env,
+    platform: NodeJS.Platform = process.platform,
+  ): Promise<SandboxLimits> {
     const unenforced: Partial<Record<LimitName, string>> = {};
     if (enforcerFor(platform) === 'seatbelt') {
       const why = 'macOS gives a sandboxed command no limit on the processes or memory of a group of them';
-      return new SandboxLimits(defaults, { unenforced: { processes: why, memoryMb: why, tmpMb: 'on macOS the private temp folder is a folder of the state dir, not a file system of its own' } }, undefined);
+      return new SandboxLimits(
+        defaults,
+        {
+          unenforced: {
+            processes: why,
+            memoryMb: why,
+            tmpMb: 'on macOS the private temp folder is a folder of the state dir, not a file system of its own',
+          },
+        },
+        undefined,
+      );
     }
     if (enforcerFor(platform) !== 'bubblewrap') return new SandboxLimits(defaults, { unenforced: {} }, undefined);
-    if (!(await bubblewrapSizesTmpfs(env))) unenforced.tmpMb = 'this bubblewrap cannot size a temp folder (--size came in bubblewrap 0.6): install a newer one';
+    if (!(await bubblewrapSizesTmpfs(env)))
+      unenforced.tmpMb = 'this bubblewrap cannot size a temp folder (--size came in bubblewrap 0.6): install a newer one';
     const found = await openCgroups(env);
     const controllers = found.cgroups?.controllers ?? new Set();
     const why = (what: string) => (found.cgroups ? `the control groups here have no ${what} controller (${found.how})` : found.why);
@@ -66,7 +81,11 @@ export class SandboxLimits {
 
   /** A place's limits: its own, else the defaults. */
   valuesOf(limits: PlaceLimits = {}): LimitValues {
-    return { processes: limits.processes ?? this.defaults.processes, memoryMb: limits.memoryMb ?? this.defaults.memoryMb, tmpMb: limits.tmpMb ?? this.defaults.tmpMb };
+    return {
+      processes: limits.processes ?? this.defaults.processes,
+      memoryMb: limits.memoryMb ?? this.defaults.memoryMb,
+      tmpMb: limits.tmpMb ?? this.defaults.tmpMb,
+    };
   }
 
   /** A place's limits as applied and what of them this machine enforces. */
@@ -95,7 +114,10 @@ export class SandboxLimits {
     try {
       return this.cgroups.groupOf(root, { processes: values.processes, memoryBytes: values.memoryMb * 1024 ** 2 });
     } catch (error) {
-      throw new MachineError('sandbox_unavailable', `The limits of ${label} could not be applied: ${(error as Error).message}. Run the command again once the place's other commands have ended.`);
+      throw new MachineError(
+        'sandbox_unavailable',
+        `The limits of ${label} could not be applied: ${(error as Error).message}. Run the command again once the place's other commands have ended.`,
+      );
     }
   }
 

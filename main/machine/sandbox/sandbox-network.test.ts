@@ -15,7 +15,7 @@ import { SandboxPool } from './sandbox-pool.js';
  * reaches only the hosts on its allow-list, place any public host; loopback and private addresses
  * only through a name listed exactly, the app's ports never, and nothing past the proxy.
  */
-describe('the sandbox network, through the app\'s proxy', () => {
+describe("the sandbox network, through the app's proxy", () => {
   let top: string;
   let ws: string;
   let pool: SandboxPool;
@@ -62,14 +62,22 @@ describe('the sandbox network, through the app\'s proxy', () => {
   };
 
   for (const live of [true, false]) {
-    const how = live ? 'entered into the place\'s live sandbox' : 'in a sandbox of its own';
+    const how = live ? "entered into the place's live sandbox" : 'in a sandbox of its own';
     it(`strict with an allow-list, ${how}: a listed name works over plain HTTP and CONNECT; others are refused with why and who can change it`, async () => {
-      const allowed = await run('strict', ['localhost'], `curl -sS http://localhost:${servicePort}/a?b && echo && curl -sS --proxytunnel http://localhost:${servicePort}/tunnel`, live);
+      const allowed = await run(
+        'strict',
+        ['localhost'],
+        `curl -sS http://localhost:${servicePort}/a?b && echo && curl -sS --proxytunnel http://localhost:${servicePort}/tunnel`,
+        live,
+      );
       assert.equal(allowed.code, 0, allowed.err);
       assert.equal(allowed.out, `service GET /a?b host=localhost:${servicePort}\nservice GET /tunnel host=localhost:${servicePort}`);
 
       const other = await run('strict', ['localhost'], 'curl -sS -w "%{http_code}" http://not-listed.example/', live);
-      assert.match(other.out, /^Refused by the strict policy of Crew alpha: cannot connect to not-listed\.example:80, because not-listed\.example is not on the place's network allow-list, which lists only localhost\. The person who runs this app can change the list with "persona-mcp-workspace places network Crew\/alpha off\|HOST\.\.\."/);
+      assert.match(
+        other.out,
+        /^Refused by the strict policy of Crew alpha: cannot connect to not-listed\.example:80, because not-listed\.example is not on the place's network allow-list, which lists only localhost\. The person who runs this app can change the list with "persona-mcp-workspace places network Crew\/alpha off\|HOST\.\.\."/,
+      );
       assert.match(other.out, /403$/);
 
       // Listed by name, the loopback address itself is not: a private address only through a name listed exactly.
@@ -82,21 +90,38 @@ describe('the sandbox network, through the app\'s proxy', () => {
     });
   }
 
-  it('never the app\'s own port, even through a name listed exactly', async () => {
+  it("never the app's own port, even through a name listed exactly", async () => {
     const result = await run('strict', ['localhost'], `curl -sS -w " %{http_code}" http://localhost:${appPort}/api`);
-    assert.match(result.out, new RegExp(`^Refused by the strict policy of Crew alpha: cannot connect to localhost:${appPort}, because ${appPort} is a port of this app \\(its agent endpoint or control plane\\) on this machine \\(127\\.0\\.0\\.1\\), which sandboxed commands never reach\\.\\n 403$`));
-    const tunnel = await run('strict', ['localhost'], `curl -sS -o /dev/null -w "%{http_connect}" --proxytunnel http://localhost:${appPort}/api`);
+    assert.match(
+      result.out,
+      new RegExp(
+        `^Refused by the strict policy of Crew alpha: cannot connect to localhost:${appPort}, because ${appPort} is a port of this app \\(its agent endpoint or control plane\\) on this machine \\(127\\.0\\.0\\.1\\), which sandboxed commands never reach\\.\\n 403$`,
+      ),
+    );
+    const tunnel = await run(
+      'strict',
+      ['localhost'],
+      `curl -sS -o /dev/null -w "%{http_connect}" --proxytunnel http://localhost:${appPort}/api`,
+    );
     assert.equal(tunnel.out, '403');
   });
 
   it('nothing past the proxy: a direct connection fails, the namespace has only its loopback', async () => {
-    const result = await run('strict', ['localhost'], `curl -sS --noproxy '*' http://localhost:${servicePort}/ ; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`);
+    const result = await run(
+      'strict',
+      ['localhost'],
+      `curl -sS --noproxy '*' http://localhost:${servicePort}/ ; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`,
+    );
     assert.equal(result.out, 'lo\n');
     assert.match(result.err, /Failed to connect to localhost port/);
   });
 
   it('strict with no list has no network at all: no proxy, no bridge', async () => {
-    const result = await run('strict', [], `echo "proxy=\${HTTPS_PROXY:-none}"; curl -sS http://localhost:${servicePort}/; exec 3<>/dev/tcp/127.0.0.1/3128 && echo bridge`);
+    const result = await run(
+      'strict',
+      [],
+      `echo "proxy=\${HTTPS_PROXY:-none}"; curl -sS http://localhost:${servicePort}/; exec 3<>/dev/tcp/127.0.0.1/3128 && echo bridge`,
+    );
     assert.equal(result.out, 'proxy=none\n');
     assert.match(result.err, /Failed to connect/);
   });
@@ -106,7 +131,11 @@ describe('the sandbox network, through the app\'s proxy', () => {
     assert.equal(env.out, 'http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 []\n');
     for (const target of [`http://127.0.0.1:${servicePort}/`, `http://localhost:${servicePort}/`, 'http://10.0.0.1/', 'http://[::1]/']) {
       const refused = await run('place', [], `curl -sS -w " %{http_code}" ${target}`);
-      assert.match(refused.out, /^Refused by the place policy of Crew alpha: cannot connect to .*(loopback|private).*a loopback, private or local address is reached only through a name listed exactly on the place's network allow-list\. The person who runs this app can change the list/, target);
+      assert.match(
+        refused.out,
+        /^Refused by the place policy of Crew alpha: cannot connect to .*(loopback|private).*a loopback, private or local address is reached only through a name listed exactly on the place's network allow-list\. The person who runs this app can change the list/,
+        target,
+      );
       assert.match(refused.out, / 403$/);
     }
     const listed = await run('place', ['localhost'], `curl -sS http://localhost:${servicePort}/listed`);

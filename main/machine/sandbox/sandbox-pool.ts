@@ -27,7 +27,14 @@ export class SandboxPool {
    * gets a proxy of its own (ended with it) and runs the bridge to it as its program. With `group`,
    * the sandbox and every command entered into it are in the place's control group.
    */
-  async acquire(place: string, args: readonly string[], env: NodeJS.ProcessEnv, identity = '', network?: SandboxNetworkSetup, group?: PlaceGroup): Promise<LiveSandbox> {
+  async acquire(
+    place: string,
+    args: readonly string[],
+    env: NodeJS.ProcessEnv,
+    identity = '',
+    network?: SandboxNetworkSetup,
+    group?: PlaceGroup,
+  ): Promise<LiveSandbox> {
     if (this.closed) throw new LiveSandboxError('The server is stopping: no new command is started.');
     const fingerprint = JSON.stringify([args, Object.entries(env), identity, network?.rules ?? null]);
     const current = this.live.get(place);
@@ -41,7 +48,9 @@ export class SandboxPool {
         return this.acquire(place, args, env, identity, network, group); // another call replaced it meanwhile
       }
     }
-    const starting = network ? this.startWithNetwork(args, env, fingerprint, network, group) : LiveSandbox.start(args, env, fingerprint, this.idleMs, SLEEP, group);
+    const starting = network
+      ? this.startWithNetwork(args, env, fingerprint, network, group)
+      : LiveSandbox.start(args, env, fingerprint, this.idleMs, SLEEP, group);
     this.live.set(place, starting);
     try {
       const sandbox = await starting;
@@ -82,10 +91,23 @@ export class SandboxPool {
   }
 
   /** A live sandbox whose program is the bridge to a proxy of its own, closed when the sandbox ends. */
-  private async startWithNetwork(args: readonly string[], env: NodeJS.ProcessEnv, fingerprint: string, setup: SandboxNetworkSetup, group: PlaceGroup | undefined): Promise<LiveSandbox> {
+  private async startWithNetwork(
+    args: readonly string[],
+    env: NodeJS.ProcessEnv,
+    fingerprint: string,
+    setup: SandboxNetworkSetup,
+    group: PlaceGroup | undefined,
+  ): Promise<LiveSandbox> {
     const network = await SandboxNetwork.open(setup);
     try {
-      const sandbox = await LiveSandbox.start([...args, ...network.mountArgs], env, fingerprint, this.idleMs, { argv: network.bridge(), comm: SandboxNetwork.bridgeComm, saysReady: true }, group);
+      const sandbox = await LiveSandbox.start(
+        [...args, ...network.mountArgs],
+        env,
+        fingerprint,
+        this.idleMs,
+        { argv: network.bridge(), comm: SandboxNetwork.bridgeComm, saysReady: true },
+        group,
+      );
       const closed = sandbox.whenEnded.then(() => network.close());
       this.closing.add(closed);
       void closed.then(() => this.closing.delete(closed));
@@ -96,4 +118,3 @@ export class SandboxPool {
     }
   }
 }
-

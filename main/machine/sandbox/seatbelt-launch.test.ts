@@ -58,7 +58,10 @@ describe('the Seatbelt path of a place sandbox (platform darwin, run on any)', (
     assert.equal(enforcerFor('linux'), 'bubblewrap');
     assert.equal(enforcerFor('darwin'), 'seatbelt');
     assert.equal(enforcerFor('win32'), undefined);
-    assert.match((await sandboxProblem({}, 'win32')) ?? '', /^This machine \(win32\) has no command sandbox in this app: only Linux \(bubblewrap\) and macOS \(Seatbelt\) are supported\.$/);
+    assert.match(
+      (await sandboxProblem({}, 'win32')) ?? '',
+      /^This machine \(win32\) has no command sandbox in this app: only Linux \(bubblewrap\) and macOS \(Seatbelt\) are supported\.$/,
+    );
   });
 
   it('strict: sandbox-exec with the macOS system folders and the keychain sealed, in the place, with a private temp folder and no network', async () => {
@@ -69,24 +72,35 @@ describe('the Seatbelt path of a place sandbox (platform darwin, run on any)', (
     assert.match(launch.args[2]!, /^\/(usr\/)?bin\/bash$/, 'bash from PATH (/usr/bin:/bin), by absolute path');
     const profile = launch.args[1]!;
     assert.match(profile, /\(allow file-read\* \(subpath "\/System"\)\)/);
-    assert.ok(profile.includes(`(deny file-read* file-write* (subpath "${join(homedir(), 'Library', 'Keychains')}"))`), 'the keychain files sealed');
+    assert.ok(
+      profile.includes(`(deny file-read* file-write* (subpath "${join(homedir(), 'Library', 'Keychains')}"))`),
+      'the keychain files sealed',
+    );
     assert.ok(profile.includes(`(deny file-read* file-write* (subpath "${state}"))`));
     assert.ok(profile.includes(`(allow file-read* file-write* (subpath "${temp}"))`));
     assert.ok(!profile.includes('network-outbound'));
     assert.equal(launch.cwd, alpha);
-    assert.deepEqual({ TMPDIR: launch.env?.TMPDIR, secret: launch.env?.WORKSPACE_SECRET_KEY, agent: launch.env?.SSH_AUTH_SOCK, proxy: launch.env?.HTTP_PROXY }, { TMPDIR: temp, secret: undefined, agent: undefined, proxy: undefined });
-    assert.equal((await stat(temp)).mode & 0o777, 0o700, 'made, for the app\'s user only');
+    assert.deepEqual(
+      {
+        TMPDIR: launch.env?.TMPDIR,
+        secret: launch.env?.WORKSPACE_SECRET_KEY,
+        agent: launch.env?.SSH_AUTH_SOCK,
+        proxy: launch.env?.HTTP_PROXY,
+      },
+      { TMPDIR: temp, secret: undefined, agent: undefined, proxy: undefined },
+    );
+    assert.equal((await stat(temp)).mode & 0o777, 0o700, "made, for the app's user only");
     assert.equal(launch.release, undefined);
   });
 
-  it('a hard link in the private temp folder is the place\'s own file, not the app\'s: commands still run', async () => {
+  it("a hard link in the private temp folder is the place's own file, not the app's: commands still run", async () => {
     await writeFile(join(alpha, 'own.txt'), 'mine');
     await link(join(alpha, 'own.txt'), join(privateTempOf(state, alpha), 'own-link'));
     const launch = await open('strict').launch('true', false);
     assert.equal(launch.file, '/usr/bin/sandbox-exec');
   });
 
-  it('with network: a proxy of the call\'s own on a loopback port, the only one the profile reaches, closed when the call ends', async () => {
+  it("with network: a proxy of the call's own on a loopback port, the only one the profile reaches, closed when the call ends", async () => {
     const first = await open('strict', ['localhost']).launch('true', false);
     const second = await open('strict', ['localhost']).launch('true', false);
     const port = Number(new URL(first.env!.HTTP_PROXY!).port);
@@ -95,15 +109,24 @@ describe('the Seatbelt path of a place sandbox (platform darwin, run on any)', (
     assert.ok(first.args[1]!.endsWith(`(deny network*)\n(allow network-outbound (remote ip "localhost:${port}"))\n`));
     assert.deepEqual(await viaProxy(port, `http://localhost:${servicePort}/x`), { status: 200, body: `service /x` });
     const refused = await viaProxy(port, `http://localhost:${other}/`);
-    assert.equal(refused.status, 403, 'another sandbox\'s proxy is one of the app\'s ports: never a way to its rules');
+    assert.equal(refused.status, 403, "another sandbox's proxy is one of the app's ports: never a way to its rules");
     assert.match(refused.body, /Refused by the strict policy of Crew alpha/);
     first.release?.();
     second.release?.();
     await assert.rejects(waitClosed(port), /ECONNREFUSED/);
   });
 
-  it('bash by absolute path: the first on PATH in a folder the plan reads, else the system\'s', async () => {
-    const plan = pathPlan({ policy: { kind: 'strict', folders: [] }, placeLabel: 'Crew alpha', workspaceRoot: ws, placeFolder: alpha, tempDirs: [top], appPaths: [state], systemDirs: MACOS_SYSTEM_DIRS, skillsDir: join(ws, '.agents', 'skills') });
+  it("bash by absolute path: the first on PATH in a folder the plan reads, else the system's", async () => {
+    const plan = pathPlan({
+      policy: { kind: 'strict', folders: [] },
+      placeLabel: 'Crew alpha',
+      workspaceRoot: ws,
+      placeFolder: alpha,
+      tempDirs: [top],
+      appPaths: [state],
+      systemDirs: MACOS_SYSTEM_DIRS,
+      skillsDir: join(ws, '.agents', 'skills'),
+    });
     const hidden = join(ws, 'Crew', 'beta', 'bin');
     const own = join(alpha, 'bin');
     for (const dir of [hidden, own]) {
@@ -116,7 +139,7 @@ describe('the Seatbelt path of a place sandbox (platform darwin, run on any)', (
     assert.equal(sandboxBash(plan, undefined), '/bin/bash');
   });
 
-  it('place: a private temp folder as under strict, the system\'s out of reach; bash runs the start script first', async () => {
+  it("place: a private temp folder as under strict, the system's out of reach; bash runs the start script first", async () => {
     const launch = await open('place').launch('true', false);
     const profile = launch.args[1]!;
     assert.ok(profile.includes('(deny file-read* file-write* (subpath "/private/tmp"))'), profile);
@@ -145,18 +168,34 @@ describe('whether this Mac can run the Seatbelt sandbox (sandbox-exec tried once
   }
 
   it('missing: refused with the reason', async () => {
-    assert.equal(await seatbeltProblem(join(dir, 'none')), `macOS's sandbox (${join(dir, 'none')}) does not run here: ${join(dir, 'none')} is not on this machine.`);
+    assert.equal(
+      await seatbeltProblem(join(dir, 'none')),
+      `macOS's sandbox (${join(dir, 'none')}) does not run here: ${join(dir, 'none')} is not on this machine.`,
+    );
   });
 
   it('taking the plain profile but not the real one: refused with what sandbox-exec said', async () => {
-    const program = await fake('refuses-shape', 'case "$2" in *"deny default"*) echo "sandbox-exec: unbound variable: file-link" >&2; exit 65;; esac; [ "$3" = /usr/bin/true ]');
-    assert.equal(await seatbeltProblem(program), `macOS's sandbox (${program}) refuses this app's sandbox profile, or a program cannot start under it: sandbox-exec: unbound variable: file-link.`);
+    const program = await fake(
+      'refuses-shape',
+      'case "$2" in *"deny default"*) echo "sandbox-exec: unbound variable: file-link" >&2; exit 65;; esac; [ "$3" = /usr/bin/true ]',
+    );
+    assert.equal(
+      await seatbeltProblem(program),
+      `macOS's sandbox (${program}) refuses this app's sandbox profile, or a program cannot start under it: sandbox-exec: unbound variable: file-link.`,
+    );
   });
 
   it('running both: no problem; the real shape is a strict profile with every kind of rule', async () => {
     assert.equal(await seatbeltProblem(await fake('runs', '[ "$1" = -p ] && [ "$3" = /usr/bin/true ]')), undefined);
     const profile = seatbeltCheckProfile();
-    for (const part of ['(deny default)', '(subpath "/System")', 'sandbox-tmp/check', '(deny file-write-unlink', '(remote ip "localhost:9")']) assert.ok(profile.includes(part), part);
+    for (const part of [
+      '(deny default)',
+      '(subpath "/System")',
+      'sandbox-tmp/check',
+      '(deny file-write-unlink',
+      '(remote ip "localhost:9")',
+    ])
+      assert.ok(profile.includes(part), part);
   });
 });
 

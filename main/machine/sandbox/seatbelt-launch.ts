@@ -66,7 +66,12 @@ export interface SeatbeltLaunchInput {
  * is the machine's, out of reach under strict.
  */
 export function seatbeltLaunch({ plan, command, bash, env, proxyPort, privateTemp, startScript }: SeatbeltLaunchInput): Launch {
-  const profile = seatbeltProfile({ plan, ...(proxyPort !== undefined && { proxyPort }), ...(privateTemp !== undefined && { privateTemp }), ...(startScript !== undefined && { startScript }) });
+  const profile = seatbeltProfile({
+    plan,
+    ...(proxyPort !== undefined && { proxyPort }),
+    ...(privateTemp !== undefined && { privateTemp }),
+    ...(startScript !== undefined && { startScript }),
+  });
   return {
     file: SANDBOX_EXEC,
     args: ['-p', profile, bash, '-c', command],

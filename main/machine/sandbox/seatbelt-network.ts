@@ -18,7 +18,10 @@ export class LoopbackProxy {
   private constructor(private readonly proxy: NetworkProxy) {}
 
   static async open(rules: NetworkRules, machine: NetworkMachine): Promise<LoopbackProxy> {
-    const proxy = await NetworkProxy.start({ loopbackPort: 0 }, rules, { ...machine, appPorts: () => [...machine.appPorts(), ...openPorts] });
+    const proxy = await NetworkProxy.start({ loopbackPort: 0 }, rules, {
+      ...machine,
+      appPorts: () => [...machine.appPorts(), ...openPorts],
+    });
     openPorts.add(proxy.port);
     return new LoopbackProxy(proxy);
   }

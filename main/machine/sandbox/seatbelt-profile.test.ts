@@ -32,7 +32,8 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
     const root = lineOf(lines, '(deny file-read* file-write* (subpath "/"))');
     const usr = lineOf(lines, '(allow file-read* (subpath "/usr"))');
     lineOf(lines, '(deny file-write* (subpath "/usr"))');
-    for (const dir of ['/System', '/private/etc', '/private/var/db/dyld', '/private/var/select', '/Library/Developer']) lineOf(lines, `(allow file-read* (subpath "${dir}"))`);
+    for (const dir of ['/System', '/private/etc', '/private/var/db/dyld', '/private/var/select', '/Library/Developer'])
+      lineOf(lines, `(allow file-read* (subpath "${dir}"))`);
     const crew = lineOf(lines, '(deny file-read* file-write* (subpath "/ws/Crew"))');
     const alpha = lineOf(lines, '(allow file-read* file-write* (subpath "/ws/Crew/alpha"))');
     lineOf(lines, '(allow file-read* file-write* (subpath "/srv/data"))');
@@ -46,13 +47,15 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
     lineOf(lines, '(deny file-read* file-write* (subpath "/private/tmp"))');
     lineOf(lines, '(deny file-read* file-write* (subpath "/private/var/folders/ab/xyz/T"))');
     const own = lineOf(lines, `(allow file-read* file-write* (subpath "${privateTemp}"))`);
-    assert.ok(own > lineOf(lines, `(deny file-read* file-write* (subpath "${state}"))`), 'after the state dir\'s seal, which it is inside');
+    assert.ok(own > lineOf(lines, `(deny file-read* file-write* (subpath "${state}"))`), "after the state dir's seal, which it is inside");
   });
 
   it('devices, the root and the folders on the way to reachable paths: after the rules that would hide them', () => {
     const root = lineOf(lines, '(deny file-read* file-write* (subpath "/"))');
     const dev = lineOf(lines, '(deny file-read* file-write* (subpath "/dev"))');
-    const devices = lines.findIndex((line) => line.startsWith('(allow file-read* file-write-data file-ioctl') && line.includes('(literal "/dev/null")'));
+    const devices = lines.findIndex(
+      (line) => line.startsWith('(allow file-read* file-write-data file-ioctl') && line.includes('(literal "/dev/null")'),
+    );
     assert.ok(devices > root && devices > dev);
     assert.ok(!lines[devices]!.includes('ttys'), "no other terminal's device: a command could type into it");
     const metadata = lines.find((line) => line.startsWith('(allow file-read-metadata') && line.includes('(literal "/ws")'));
@@ -62,11 +65,12 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
 
   it('the folders holding a hidden or sealed path cannot be renamed away from under their rule', () => {
     const pin = lines.find((line) => line.startsWith('(deny file-write-unlink'));
-    for (const folder of ['/ws', '/Users', '/Users/u/Library', '/private/var/folders/ab/xyz']) assert.ok(pin?.includes(`(literal "${folder}")`), `${folder} in ${pin}`);
+    for (const folder of ['/ws', '/Users', '/Users/u/Library', '/private/var/folders/ab/xyz'])
+      assert.ok(pin?.includes(`(literal "${folder}")`), `${folder} in ${pin}`);
     assert.ok(lines.indexOf(pin!) > lineOf(lines, `(allow file-read* file-write* (subpath "${privateTemp}"))`), 'after every allow');
   });
 
-  it('processes, system information and Mach services: its own only, no keychain, no other process\'s environment', () => {
+  it("processes, system information and Mach services: its own only, no keychain, no other process's environment", () => {
     lineOf(lines, '(allow signal (target same-sandbox))');
     lineOf(lines, '(allow process-info* (target same-sandbox))');
     assert.ok(!lines.includes('(allow mach-lookup)') && !lines.includes('(allow sysctl-read)'), 'lists, never everything');
@@ -79,7 +83,10 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
   });
 
   it('no hard links nor clones anywhere: one of a sealed file, in a writable folder, would be a path the rules allow', () => {
-    for (const profile of [strict, seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 1 })]) {
+    for (const profile of [
+      strict,
+      seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 1 }),
+    ]) {
       assert.doesNotMatch(profile, /file-link|file-clone/);
       assert.doesNotMatch(profile, /\(allow default\)|\(allow file\*/, 'no wildcard that would take them in');
     }
@@ -90,14 +97,17 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
     assert.ok(!strict.includes('network-outbound'));
   });
 
-  it('place: reads everywhere, writes the place, the system\'s temp folders out of reach; network only to the proxy\'s loopback port', () => {
+  it("place: reads everywhere, writes the place, the system's temp folders out of reach; network only to the proxy's loopback port", () => {
     const place = seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 53128 }).split('\n');
     const root = lineOf(place, '(allow file-read* (subpath "/"))');
     assert.equal(place[root + 1], '(deny file-write* (subpath "/"))');
     lineOf(place, '(deny file-read* file-write* (subpath "/private/tmp"))');
     lineOf(place, '(deny file-read* file-write* (subpath "/private/var/folders/ab/xyz/T"))');
     assert.deepEqual(place.filter(Boolean).slice(-2), ['(deny network*)', '(allow network-outbound (remote ip "localhost:53128"))']);
-    assert.throws(() => seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 70000 }), /not a port/);
+    assert.throws(
+      () => seatbeltProfile({ plan: pathPlan({ ...base, policy: { kind: 'place', folders: [] } }), proxyPort: 70000 }),
+      /not a port/,
+    );
   });
 
   it('the folders above a path', () => {
@@ -109,8 +119,15 @@ describe('the Seatbelt profile of a plan (macOS; its text, on every platform)', 
 describe('a command under sandbox-exec (macOS; its argv and environment, on every platform)', () => {
   const plan = pathPlan({ ...base, policy: { kind: 'strict', folders: [] } });
 
-  it('bash -c under the profile, in the place\'s folder, temp and proxy variables set', () => {
-    const launch = seatbeltLaunch({ plan, command: 'echo hi', bash: '/bin/bash', env: { PATH: '/usr/bin:/bin', TMPDIR: '/private/var/folders/ab/xyz/T/' }, proxyPort: 40001, privateTemp });
+  it("bash -c under the profile, in the place's folder, temp and proxy variables set", () => {
+    const launch = seatbeltLaunch({
+      plan,
+      command: 'echo hi',
+      bash: '/bin/bash',
+      env: { PATH: '/usr/bin:/bin', TMPDIR: '/private/var/folders/ab/xyz/T/' },
+      proxyPort: 40001,
+      privateTemp,
+    });
     assert.equal(launch.file, '/usr/bin/sandbox-exec');
     assert.deepEqual(launch.args, ['-p', seatbeltProfile({ plan, proxyPort: 40001, privateTemp }), '/bin/bash', '-c', 'echo hi']);
     assert.equal(launch.cwd, '/ws/Crew/alpha');

@@ -104,7 +104,8 @@ export interface SeatbeltInput {
  * macOS (e2e/sandbox-escape-macos.test.ts).
  */
 export function seatbeltProfile({ plan, proxyPort, privateTemp, startScript }: SeatbeltInput): string {
-  if (proxyPort !== undefined && (!Number.isInteger(proxyPort) || proxyPort < 1 || proxyPort > 65_535)) throw new RangeError(`${proxyPort} is not a port.`);
+  if (proxyPort !== undefined && (!Number.isInteger(proxyPort) || proxyPort < 1 || proxyPort > 65_535))
+    throw new RangeError(`${proxyPort} is not a port.`);
   const lines = [
     '(version 1)',
     '(deny default)',
@@ -135,7 +136,10 @@ export function seatbeltProfile({ plan, proxyPort, privateTemp, startScript }: S
     `(allow file-read* ${ROOT_LINKS.map((link) => `(literal ${quote(link)})`).join(' ')})`,
   );
   for (const r of plan.sealed) lines.push(...rule(r));
-  const reachable = [...plan.rules.filter((r) => r.access === 'ro' || r.access === 'rw').map((r) => r.path), ...[privateTemp, startScript].filter((path) => path !== undefined)];
+  const reachable = [
+    ...plan.rules.filter((r) => r.access === 'ro' || r.access === 'rw').map((r) => r.path),
+    ...[privateTemp, startScript].filter((path) => path !== undefined),
+  ];
   // Looking up a reachable path (realpath, pwd -P) stats each folder on the way: their metadata
   // only, never their contents. After the sealed paths: strict's temp folder is inside one.
   const ancestors = new Set(reachable.flatMap(ancestorsOf));

@@ -45,7 +45,12 @@ export function AgentAccessSection({ places }: { places: Place[] }) {
             Loading the server’s address…
           </p>
         ) : server.isError ? (
-          <ErrorNote error={server.error} title="The server’s address could not be loaded." onRetry={() => void server.refetch()} retrying={server.isFetching} />
+          <ErrorNote
+            error={server.error}
+            title="The server’s address could not be loaded."
+            onRetry={() => void server.refetch()}
+            retrying={server.isFetching}
+          />
         ) : (
           <Endpoint info={server.data} />
         )}
@@ -69,7 +74,9 @@ export function AgentAccessSection({ places }: { places: Place[] }) {
           Tokens
         </h2>
         {server.data && !server.data.authMode.required && (
-          <p className="note note-info">The server accepts agents without a token right now (--no-auth); tokens count once it runs with sign-in again.</p>
+          <p className="note note-info">
+            The server accepts agents without a token right now (--no-auth); tokens count once it runs with sign-in again.
+          </p>
         )}
         <CreateTokenForm
           places={places}

@@ -3,7 +3,17 @@ import { CopyButton } from '../../ui/CopyButton';
 import { clientConfigs, TOKEN_PLACEHOLDER, toolSearchNote, type ClientId, type ToolSearchFacts } from './client-configs';
 
 /** Copy-ready configuration per MCP client, one tab each (arrow keys move between tabs, as in any tab list). */
-export function ClientConfigs({ url, authRequired, token, toolSearch }: { url: string; authRequired: boolean; token: string | undefined; toolSearch: ToolSearchFacts | undefined }) {
+export function ClientConfigs({
+  url,
+  authRequired,
+  token,
+  toolSearch,
+}: {
+  url: string;
+  authRequired: boolean;
+  token: string | undefined;
+  toolSearch: ToolSearchFacts | undefined;
+}) {
   const configs = clientConfigs({ url, authRequired, ...(token !== undefined && { token }) });
   const [active, setActive] = useState<ClientId>('claude-code');
   const tabs = useRef(new Map<ClientId, HTMLButtonElement>());

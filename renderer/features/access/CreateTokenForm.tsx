@@ -45,7 +45,14 @@ export function CreateTokenForm({ places, onCreated }: { places: Place[]; onCrea
       <div className="token-fields">
         <label className="field">
           <span className="field-label">Name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={64} required placeholder="e.g. Claude Code on my laptop" aria-describedby="token-name-hint" />
+          <input
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            maxLength={64}
+            required
+            placeholder="e.g. Claude Code on my laptop"
+            aria-describedby="token-name-hint"
+          />
           <span id="token-name-hint" className="hint">
             So you know which agent it is, here and in the activity.
           </span>
@@ -63,7 +70,8 @@ export function CreateTokenForm({ places, onCreated }: { places: Place[]; onCrea
           <span id="token-place-hint" className="hint">
             {place === ANY_PLACE ? (
               <>
-                The agent works in This machine, or in the place its URL names: <code>/mcp?workspace_path={boundable[0]?.root ?? 'Crew/<id>'}</code>.
+                The agent works in This machine, or in the place its URL names:{' '}
+                <code>/mcp?workspace_path={boundable[0]?.root ?? 'Crew/<id>'}</code>.
               </>
             ) : (
               'The agent works in this place only, with its connections.'

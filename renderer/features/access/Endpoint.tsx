@@ -18,7 +18,9 @@ export function Endpoint({ info }: { info: ServerInfo }) {
         {info.state !== 'running' && (
           <p className="note note-info endpoint-down">
             <span>
-              {info.state === 'failed' ? `The server could not start: ${info.error}` : `The server is ${info.state === 'stopped' ? 'stopped' : info.state === 'starting' ? 'starting' : 'stopping'}, so agents cannot connect now.`}{' '}
+              {info.state === 'failed'
+                ? `The server could not start: ${info.error}`
+                : `The server is ${info.state === 'stopped' ? 'stopped' : info.state === 'starting' ? 'starting' : 'stopping'}, so agents cannot connect now.`}{' '}
               Start it on the <a href="#server">Server</a> screen or from the tray icon.
             </span>
           </p>

@@ -3,7 +3,15 @@ import type { UseMutationResult } from '@tanstack/react-query';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 
 /** Revoke, confirmed inline; No puts focus back on the button. */
-export function RevokeButton({ name, question, revoke }: { name: string; question: ReactNode; revoke: UseMutationResult<unknown, Error, void> }) {
+export function RevokeButton({
+  name,
+  question,
+  revoke,
+}: {
+  name: string;
+  question: ReactNode;
+  revoke: UseMutationResult<unknown, Error, void>;
+}) {
   const [confirming, setConfirming] = useState(false);
   const revokeRef = useRef<HTMLButtonElement>(null);
   return confirming ? (

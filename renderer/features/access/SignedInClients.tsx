@@ -4,7 +4,8 @@ import { ErrorNote } from '../../ui/ErrorNote';
 import { RevokeButton } from './RevokeButton';
 import { Initial } from '../../ui/Initial';
 
-const timeWords = (iso: string) => new Date(iso).toLocaleString(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+const timeWords = (iso: string) =>
+  new Date(iso).toLocaleString(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
 
 /** Clients the owner let in with OAuth, newest first, each with Revoke (which ends its sessions at once). */
 export function SignedInClients({ onRevoked }: { onRevoked: (message: string) => void }) {
@@ -16,7 +17,15 @@ export function SignedInClients({ onRevoked }: { onRevoked: (message: string) =>
       </p>
     );
   }
-  if (clients.isError) return <ErrorNote error={clients.error} title="The signed-in clients could not be loaded." onRetry={() => void clients.refetch()} retrying={clients.isFetching} />;
+  if (clients.isError)
+    return (
+      <ErrorNote
+        error={clients.error}
+        title="The signed-in clients could not be loaded."
+        onRetry={() => void clients.refetch()}
+        retrying={clients.isFetching}
+      />
+    );
   const live = clients.data.clients.filter((c) => !c.revokedAt);
   const revoked = clients.data.clients.length - live.length;
   return (
@@ -30,7 +39,11 @@ export function SignedInClients({ onRevoked }: { onRevoked: (message: string) =>
       ) : (
         <p className="empty">No client has signed in. Clients that sign in by themselves appear here once you allow them.</p>
       )}
-      {revoked > 0 && <p className="hint">{revoked === 1 ? '1 revoked client is' : `${revoked} revoked clients are`} not shown: they must sign in again.</p>}
+      {revoked > 0 && (
+        <p className="hint">
+          {revoked === 1 ? '1 revoked client is' : `${revoked} revoked clients are`} not shown: they must sign in again.
+        </p>
+      )}
     </>
   );
 }

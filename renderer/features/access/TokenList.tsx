@@ -18,7 +18,15 @@ export function TokenList({ places, onRevoked }: { places: Place[]; onRevoked: (
       </p>
     );
   }
-  if (tokens.isError) return <ErrorNote error={tokens.error} title="The tokens could not be loaded." onRetry={() => void tokens.refetch()} retrying={tokens.isFetching} />;
+  if (tokens.isError)
+    return (
+      <ErrorNote
+        error={tokens.error}
+        title="The tokens could not be loaded."
+        onRetry={() => void tokens.refetch()}
+        retrying={tokens.isFetching}
+      />
+    );
   const live = tokens.data.tokens.filter((t) => !t.revokedAt).reverse();
   const revoked = tokens.data.tokens.length - live.length;
   return (
@@ -34,7 +42,8 @@ export function TokenList({ places, onRevoked }: { places: Place[]; onRevoked: (
       )}
       {revoked > 0 && (
         <p className="hint token-revoked-count">
-          {revoked === 1 ? '1 revoked token is' : `${revoked} revoked tokens are`} not shown: agents using {revoked === 1 ? 'it' : 'them'} are refused.
+          {revoked === 1 ? '1 revoked token is' : `${revoked} revoked tokens are`} not shown: agents using {revoked === 1 ? 'it' : 'them'}{' '}
+          are refused.
         </p>
       )}
     </>
@@ -50,7 +59,6 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
       onRevoked(t);
     },
   });
-
 
   const toolSearch = useMutation({
     mutationFn: (mode: ToolSearchMode) => setTokenToolSearch(t.id, mode),

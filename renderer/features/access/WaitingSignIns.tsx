@@ -19,9 +19,21 @@ export function WaitingSignIns({ places, onAnswered }: { places: Place[]; onAnsw
       </p>
     );
   }
-  if (waiting.isError) return <ErrorNote error={waiting.error} title="The waiting sign-ins could not be loaded." onRetry={() => void waiting.refetch()} retrying={waiting.isFetching} />;
+  if (waiting.isError)
+    return (
+      <ErrorNote
+        error={waiting.error}
+        title="The waiting sign-ins could not be loaded."
+        onRetry={() => void waiting.refetch()}
+        retrying={waiting.isFetching}
+      />
+    );
   if (waiting.data.requests.length === 0) {
-    return <p className="empty">No sign-ins waiting. When a client such as Claude Code signs in, its request shows here for you to allow or deny.</p>;
+    return (
+      <p className="empty">
+        No sign-ins waiting. When a client such as Claude Code signs in, its request shows here for you to allow or deny.
+      </p>
+    );
   }
   return (
     <ul className="rows" aria-label="Waiting sign-ins">
@@ -34,7 +46,15 @@ export function WaitingSignIns({ places, onAnswered }: { places: Place[]; onAnsw
 
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 
-function WaitingRow({ request: r, places, onAnswered }: { request: PendingSignIn; places: Place[]; onAnswered: (message: string) => void }) {
+function WaitingRow({
+  request: r,
+  places,
+  onAnswered,
+}: {
+  request: PendingSignIn;
+  places: Place[];
+  onAnswered: (message: string) => void;
+}) {
   const client = useQueryClient();
   const [place, setPlace] = useState(r.askedPlace?.root ?? '');
   const label = places.find((p) => p.root === place)?.label ?? (place === '' ? 'This machine' : place);
@@ -87,7 +107,13 @@ function WaitingRow({ request: r, places, onAnswered }: { request: PendingSignIn
           </label>
         </div>
         <div className="row-actions">
-          <button type="button" className="button primary" onClick={() => allow.mutate()} disabled={busy} aria-label={`Allow ${r.clientName}`}>
+          <button
+            type="button"
+            className="button primary"
+            onClick={() => allow.mutate()}
+            disabled={busy}
+            aria-label={`Allow ${r.clientName}`}
+          >
             {allow.isPending ? 'Allowing…' : 'Allow'}
           </button>
           <button type="button" className="button" onClick={() => deny.mutate()} disabled={busy} aria-label={`Deny ${r.clientName}`}>

@@ -18,7 +18,15 @@ const CLIENTS: { id: ClientId; name: string }[] = [
  * person's own file, or the place folder's), with a new token bound to the place or for an OAuth
  * sign-in; the rest of the file kept, a backup beside it; then what was written, said.
  */
-export function WriteClientForm({ places, authRequired, onWritten }: { places: Place[]; authRequired: boolean; onWritten: (message: string) => void }) {
+export function WriteClientForm({
+  places,
+  authRequired,
+  onWritten,
+}: {
+  places: Place[];
+  authRequired: boolean;
+  onWritten: (message: string) => void;
+}) {
   const client = useQueryClient();
   const [target, setTarget] = useState<ClientId>('claude-code');
   const [root, setRoot] = useState('');
@@ -93,7 +101,8 @@ export function WriteClientForm({ places, authRequired, onWritten }: { places: P
               <label className="check" key={s}>
                 <input type="radio" name="client-file" checked={scope === s} disabled={!path} onChange={() => setScope(s)} />
                 <span>
-                  {s === 'user' ? 'Yours, for every project' : `The folder of ${placeLabel}`}: <code>{path ?? (files.isPending ? '…' : 'none')}</code>
+                  {s === 'user' ? 'Yours, for every project' : `The folder of ${placeLabel}`}:{' '}
+                  <code>{path ?? (files.isPending ? '…' : 'none')}</code>
                 </span>
               </label>
             );
@@ -138,7 +147,8 @@ function Written({ result: { written, token }, placeLabel }: { result: WrittenCl
   return (
     <div className="panel" role="status" aria-label="What was written">
       <p>
-        {written.created ? 'Made' : 'Changed'} <code>{written.file}</code>: {written.replaced ? 'replaced' : 'added'} the server “{written.name}” for {written.clientName}, working in {placeLabel}:
+        {written.created ? 'Made' : 'Changed'} <code>{written.file}</code>: {written.replaced ? 'replaced' : 'added'} the server “
+        {written.name}” for {written.clientName}, working in {placeLabel}:
       </p>
       <pre className="snippet">
         <code>{JSON.stringify(written.entry, null, 2)}</code>

@@ -79,7 +79,10 @@ export interface ToolSearchFacts {
 }
 
 /** Roughly how many tools each client takes, where it has a cap and no tool search of its own. */
-const CLIENT_TOOL_CAPS: Partial<Record<ClientId, { name: string; cap: number }>> = { cursor: { name: 'Cursor', cap: 40 }, vscode: { name: 'VS Code', cap: 128 } };
+const CLIENT_TOOL_CAPS: Partial<Record<ClientId, { name: string; cap: number }>> = {
+  cursor: { name: 'Cursor', cap: 40 },
+  vscode: { name: 'VS Code', cap: 128 },
+};
 
 /** One line per client config: whether this server's tool search is on for that client's agent, and what that means for it. */
 export function toolSearchNote(client: ClientId, facts: ToolSearchFacts): string {
@@ -90,8 +93,10 @@ export function toolSearchNote(client: ClientId, facts: ToolSearchFacts): string
   const state = facts.on
     ? `Tool search is on (${why}): the agent gets the machine's tools with search_tools and call_tool, which find and run the rest.`
     : `Tool search is off (${why}): the agent gets all ${facts.toolCount} tools.`;
-  if (client === 'claude-code') return `${state} Claude Code also searches tools itself; the machine's tools are marked to load on every turn.`;
+  if (client === 'claude-code')
+    return `${state} Claude Code also searches tools itself; the machine's tools are marked to load on every turn.`;
   const limit = CLIENT_TOOL_CAPS[client];
-  if (limit && !facts.on && facts.toolCount > limit.cap) return `${state} That is more than ${limit.name} takes (about ${limit.cap}): turn tool search on for this place.`;
+  if (limit && !facts.on && facts.toolCount > limit.cap)
+    return `${state} That is more than ${limit.name} takes (about ${limit.cap}): turn tool search on for this place.`;
   return state;
 }

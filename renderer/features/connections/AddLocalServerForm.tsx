@@ -13,7 +13,17 @@ import { AddedButNotConnected, connectAdded, type ConnectFlow } from './useConne
  * variables each from a secret of the place, and the hosts it needs beyond the place's list. The
  * hosts start as those its launcher installs from here, so that under strict it can be installed.
  */
-export function AddLocalServerForm({ root, policy, flow, announce }: { root: string; policy: PlacePolicy['kind'] | undefined; flow: ConnectFlow; announce: (m: string) => void }) {
+export function AddLocalServerForm({
+  root,
+  policy,
+  flow,
+  announce,
+}: {
+  root: string;
+  policy: PlacePolicy['kind'] | undefined;
+  flow: ConnectFlow;
+  announce: (m: string) => void;
+}) {
   const client = useQueryClient();
   const [line, setLine] = useState('');
   const [name, setName] = useState('');
@@ -45,7 +55,13 @@ export function AddLocalServerForm({ root, policy, flow, announce }: { root: str
       if (!command) throw new Error('Give the command that starts the server, for example npx -y @playwright/mcp.');
       const env = await resolveVariables(root, variables, client.getQueryData(secretsQuery(root).queryKey)?.names);
       if (variables.length) await client.invalidateQueries({ queryKey: ['secrets', root] });
-      const { connection } = await addLocalServer(root, { command, args: words.slice(1), env, hosts: hostList, ...(name.trim() && { name: name.trim() }) });
+      const { connection } = await addLocalServer(root, {
+        command,
+        args: words.slice(1),
+        env,
+        hosts: hostList,
+        ...(name.trim() && { name: name.trim() }),
+      });
       await connectAdded(flow, connection, false);
       announce(`${connection.displayName} runs on this machine and is connected: ${connection.tools ?? 0} tools.`);
     },
@@ -84,7 +100,8 @@ export function AddLocalServerForm({ root, policy, flow, announce }: { root: str
           aria-describedby="local-command-hint"
         />
         <span className="hint" id="local-command-hint">
-          {lineError ?? 'A program and its arguments, as in a terminal; quotes keep a word with spaces. It is run as it is, not through a shell.'}
+          {lineError ??
+            'A program and its arguments, as in a terminal; quotes keep a word with spaces. It is run as it is, not through a shell.'}
         </span>
       </label>
       <label className="field">

@@ -7,7 +7,17 @@ import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } fro
 import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow } from './useConnectFlow';
 
 /** A remote MCP server by URL, with an optional API-key header taken from a place secret. */
-export function AddServerForm({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
+export function AddServerForm({
+  root,
+  connections,
+  flow,
+  announce,
+}: {
+  root: string;
+  connections: Connection[];
+  flow: ConnectFlow;
+  announce: (m: string) => void;
+}) {
   const client = useQueryClient();
   const [url, setUrl] = useState('');
   const [name, setName] = useState('');
@@ -19,7 +29,13 @@ export function AddServerForm({ root, connections, flow, announce }: { root: str
 
   const add = useMutation({
     mutationFn: async () => {
-      const secretName = useKey ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names) : undefined;
+      const secretName = useKey
+        ? await resolveSecret(
+            secret,
+            (n, v, replace) => putSecret(root, n, v, replace),
+            client.getQueryData(secretsQuery(root).queryKey)?.names,
+          )
+        : undefined;
       if (secretName) await client.invalidateQueries({ queryKey: ['secrets', root] });
       const { connection } = await addServer(root, {
         url: url.trim(),
@@ -61,13 +77,27 @@ export function AddServerForm({ root, connections, flow, announce }: { root: str
     >
       <label className="field">
         <span className="field-label">Server URL</span>
-        <input type="url" value={url} onChange={(e) => changed(setUrl)(e.target.value)} required placeholder="https://mcp.example.com/mcp" autoComplete="off" spellCheck={false} />
+        <input
+          type="url"
+          value={url}
+          onChange={(e) => changed(setUrl)(e.target.value)}
+          required
+          placeholder="https://mcp.example.com/mcp"
+          autoComplete="off"
+          spellCheck={false}
+        />
       </label>
       <label className="field">
         <span className="field-label">
           Name <span className="muted">(optional)</span>
         </span>
-        <input value={name} onChange={(e) => changed(setName)(e.target.value)} maxLength={100} autoComplete="off" placeholder="Shown in the list" />
+        <input
+          value={name}
+          onChange={(e) => changed(setName)(e.target.value)}
+          maxLength={100}
+          autoComplete="off"
+          placeholder="Shown in the list"
+        />
       </label>
       <label className="check">
         <input type="checkbox" checked={useKey} onChange={(e) => changed(setUseKey)(e.target.checked)} />
@@ -78,13 +108,27 @@ export function AddServerForm({ root, connections, flow, announce }: { root: str
           <div className="field-row">
             <label className="field">
               <span className="field-label">Header</span>
-              <input value={header} onChange={(e) => changed(setHeader)(e.target.value)} required pattern="[A-Za-z0-9\-]{1,100}" title="Letters, digits and -" autoComplete="off" spellCheck={false} />
+              <input
+                value={header}
+                onChange={(e) => changed(setHeader)(e.target.value)}
+                required
+                pattern="[A-Za-z0-9\-]{1,100}"
+                title="Letters, digits and -"
+                autoComplete="off"
+                spellCheck={false}
+              />
             </label>
             <label className="field">
               <span className="field-label">
                 Before the key <span className="muted">(optional)</span>
               </span>
-              <input value={prefix} onChange={(e) => changed(setPrefix)(e.target.value)} maxLength={50} autoComplete="off" spellCheck={false} />
+              <input
+                value={prefix}
+                onChange={(e) => changed(setPrefix)(e.target.value)}
+                maxLength={50}
+                autoComplete="off"
+                spellCheck={false}
+              />
             </label>
           </div>
           <SecretPicker root={root} value={secret} onChange={changed(setSecret)} />

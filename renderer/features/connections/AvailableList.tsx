@@ -14,13 +14,24 @@ import { emptySecretChoice, resolveSecret, SecretPicker, type SecretChoice } fro
 import { STATE_WORDS } from './ConnectedList';
 import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow } from './useConnectFlow';
 
-
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
 const FIRST_ROWS = 25;
 
 const AUTH_WORDS: Record<CatalogEntry['auth'], string> = { oauth: 'Sign-in', 'api-key': 'API key', none: 'No key' };
 
-export function AvailableList({ root, policy, connections, flow, announce }: { root: string; policy: PlacePolicy['kind'] | undefined; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
+export function AvailableList({
+  root,
+  policy,
+  connections,
+  flow,
+  announce,
+}: {
+  root: string;
+  policy: PlacePolicy['kind'] | undefined;
+  connections: Connection[];
+  flow: ConnectFlow;
+  announce: (m: string) => void;
+}) {
   const client = useQueryClient();
   const [unlisted, setUnlisted] = useState<'remote' | 'local'>('remote');
   const [typed, setTyped] = useState('');
@@ -37,7 +48,9 @@ export function AvailableList({ root, policy, connections, flow, announce }: { r
   const mine = new Map(connections.filter((c) => c.mine).map((c) => [c.catalogId, c]));
   const data = catalog.data;
   const found = useMemo(() => searchCatalog(data?.entries ?? [], search), [data, search]);
-  const groups = (data?.groups ?? []).map((g) => ({ group: g, entries: found.filter((e) => groupOf(e) === g.id) })).filter((g) => g.entries.length);
+  const groups = (data?.groups ?? [])
+    .map((g) => ({ group: g, entries: found.filter((e) => groupOf(e) === g.id) }))
+    .filter((g) => g.entries.length);
   const grouped = new Set(groups.map((g) => g.group.id));
   const singles = found.filter((e) => !groupOf(e) || !grouped.has(groupOf(e)!));
   const doRetry = () => retry.mutate();
@@ -48,7 +61,15 @@ export function AvailableList({ root, policy, connections, flow, announce }: { r
         <label htmlFor="catalog-search" className="sr-only">
           Search connectors
         </label>
-        <input id="catalog-search" type="search" placeholder="Search connectors" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" aria-controls="catalog-results" />
+        <input
+          id="catalog-search"
+          type="search"
+          placeholder="Search connectors"
+          value={typed}
+          onChange={(e) => setTyped(e.target.value)}
+          autoComplete="off"
+          aria-controls="catalog-results"
+        />
       </div>
 
       <div id="catalog-results" aria-busy={catalog.isFetching || search !== typed.trim()}>
@@ -94,7 +115,15 @@ export function AvailableList({ root, policy, connections, flow, announce }: { r
                 {singles.length > 0 && (
                   <ul className="rows" aria-label="Connectors">
                     {(showAll ? singles : singles.slice(0, FIRST_ROWS)).map((entry) => (
-                      <EntryRow key={entry.id} root={root} policy={policy} entry={entry} added={mine.has(entry.id)} connections={connections} flow={flow} />
+                      <EntryRow
+                        key={entry.id}
+                        root={root}
+                        policy={policy}
+                        entry={entry}
+                        added={mine.has(entry.id)}
+                        connections={connections}
+                        flow={flow}
+                      />
                     ))}
                   </ul>
                 )}
@@ -121,7 +150,11 @@ export function AvailableList({ root, policy, connections, flow, announce }: { r
             <span>Local, a command run on this machine</span>
           </label>
         </div>
-        {unlisted === 'remote' ? <AddServerForm root={root} connections={connections} flow={flow} announce={announce} /> : <AddLocalServerForm root={root} policy={policy} flow={flow} announce={announce} />}
+        {unlisted === 'remote' ? (
+          <AddServerForm root={root} connections={connections} flow={flow} announce={announce} />
+        ) : (
+          <AddLocalServerForm root={root} policy={policy} flow={flow} announce={announce} />
+        )}
       </details>
 
       <ImportPanel root={root} announce={announce} />
@@ -158,7 +191,9 @@ function EntryRow({
   const [askKey, setAskKey] = useState(false);
   const [secret, setSecret] = useState<SecretChoice>(emptySecretChoice);
   const local = entry.transport === 'stdio' ? entry.local : undefined;
-  const [variables, setVariables] = useState<VariableChoice[]>(() => (local?.env ?? []).map((v, i) => newVariable(i, v.name, v.required, v.description)));
+  const [variables, setVariables] = useState<VariableChoice[]>(() =>
+    (local?.env ?? []).map((v, i) => newVariable(i, v.name, v.required, v.description)),
+  );
   // When the key form closes, focus goes back to Connect, and on to "Added" once the connection is listed,
   // unless the person has moved on meanwhile.
   const actionsRef = useRef<HTMLDivElement>(null);
@@ -181,7 +216,8 @@ function EntryRow({
   const connect = useMutation({
     mutationFn: async () => {
       const existing = client.getQueryData(secretsQuery(root).queryKey)?.names;
-      const secretName = entry.auth === 'api-key' ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), existing) : undefined;
+      const secretName =
+        entry.auth === 'api-key' ? await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), existing) : undefined;
       const env = local ? await resolveVariables(root, variables, existing) : undefined;
       const { connection } = await addFromCatalog(root, entry.id, secretName, env);
       await client.invalidateQueries({ queryKey: ['secrets', root] });
@@ -254,7 +290,8 @@ function EntryRow({
           }}
         >
           <p className="muted small">
-            {entry.name} takes an API key{entry.transport !== 'stdio' && entry.apiKey ? ` in the ${entry.apiKey.header} header` : ''}. It is kept as a secret of this place.
+            {entry.name} takes an API key{entry.transport !== 'stdio' && entry.apiKey ? ` in the ${entry.apiKey.header} header` : ''}. It is
+            kept as a secret of this place.
           </p>
           <SecretPicker root={root} value={secret} onChange={setSecret} />
           <div className="form-actions">
@@ -277,17 +314,29 @@ function EntryRow({
  * hosts it declares or, else, the registry its launcher installs from here, which is added to what
  * it may reach under the place and strict policies.
  */
-function LocalEntrySummary({ command, args, hosts, policy }: { command: string; args: string[]; hosts: string[] | undefined; policy: PlacePolicy['kind'] | undefined }) {
+function LocalEntrySummary({
+  command,
+  args,
+  hosts,
+  policy,
+}: {
+  command: string;
+  args: string[];
+  hosts: string[] | undefined;
+  policy: PlacePolicy['kind'] | undefined;
+}) {
   const install = useInstallHosts(hosts ? '' : command);
   const reach = hosts ?? install;
   return (
     <>
       <p className="muted small">
-        It runs <code>{[command, ...args].join(' ')}</code> on this machine{policy === 'machine' ? ', as the account that runs this app' : ', in this place’s sandbox'}.
+        It runs <code>{[command, ...args].join(' ')}</code> on this machine
+        {policy === 'machine' ? ', as the account that runs this app' : ', in this place’s sandbox'}.
       </p>
       {reach.length > 0 && (
         <p className={policy === 'strict' ? 'note note-warn' : 'hint'} role="note">
-          {hosts ? 'It needs' : `${command} installs it from`} {reach.join(', ')}: under the place and strict policies it may reach {reach.length === 1 ? 'that host' : 'those hosts'} too
+          {hosts ? 'It needs' : `${command} installs it from`} {reach.join(', ')}: under the place and strict policies it may reach{' '}
+          {reach.length === 1 ? 'that host' : 'those hosts'} too
           {policy === 'strict' ? ', besides this strict place’s own list.' : '.'}
         </p>
       )}
@@ -306,7 +355,19 @@ function chipState(connection: Connection, signingIn: boolean): string {
  * Several services behind one provider login, as one card whatever their states: a chip per
  * service (its state once added), and one button that connects every picked service not connected yet.
  */
-function GroupCard({ root, group, entries, mine, flow }: { root: string; group: SignInGroup; entries: CatalogEntry[]; mine: Map<string, Connection>; flow: ConnectFlow }) {
+function GroupCard({
+  root,
+  group,
+  entries,
+  mine,
+  flow,
+}: {
+  root: string;
+  group: SignInGroup;
+  entries: CatalogEntry[];
+  mine: Map<string, Connection>;
+  flow: ConnectFlow;
+}) {
   const client = useQueryClient();
   const open = entries.filter((e) => mine.get(e.id)?.state !== 'connected');
   const [unpicked, setUnpicked] = useState<Set<string>>(new Set());
@@ -320,7 +381,10 @@ function GroupCard({ root, group, entries, mine, flow }: { root: string; group: 
       try {
         await flow.connectMany(group.name, made);
       } catch (error) {
-        throw new AddedButNotConnected(`${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`, made.map((c) => c.name));
+        throw new AddedButNotConnected(
+          `${made.map((c) => c.displayName).join(', ')} ${made.length === 1 ? 'is' : 'are'} in Connected, but connecting failed: ${messageOf(error)}`,
+          made.map((c) => c.name),
+        );
       }
     },
   });
@@ -350,13 +414,25 @@ function GroupCard({ root, group, entries, mine, flow }: { root: string; group: 
       <div className="chips" role="group" aria-label={`${group.name} services`}>
         {entries.map((e) => {
           const connection = mine.get(e.id);
-          const label = connection ? `${e.name} · ${chipState(connection, flow.pending.some((p) => p.name === connection.name))}` : e.name;
+          const label = connection
+            ? `${e.name} · ${chipState(
+                connection,
+                flow.pending.some((p) => p.name === connection.name),
+              )}`
+            : e.name;
           return connection?.state === 'connected' ? (
             <span key={e.id} className="chip chip-connected">
               {label}
             </span>
           ) : (
-            <button key={e.id} type="button" className="chip" aria-pressed={!unpicked.has(e.id)} onClick={() => toggle(e.id)} title={e.description}>
+            <button
+              key={e.id}
+              type="button"
+              className="chip"
+              aria-pressed={!unpicked.has(e.id)}
+              onClick={() => toggle(e.id)}
+              title={e.description}
+            >
               {label}
             </button>
           );

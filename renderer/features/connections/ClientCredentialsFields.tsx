@@ -18,25 +18,50 @@ export interface CredentialsChoice {
 }
 
 export function credentialsChoiceOf(kept: ClientCredentialsView | undefined): CredentialsChoice {
-  return { on: kept !== undefined, clientId: kept?.clientId ?? '', method: kept?.method ?? 'client_secret', secret: '', privateKey: '', algorithm: DEFAULT_JWT_ALGORITHM };
+  return {
+    on: kept !== undefined,
+    clientId: kept?.clientId ?? '',
+    method: kept?.method ?? 'client_secret',
+    secret: '',
+    privateKey: '',
+    algorithm: DEFAULT_JWT_ALGORITHM,
+  };
 }
 
 /**
  * The change to send for `choice`, against what the connection keeps: undefined when nothing
  * changes, null to sign in in the browser again. Throws, with what to do, when a part is missing.
  */
-export function credentialsEdit(choice: CredentialsChoice, kept: ClientCredentialsView | undefined): ClientCredentialsInput | null | undefined {
+export function credentialsEdit(
+  choice: CredentialsChoice,
+  kept: ClientCredentialsView | undefined,
+): ClientCredentialsInput | null | undefined {
   if (!choice.on) return kept ? null : undefined;
   const clientId = choice.clientId.trim();
   const proof = choice.method === 'client_secret' ? choice.secret : choice.privateKey.trim();
   if (!proof && kept && clientId === kept.clientId && choice.method === kept.method) return undefined;
   if (!clientId) throw new Error('Client credentials need the client ID the provider gave you.');
-  if (!proof) throw new Error(choice.method === 'client_secret' ? 'Paste the client secret too: it is kept in the keychain and never shown again.' : 'Paste the private key too: it is kept in the keychain and never shown again.');
-  return choice.method === 'client_secret' ? { client_id: clientId, client_secret: proof } : { client_id: clientId, private_key: proof, signing_algorithm: choice.algorithm };
+  if (!proof)
+    throw new Error(
+      choice.method === 'client_secret'
+        ? 'Paste the client secret too: it is kept in the keychain and never shown again.'
+        : 'Paste the private key too: it is kept in the keychain and never shown again.',
+    );
+  return choice.method === 'client_secret'
+    ? { client_id: clientId, client_secret: proof }
+    : { client_id: clientId, private_key: proof, signing_algorithm: choice.algorithm };
 }
 
 /** A machine login (the OAuth client-credentials grant): the client ID, and its secret or private key. */
-export function ClientCredentialsFields({ value, onChange, kept }: { value: CredentialsChoice; onChange: (next: CredentialsChoice) => void; kept: ClientCredentialsView | undefined }) {
+export function ClientCredentialsFields({
+  value,
+  onChange,
+  kept,
+}: {
+  value: CredentialsChoice;
+  onChange: (next: CredentialsChoice) => void;
+  kept: ClientCredentialsView | undefined;
+}) {
   const set = (part: Partial<CredentialsChoice>) => onChange({ ...value, ...part });
   return (
     <fieldset className="fieldset">
@@ -55,7 +80,13 @@ export function ClientCredentialsFields({ value, onChange, kept }: { value: Cred
           <div className="field-row">
             <label className="field">
               <span className="field-label">Machine client ID</span>
-              <input value={value.clientId} onChange={(e) => set({ clientId: e.target.value })} maxLength={500} autoComplete="off" spellCheck={false} />
+              <input
+                value={value.clientId}
+                onChange={(e) => set({ clientId: e.target.value })}
+                maxLength={500}
+                autoComplete="off"
+                spellCheck={false}
+              />
             </label>
             <label className="field">
               <span className="field-label">Proves itself</span>
@@ -68,7 +99,13 @@ export function ClientCredentialsFields({ value, onChange, kept }: { value: Cred
           {value.method === 'client_secret' ? (
             <label className="field">
               <span className="field-label">Machine client secret</span>
-              <input type="password" value={value.secret} onChange={(e) => set({ secret: e.target.value })} maxLength={2000} autoComplete="off" />
+              <input
+                type="password"
+                value={value.secret}
+                onChange={(e) => set({ secret: e.target.value })}
+                maxLength={2000}
+                autoComplete="off"
+              />
             </label>
           ) : (
             <div className="field-row">

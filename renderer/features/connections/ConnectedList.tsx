@@ -10,7 +10,6 @@ import { ConnectionDetails } from './ConnectionDetails';
 import { OwnAppPanel } from './OwnAppPanel';
 import type { ConnectFlow } from './useConnectFlow';
 
-
 export const STATE_WORDS: Record<Connection['state'], string> = {
   connected: 'Connected',
   checking: 'Checking…',
@@ -28,7 +27,17 @@ const FAILED = new Set<Connection['state']>(['key-refused', 'unreachable', 'not-
 
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-export function ConnectedList({ root, connections, flow, announce }: { root: string; connections: Connection[]; flow: ConnectFlow; announce: (m: string) => void }) {
+export function ConnectedList({
+  root,
+  connections,
+  flow,
+  announce,
+}: {
+  root: string;
+  connections: Connection[];
+  flow: ConnectFlow;
+  announce: (m: string) => void;
+}) {
   if (!connections.length) {
     return <p className="empty">No connections yet. Add one from Available below; it will use your login.</p>;
   }
@@ -41,7 +50,17 @@ export function ConnectedList({ root, connections, flow, announce }: { root: str
   );
 }
 
-function ConnectedRow({ root, connection: c, flow, announce }: { root: string; connection: Connection; flow: ConnectFlow; announce: (m: string) => void }) {
+function ConnectedRow({
+  root,
+  connection: c,
+  flow,
+  announce,
+}: {
+  root: string;
+  connection: Connection;
+  flow: ConnectFlow;
+  announce: (m: string) => void;
+}) {
   const client = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const [settingSecret, setSettingSecret] = useState(false);
@@ -58,7 +77,9 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
     setRefocus(null);
     // The opener, or, when a fix made it go away (it works now), the details toggle next to it.
     const actions = actionsRef.current;
-    (actions?.querySelector<HTMLElement>(`[data-action="${refocus}"]`) ?? actions?.querySelector<HTMLElement>('[data-action="details"]'))?.focus();
+    (
+      actions?.querySelector<HTMLElement>(`[data-action="${refocus}"]`) ?? actions?.querySelector<HTMLElement>('[data-action="details"]')
+    )?.focus();
   }, [refocus]);
   const startEditing = (action: 'fix' | 'edit') => {
     opener.current = { action, closesTo: open === 'closed' ? 'closed' : 'details' };
@@ -93,7 +114,11 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
   const test = useMutation({
     mutationFn: () => testConnection(root, c),
     onSuccess: async ({ connection }) => {
-      announce(connection.state === 'connected' ? `${c.displayName} works: ${connection.tools ?? 0} tools.` : `${c.displayName}: ${STATE_WORDS[connection.state]}.`);
+      announce(
+        connection.state === 'connected'
+          ? `${c.displayName} works: ${connection.tools ?? 0} tools.`
+          : `${c.displayName}: ${STATE_WORDS[connection.state]}.`,
+      );
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
     },
   });
@@ -124,7 +149,9 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           <div className="row-detail">
             {detail}
             {c.state === 'checking' && c.checkingSince && <Elapsed since={c.checkingSince} />}
-            {c.reason && c.state !== 'connected' && !pending && !signInFailed && <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>}
+            {c.reason && c.state !== 'connected' && !pending && !signInFailed && (
+              <span className="reason"> — {c.reason.replace(/^Paused:\s*/, '')}</span>
+            )}
             {signInFailed && <span className="reason"> — {signInFailed.reason}</span>}
           </div>
         </div>
@@ -146,7 +173,13 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
           ) : (
             <>
               {(c.state === 'connected' || failed) && (
-                <button type="button" className="button" onClick={() => test.mutate()} disabled={test.isPending} aria-label={`${failed ? 'Retry' : 'Test'} ${c.displayName}`}>
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => test.mutate()}
+                  disabled={test.isPending}
+                  aria-label={`${failed ? 'Retry' : 'Test'} ${c.displayName}`}
+                >
                   {test.isPending ? 'Testing…' : failed ? 'Retry' : 'Test'}
                 </button>
               )}
@@ -156,18 +189,41 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
                   className="button primary"
                   onClick={() => signIn.mutate()}
                   disabled={signIn.isPending}
-                  aria-label={machine ? `Log in to ${c.displayName} with its client credentials` : `${signInFailed ? 'Retry the sign-in to' : 'Sign in to'} ${c.displayName}`}
+                  aria-label={
+                    machine
+                      ? `Log in to ${c.displayName} with its client credentials`
+                      : `${signInFailed ? 'Retry the sign-in to' : 'Sign in to'} ${c.displayName}`
+                  }
                 >
-                  {machine ? (signIn.isPending ? 'Logging in…' : 'Log in') : signIn.isPending ? 'Opening…' : signInFailed ? 'Retry' : 'Sign in'}
+                  {machine
+                    ? signIn.isPending
+                      ? 'Logging in…'
+                      : 'Log in'
+                    : signIn.isPending
+                      ? 'Opening…'
+                      : signInFailed
+                        ? 'Retry'
+                        : 'Sign in'}
                 </button>
               )}
               {c.state === 'needs-secret' && c.secretName && c.canRemove && !settingSecret && (
-                <button type="button" className="button" onClick={() => setSettingSecret(true)} aria-label={`Set the secret ${c.secretName} for ${c.displayName}`}>
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => setSettingSecret(true)}
+                  aria-label={`Set the secret ${c.secretName} for ${c.displayName}`}
+                >
                   Set secret
                 </button>
               )}
               {failed && mine && open !== 'editing' && (
-                <button type="button" className="button primary" data-action="fix" onClick={() => startEditing('fix')} aria-label={`Fix ${c.displayName}`}>
+                <button
+                  type="button"
+                  className="button primary"
+                  data-action="fix"
+                  onClick={() => startEditing('fix')}
+                  aria-label={`Fix ${c.displayName}`}
+                >
                   Fix
                 </button>
               )}
@@ -182,12 +238,24 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
                 {open === 'closed' ? 'Details' : 'Hide'}
               </button>
               {mine && open === 'details' && (
-                <button type="button" className="button quiet" data-action="edit" onClick={() => startEditing('edit')} aria-label={`Edit ${c.displayName}`}>
+                <button
+                  type="button"
+                  className="button quiet"
+                  data-action="edit"
+                  onClick={() => startEditing('edit')}
+                  aria-label={`Edit ${c.displayName}`}
+                >
                   Edit
                 </button>
               )}
               {c.canRemove && (
-                <button type="button" className="button" ref={removeRef} onClick={() => setConfirming(true)} aria-label={`Remove ${c.displayName}`}>
+                <button
+                  type="button"
+                  className="button"
+                  ref={removeRef}
+                  onClick={() => setConfirming(true)}
+                  aria-label={`Remove ${c.displayName}`}
+                >
                   Remove
                 </button>
               )}
@@ -209,11 +277,20 @@ function ConnectedRow({ root, connection: c, flow, announce }: { root: string; c
         </div>
       )}
       {test.isError && <ErrorNote error={test.error} title={`${c.displayName} could not be tested.`} />}
-      {signIn.isError && <ErrorNote error={signIn.error} title={machine ? `Could not log in to ${c.displayName}.` : `Could not start the sign-in to ${c.displayName}.`} />}
+      {signIn.isError && (
+        <ErrorNote
+          error={signIn.error}
+          title={machine ? `Could not log in to ${c.displayName}.` : `Could not start the sign-in to ${c.displayName}.`}
+        />
+      )}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
       {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
-      {open !== 'closed' && <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onClosed={stopEditing} announce={announce} />}
-      {settingSecret && c.secretName && <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />}
+      {open !== 'closed' && (
+        <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onClosed={stopEditing} announce={announce} />
+      )}
+      {settingSecret && c.secretName && (
+        <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />
+      )}
     </li>
   );
 }
@@ -228,14 +305,27 @@ function Elapsed({ since }: { since: string }) {
   return <> · for {Math.max(0, Math.round((now - Date.parse(since)) / 1000))} s</>;
 }
 
-function SetSecret({ root, secretName, onDone, announce }: { root: string; secretName: string; onDone: () => void; announce: (m: string) => void }) {
+function SetSecret({
+  root,
+  secretName,
+  onDone,
+  announce,
+}: {
+  root: string;
+  secretName: string;
+  onDone: () => void;
+  announce: (m: string) => void;
+}) {
   const client = useQueryClient();
   const [value, setValue] = useState('');
   const save = useMutation({
     mutationFn: () => putSecret(root, secretName, value),
     onSuccess: async () => {
       announce(`The secret ${secretName} is saved.`);
-      await Promise.all([client.invalidateQueries({ queryKey: ['place-connections', root] }), client.invalidateQueries({ queryKey: ['secrets', root] })]);
+      await Promise.all([
+        client.invalidateQueries({ queryKey: ['place-connections', root] }),
+        client.invalidateQueries({ queryKey: ['secrets', root] }),
+      ]);
       onDone();
     },
   });
@@ -260,7 +350,11 @@ function SetSecret({ root, secretName, onDone, announce }: { root: string; secre
           Cancel
         </button>
       </div>
-      {save.isError && <p className="field-error" role="alert">{messageOf(save.error)}</p>}
+      {save.isError && (
+        <p className="field-error" role="alert">
+          {messageOf(save.error)}
+        </p>
+      )}
     </form>
   );
 }

@@ -30,7 +30,10 @@ export function ConnectionDetails({
   const client = useQueryClient();
   const details = useQuery(connectionDetailsQuery(root, c));
   const refresh = () =>
-    Promise.all([client.invalidateQueries({ queryKey: ['place-connections', root] }), client.invalidateQueries({ queryKey: ['connection-details', root, c.owner, c.name] })]);
+    Promise.all([
+      client.invalidateQueries({ queryKey: ['place-connections', root] }),
+      client.invalidateQueries({ queryKey: ['connection-details', root, c.owner, c.name] }),
+    ]);
   const toggle = useMutation({
     mutationFn: ({ tool, on }: { tool: string; on: boolean }) => editConnection(root, c, { tools: { [tool]: on } }),
     onSuccess: async (_answer, { tool, on }) => {
@@ -54,13 +57,22 @@ export function ConnectionDetails({
         />
       )}
       {details.isPending && <p className="muted small">Loading details…</p>}
-      {details.isError && <ErrorNote error={details.error} title="The details could not be loaded." onRetry={() => void details.refetch()} retrying={details.isFetching} />}
+      {details.isError && (
+        <ErrorNote
+          error={details.error}
+          title="The details could not be loaded."
+          onRetry={() => void details.refetch()}
+          retrying={details.isFetching}
+        />
+      )}
       {d && (
         <>
           <p className="muted small">
-            {d.checkedAt ? `Last checked ${new Date(d.checkedAt).toLocaleString()}` : 'Not checked yet'} · {d.url ?? <code>{d.local?.commandLine}</code>}
+            {d.checkedAt ? `Last checked ${new Date(d.checkedAt).toLocaleString()}` : 'Not checked yet'} ·{' '}
+            {d.url ?? <code>{d.local?.commandLine}</code>}
             {d.ownApp && ` · signs in with your own OAuth app ${d.ownApp.clientId}`}
-            {d.clientCredentials && ` · logs in with the client credentials ${d.clientCredentials.clientId}, ${credentialsMethodWords[d.clientCredentials.method]}`}
+            {d.clientCredentials &&
+              ` · logs in with the client credentials ${d.clientCredentials.clientId}, ${credentialsMethodWords[d.clientCredentials.method]}`}
           </p>
           {d.local && <LocalDetails local={d.local} />}
           <h3>Tools</h3>
@@ -112,11 +124,11 @@ function LocalDetails({ local }: { local: NonNullable<Connection['local']> }) {
   return (
     <>
       {local.env.length > 0 && (
-        <p className="muted small">
-          Variables: {local.env.map((e) => `${e.name} from the secret ${e.secret}`).join(', ')}
-        </p>
+        <p className="muted small">Variables: {local.env.map((e) => `${e.name} from the secret ${e.secret}`).join(', ')}</p>
       )}
-      {local.hosts.length > 0 && <p className="muted small">Under the place and strict policies it may also reach {local.hosts.join(', ')}.</p>}
+      {local.hosts.length > 0 && (
+        <p className="muted small">Under the place and strict policies it may also reach {local.hosts.join(', ')}.</p>
+      )}
       <p className="muted small">
         {!p
           ? 'Not started yet: it starts on first use.'
@@ -166,13 +178,19 @@ function EditForm({
       if (name.trim() !== c.displayName) edit.name = name.trim();
       if (c.url !== undefined && url.trim() !== c.url) edit.url = url.trim();
       if (c.auth === 'header' && c.header) {
-        const secretName = await resolveSecret(secret, (n, v, replace) => putSecret(root, n, v, replace), client.getQueryData(secretsQuery(root).queryKey)?.names);
+        const secretName = await resolveSecret(
+          secret,
+          (n, v, replace) => putSecret(root, n, v, replace),
+          client.getQueryData(secretsQuery(root).queryKey)?.names,
+        );
         // A new secret (also one replacing the value of the same name) is sent, so the server is asked again.
-        if (secret.pick === NEW_SECRET || secretName !== c.secretName) edit.header = { name: c.header, ...(c.prefix && { prefix: c.prefix }), secret: secretName };
+        if (secret.pick === NEW_SECRET || secretName !== c.secretName)
+          edit.header = { name: c.header, ...(c.prefix && { prefix: c.prefix }), secret: secretName };
       }
       // Another own OAuth app (a new client ID, or a new secret for it), or none: the next sign-in uses it.
       const id = clientId.trim();
-      if (c.auth === 'oauth' && !machine.on && (id !== (c.ownApp?.clientId ?? '') || clientSecret)) edit.own_app = id ? { client_id: id, ...(clientSecret && { client_secret: clientSecret }) } : null;
+      if (c.auth === 'oauth' && !machine.on && (id !== (c.ownApp?.clientId ?? '') || clientSecret))
+        edit.own_app = id ? { client_id: id, ...(clientSecret && { client_secret: clientSecret }) } : null;
       // A machine login replaces the browser's; the server logs in with it before keeping it.
       const credentials = c.auth === 'oauth' ? credentialsEdit(machine, c.clientCredentials) : undefined;
       if (credentials !== undefined) edit.client_credentials = credentials;
@@ -217,17 +235,33 @@ function EditForm({
       {c.auth === 'oauth' && !machine.on && (
         <fieldset className="fieldset">
           <legend>Your own OAuth app (optional)</legend>
-          <p className="muted small">For providers that let no app register itself. Changing it signs you out; then sign in again with it.</p>
+          <p className="muted small">
+            For providers that let no app register itself. Changing it signs you out; then sign in again with it.
+          </p>
           <div className="field-row">
             <label className="field">
               <span className="field-label">Client ID</span>
-              <input value={clientId} onChange={(e) => setClientId(e.target.value)} maxLength={500} autoComplete="off" spellCheck={false} placeholder="Empty: the app registers itself" />
+              <input
+                value={clientId}
+                onChange={(e) => setClientId(e.target.value)}
+                maxLength={500}
+                autoComplete="off"
+                spellCheck={false}
+                placeholder="Empty: the app registers itself"
+              />
             </label>
             <label className="field">
               <span className="field-label">
                 Client secret <span className="muted">(optional)</span>
               </span>
-              <input type="password" value={clientSecret} onChange={(e) => setClientSecret(e.target.value)} maxLength={2000} autoComplete="off" disabled={!clientId.trim()} />
+              <input
+                type="password"
+                value={clientSecret}
+                onChange={(e) => setClientSecret(e.target.value)}
+                maxLength={2000}
+                autoComplete="off"
+                disabled={!clientId.trim()}
+              />
             </label>
           </div>
         </fieldset>

@@ -23,7 +23,9 @@ export function ImportPanel({ root, announce }: { root: string; announce: (m: st
     onSuccess: ({ results }) => {
       setPicked(new Set());
       const added = results.filter((r) => r.added).length;
-      announce(`${added} of ${results.length} ${results.length === 1 ? 'server' : 'servers'} imported${added < results.length ? '; see below why the others were not' : ''}.`);
+      announce(
+        `${added} of ${results.length} ${results.length === 1 ? 'server' : 'servers'} imported${added < results.length ? '; see below why the others were not' : ''}.`,
+      );
     },
     onSettled: async () => {
       await Promise.all(['place-connections', 'secrets', 'import-plan'].map((key) => client.invalidateQueries({ queryKey: [key, root] })));
@@ -44,15 +46,20 @@ export function ImportPanel({ root, announce }: { root: string; announce: (m: st
       <summary>Import from Claude Desktop, Cursor, VS Code or Claude Code</summary>
       <div className="panel-body">
         <p className="muted small">
-          The MCP servers configured in the clients on this machine (yours, and those of this place’s folder), as they would be added here. A key or token written in
-          those files becomes a secret of this place. Nothing is written to those files.
+          The MCP servers configured in the clients on this machine (yours, and those of this place’s folder), as they would be added here.
+          A key or token written in those files becomes a secret of this place. Nothing is written to those files.
         </p>
         {plan.isPending ? (
           <p className="muted" role="status">
             Reading the clients’ configurations…
           </p>
         ) : plan.isError ? (
-          <ErrorNote error={plan.error} title="The clients’ configurations could not be read." onRetry={() => void plan.refetch()} retrying={plan.isFetching} />
+          <ErrorNote
+            error={plan.error}
+            title="The clients’ configurations could not be read."
+            onRetry={() => void plan.refetch()}
+            retrying={plan.isFetching}
+          />
         ) : (
           <>
             {plan.data.problems.map((p) => (
@@ -61,7 +68,10 @@ export function ImportPanel({ root, announce }: { root: string; announce: (m: st
               </p>
             ))}
             {items.length === 0 ? (
-              <p className="empty">No MCP servers are configured in those clients{plan.data.files.some((f) => f.found) ? '' : ': none of their configuration files is on this machine'}.</p>
+              <p className="empty">
+                No MCP servers are configured in those clients
+                {plan.data.files.some((f) => f.found) ? '' : ': none of their configuration files is on this machine'}.
+              </p>
             ) : (
               <form
                 aria-label="Servers to import"
@@ -77,7 +87,11 @@ export function ImportPanel({ root, announce }: { root: string; announce: (m: st
                 </ul>
                 <div className="form-actions import-actions">
                   <button type="submit" className="button primary" disabled={picked.size === 0 || run.isPending}>
-                    {run.isPending ? 'Importing…' : picked.size ? `Import ${picked.size} ${picked.size === 1 ? 'server' : 'servers'}` : 'Pick the servers to import'}
+                    {run.isPending
+                      ? 'Importing…'
+                      : picked.size
+                        ? `Import ${picked.size} ${picked.size === 1 ? 'server' : 'servers'}`
+                        : 'Pick the servers to import'}
                   </button>
                   {usable.length > 1 && picked.size < usable.length && (
                     <button type="button" className="button quiet" onClick={() => setPicked(new Set(usable.map((i) => i.id)))}>
@@ -104,7 +118,9 @@ export function ImportPanel({ root, announce }: { root: string; announce: (m: st
           <ul className="import-results" aria-label="What was imported">
             {run.data.results.map((r) => (
               <li key={r.id} className={r.added ? undefined : 'field-error'}>
-                {r.added ? `${r.name}: added as ${r.added.displayName}, ${STATE_WORDS[r.added.state].toLowerCase()}${r.added.reason ? ` (${r.added.reason})` : ''}.` : `${r.name}: not added. ${r.error}`}
+                {r.added
+                  ? `${r.name}: added as ${r.added.displayName}, ${STATE_WORDS[r.added.state].toLowerCase()}${r.added.reason ? ` (${r.added.reason})` : ''}.`
+                  : `${r.name}: not added. ${r.error}`}
               </li>
             ))}
           </ul>
@@ -116,7 +132,11 @@ export function ImportPanel({ root, announce }: { root: string; announce: (m: st
 
 function ImportRow({ item, picked, onToggle }: { item: ImportItem; picked: boolean; onToggle: () => void }) {
   const id = `import-${item.id}`;
-  const adds = item.adds && ('url' in item.adds ? `${item.adds.url}${item.adds.header ? `, with its ${item.adds.header.name} header` : ''}` : `runs ${item.adds.commandLine}`);
+  const adds =
+    item.adds &&
+    ('url' in item.adds
+      ? `${item.adds.url}${item.adds.header ? `, with its ${item.adds.header.name} header` : ''}`
+      : `runs ${item.adds.commandLine}`);
   return (
     <li className="row-wrap">
       <div className="row">
@@ -132,9 +152,7 @@ function ImportRow({ item, picked, onToggle }: { item: ImportItem; picked: boole
           <div className="row-detail" id={`${id}-detail`}>
             {item.problem ? <span className="reason">{item.problem}</span> : adds}
             {item.adds && 'hosts' in item.adds && item.adds.hosts.length > 0 && (
-              <div>
-                Under the place and strict policies it may also reach {item.adds.hosts.join(', ')}, where it is installed from.
-              </div>
+              <div>Under the place and strict policies it may also reach {item.adds.hosts.join(', ')}, where it is installed from.</div>
             )}
             {item.secrets.map((s) => (
               <div key={s.name}>

@@ -12,10 +12,20 @@ export interface VariableChoice {
   secret: SecretChoice;
 }
 
-export const newVariable = (key: number, name = '', required = true, description?: string): VariableChoice => ({ key, name, required, secret: emptySecretChoice(), ...(description && { description }) });
+export const newVariable = (key: number, name = '', required = true, description?: string): VariableChoice => ({
+  key,
+  name,
+  required,
+  secret: emptySecretChoice(),
+  ...(description && { description }),
+});
 
 /** Each variable's value: a secret of the place (made first when new); a variable not required and left unset is left out. */
-export async function resolveVariables(root: string, variables: readonly VariableChoice[], existing: readonly string[] | undefined): Promise<Record<string, string>> {
+export async function resolveVariables(
+  root: string,
+  variables: readonly VariableChoice[],
+  existing: readonly string[] | undefined,
+): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const v of variables) {
     if (!v.required && !v.secret.pick) continue;
@@ -25,7 +35,15 @@ export async function resolveVariables(root: string, variables: readonly Variabl
 }
 
 /** One secret picker per variable of a catalog entry, each saying what the server reads it for. */
-export function DeclaredVariables({ root, variables, onChange }: { root: string; variables: VariableChoice[]; onChange: (next: VariableChoice[]) => void }) {
+export function DeclaredVariables({
+  root,
+  variables,
+  onChange,
+}: {
+  root: string;
+  variables: VariableChoice[];
+  onChange: (next: VariableChoice[]) => void;
+}) {
   return (
     <>
       {variables.map((v) => (

@@ -10,7 +10,10 @@ export function OwnAppPanel({ request, flow }: { request: OwnAppRequest; flow: C
   const [copied, setCopied] = useState(false);
   const submit = useMutation({
     mutationFn: () =>
-      flow.connect({ name: request.name, displayName: request.displayName, expectSignIn: true }, { client_id: clientId.trim(), ...(clientSecret && { client_secret: clientSecret }) }),
+      flow.connect(
+        { name: request.name, displayName: request.displayName, expectSignIn: true },
+        { client_id: clientId.trim(), ...(clientSecret && { client_secret: clientSecret }) },
+      ),
   });
   const ids = `own-app-${request.name}`;
   return (
@@ -34,7 +37,10 @@ export function OwnAppPanel({ request, flow }: { request: OwnAppRequest; flow: C
               className="button quiet"
               aria-describedby={`${ids}-redirect`}
               onClick={() => {
-                void navigator.clipboard?.writeText(request.redirectUrl).then(() => setCopied(true), () => setCopied(false));
+                void navigator.clipboard?.writeText(request.redirectUrl).then(
+                  () => setCopied(true),
+                  () => setCopied(false),
+                );
               }}
             >
               {copied ? 'Copied' : 'Copy'}

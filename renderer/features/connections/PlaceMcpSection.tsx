@@ -29,7 +29,9 @@ export function PlaceMcpSection({ place }: { place: Place }) {
   useEffect(() => {
     if (!list || !pending.length) return;
     // Only a list loaded after the page started waiting knows how that sign-in went.
-    const ended = pending.filter((p) => p.startedAt < loadedAt).flatMap((p) => list.filter((c) => c.name === p.name && (c.state !== 'sign-in' || c.signIn?.state !== 'pending')));
+    const ended = pending
+      .filter((p) => p.startedAt < loadedAt)
+      .flatMap((p) => list.filter((c) => c.name === p.name && (c.state !== 'sign-in' || c.signIn?.state !== 'pending')));
     if (!ended.length) return;
     settle(new Set(ended.map((c) => c.name)));
     const names = ended.filter((c) => c.state === 'connected').map((c) => c.displayName);
@@ -37,7 +39,9 @@ export function PlaceMcpSection({ place }: { place: Place }) {
     const said = [
       names.length ? `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} connected.` : '',
       failed.length ? `The sign-in to ${failed.join(', ')} failed; see why in Connected.` : '',
-    ].join(' ').trim();
+    ]
+      .join(' ')
+      .trim();
     if (said) announced.current(said);
   }, [list, loadedAt, pending, settle]);
 
@@ -48,9 +52,7 @@ export function PlaceMcpSection({ place }: { place: Place }) {
       <header className="section-header">
         <h1>Connections</h1>
         <p className="muted">MCP servers the agents of {place.label} can use.</p>
-        {connections.data && (
-          <PlacePolicyPanel key={place.root} place={place} policy={connections.data.policy} announce={announce} />
-        )}
+        {connections.data && <PlacePolicyPanel key={place.root} place={place} policy={connections.data.policy} announce={announce} />}
       </header>
 
       <div className="live" role="status" aria-live="polite">
@@ -68,7 +70,12 @@ export function PlaceMcpSection({ place }: { place: Place }) {
             Loading connections…
           </p>
         ) : connections.isError ? (
-          <ErrorNote error={connections.error} title="The connections could not be loaded." onRetry={() => void connections.refetch()} retrying={connections.isFetching} />
+          <ErrorNote
+            error={connections.error}
+            title="The connections could not be loaded."
+            onRetry={() => void connections.refetch()}
+            retrying={connections.isFetching}
+          />
         ) : (
           <ConnectedList root={place.root} connections={connections.data.connections} flow={flow} announce={announce} />
         )}
@@ -77,7 +84,13 @@ export function PlaceMcpSection({ place }: { place: Place }) {
       <section aria-labelledby="available-heading" className="group">
         <h2 id="available-heading">Available</h2>
         {canEdit ? (
-          <AvailableList root={place.root} policy={connections.data?.policy.kind} connections={connections.data?.connections ?? []} flow={flow} announce={announce} />
+          <AvailableList
+            root={place.root}
+            policy={connections.data?.policy.kind}
+            connections={connections.data?.connections ?? []}
+            flow={flow}
+            announce={announce}
+          />
         ) : (
           <p className="note">You can see this place’s connections, but only its editors can add them.</p>
         )}

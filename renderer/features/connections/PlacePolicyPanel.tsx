@@ -10,11 +10,13 @@ const WORDS: Record<PlacePolicy['kind'], { name: string; detail: string }> = {
   machine: { name: 'Whole machine', detail: 'Agents read, write and run anything this app’s account can.' },
   place: {
     name: 'Place',
-    detail: 'Agents read the machine except the app’s secrets and other places; they write only in this place’s folder, the temp folder and the folders below. Commands run sandboxed; their network reaches public hosts through the app’s proxy.',
+    detail:
+      'Agents read the machine except the app’s secrets and other places; they write only in this place’s folder, the temp folder and the folders below. Commands run sandboxed; their network reaches public hosts through the app’s proxy.',
   },
   strict: {
     name: 'Strict',
-    detail: 'Agents reach only this place’s folder and the folders below (system folders read-only). Commands run sandboxed; their network reaches only the hosts the owner lists (none: no network).',
+    detail:
+      'Agents reach only this place’s folder and the folders below (system folders read-only). Commands run sandboxed; their network reaches only the hosts the owner lists (none: no network).',
   },
 };
 
@@ -44,7 +46,13 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
     setKind(policy.kind);
     setFolders(policy.folders.join('\n'));
   }
-  const list = kind === 'machine' ? [] : folders.split('\n').map((f) => f.trim()).filter(Boolean);
+  const list =
+    kind === 'machine'
+      ? []
+      : folders
+          .split('\n')
+          .map((f) => f.trim())
+          .filter(Boolean);
   const changed = kind !== policy.kind || list.join('\n') !== policy.folders.join('\n');
   const fold = useRef<HTMLDetailsElement>(null);
   const unenforced = unenforcedWords(policy);
@@ -78,7 +86,6 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
       }
     },
   });
-
 
   return (
     <>
@@ -135,7 +142,11 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
         {/* What the saved sandbox seals and limits; changed apart from the policy's kind. */}
         {policy.kind !== 'machine' && kind === policy.kind && <PlaceSandboxFields place={place} policy={policy} announce={announce} />}
       </details>
-      {policy.problem && <p className="note note-error" role="alert">{policy.problem}</p>}
+      {policy.problem && (
+        <p className="note note-error" role="alert">
+          {policy.problem}
+        </p>
+      )}
       {unenforced && <p className="note note-warning">Limits this machine does not enforce for its commands: {unenforced}.</p>}
     </>
   );

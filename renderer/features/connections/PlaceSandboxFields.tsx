@@ -37,7 +37,15 @@ function useSave<T>(place: Place, announce: (message: string) => void, done: str
  * What the sandbox of a place or strict place seals from its agents (the credential stores, each
  * lifted or not, and paths of the owner's), and the limits of its commands as applied here.
  */
-export function PlaceSandboxFields({ place, policy, announce }: { place: Place; policy: PlacePolicy; announce: (message: string) => void }) {
+export function PlaceSandboxFields({
+  place,
+  policy,
+  announce,
+}: {
+  place: Place;
+  policy: PlacePolicy;
+  announce: (message: string) => void;
+}) {
   return (
     <>
       <SealsForm place={place} policy={policy} announce={announce} />
@@ -60,8 +68,12 @@ function SealsForm({ place, policy, announce }: { place: Place; policy: PlacePol
     setLifted(savedLifted);
     setPaths(savedPaths);
   }
-  const seal = paths.split('\n').map((p) => p.trim()).filter(Boolean);
-  const changed = `${[...lifted].sort().join('\n')}|${seal.join('\n')}` !== `${[...savedLifted].sort().join('\n')}|${(policy.seal ?? []).join('\n')}`;
+  const seal = paths
+    .split('\n')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const changed =
+    `${[...lifted].sort().join('\n')}|${seal.join('\n')}` !== `${[...savedLifted].sort().join('\n')}|${(policy.seal ?? []).join('\n')}`;
   const save = useSave(place, announce, 'what its agents find sealed was saved.', () => putSeals(place.root, seal, lifted));
   const undo = () => {
     setLifted(savedLifted);
@@ -116,7 +128,10 @@ function SealsForm({ place, policy, announce }: { place: Place; policy: PlacePol
 
 function LimitsForm({ place, policy, announce }: { place: Place; policy: PlacePolicy; announce: (message: string) => void }) {
   const inEffect = policy.limitsInEffect;
-  const savedValues = Object.fromEntries(LIMIT_NAMES.map((name) => [name, policy.limits?.[name]?.toString() ?? ''])) as Record<LimitName, string>;
+  const savedValues = Object.fromEntries(LIMIT_NAMES.map((name) => [name, policy.limits?.[name]?.toString() ?? ''])) as Record<
+    LimitName,
+    string
+  >;
   const [values, setValues] = useState(savedValues);
   const saved = JSON.stringify(savedValues);
   const [shown, setShown] = useState(saved);
@@ -161,7 +176,9 @@ function LimitsForm({ place, policy, announce }: { place: Place; policy: PlacePo
                 aria-describedby={note}
               />
               <span id={note} className={limit.unenforced ? 'warning' : 'muted'}>
-                {limit.unenforced ? `Not enforced on this machine: ${limit.unenforced}.` : `In effect: ${limit.value}${limit.byDefault ? ' (the machine’s default)' : ''}.`}
+                {limit.unenforced
+                  ? `Not enforced on this machine: ${limit.unenforced}.`
+                  : `In effect: ${limit.value}${limit.byDefault ? ' (the machine’s default)' : ''}.`}
               </span>
             </label>
           );

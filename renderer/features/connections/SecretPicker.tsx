@@ -48,7 +48,9 @@ export function SecretPicker({
         <span className="field-label">Secret</span>
         <select id={`${id}-pick`} value={pick} onChange={(e) => onChange({ ...value, pick: e.target.value })} required={!optional}>
           {!secrets.isSuccess && <option value="">{secrets.isError ? 'Secrets unavailable' : 'Loading secrets…'}</option>}
-          {secrets.isSuccess && (names.length > 0 || optional) && <option value="">{optional ? 'None: not set' : 'Choose a secret'}</option>}
+          {secrets.isSuccess && (names.length > 0 || optional) && (
+            <option value="">{optional ? 'None: not set' : 'Choose a secret'}</option>
+          )}
           {names.map((n) => (
             <option key={n} value={n}>
               {n}
@@ -73,7 +75,13 @@ export function SecretPicker({
           </label>
           <label className="field">
             <span className="field-label">{valueLabel}</span>
-            <input type="password" value={value.newValue} onChange={(e) => onChange({ ...value, pick: NEW_SECRET, newValue: e.target.value })} required autoComplete="off" />
+            <input
+              type="password"
+              value={value.newValue}
+              onChange={(e) => onChange({ ...value, pick: NEW_SECRET, newValue: e.target.value })}
+              required
+              autoComplete="off"
+            />
           </label>
         </div>
       )}
@@ -82,7 +90,8 @@ export function SecretPicker({
         <label className="field-check note note-warn">
           <input type="checkbox" checked={value.replace} onChange={(e) => onChange({ ...value, replace: e.target.checked })} required />
           <span>
-            This place already has a secret named {value.newName.trim()}. Replace its value? Every connection that uses it will send the new one.
+            This place already has a secret named {value.newName.trim()}. Replace its value? Every connection that uses it will send the new
+            one.
           </span>
         </label>
       )}
@@ -91,12 +100,17 @@ export function SecretPicker({
 }
 
 /** The chosen secret's name, creating it first when it is new (replacing one of that name only when agreed). */
-export async function resolveSecret(choice: SecretChoice, save: (name: string, value: string, replace: boolean) => Promise<void>, existing: readonly string[] = []): Promise<string> {
+export async function resolveSecret(
+  choice: SecretChoice,
+  save: (name: string, value: string, replace: boolean) => Promise<void>,
+  existing: readonly string[] = [],
+): Promise<string> {
   const pick = choice.pick;
   if (pick === NEW_SECRET) {
     const name = choice.newName.trim();
     if (!name || !choice.newValue) throw new Error('Give the new secret a name and a value.');
-    if (existing.includes(name) && !choice.replace) throw new Error(`This place already has a secret named ${name}: agree to replace its value, or choose another name.`);
+    if (existing.includes(name) && !choice.replace)
+      throw new Error(`This place already has a secret named ${name}: agree to replace its value, or choose another name.`);
     // The server refuses to replace one without the agreement, also one this page did not know of yet.
     await save(name, choice.newValue, existing.includes(name) && choice.replace);
     return name;

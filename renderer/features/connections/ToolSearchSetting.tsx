@@ -5,7 +5,8 @@ import { ErrorNote } from '../../ui/ErrorNote';
 
 /** What the place's agents get now, in one line: the result of counting its tools just now. */
 export function toolSearchState(state: PlaceToolSearch): string {
-  const why = state.by === 'automatic' ? `${state.toolCount} tools, ${state.on ? 'more than' : 'no more than'} ${state.threshold}` : 'set here';
+  const why =
+    state.by === 'automatic' ? `${state.toolCount} tools, ${state.on ? 'more than' : 'no more than'} ${state.threshold}` : 'set here';
   return state.on
     ? `On (${why}): agents get the machine's tools with search_tools and call_tool, which find and run the connections' tools.`
     : `Off (${why}): agents get all ${state.toolCount} tools.`;
@@ -30,7 +31,12 @@ export function ToolSearchSetting({ place }: { place: Place }) {
           Counting the place’s tools…
         </p>
       ) : state.isError ? (
-        <ErrorNote error={state.error} title="Tool search could not be loaded." onRetry={() => void state.refetch()} retrying={state.isFetching} />
+        <ErrorNote
+          error={state.error}
+          title="Tool search could not be loaded."
+          onRetry={() => void state.refetch()}
+          retrying={state.isFetching}
+        />
       ) : (
         <div className="tool-search">
           <label className="field">

@@ -40,18 +40,28 @@ export function useConnectFlow(root: string, announce: (message: string) => void
         if ('authorizationUrl' in result) {
           const opened = showSignIn(popup, result.authorizationUrl);
           setOwnApp(null);
-          setPending((list) => [...list.filter((p) => p.name !== target.name), { name: target.name, displayName: target.displayName, url: result.authorizationUrl, opened, startedAt: Date.now() }]);
+          setPending((list) => [
+            ...list.filter((p) => p.name !== target.name),
+            { name: target.name, displayName: target.displayName, url: result.authorizationUrl, opened, startedAt: Date.now() },
+          ]);
           announce(`Finish signing in to ${target.displayName} in your browser. This page updates when you are done.`);
         } else {
           popup?.close();
           // Its row says Connected before the news does.
           await client.invalidateQueries({ queryKey: ['place-connections', root] });
-          announce(`${target.displayName} is connected${result.tools.length ? `: ${result.tools.length} ${result.tools.length === 1 ? 'tool' : 'tools'}` : ''}.`);
+          announce(
+            `${target.displayName} is connected${result.tools.length ? `: ${result.tools.length} ${result.tools.length === 1 ? 'tool' : 'tools'}` : ''}.`,
+          );
         }
       } catch (error) {
         popup?.close();
         if (error instanceof ApiError && error.code === 'own_app_required') {
-          setOwnApp({ name: target.name, displayName: target.displayName, redirectUrl: String(error.details.redirect_url ?? ''), message: error.message });
+          setOwnApp({
+            name: target.name,
+            displayName: target.displayName,
+            redirectUrl: String(error.details.redirect_url ?? ''),
+            message: error.message,
+          });
           return;
         }
         throw error;
@@ -67,7 +77,10 @@ export function useConnectFlow(root: string, announce: (message: string) => void
     async (group: string, targets: Connection[]): Promise<void> => {
       const popup = openBlank(targets.some((t) => t.auth === 'oauth'));
       try {
-        const result = await connectConnections(root, targets.map((t) => t.name));
+        const result = await connectConnections(
+          root,
+          targets.map((t) => t.name),
+        );
         if (result.authorizationUrl) {
           const opened = showSignIn(popup, result.authorizationUrl);
           const links = new Map(result.signIns.map((s) => [s.name, s.authorizationUrl]));
@@ -77,7 +90,9 @@ export function useConnectFlow(root: string, announce: (message: string) => void
             ...list.filter((p) => !links.has(p.name)),
             ...waiting.map((t) => ({ name: t.name, displayName: t.displayName, url: links.get(t.name)!, opened, startedAt: Date.now() })),
           ]);
-          announce(`Finish signing in to ${group} in your browser: one sign-in connects ${waiting.length === 1 ? 'it' : `all ${waiting.length} services`}. This page updates when you are done.`);
+          announce(
+            `Finish signing in to ${group} in your browser: one sign-in connects ${waiting.length === 1 ? 'it' : `all ${waiting.length} services`}. This page updates when you are done.`,
+          );
         } else {
           popup?.close();
           announce(`${targets.map((t) => t.displayName).join(', ')} ${targets.length === 1 ? 'is' : 'are'} connected.`);
@@ -102,7 +117,16 @@ export function useConnectFlow(root: string, announce: (message: string) => void
   /** Loads the list again and resolves once it shows what the server has now (a connection just added). */
   const refresh = useCallback(() => client.invalidateQueries({ queryKey: ['place-connections', root] }), [client, root]);
 
-  return { connect, connectMany, refresh, pending, settle, ownApp, setOwnApp, dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)) };
+  return {
+    connect,
+    connectMany,
+    refresh,
+    pending,
+    settle,
+    ownApp,
+    setOwnApp,
+    dismiss: (name: string) => setPending((list) => list.filter((p) => p.name !== name)),
+  };
 }
 
 export type ConnectFlow = ReturnType<typeof useConnectFlow>;
@@ -129,7 +153,10 @@ export function useClearWhenFixed(root: string, mutation: { error: unknown; rese
   const client = useQueryClient();
   const { error, reset } = mutation;
   const loadedAt = client.getQueryState(['place-connections', root])?.dataUpdatedAt ?? 0;
-  const fixed = error instanceof AddedButNotConnected && loadedAt > error.at && error.names.every((name) => (connections.find((c) => c.name === name)?.state ?? 'connected') === 'connected');
+  const fixed =
+    error instanceof AddedButNotConnected &&
+    loadedAt > error.at &&
+    error.names.every((name) => (connections.find((c) => c.name === name)?.state ?? 'connected') === 'connected');
   useEffect(() => {
     if (fixed) reset();
   }, [fixed, reset]);
@@ -144,12 +171,17 @@ export async function connectAdded(flow: ConnectFlow, connection: Connection, ex
     // Its row is in Connected before anything is said of it.
     await flow.refresh();
     if (connection.state === 'connected') return;
-    throw new AddedButNotConnected(`${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`, [connection.name]);
+    throw new AddedButNotConnected(
+      `${connection.displayName} is in Connected, but it does not work: ${connection.reason ?? connection.state} Fix it there, retry, or remove it.`,
+      [connection.name],
+    );
   }
   try {
     await flow.connect({ name: connection.name, displayName: connection.displayName, expectSignIn });
   } catch (error) {
-    throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`, [connection.name]);
+    throw new AddedButNotConnected(`${connection.displayName} was added to Connected, but it could not connect: ${messageOf(error)}`, [
+      connection.name,
+    ]);
   }
 }
 

@@ -7,7 +7,12 @@ import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { callerWords, tokenIdOf, durationWords, OUTCOME_WORDS, plainError, shortError, timeWords, toolWords } from './activity-words';
 import { placeLabel } from './server-words';
 
-const OUTCOME_CLASS: Record<ActivityRecord['outcome'], string> = { ok: 'state-connected', error: 'state-needs-secret', timeout: 'state-needs-secret', cancelled: 'state-paused' };
+const OUTCOME_CLASS: Record<ActivityRecord['outcome'], string> = {
+  ok: 'state-connected',
+  error: 'state-needs-secret',
+  timeout: 'state-needs-secret',
+  cancelled: 'state-paused',
+};
 
 /** The last tool calls from the audit log, newest first; polled while the screen is open. */
 export function ActivityTable({ places }: { places: Place[] }) {
@@ -25,7 +30,12 @@ export function ActivityTable({ places }: { places: Place[] }) {
           Loading recent activity…
         </p>
       ) : activity.isError && !activity.data ? (
-        <ErrorNote error={activity.error} title="The recent activity could not be loaded." onRetry={() => void activity.refetch()} retrying={activity.isFetching} />
+        <ErrorNote
+          error={activity.error}
+          title="The recent activity could not be loaded."
+          onRetry={() => void activity.refetch()}
+          retrying={activity.isFetching}
+        />
       ) : !activity.data.records.length ? (
         <p className="empty">No tool calls yet. When an agent uses a tool, it shows here within a few seconds.</p>
       ) : (
@@ -60,14 +70,22 @@ export function ActivityTable({ places }: { places: Place[] }) {
                         </time>
                       </td>
                       <td data-label="Tool">
-                        {record.connection ? <span className="tool">{toolWords(record)}</span> : <code className="tool">{record.tool}</code>}
+                        {record.connection ? (
+                          <span className="tool">{toolWords(record)}</span>
+                        ) : (
+                          <code className="tool">{record.tool}</code>
+                        )}
                       </td>
                       <td data-label="Caller">
                         {caller.name}
                         <div className="muted small">{caller.detail}</div>
                       </td>
-                      <td data-label="Place">{record.place === undefined ? <span className="muted">Not recorded</span> : placeLabel(record.place, places)}</td>
-                      <td className="num" data-label="Duration">{durationWords(record.durationMs)}</td>
+                      <td data-label="Place">
+                        {record.place === undefined ? <span className="muted">Not recorded</span> : placeLabel(record.place, places)}
+                      </td>
+                      <td className="num" data-label="Duration">
+                        {durationWords(record.durationMs)}
+                      </td>
                       <td data-label="Outcome">
                         <span className={`state ${OUTCOME_CLASS[record.outcome]}`}>{OUTCOME_WORDS[record.outcome]}</span>
                         {record.error && <ActivityError text={plainError({ ...record, error: record.error })} />}
@@ -85,12 +103,17 @@ export function ActivityTable({ places }: { places: Place[] }) {
 }
 
 /** A call by a token made after the list was loaded: load the list again, once per such token, so it shows by name. */
-function useNamesForNewTokens(records: ActivityRecord[] | undefined, tokens: { data?: { tokens: { id: string }[] } | undefined; isFetching: boolean; refetch: () => unknown }) {
+function useNamesForNewTokens(
+  records: ActivityRecord[] | undefined,
+  tokens: { data?: { tokens: { id: string }[] } | undefined; isFetching: boolean; refetch: () => unknown },
+) {
   const asked = useRef(new Set<string>());
   useEffect(() => {
     if (!records || !tokens.data || tokens.isFetching) return;
     const known = new Set(tokens.data.tokens.map((t) => t.id));
-    const unknown = records.map((r) => tokenIdOf(r.caller)).filter((id): id is string => id !== undefined && !known.has(id) && !asked.current.has(id));
+    const unknown = records
+      .map((r) => tokenIdOf(r.caller))
+      .filter((id): id is string => id !== undefined && !known.has(id) && !asked.current.has(id));
     if (!unknown.length) return;
     for (const id of unknown) asked.current.add(id);
     void tokens.refetch();

@@ -27,7 +27,12 @@ export function ServerSection() {
           Loading the server’s state…
         </p>
       ) : server.isError ? (
-        <ErrorNote error={server.error} title="The server’s state could not be loaded." onRetry={() => void server.refetch()} retrying={server.isFetching} />
+        <ErrorNote
+          error={server.error}
+          title="The server’s state could not be loaded."
+          onRetry={() => void server.refetch()}
+          retrying={server.isFetching}
+        />
       ) : (
         <ServerStatus info={server.data} announce={setMessage} />
       )}

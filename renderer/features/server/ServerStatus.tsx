@@ -22,7 +22,13 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
     onSuccess: (next) => {
       client.setQueryData(['server'], next);
       // A failed start speaks for itself: its reason is an alert in the card.
-      announce(next.state === 'running' ? `The server is running on ${next.url}.` : next.state === 'stopped' ? 'The server is stopped. Agents cannot connect.' : '');
+      announce(
+        next.state === 'running'
+          ? `The server is running on ${next.url}.`
+          : next.state === 'stopped'
+            ? 'The server is stopped. Agents cannot connect.'
+            : '',
+      );
     },
   });
   // Stop ends the agents' sessions and running commands: with agents connected, it asks first and says how many.
@@ -31,7 +37,8 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
   const askOrStop = async () => {
     const now = await client.fetchQuery({ ...serverQuery, staleTime: 0 }).catch(() => info);
     client.setQueryData(['server'], now);
-    if (now.state === 'running' && (now.agentSessions > 0 || now.runningCommands > 0)) setConfirming({ agentSessions: now.agentSessions, runningCommands: now.runningCommands });
+    if (now.state === 'running' && (now.agentSessions > 0 || now.runningCommands > 0))
+      setConfirming({ agentSessions: now.agentSessions, runningCommands: now.runningCommands });
     else toggle.mutate();
   };
   const url = mcpUrl(info);
@@ -46,7 +53,13 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
           <span className={`state server-state-${info.state}`}>{STATE_WORDS[info.state]}</span>
         </h2>
         <span className="server-state-detail">
-          {running ? 'Agents can connect.' : info.state === 'failed' ? 'Agents cannot connect.' : info.state === 'stopped' ? 'Agents cannot connect until you start it.' : ''}
+          {running
+            ? 'Agents can connect.'
+            : info.state === 'failed'
+              ? 'Agents cannot connect.'
+              : info.state === 'stopped'
+                ? 'Agents cannot connect until you start it.'
+                : ''}
         </span>
         {confirming !== null && running ? (
           <ConfirmInline
@@ -62,7 +75,13 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
             }}
           />
         ) : (
-          <button type="button" ref={buttonRef} className={running ? 'button' : 'button primary'} onClick={() => (running ? void askOrStop() : toggle.mutate())} disabled={busy}>
+          <button
+            type="button"
+            ref={buttonRef}
+            className={running ? 'button' : 'button primary'}
+            onClick={() => (running ? void askOrStop() : toggle.mutate())}
+            disabled={busy}
+          >
             {toggle.isPending ? (running ? 'Stopping…' : 'Starting…') : running ? 'Stop server' : 'Start server'}
           </button>
         )}
@@ -76,11 +95,7 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
       <dl className="facts">
         <dt>MCP URL</dt>
         <dd>
-          {url ? (
-            <CopyLine text={url} label="the MCP URL" />
-          ) : (
-            <span className="muted">Start the server to see it.</span>
-          )}
+          {url ? <CopyLine text={url} label="the MCP URL" /> : <span className="muted">Start the server to see it.</span>}
           {url && !running && <span className="muted small"> (once the server runs)</span>}
         </dd>
         <dt>Address</dt>
@@ -97,7 +112,10 @@ export function ServerStatus({ info, announce }: { info: ServerInfo; announce: (
 }
 
 /** What stopping ends, in words: the agents' sessions, and their commands if any run. */
-function stopQuestion({ agentSessions: sessions, runningCommands: commands }: Pick<ServerInfo, 'agentSessions' | 'runningCommands'>): string {
+function stopQuestion({
+  agentSessions: sessions,
+  runningCommands: commands,
+}: Pick<ServerInfo, 'agentSessions' | 'runningCommands'>): string {
   const agents = sessions === 1 ? '1 agent session is' : `${sessions} agent sessions are`;
   const running = commands === 0 ? '' : commands === 1 ? ' and 1 command is running' : ` and ${commands} commands are running`;
   return `Stop? ${agents} open${running}; stopping ends ${sessions + commands === 1 ? 'it' : 'them'}.`;

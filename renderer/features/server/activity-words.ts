@@ -14,7 +14,9 @@ export function callerWords(caller: string, tokens: AgentToken[] | undefined, cl
   const id = tokenIdOf(caller);
   if (id) {
     const token = tokens?.find((t) => t.id === id);
-    return token ? { name: token.name, detail: 'token made here' } : { name: `Token ${id}`, detail: tokens ? 'no longer listed' : 'token made here' };
+    return token
+      ? { name: token.name, detail: 'token made here' }
+      : { name: `Token ${id}`, detail: tokens ? 'no longer listed' : 'token made here' };
   }
   if (caller === 'local') return { name: 'This machine', detail: 'no token (auth off)' };
   return { name: caller, detail: 'your platform’s user' };
@@ -29,7 +31,9 @@ export function durationWords(ms: number): string {
 export function timeWords(iso: string, now = new Date()): string {
   const time = new Date(iso);
   const clock = time.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  return time.toDateString() === now.toDateString() ? clock : `${time.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} ${clock}`;
+  return time.toDateString() === now.toDateString()
+    ? clock
+    : `${time.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} ${clock}`;
 }
 
 export const OUTCOME_WORDS: Record<ActivityRecord['outcome'], string> = {

@@ -5,7 +5,15 @@ import { createSkill, skillsQuery } from '../../api/skills';
 import { messageOf } from '../../ui/ErrorNote';
 
 /** A new skill: its name and description; the host writes SKILL.md from a template. */
-export function CreateSkillForm({ announce, onCreated, onCancel }: { announce: (m: string) => void; onCreated: (name: string) => void; onCancel: () => void }) {
+export function CreateSkillForm({
+  announce,
+  onCreated,
+  onCancel,
+}: {
+  announce: (m: string) => void;
+  onCreated: (name: string) => void;
+  onCancel: () => void;
+}) {
   const client = useQueryClient();
   const listing = useQuery(skillsQuery);
   const [name, setName] = useState('');
@@ -79,7 +87,8 @@ export function CreateSkillForm({ announce, onCreated, onCancel }: { announce: (
             aria-describedby="new-skill-description-hint"
           />
           <span id="new-skill-description-hint" className="hint">
-            What the skill does and when an agent should use it: agents choose skills by this line. {description.length}/{SKILL_DESCRIPTION_MAX_CHARS}
+            What the skill does and when an agent should use it: agents choose skills by this line. {description.length}/
+            {SKILL_DESCRIPTION_MAX_CHARS}
           </span>
         </label>
         <div className="form-actions">

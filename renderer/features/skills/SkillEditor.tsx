@@ -10,7 +10,19 @@ import { sentence } from './sentence';
  * SKILL.md in a text box, checked as it is typed with the same rules the host applies (so no round
  * trip): the problem shows under the box and Save stays off until it is fixed.
  */
-export function SkillEditor({ name, initial, version, announce, onDone }: { name: string; initial: string; version: string; announce: (m: string) => void; onDone: () => void }) {
+export function SkillEditor({
+  name,
+  initial,
+  version,
+  announce,
+  onDone,
+}: {
+  name: string;
+  initial: string;
+  version: string;
+  announce: (m: string) => void;
+  onDone: () => void;
+}) {
   const client = useQueryClient();
   // What editing started from: the screen polls the file, and a change on disk meanwhile must make
   // Save answer with a conflict, never save over it.

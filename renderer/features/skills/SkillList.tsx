@@ -63,7 +63,12 @@ export function SkillList({ focus, onOpen, onCreate }: Props) {
               Loading skills…
             </p>
           ) : listing.isError ? (
-            <ErrorNote error={listing.error} title="The skills could not be loaded." onRetry={() => void listing.refetch()} retrying={listing.isFetching} />
+            <ErrorNote
+              error={listing.error}
+              title="The skills could not be loaded."
+              onRetry={() => void listing.refetch()}
+              retrying={listing.isFetching}
+            />
           ) : nothingInstalled ? (
             <div className="empty">
               <span>No skills yet. Create one from a template, or put a skill folder in {listing.data.dir}.</span>
@@ -72,7 +77,11 @@ export function SkillList({ focus, onOpen, onCreate }: Props) {
               </button>
             </div>
           ) : !skills.length ? (
-            <p className="empty">{words ? `No skill matches “${search.trim()}”. Try another word.` : 'No skill loads: fix the folders below so agents can use them.'}</p>
+            <p className="empty">
+              {words
+                ? `No skill matches “${search.trim()}”. Try another word.`
+                : 'No skill loads: fix the folders below so agents can use them.'}
+            </p>
           ) : (
             <ul className="rows">
               {skills.map((s) => (
@@ -127,7 +136,13 @@ function SkillRow(props: { folder: string; badge?: ReactNode; detail: ReactNode;
           <div className="row-detail">{props.detail}</div>
         </div>
         <div className="row-actions">
-          <button type="button" className="button" data-skill={folder} aria-label={`${props.action} ${folder}`} onClick={() => props.onOpen(folder)}>
+          <button
+            type="button"
+            className="button"
+            data-skill={folder}
+            aria-label={`${props.action} ${folder}`}
+            onClick={() => props.onOpen(folder)}
+          >
             {props.action}
           </button>
         </div>

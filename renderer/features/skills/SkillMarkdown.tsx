@@ -30,7 +30,8 @@ const components: Components = {
     </div>
   ),
   // A task list's boxes show the file's state; ticking them here would change nothing.
-  input: ({ type, checked }) => (type === 'checkbox' ? <input type="checkbox" checked={!!checked} readOnly disabled aria-label={checked ? 'Done' : 'Not done'} /> : null),
+  input: ({ type, checked }) =>
+    type === 'checkbox' ? <input type="checkbox" checked={!!checked} readOnly disabled aria-label={checked ? 'Done' : 'Not done'} /> : null,
 };
 
 export function SkillMarkdown({ text }: { text: string }) {

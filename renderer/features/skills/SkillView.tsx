@@ -99,7 +99,12 @@ export function SkillView({ name, announce, onBack, onDeleted }: Props) {
 
       {!detail ? (
         skill.isError ? (
-          <ErrorNote error={skill.error} title={`${name} could not be loaded.`} onRetry={() => void skill.refetch()} retrying={skill.isFetching} />
+          <ErrorNote
+            error={skill.error}
+            title={`${name} could not be loaded.`}
+            onRetry={() => void skill.refetch()}
+            retrying={skill.isFetching}
+          />
         ) : (
           <p className="muted" role="status">
             Loading {name}…
@@ -107,7 +112,14 @@ export function SkillView({ name, announce, onBack, onDeleted }: Props) {
         )
       ) : (
         <>
-          {skill.isError && <ErrorNote error={skill.error} title={`${name} could not be loaded again.`} onRetry={() => void skill.refetch()} retrying={skill.isFetching} />}
+          {skill.isError && (
+            <ErrorNote
+              error={skill.error}
+              title={`${name} could not be loaded again.`}
+              onRetry={() => void skill.refetch()}
+              retrying={skill.isFetching}
+            />
+          )}
           {remove.isError && <ErrorNote error={remove.error} title={`${name} was not deleted.`} />}
           {open.isError && <ErrorNote error={open.error} title="The folder did not open." />}
           {parsed && !parsed.ok && !editing && (
@@ -133,7 +145,11 @@ export function SkillView({ name, announce, onBack, onDeleted }: Props) {
               <>
                 <SkillFacts skill={parsed.skill} />
                 <article className="skills-body" aria-label="Instructions">
-                  {parsed.body.trim() ? <SkillMarkdown text={parsed.body} /> : <p className="muted">No instructions yet: Edit to write them.</p>}
+                  {parsed.body.trim() ? (
+                    <SkillMarkdown text={parsed.body} />
+                  ) : (
+                    <p className="muted">No instructions yet: Edit to write them.</p>
+                  )}
                 </article>
               </>
             )
@@ -178,7 +194,10 @@ function BundledFiles({ detail }: { detail: SkillDetail }) {
           ))}
         </ul>
       ) : (
-        <p className="muted">None. Scripts, references and assets go in scripts/, references/ and assets/ inside the folder; agents read them with the read tool.</p>
+        <p className="muted">
+          None. Scripts, references and assets go in scripts/, references/ and assets/ inside the folder; agents read them with the read
+          tool.
+        </p>
       )}
       {detail.unlistedFiles > 0 && <p className="muted small">And {detail.unlistedFiles} more files not listed here.</p>}
       <p className="hint">

@@ -54,7 +54,13 @@ function useViewInAddress(view: View, setView: (update: (current: View) => View)
     const onHash = () => {
       const name = skillInAddress();
       setView((current) =>
-        name ? (current.kind === 'skill' && current.name === name ? current : { kind: 'skill', name }) : current.kind === 'skill' ? { kind: 'list', focus: { skill: current.name } } : current,
+        name
+          ? current.kind === 'skill' && current.name === name
+            ? current
+            : { kind: 'skill', name }
+          : current.kind === 'skill'
+            ? { kind: 'list', focus: { skill: current.name } }
+            : current,
       );
     };
     window.addEventListener('hashchange', onHash);
