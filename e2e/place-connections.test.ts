@@ -283,7 +283,7 @@ describe('place connections, end to end', () => {
     await upstream.kill();
     const down = await call(client, `${issues.name}__echo`, { text: 'x' });
     assert.equal(down.isError, true);
-    assert.match(textOf(down), /"Issues" \(u[0-9a-f]{8}__issues\) is unavailable/);
+    assert.match(textOf(down), /The connection "Issues" is unavailable/);
     assert.deepEqual((await call(client, `${docsName}__echo`, { text: 'still' })).content, [{ type: 'text', text: 'echo: still' }]);
     assert.equal((await call(client, 'bash', { command: 'echo ok' })).isError, undefined);
     // Checked once after the failed call, it is now known to be down: refused at once, with why.

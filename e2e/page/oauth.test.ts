@@ -92,7 +92,7 @@ describe('the page: signing in to connections', { skip }, () => {
   }
 
   async function addServer(url: string, name: string): Promise<void> {
-    const disclosure = available().locator('details');
+    const disclosure = available().locator('details', { has: page.getByText('Add a server that is not listed') });
     if ((await disclosure.getAttribute('open')) === null) await available().getByText('Add a server that is not listed').click();
     const form = available().getByRole('form', { name: 'Add a server that is not listed' });
     await form.getByRole('textbox', { name: 'Server URL' }).fill(url);

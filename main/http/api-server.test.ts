@@ -33,6 +33,7 @@ describe('the page API: the server', () => {
       url: `http://127.0.0.1:${port}/mcp`,
       auth: true,
       runningCommands: 0,
+      agentSessions: 0,
       listen: { host: '127.0.0.1', port },
       reachable: 'this-machine',
       authMode: { required: true, external: ['secret'] },
