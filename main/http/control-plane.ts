@@ -104,14 +104,12 @@ function ownerOnly(services: Services): RequestHandler {
       // A browser sends the cookie with any request, even one a page of another site makes; such a
       // page can POST a form, but not with a JSON Content-Type (that needs CORS, which is never granted).
       if (!SAFE_METHODS.has(req.method) && mediaType(req.headers['content-type']) !== 'application/json') {
-        res
-          .status(403)
-          .json({
-            error: {
-              message:
-                'Send changes with Content-Type: application/json (also when there is no body): requests a page of another site could forge are refused.',
-            },
-          });
+        res.status(403).json({
+          error: {
+            message:
+              'Send changes with Content-Type: application/json (also when there is no body): requests a page of another site could forge are refused.',
+          },
+        });
         return;
       }
       res.locals.person = LOCAL_PERSON;
@@ -173,11 +171,9 @@ function apiErrors(log: (line: string) => void): ErrorRequestHandler {
     // express.json's own refusals, in words a person can act on.
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') {
-      res
-        .status(413)
-        .json({
-          error: { message: `The request is larger than the ${API_BODY_LIMIT} the API accepts: send less (a shorter SKILL.md, say).` },
-        });
+      res.status(413).json({
+        error: { message: `The request is larger than the ${API_BODY_LIMIT} the API accepts: send less (a shorter SKILL.md, say).` },
+      });
       return;
     }
     if (type === 'entity.parse.failed') {
