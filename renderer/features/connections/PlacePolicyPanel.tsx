@@ -4,6 +4,7 @@ import { putPolicy } from '../../api/connections';
 import type { Place, PlacePolicy } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { closeOnEscape } from '../../ui/keyboard';
+import { SaveCancel } from '../../ui/SaveCancel';
 import { PlaceSandboxFields, unenforcedWords } from './PlaceSandboxFields';
 
 const WORDS: Record<PlacePolicy['kind'], { name: string; detail: string }> = {
@@ -128,16 +129,7 @@ export function PlacePolicyPanel({ place, policy, announce }: { place: Place; po
           )}
           {save.isError && <ErrorNote error={save.error} title="The policy was not changed." />}
           {/* Only a change has something to save. */}
-          {changed && (
-            <div className="form-actions">
-              <button type="submit" className="button primary" disabled={save.isPending}>
-                {save.isPending ? 'Saving…' : 'Save policy'}
-              </button>
-              <button type="button" className="button" onClick={undo} disabled={save.isPending}>
-                Cancel
-              </button>
-            </div>
-          )}
+          {changed && <SaveCancel label="Save policy" pending={save.isPending} onCancel={undo} />}
         </form>
         {/* What the saved sandbox seals and limits; changed apart from the policy's kind. */}
         {policy.kind !== 'machine' && kind === policy.kind && <PlaceSandboxFields place={place} policy={policy} announce={announce} />}

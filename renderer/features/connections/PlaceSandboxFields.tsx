@@ -4,6 +4,7 @@ import type { LimitName } from '../../../common/api/places.js';
 import { putLimits, putSeals } from '../../api/connections';
 import type { Place, PlacePolicy } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
+import { SaveCancel } from '../../ui/SaveCancel';
 
 const LIMIT_WORDS: Record<LimitName, string> = {
   processes: 'Processes and threads at once',
@@ -112,16 +113,7 @@ function SealsForm({ place, policy, announce }: { place: Place; policy: PlacePol
         <textarea rows={2} value={paths} onChange={(e) => setPaths(e.target.value)} spellCheck={false} />
       </label>
       {save.isError && <ErrorNote error={save.error} title="What is sealed was not changed." />}
-      {changed && (
-        <div className="form-actions">
-          <button type="submit" className="button primary" disabled={save.isPending}>
-            {save.isPending ? 'Saving…' : 'Save sealed paths'}
-          </button>
-          <button type="button" className="button" onClick={undo} disabled={save.isPending}>
-            Cancel
-          </button>
-        </div>
-      )}
+      {changed && <SaveCancel label="Save sealed paths" pending={save.isPending} onCancel={undo} />}
     </form>
   );
 }
@@ -185,16 +177,7 @@ function LimitsForm({ place, policy, announce }: { place: Place; policy: PlacePo
         })}
       </fieldset>
       {save.isError && <ErrorNote error={save.error} title="The limits were not changed." />}
-      {changed && (
-        <div className="form-actions">
-          <button type="submit" className="button primary" disabled={save.isPending}>
-            {save.isPending ? 'Saving…' : 'Save limits'}
-          </button>
-          <button type="button" className="button" onClick={undo} disabled={save.isPending}>
-            Cancel
-          </button>
-        </div>
-      )}
+      {changed && <SaveCancel label="Save limits" pending={save.isPending} onCancel={undo} />}
     </form>
   );
 }
