@@ -54,7 +54,7 @@ const STARTS = Number(flag('--starts', '6'));
 const ONLY = flag('--only', '');
 /** Our host: this build, or another one's (`--cli PATH`, to compare builds in the same conditions). */
 const CLI = resolve(flag('--cli', join(REPO, 'dist', 'main', 'cli.js')));
-/** One identity holds at most 64 sessions (main/http/agent-endpoint.ts): idle sessions are spread over tokens. */
+/** One identity holds at most 64 sessions (main/mcp/agent-sessions.ts): idle sessions are spread over tokens. */
 const SESSIONS_PER_TOKEN = 50;
 
 const GOALS = { c1Ratio: 1.3, c1AddedMs: 0.5, c8Ratio: 1.2, sessionKiB: 100 };

@@ -1,4 +1,9 @@
-import { pendingSignInsAnswer, signedInClientsAnswer, type PendingSignIn, type SignedInClientInfo } from '../common/api/agent-sign-ins.js';
+import {
+  waitingAgentSignInsAnswer,
+  signedInClientsAnswer,
+  type WaitingAgentSignIn,
+  type SignedInClientInfo,
+} from '../common/api/agent-sign-ins.js';
 import type { Command } from './cli-args.js';
 import { Approvals } from './auth/agent-oauth/approvals.js';
 import { loadConfig } from './config.js';
@@ -26,7 +31,7 @@ export async function signInCommand(
   // Reading: what the running server has, when one runs.
   const running = command.kind === 'approve-list' || command.kind === 'clients-list' ? await runningServer(stateDir) : undefined;
   if (running && command.kind === 'approve-list')
-    return listPending((await running.call('GET', '/agent-access/sign-ins', pendingSignInsAnswer)).requests, command.json, write);
+    return listPending((await running.call('GET', '/agent-access/sign-ins', waitingAgentSignInsAnswer)).requests, command.json, write);
   if (running && command.kind === 'clients-list')
     return listClients((await running.call('GET', '/agent-access/clients', signedInClientsAnswer)).clients, command.json, write);
   // Answers and revocations sign nothing: the secret store (and its keychain probe) is opened only if a key is asked for.
@@ -60,7 +65,7 @@ export async function signInCommand(
   }
 }
 
-function listPending(pending: PendingSignIn[], json: boolean, write: (text: string) => void): number {
+function listPending(pending: WaitingAgentSignIn[], json: boolean, write: (text: string) => void): number {
   if (json) write(`${JSON.stringify(pending, null, 2)}\n`);
   else if (pending.length === 0) write('No agent sign-ins are waiting.\n');
   else {

@@ -627,13 +627,6 @@ export class PlaceConnections {
     };
   }
 
-  /** The credentials header of a connection, for the one outgoing request that needs it. */
-  async credentials(connection: PlaceConnection): Promise<Record<string, string>> {
-    if (connection.auth.kind !== 'header') return {};
-    const value = await this.deps.placeSecrets.value(connection.root, connection.auth.secretName);
-    return { [connection.auth.header]: `${connection.auth.prefix ?? ''}${value}` };
-  }
-
   private async fromCatalog(request: Extract<AddConnection, { catalog: string }>): Promise<NewConnection> {
     const entry = this.deps.catalog.list().entries.find((e) => e.id === request.catalog);
     if (!entry)

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PendingSignIn } from '../../common/api/agent-sign-ins.js';
+import type { WaitingAgentSignIn } from '../../common/api/agent-sign-ins.js';
 import { answerOf, PromptedSignIns, signInDialog } from './agent-sign-in-prompt.js';
 
-const request = (code: string, extra: Partial<PendingSignIn> = {}): PendingSignIn => ({
+const request = (code: string, extra: Partial<WaitingAgentSignIn> = {}): WaitingAgentSignIn => ({
   code,
   clientName: 'Claude Code',
   redirectUri: 'http://127.0.0.1:5555/callback',

@@ -50,7 +50,7 @@ import { placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { parseToolSearchMode } from '../../common/tool-search-mode.js';
-import { placeToolSearch } from './agent-endpoint.js';
+import { placeToolSearch } from '../mcp/place-tool-search.js';
 import type { HostControl } from './control-plane.js';
 import { changeEvents } from './change-events.js';
 import { signInRoutes } from './agent-sign-in-routes.js';

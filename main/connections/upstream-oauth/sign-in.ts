@@ -19,7 +19,7 @@ import {
   SignInUnsupportedError,
 } from './errors.js';
 import { lastGrantedScope, type OAuthStore, type ServerMetadata } from './oauth-store.js';
-import { PendingSignIns } from './pending-sign-ins.js';
+import { UpstreamSignInsInProgress } from './sign-ins-in-progress.js';
 import { revokeTokens } from './revocation.js';
 import { scopeFor } from './scope-choice.js';
 import { SignInProvider } from './sign-in-provider.js';
@@ -74,7 +74,7 @@ export interface BegunSignIn {
   resource: string | undefined;
 }
 
-interface Pending {
+interface StartedSignIn {
   connection: OAuthConnection;
   provider: SignInProvider;
   state: string;
@@ -88,10 +88,10 @@ interface Pending {
  * the browser's answer, matched by its state, and exchanges the code for tokens.
  */
 export class SignInFlow {
-  private readonly pending: PendingSignIns<Pending>;
+  private readonly inProgress: UpstreamSignInsInProgress<StartedSignIn>;
 
   constructor(private readonly options: SignInFlowOptions) {
-    this.pending = new PendingSignIns(options.ttlMs, options.now);
+    this.inProgress = new UpstreamSignInsInProgress(options.ttlMs, options.now);
   }
 
   /**
@@ -135,7 +135,7 @@ export class SignInFlow {
     const record = await store.read(id);
     const scope = scopeFor(challenge, discovery, { stepUp: hints.scope, granted: lastGrantedScope(record) });
     const stored = ownApp ? undefined : record.client;
-    const { provider } = this.pending.open((state) => ({
+    const { provider } = this.inProgress.open((state) => ({
       connection,
       state,
       provider: new SignInProvider({
@@ -158,7 +158,7 @@ export class SignInFlow {
         fetchFn: fetch,
       });
     } catch (error) {
-      this.pending.drop((p) => p.provider === provider);
+      this.inProgress.drop((p) => p.provider === provider);
       throw new SignInFailedError(
         `Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`,
       );
@@ -181,7 +181,7 @@ export class SignInFlow {
 
   /** Finishes the sign-in the answer belongs to; returns its connection. Nothing is stored unless it succeeds. */
   async finish(answer: CallbackAnswer): Promise<OAuthConnection> {
-    const { connection, provider, state } = this.pending.take(answer.state);
+    const { connection, provider, state } = this.inProgress.take(answer.state);
     const name = connection.displayName;
     const id = identityOf(connection);
     const verifier = await provider.codeVerifier();
@@ -227,7 +227,7 @@ export class SignInFlow {
 
   /** Cancels the connection's sign-ins in progress. */
   cancel(connection: ConnectionIdentity): void {
-    this.pending.drop((p) => p.connection.storeId === connection.storeId && p.connection.name === connection.serverName);
+    this.inProgress.drop((p) => p.connection.storeId === connection.storeId && p.connection.name === connection.serverName);
   }
 
   private async challenge(connection: OAuthConnection): Promise<Challenge> {
