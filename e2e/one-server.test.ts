@@ -44,7 +44,7 @@ describe('one server per state dir, and the CLI asks it', () => {
   });
 
   after(async () => {
-    // The hanging server goes first: the host's check of it then ends at once instead of at its 60 s limit.
+    // The hanging server goes first: the host's close waits for its check of it, which then ends at once, not at its 60 s limit.
     await hanging?.close();
     await fx?.close();
   });
