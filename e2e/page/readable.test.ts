@@ -89,9 +89,9 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
 
   after(async () => {
     await browser?.close();
+    // The upstreams go first: the host's close waits for a check still running (the stuck server's) to end.
+    await Promise.all([good?.close(), hanging?.close()]);
     await fx?.close();
-    await good?.close();
-    await hanging?.close();
     await workspace?.leave();
   });
 
