@@ -72,7 +72,13 @@ function listPending(pending: WaitingAgentSignIn[], json: boolean, write: (text:
     for (const r of pending) {
       const place =
         r.askedPlace?.label ?? (r.askedPath ? `${r.askedPath} (not a place here)` : 'no place named (This machine unless you pick one)');
-      write(forTerminal(`${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  expires ${r.expiresAt}`) + '\n');
+      // Two clients of one name differ in where they asked from and when: both are shown, as on the page.
+      const from = r.from ? `  from ${r.from}` : '';
+      write(
+        forTerminal(
+          `${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  asked ${r.createdAt}${from}  expires ${r.expiresAt}`,
+        ) + '\n',
+      );
     }
     write(`Approve one with: ${PRODUCT_NAME} approve CODE [--workspace-path PATH]; refuse with: ${PRODUCT_NAME} deny CODE\n`);
   }

@@ -21,6 +21,13 @@ describe('the desktop sign-in prompt', () => {
     assert.equal(signInDialog(request('ABCD-EFGH')).message, 'Allow Claude Code to work on this machine in This machine?');
   });
 
+  it('says where the sign-in came from and when it asked, so two clients of one name can be told apart', () => {
+    const dialog = signInDialog(request('ABCD-EFGH', { from: '192.0.2.7' }));
+    const asked = new Date('2026-01-01T00:00:00.000Z').toLocaleTimeString();
+    assert.match(dialog.detail, new RegExp(`Asked at ${asked.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} from 192\\.0\\.2\\.7\\.`));
+    assert.doesNotMatch(signInDialog(request('ABCD-EFGH')).detail, / from /);
+  });
+
   it('maps Allow and Deny, and never approves by default, by Esc or by an unknown button', () => {
     const dialog = signInDialog(request('ABCD-EFGH'));
     assert.equal(answerOf(dialog.buttons.indexOf('Allow')), 'approve');

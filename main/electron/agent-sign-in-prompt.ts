@@ -29,6 +29,7 @@ export function signInDialog(request: WaitingAgentSignIn): SignInDialog {
     message: `Allow ${request.clientName} to work on this machine in ${place}?`,
     detail:
       `Code ${request.code}: check that the agent's sign-in page shows the same code.\n` +
+      `Asked at ${new Date(request.createdAt).toLocaleTimeString()}${request.from ? ` from ${request.from}` : ''}.\n` +
       `The answer goes to ${request.redirectUri}.\n` +
       `To allow it in another place, use Agent access in the window. Unanswered, it is refused at ${new Date(request.expiresAt).toLocaleTimeString()}.`,
     buttons: BUTTONS.map(([label]) => label),

@@ -152,6 +152,13 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     >);
   });
 
+  // Cancel: the check running now ends (its requests to the server too); the connection says so until checked again.
+  router.post('/mcp/place/:name/cancel-check', async (req, res) => {
+    res.json({
+      connection: await connections.cancelCheck(person(res), placeOf(req), String(req.params.name), ownerOf(req)),
+    } satisfies Answer<typeof connectionAnswer>);
+  });
+
   router.delete('/mcp/place/:name', async (req, res) => {
     res.json({ removed: await connections.remove(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<
       typeof removedAnswer

@@ -60,6 +60,20 @@ export interface SignInFlowOptions {
   onSignedIn: (connection: ConnectionIdentity) => void;
 }
 
+/**
+ * The sign-ins of a sign-in group begun so far ("Connect N services"), by the authorization server
+ * each signs in at: a connection of the group with no registration of its own signs in with the one
+ * the first of its server made, so that a consent there covers both.
+ */
+export type SignInGroup = Map<string, ConnectionIdentity>;
+
+/** A sign-in begun: the URL to open, the authorization server it goes to, and the resource it asks a token for. */
+export interface BegunSignIn {
+  url: URL;
+  authorizationServer: string;
+  resource: string | undefined;
+}
+
 interface StartedSignIn {
   connection: OAuthConnection;
   provider: SignInProvider;
@@ -84,9 +98,14 @@ export class SignInFlow {
    * `hints.challenge`: the `WWW-Authenticate` header of the server's last refusal of a request (its
    * scope and metadata URL win over those of a bare initialize); `hints.scope`: the wider access a
    * step-up asks for, added to the scope chosen by the MCP authorization spec's rules, as is the scope of the
-   * connection's last login (a sign-in again keeps the access its owner approved before).
+   * connection's last login (a sign-in again keeps the access its owner approved before). `group`:
+   * the sign-ins of its group begun before it (this one is added).
    */
-  async begin(connection: OAuthConnection, ownApp?: OwnApp, hints: { challenge?: string; scope?: string } = {}): Promise<URL> {
+  async begin(
+    connection: OAuthConnection,
+    ownApp?: OwnApp,
+    hints: { challenge?: string; scope?: string; group?: SignInGroup } = {},
+  ): Promise<BegunSignIn> {
     const { fetch, store } = this.options;
     const name = connection.displayName;
     const id = identityOf(connection);
@@ -95,6 +114,8 @@ export class SignInFlow {
     const metadata = discovery.authorizationServerMetadata!;
     const redirectUrl = this.options.redirectUrl();
     const server = discovery.authorizationServerUrl;
+    const shared = hints.group?.get(server);
+    if (!ownApp && shared) await this.shareRegistration(shared, id);
 
     if (ownApp) {
       const information = {
@@ -142,8 +163,20 @@ export class SignInFlow {
         `Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`,
       );
     }
+    if (hints.group && !shared) hints.group.set(server, id);
     // With no stored tokens offered and a redirect URL set, auth() ends in a redirect.
-    return provider.url!;
+    return { url: provider.url!, authorizationServer: server, resource: provider.resource };
+  }
+
+  /**
+   * Gives a connection that has no registration of its own the one another connection of its
+   * group made at the same authorization server (a public client: no secret to share). One that has
+   * its own keeps it: its login, if any, is bound to it.
+   */
+  private async shareRegistration(from: ConnectionIdentity, to: ConnectionIdentity): Promise<void> {
+    const { client } = await this.options.store.read(from);
+    if (client?.source !== 'registered' && client?.source !== 'metadata-document') return;
+    await this.options.store.update(to, (record) => [record.client ? record : { ...record, client }, undefined]);
   }
 
   /** Finishes the sign-in the answer belongs to; returns its connection. Nothing is stored unless it succeeds. */
