@@ -31,6 +31,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { MicroResult } from './lib/micro.js';
 import { memoryOf, runNode, startServer, TSX_IMPORT, type ServerProcess } from './lib/child.js';
 import { closeSession, openSession, openSseSession, runSegment, textOf, type Call, type Session } from './lib/load.js';
 import { pairedMedian, roundRatios, runRounds, type Plan } from './lib/rounds.js';
@@ -41,6 +42,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
+const GATEWAY_MICRO = join(REPO, 'bench', 'gateway-micro.ts');
 const HEAP_PROBE = ['--expose-gc', '--import', join(REPO, 'bench', 'lib', 'heap-probe.mjs')];
 const MCP_HUB_VERSION = '4.2.1';
 const PEERS_DIR = join(REPO, 'node_modules', '.cache', 'bench-peers');
@@ -52,9 +54,11 @@ const ROUNDS = Number(flag('--rounds', '12'));
 const IDLE_SESSIONS = Number(flag('--sessions', '200'));
 const STARTS = Number(flag('--starts', '6'));
 const ONLY = flag('--only', '');
+/** When set, our host runs with --cpu-prof into this folder (its profile is written when it stops). */
+const PROFILE_DIR = argv.includes('--profile') ? resolve(flag('--profile', '')) : undefined;
 /** Our host: this build, or another one's (`--cli PATH`, to compare builds in the same conditions). */
 const CLI = resolve(flag('--cli', join(REPO, 'dist', 'main', 'cli.js')));
-/** One identity holds at most 64 sessions (main/http/agent-endpoint.ts): idle sessions are spread over tokens. */
+/** One identity holds at most 64 sessions (main/mcp/agent-sessions.ts): idle sessions are spread over tokens. */
 const SESSIONS_PER_TOKEN = 50;
 
 const GOALS = { c1Ratio: 1.3, c1AddedMs: 0.5, c8Ratio: 1.2, sessionKiB: 100 };
@@ -167,8 +171,9 @@ async function main(): Promise<void> {
     const OURS_ECHO = /^u[0-9a-f]{8}__[a-z0-9-]+__echo$/;
     const HUB_ECHO = /echo$/;
 
+    const profiled = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
     const startOurs = (probe: string[] = []) =>
-      startServer('ours', [...probe, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
+      startServer('ours', [...probe, ...profiled, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
     /** mcp-hub, once its SSE endpoint takes a session; `url` is that endpoint. */
     const startHub = async (
       probe: string[] = [],
@@ -273,6 +278,26 @@ async function main(): Promise<void> {
         await stop(ours);
         await hub.hub.stop();
       }
+    }
+
+    // -------------------------------------------------------------------------------------------
+    if (ONLY === 'micro') {
+      log('in-process timings of the steps of a forwarded call (bench/gateway-micro.ts)');
+      const micro = JSON.parse(
+        await runNode([...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []), '--import', TSX_IMPORT, GATEWAY_MICRO], {
+          env: { ...env, BENCH_UPSTREAM_URL: upstream.url, BENCH_UPSTREAM_KEY: apiKey, BENCH_TOKEN: tokens[0]! },
+          cwd: dirs.work,
+        }),
+      ) as MicroResult[];
+      load.push(loadavg()[0]!);
+      out.push(
+        '### Steps of a forwarded call, in-process (bench/gateway-micro.ts; median of 7 batches)',
+        '',
+        '| step | wall us | CPU us | thread-pool round trips |',
+        '| --- | ---: | ---: | ---: |',
+        ...micro.map((m) => `| ${m.name} | ${m.wallUs.toFixed(1)} | ${m.cpuUs.toFixed(1)} | ${m.threadPoolOps} |`),
+        '',
+      );
     }
 
     // -------------------------------------------------------------------------------------------

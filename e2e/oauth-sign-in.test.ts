@@ -71,7 +71,13 @@ describe('agent sign-in answered from the CLI', () => {
     const code = /[A-Z2-9]{4}-[A-Z2-9]{4}/.exec(page)![0];
     const listed = await cli(['approve']);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.match(listed.stdout, new RegExp(`${code}  ${provider.clientName}  place: Crew alpha  answer goes to ${REDIRECT}`));
+    // Where it came from and when it asked, as the page says: two clients of one name differ there.
+    assert.match(
+      listed.stdout,
+      new RegExp(
+        `${code}  ${provider.clientName}  place: Crew alpha  answer goes to ${REDIRECT}  asked \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z  from 127\\.0\\.0\\.1  expires `,
+      ),
+    );
     return { waitUrl, code };
   }
 

@@ -1,4 +1,9 @@
-import { pendingSignInsAnswer, signedInClientsAnswer, type PendingSignIn, type SignedInClientInfo } from '../common/api/agent-sign-ins.js';
+import {
+  waitingAgentSignInsAnswer,
+  signedInClientsAnswer,
+  type WaitingAgentSignIn,
+  type SignedInClientInfo,
+} from '../common/api/agent-sign-ins.js';
 import type { Command } from './cli-args.js';
 import { Approvals } from './auth/agent-oauth/approvals.js';
 import { loadConfig } from './config.js';
@@ -26,7 +31,7 @@ export async function signInCommand(
   // Reading: what the running server has, when one runs.
   const running = command.kind === 'approve-list' || command.kind === 'clients-list' ? await runningServer(stateDir) : undefined;
   if (running && command.kind === 'approve-list')
-    return listPending((await running.call('GET', '/agent-access/sign-ins', pendingSignInsAnswer)).requests, command.json, write);
+    return listPending((await running.call('GET', '/agent-access/sign-ins', waitingAgentSignInsAnswer)).requests, command.json, write);
   if (running && command.kind === 'clients-list')
     return listClients((await running.call('GET', '/agent-access/clients', signedInClientsAnswer)).clients, command.json, write);
   // Answers and revocations sign nothing: the secret store (and its keychain probe) is opened only if a key is asked for.
@@ -60,14 +65,20 @@ export async function signInCommand(
   }
 }
 
-function listPending(pending: PendingSignIn[], json: boolean, write: (text: string) => void): number {
+function listPending(pending: WaitingAgentSignIn[], json: boolean, write: (text: string) => void): number {
   if (json) write(`${JSON.stringify(pending, null, 2)}\n`);
   else if (pending.length === 0) write('No agent sign-ins are waiting.\n');
   else {
     for (const r of pending) {
       const place =
         r.askedPlace?.label ?? (r.askedPath ? `${r.askedPath} (not a place here)` : 'no place named (This machine unless you pick one)');
-      write(forTerminal(`${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  expires ${r.expiresAt}`) + '\n');
+      // Two clients of one name differ in where they asked from and when: both are shown, as on the page.
+      const from = r.from ? `  from ${r.from}` : '';
+      write(
+        forTerminal(
+          `${r.code}  ${r.clientName}  place: ${place}  answer goes to ${r.redirectUri}  asked ${r.createdAt}${from}  expires ${r.expiresAt}`,
+        ) + '\n',
+      );
     }
     write(`Approve one with: ${PRODUCT_NAME} approve CODE [--workspace-path PATH]; refuse with: ${PRODUCT_NAME} deny CODE\n`);
   }

@@ -5,6 +5,7 @@ import { isAbsolute, join } from 'node:path';
 import type { Config } from './config.js';
 import { loadCatalog } from './connections/catalog/catalog-schema.js';
 import { CatalogService } from './connections/catalog/catalog-service.js';
+import { credentialHeaders } from './connections/credential-headers.js';
 import { ConnectionHealth } from './connections/gateway/connection-health.js';
 import { Gateway } from './connections/gateway/gateway.js';
 import { createGuardedFetch, type GuardedFetch } from './network/guarded-fetch.js';
@@ -79,13 +80,11 @@ export function openConnectionServices(config: Config, options: ConnectionServic
     appPorts: options.appPorts,
     ...(options.limits && { limits: options.limits }),
   };
-  // The gateway reads credentials through the connections service, which owns the rules.
-  let connections: PlaceConnections | undefined;
   const gateway = new Gateway({
     timeoutMs: config.upstreamTimeoutMs,
     allowPrivateNetwork: config.allowPrivateNetwork,
     appPorts: options.appPorts,
-    credentials: (c) => connections!.credentials(c),
+    credentials: (c) => credentialHeaders(placeSecrets, c),
     signedFetch: (c, base) => oauth.fetch(c, base),
     local: {
       start: (c) => localLaunch(c, { access, placeSecrets, host, cacheRoot: localCacheRoot(options.env) }),
@@ -96,7 +95,7 @@ export function openConnectionServices(config: Config, options: ConnectionServic
   });
   // Failing servers are checked again after 1 s, 2 s, 4 s ... up to a minute apart.
   const health = new ConnectionHealth({ gateway, firstBackoffMs: 1_000, maxBackoffMs: 60_000 });
-  connections = new PlaceConnections({
+  const connections = new PlaceConnections({
     answerWaitMs: config.upstreamTimeoutMs,
     store,
     oauth,

@@ -6,13 +6,13 @@ import type { HostStatus } from '../common/api/host-status.js';
 import type { AgentTokenStore } from './auth/agent-tokens.js';
 import type { Approvals } from './auth/agent-oauth/approvals.js';
 import type { AuthorizationServer } from './auth/agent-oauth/authorization-server.js';
-import { JwtVerifier, type Caller } from './auth/jwt-verifier.js';
+import { JwtVerifier } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { AGENT_SERVER_OPTIONS, agentEndpoint } from './http/agent-endpoint.js';
-import { signInsNeeded, type SignInNeeded } from './connections/sign-ins-needed.js';
+import { signInsNeeded, type UpstreamSignInNeeded } from './connections/sign-ins-needed.js';
 import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
-import type { McpSessions } from './mcp/sessions.js';
+import { agentSessions, type AgentSessions } from './mcp/agent-sessions.js';
 import { claimStateDir, forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
 import { PACKAGE_ROOT } from './version.js';
@@ -48,7 +48,7 @@ interface Open {
 export class Host {
   private current: HostStatus = { state: 'stopped' };
   private opened: Promise<Open> | undefined;
-  private agent: { server: Server; sessions: McpSessions<Caller>; close(): Promise<void> } | undefined;
+  private agent: ({ server: Server } & AgentSessions) | undefined;
   private readonly listeners = new Set<(status: HostStatus) => void>();
   private readonly log: (line: string) => void;
 
@@ -96,7 +96,7 @@ export class Host {
   }
 
   /** The connections using `person`'s login whose server asks for a sign-in (after open()): the tray's attention state. */
-  async signInsNeeded(person: string): Promise<SignInNeeded[]> {
+  async signInsNeeded(person: string): Promise<UpstreamSignInNeeded[]> {
     await this.open();
     return signInsNeeded(person, (await this.opened!).services);
   }
@@ -128,15 +128,18 @@ export class Host {
     try {
       await this.open();
       const { services, verifier } = await this.opened!;
-      const endpoint = agentEndpoint(services, verifier);
-      const server = createServer(AGENT_SERVER_OPTIONS, endpoint.listener).listen(this.config.port, this.config.host);
+      const sessions = agentSessions(services);
+      const server = createServer(AGENT_SERVER_OPTIONS, agentEndpoint(services, verifier, sessions.sessions)).listen(
+        this.config.port,
+        this.config.host,
+      );
       try {
         await once(server, 'listening');
       } catch (error) {
-        await endpoint.close();
+        await sessions.close();
         throw error;
       }
-      this.agent = { server, ...endpoint };
+      this.agent = { server, ...sessions };
       services.listeningPorts.add((server.address() as AddressInfo).port);
       const url = serverUrl(this.config.host, (server.address() as AddressInfo).port, '/mcp');
       this.setStatus({ state: 'running', url, auth: this.config.auth });
@@ -161,8 +164,7 @@ export class Host {
     await services.commands.killAll();
     // No agent can read the saved outputs any more.
     for (const line of await services.commands.removeSavedOutputs()) services.log(`Saved bash outputs: ${line}`);
-    await agent.sessions.closeAll(SHUTDOWN_GRACE_MS);
-    await agent.close();
+    await agent.close(SHUTDOWN_GRACE_MS);
     // Streams that outlived their session (or idle keep-alive sockets) would hold the port.
     agent.server.closeAllConnections();
     await closed;

@@ -95,6 +95,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const unenforced = Object.entries(limits.support.unenforced);
   if (unenforced.length)
     log(`Sandbox limits not enforced on this machine: ${unenforced.map(([name, why]) => `${name} (${why})`).join('; ')}.`);
+  const listeningPorts = new Set([config.port, config.controlPort].filter((port) => port > 0));
   const connectionServices = openConnectionServices(config, {
     limits,
     secrets,
@@ -103,8 +104,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
     redirectUrl: () => `${services.controlUrl}/oauth/callback`,
     ...(options.openBrowser && { openBrowser: options.openBrowser }),
     env,
-    // Known once the host listens; local servers start on first use, after that.
-    appPorts: () => [...services.listeningPorts],
+    // The host adds the ports it opens; local servers start on first use, after that.
+    appPorts: () => [...listeningPorts],
   });
   const { access, placeSecrets, store, catalog, network, oauth, gateway, health, connections } = connectionServices;
   const placeSessions = new PlaceSessions();
@@ -201,7 +202,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     sandboxes,
     limits,
     policyWatch,
-    listeningPorts: new Set([config.port, config.controlPort].filter((port) => port > 0)),
+    listeningPorts,
     skills,
     skillsChanged,
     changes,

@@ -17,6 +17,7 @@ import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILD_DIR } from '../test/support/built.js';
+import { buildWasm } from './build-wasm.js';
 
 /** The folders whose TypeScript tests load (tests, fixtures, the product, the page's plain modules, scripts). */
 const SOURCE_ROOTS = ['main', 'common', 'preload', 'renderer', 'test', 'e2e', 'scripts', 'bench'];
@@ -102,6 +103,8 @@ export async function buildTests(root: string): Promise<number> {
   }
   await removeOrphans(buildDir, new Set(all.map((s) => join(buildDir, outputOf(s)))));
   await writeFile(manifestFile, JSON.stringify({ compiler: COMPILER, files: versions }));
+  // The product loads its WebAssembly from dist/wasm, built from the .wat sources as `npm run build` does.
+  await buildWasm(root, { onlyStale: true });
   return stale.length;
 }
 

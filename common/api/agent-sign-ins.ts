@@ -11,7 +11,7 @@ export const placeRef = z.object({
 export type PlaceRef = z.infer<typeof placeRef>;
 
 /** A client's sign-in waiting for the owner. */
-export const pendingSignIn = z.object({
+export const waitingAgentSignIn = z.object({
   /** The short code the client's browser shows too: the owner checks they match. */
   code: z.string(),
   clientName: z.string(),
@@ -27,7 +27,7 @@ export const pendingSignIn = z.object({
   createdAt: z.string(),
   expiresAt: z.string(),
 });
-export type PendingSignIn = z.infer<typeof pendingSignIn>;
+export type WaitingAgentSignIn = z.infer<typeof waitingAgentSignIn>;
 
 /** A client that signed in with OAuth. */
 export const signedInClient = z.object({
@@ -48,13 +48,13 @@ export const signedInClient = z.object({
 export type SignedInClientInfo = z.infer<typeof signedInClient>;
 
 /** GET /api/agent-access/sign-ins */
-export const pendingSignInsAnswer = z.object({ requests: z.array(pendingSignIn) });
+export const waitingAgentSignInsAnswer = z.object({ requests: z.array(waitingAgentSignIn) });
 /** GET /api/agent-access/clients */
 export const signedInClientsAnswer = z.object({ clients: z.array(signedInClient) });
 /** POST /api/agent-access/sign-ins/:code/approve; the place picked, if not the one asked for. */
 export const approveBody = z.object({ workspace_path: z.string().max(4096).optional() }).strict();
-export const approvedAnswer = z.object({ approved: pendingSignIn.extend({ approvedPlace: placeRef }) });
-export const deniedAnswer = z.object({ denied: pendingSignIn });
+export const approvedAnswer = z.object({ approved: waitingAgentSignIn.extend({ approvedPlace: placeRef }) });
+export const deniedAnswer = z.object({ denied: waitingAgentSignIn });
 export const revokedClientAnswer = z.object({ revoked: signedInClient });
 /** The answers and revocations take no fields. */
 export const emptyBody = z.object({}).strict();

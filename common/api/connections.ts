@@ -6,12 +6,14 @@ import { MAX_ALLOWED_HOSTS, placeForPerson, placePolicy } from './places.js';
 
 /**
  * Whether a connection works for the place's agents now, and if not, why: measured by asking its
- * server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large), or known without asking
- * (paused, needs-secret, and sign-in for a login that does not exist).
+ * server (connected, checking, sign-in, key-refused, unreachable, not-mcp, too-large), cancelled
+ * (a person cancelled its check before the server answered: unknown until checked again), or known
+ * without asking (paused, needs-secret, and sign-in for a login that does not exist).
  */
 export const connectionState = z.enum([
   'connected',
   'checking',
+  'cancelled',
   'sign-in',
   'key-refused',
   'unreachable',
@@ -26,11 +28,12 @@ export const transport = z.enum(['streamable-http', 'sse']);
 
 /** A local server's process as the running server knows it. */
 export const localProcess = z.object({
-  state: z.enum(['running', 'starting', 'stopped']),
+  /** stopping: being ended, until it has exited. */
+  state: z.enum(['running', 'starting', 'stopping', 'stopped']),
   pid: z.number().optional(),
   /** ISO time it started (running), or ended (stopped after running). */
   since: z.string().optional(),
-  /** Why it is stopped: never started yet, ended after being idle, or how it exited. */
+  /** Why it is stopped (or being stopped): never started yet, ended after being idle, or how it exited. */
   stopped: z.string().optional(),
   /** Its last stderr lines, newest last. */
   stderr: z.array(z.string()),
@@ -260,7 +263,7 @@ export const connectManyAnswer = z.object({
   authorizationUrl: z.string().optional(),
 });
 
-/** The answer to add, edit and test. */
+/** The answer to add, edit, test and cancel (POST /api/mcp/place/:name/cancel-check: ends the check running now). */
 export const connectionAnswer = z.object({ connection: connectionView });
 export const connectionDetailsAnswer = z.object({ connection: connectionDetails });
 export const removedAnswer = z.object({ removed: connectionView });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { clipboardText, openPage, skipReason, tabUntil, type PageFixture } from './page-support.js';
+import { clipboardText, openPage, pageUntil, skipReason, tabUntil, type PageFixture } from './page-support.js';
 
 // The Agent access screen in Debian's Chromium against a real headless host: a token made on the
 // page, copied from the page, works on /mcp until it is revoked on the page.
@@ -204,13 +204,32 @@ describe('the page: agent access', { skip: skipReason }, () => {
     assert.notEqual(await page.evaluate(`getComputedStyle(document.activeElement).outlineStyle`), 'none', 'focus is visible');
     await page.keyboard.press('Enter');
     assert.equal(await page.evaluate(`document.activeElement?.textContent`), 'No', 'focus goes to the safe choice');
+    // The keyboard goes on to the row that takes its place, as after a connection's removal.
+    const next = await tokens()
+      .getByRole('listitem')
+      .filter({ hasText: 'keyboard agent' })
+      .evaluate((li) => li.nextElementSibling?.getAttribute('aria-label'));
+    assert.ok(next, 'another token is listed after it');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Enter');
     await tokens().getByRole('listitem').filter({ hasText: 'keyboard agent' }).waitFor({ state: 'detached' });
-    assert.equal(await page.evaluate(`document.activeElement?.id`), 'tokens-heading', 'focus stays on the list');
+    await pageUntil(page, `document.activeElement?.getAttribute('aria-label') === ${JSON.stringify(next)}`);
     assert.equal(await newToken().count(), 0, 'the revoked token is no longer shown');
     assert.equal(await mcpStatus(token), 401);
     await p.shot('keyboard-revoked');
+
+    // The last one revoked: the keyboard goes to the list's heading.
+    const live = ((await p.api('GET', '/tokens')).json.tokens as Array<{ id: string; name: string; revokedAt?: string }>).filter(
+      (t) => !t.revokedAt,
+    );
+    const last = live.at(-1)!;
+    for (const t of live.slice(0, -1)) assert.equal((await p.api('DELETE', `/tokens/${t.id}`)).status, 200);
+    const lastRow = tokens().getByRole('listitem').filter({ hasText: last.name });
+    await tokens().getByRole('listitem').filter({ hasNotText: last.name }).first().waitFor({ state: 'detached' });
+    await lastRow.getByRole('button', { name: `Revoke ${last.name}` }).click();
+    await lastRow.getByRole('button', { name: 'Yes, revoke' }).click();
+    await lastRow.waitFor({ state: 'detached' });
+    await pageUntil(page, `document.activeElement?.id === 'tokens-heading'`);
   });
 
   it('selects the text to copy by hand when the browser refuses the clipboard', async () => {
@@ -245,7 +264,7 @@ describe('the page: agent access', { skip: skipReason }, () => {
     const { page } = p;
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.reload();
-    await tokens().waitFor();
+    await page.getByRole('heading', { name: 'Tokens', level: 2 }).waitFor();
     assert.equal(await page.evaluate(`getComputedStyle(document.body).backgroundColor`), 'rgb(21, 23, 27)');
     await p.shot('dark');
     await page.emulateMedia({ colorScheme: 'light' });

@@ -80,6 +80,49 @@ describe('the page: layout from 360 px up', { skip: skipReason }, () => {
     assert.equal(await server.isVisible(), true, 'the sections are in the rail');
   });
 
+  it('folds the catalog at 360 px to a few screens tall, with search first and every connector reachable by keyboard', async () => {
+    const { page } = tour;
+    await page.setViewportSize({ width: 360, height: 800 });
+    await SIGNED_IN_STOPS[0]!.show(page, tour);
+    const available = page.getByRole('region', { name: 'Available' });
+    const height = await page.evaluate(`document.documentElement.scrollHeight`);
+    // The whole screen (the place, its connection, the catalog's first cards, the forms folded) within
+    // under three windows' height: 2,058 px when written, against 6,456 px with the whole catalog.
+    assert.ok((height as number) <= 2_200, `the Connections screen is ${height} px tall at 360 px`);
+    // Search comes before the list, and finds what is folded away.
+    const search = available.getByRole('searchbox', { name: 'Search connectors' });
+    await search.fill('deepwiki');
+    await available.getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
+    await search.fill('');
+
+    // Every connector of the catalog, by keyboard alone: Tab to "Show all", Enter, and Tab on through each.
+    const { json } = await tour.api('GET', '/catalog');
+    const groups = new Set((json.groups as Array<{ id: string }>).map((g) => g.id));
+    const wanted = (json.entries as Array<{ name: string; signInGroup?: string }>).map((e) =>
+      e.signInGroup && groups.has(e.signInGroup) ? e.name : `Connect ${e.name}`,
+    );
+    await search.focus();
+    const reached = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      await page.keyboard.press('Tab');
+      const at = (await page.evaluate(
+        `(() => { const e = document.activeElement; return e ? (e.getAttribute('aria-label') || e.textContent.trim()) : ''; })()`,
+      )) as string;
+      if (at === 'Add a server that is not listed') break;
+      // A group's service chip is named for its service, with its state after a dot.
+      reached.add(at.split(' · ')[0]!);
+      // "Show all" goes, and the keyboard lands on the first connector it brings.
+      if (at.startsWith('Show all ')) {
+        await page.keyboard.press('Enter');
+        const first = (await page.evaluate(`document.activeElement?.getAttribute('aria-label') ?? ''`)) as string;
+        assert.match(first, /^Connect /, 'the keyboard lands on the first connector "Show all" brought');
+        reached.add(first);
+      }
+    }
+    const missed = wanted.filter((name) => !reached.has(name));
+    assert.deepEqual(missed, [], 'connectors the keyboard never reached');
+  });
+
   it('stacks the activity table into labelled lines on a narrow screen, and keeps it a table at 1280 px', async () => {
     const { page } = tour;
     const row = () =>

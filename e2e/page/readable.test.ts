@@ -190,6 +190,36 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     void adding;
   });
 
+  it('cancels a running check on the server: the row says so with Retry, as the API does, and the keyboard goes to Retry', async () => {
+    const controlUrl = await fx.host.open();
+    const token = await fx.host.adminToken();
+    const stuck = (
+      (await callApi(controlUrl, token, 'GET', '/mcp/place?workspace_path=')).json.connections as Array<{
+        name: string;
+        displayName: string;
+        state: string;
+      }>
+    ).find((c) => c.displayName === 'Stuck server')!;
+    // A check of its own (joining one that runs): the server accepts it and never answers.
+    const testing = callApi(controlUrl, token, 'POST', `/mcp/place/${stuck.name}/test?workspace_path=`);
+    const row = connected().getByRole('listitem', { name: 'Stuck server', exact: true });
+    await row.getByText('Checking…', { exact: true }).waitFor();
+    await waitFor(() => hanging.openSockets() > 0, 10_000, 'the check to reach the stuck server');
+    await row.getByRole('button', { name: 'Cancel the check of Stuck server' }).click();
+    await row.locator('.state', { hasText: 'Check cancelled' }).waitFor();
+    await row.getByText(/ — The check was cancelled after \d+ s, before the server answered\. Retry to ask it again\./).waitFor();
+    await pageUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Retry Stuck server'`);
+    assert.equal((await testing).json.connection.state, 'cancelled', 'the Test that was waiting hears it too');
+    const listed = (await callApi(controlUrl, token, 'GET', '/mcp/place?workspace_path=')).json.connections.find(
+      (c: { name: string }) => c.name === stuck.name,
+    );
+    assert.equal(listed.state, 'cancelled');
+    assert.match(listed.reason, /The check was cancelled after \d+ s/);
+    // The request to the server ended with it, long before its 30 s limit.
+    await waitFor(() => hanging.openSockets() === 0, 5_000, 'the request to the stuck server to be closed');
+    await shot('check-cancelled');
+  });
+
   it('shows recent activity by connection › tool, with plain reasons and the whole of a failure one click away', async () => {
     const { client } = await fx.connect(await fx.token('reader'));
     const echo = (await client.listTools()).tools.find((t) => t.title === 'Notes server: echo');

@@ -128,7 +128,8 @@ export const SIGNED_IN_STOPS: TourStop[] = [
     show: async (page, tour) => {
       await openSection(page, tour, 'connections', 'Connections');
       await page.getByRole('region', { name: 'Connected' }).getByText('Issue tracker').waitFor();
-      await page.getByRole('region', { name: 'Available' }).getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
+      // The first connector listed: a narrow screen shows only the first few until "Show all".
+      await page.getByRole('region', { name: 'Available' }).getByRole('button', { name: 'Connect Linear' }).waitFor();
     },
   },
   {

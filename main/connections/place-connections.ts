@@ -18,7 +18,16 @@ import { installHosts } from './local/install-hosts.js';
 import type { CatalogService } from './catalog/catalog-service.js';
 import type { ConnectionHealth, Health } from './gateway/connection-health.js';
 import type { Gateway } from './gateway/gateway.js';
-import type { CallbackAnswer, ChainStep, ClientCredentials, ConnectionOAuth, LoginEnd, OwnApp } from './upstream-oauth/connection-oauth.js';
+import type {
+  BegunSignIn,
+  CallbackAnswer,
+  ChainStep,
+  ClientCredentials,
+  ConnectionOAuth,
+  LoginEnd,
+  OwnApp,
+  SignInGroup,
+} from './upstream-oauth/connection-oauth.js';
 import { signInReason } from './sign-in-reason.js';
 import { NetworkPolicyError } from '../network/network-policy-error.js';
 import { checkTarget, resolveWithSystem } from '../network/target-check.js';
@@ -354,6 +363,19 @@ export class PlaceConnections {
   }
 
   /**
+   * Cancels the check of a connection's server running now (Cancel, for a server that does not
+   * answer): its requests end, and it shows "cancelled" until it is checked again (Retry).
+   */
+  async cancelCheck(person: string, place: Place, name: string, owner?: string): Promise<ConnectionView> {
+    const dir = await this.deps.access.snapshot();
+    requireRead(dir, person, place);
+    const connection = (await this.deps.store.list(place.root)).find((c) => c.name === name && (owner === undefined || c.owner === owner));
+    if (!connection) throw notFound(place, name);
+    await this.deps.health.cancel(connection);
+    return this.view(dir, person, place, connection, await this.facts(place, [connection]));
+  }
+
+  /**
    * The caller's own connection: for an OAuth server, starts the sign-in (the browser opens on the
    * provider's page; the answer comes back to /oauth/callback); for the others, reaches the server
    * with the credentials now and lists its tools.
@@ -421,23 +443,26 @@ export class PlaceConnections {
     options: { ownApp?: OwnApp; openBrowser?: boolean } = {},
   ): Promise<{ connections: ConnectionView[]; signIns: { name: string; authorizationUrl: string }[]; authorizationUrl?: string }> {
     const targets = await this.ownConnections(person, place, [...new Set(names)]);
-    const signIns: { name: string; displayName: string; authorizationUrl: string }[] = [];
+    const signIns: (BegunSignIn & { name: string; displayName: string })[] = [];
+    // Those of one authorization server sign in with one registration, and one consent (ConnectionOAuth.chain).
+    const group: SignInGroup = new Map();
     for (const { connection } of targets) {
       if (isOAuth(connection) && connection.auth.clientCredentials) {
         await this.logInWithCredentials(connection);
       } else if (isOAuth(connection)) {
-        const { authorizationUrl } = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection));
-        signIns.push({ name: connection.name, displayName: connection.displayName, authorizationUrl });
+        const begun = await this.beginSignIn(connection, options.ownApp, this.lastChallenge(connection), group);
+        signIns.push({ name: connection.name, displayName: connection.displayName, ...begun });
       } else {
         await this.checkedToolNames(connection);
       }
     }
-    const authorizationUrl = signIns.length ? this.deps.oauth.chain(signIns) : undefined;
+    const chained = signIns.length ? this.deps.oauth.chain(signIns) : [];
+    const authorizationUrl = chained[0];
     if (authorizationUrl && (options.openBrowser ?? true)) this.deps.openBrowser(authorizationUrl);
     return {
       connections: targets.map((t) => t.view),
       // Each one's own link too: opened alone (the chain's window was closed), it goes on through the rest.
-      signIns: signIns.map(({ name, authorizationUrl }) => ({ name, authorizationUrl })),
+      signIns: signIns.map(({ name }, index) => ({ name, authorizationUrl: chained[index]! })),
       ...(authorizationUrl && { authorizationUrl }),
     };
   }
@@ -450,10 +475,11 @@ export class PlaceConnections {
     connection: PlaceConnection & Parameters<ConnectionOAuth['begin']>[0],
     given: OwnApp | undefined,
     challenge: { challenge?: string },
-  ): Promise<{ authorizationUrl: string }> {
+    group?: SignInGroup,
+  ): Promise<BegunSignIn> {
     const kept = connection.auth.kind === 'oauth' ? connection.auth.ownApp : undefined;
     const ownApp = given ?? (kept && (await this.keptOwnApp(connection, kept.clientId)));
-    const begun = await this.deps.oauth.begin(connection, { ...(ownApp && { ownApp }), ...challenge });
+    const begun = await this.deps.oauth.begin(connection, { ...(ownApp && { ownApp }), ...challenge, ...(group && { group }) });
     if (given) {
       const id = { root: connection.root, name: connection.name, owner: connection.owner };
       await this.deps.store.update(id, { auth: { kind: 'oauth', ownApp: { clientId: given.clientId } } });
@@ -513,6 +539,7 @@ export class PlaceConnections {
   private async checkedToolNames(connection: PlaceConnection): Promise<string[]> {
     const measured = await this.deps.health.check(connection);
     if (measured.kind === 'failed') throw new ConnectionCheckError(connection.displayName, measured.problem, measured.reason);
+    if (measured.kind === 'cancelled') throw new ConnectionCheckError(connection.displayName, 'cancelled', measured.reason);
     return measured.tools.map((t) => t.name);
   }
 
@@ -598,13 +625,6 @@ export class PlaceConnections {
       ...(reason !== undefined && { reason }),
       ...(connection.disabledTools && { disabledTools: connection.disabledTools }),
     };
-  }
-
-  /** The credentials header of a connection, for the one outgoing request that needs it. */
-  async credentials(connection: PlaceConnection): Promise<Record<string, string>> {
-    if (connection.auth.kind !== 'header') return {};
-    const value = await this.deps.placeSecrets.value(connection.root, connection.auth.secretName);
-    return { [connection.auth.header]: `${connection.auth.prefix ?? ''}${value}` };
   }
 
   private async fromCatalog(request: Extract<AddConnection, { catalog: string }>): Promise<NewConnection> {
@@ -819,6 +839,7 @@ export class PlaceConnections {
       };
     }
     if (health.last.kind === 'ok') return { state: 'connected', health };
+    if (health.last.kind === 'cancelled') return { state: 'cancelled', reason: health.last.reason, health };
     return { state: health.last.problem, reason: health.last.reason, health };
   }
 

@@ -5,7 +5,7 @@ import type { PlaceConnections } from './place-connections.js';
 import type { ConnectionStore } from './store/connection-store.js';
 
 /** A connection that waits for its person to sign in, named as the tray shows it. */
-export interface SignInNeeded {
+export interface UpstreamSignInNeeded {
   displayName: string;
   /** The place's label ("This machine", "Crew/alpha"). */
   place: string;
@@ -19,9 +19,9 @@ export interface SignInNeeded {
 export async function signInsNeeded(
   person: string,
   deps: { store: ConnectionStore; access: AccessDirectory; connections: PlaceConnections },
-): Promise<SignInNeeded[]> {
+): Promise<UpstreamSignInNeeded[]> {
   const dir = await deps.access.snapshot();
-  const found: SignInNeeded[] = [];
+  const found: UpstreamSignInNeeded[] = [];
   for (const root of await deps.store.roots()) {
     const place = placeFromRoot(root);
     if (!canRead(dir, person, place)) continue;

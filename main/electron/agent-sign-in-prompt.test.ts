@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PendingSignIn } from '../../common/api/agent-sign-ins.js';
+import type { WaitingAgentSignIn } from '../../common/api/agent-sign-ins.js';
 import { answerOf, PromptedSignIns, signInDialog } from './agent-sign-in-prompt.js';
 
-const request = (code: string, extra: Partial<PendingSignIn> = {}): PendingSignIn => ({
+const request = (code: string, extra: Partial<WaitingAgentSignIn> = {}): WaitingAgentSignIn => ({
   code,
   clientName: 'Claude Code',
   redirectUri: 'http://127.0.0.1:5555/callback',
@@ -19,6 +19,13 @@ describe('the desktop sign-in prompt', () => {
     assert.match(dialog.detail, /Code ABCD-EFGH/);
     assert.match(dialog.detail, /http:\/\/127\.0\.0\.1:5555\/callback/);
     assert.equal(signInDialog(request('ABCD-EFGH')).message, 'Allow Claude Code to work on this machine in This machine?');
+  });
+
+  it('says where the sign-in came from and when it asked, so two clients of one name can be told apart', () => {
+    const dialog = signInDialog(request('ABCD-EFGH', { from: '192.0.2.7' }));
+    const asked = new Date('2026-01-01T00:00:00.000Z').toLocaleTimeString();
+    assert.match(dialog.detail, new RegExp(`Asked at ${asked.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} from 192\\.0\\.2\\.7\\.`));
+    assert.doesNotMatch(signInDialog(request('ABCD-EFGH')).detail, / from /);
   });
 
   it('maps Allow and Deny, and never approves by default, by Esc or by an unknown button', () => {

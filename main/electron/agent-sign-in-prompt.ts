@@ -1,4 +1,4 @@
-import type { PendingSignIn } from '../../common/api/agent-sign-ins.js';
+import type { WaitingAgentSignIn } from '../../common/api/agent-sign-ins.js';
 
 // The desktop app's question to the owner when an agent asks to sign in, as data, so that what it
 // says and what each button does is tested without Electron.
@@ -21,7 +21,7 @@ const BUTTONS: Array<[string, PromptAnswer]> = [
 ];
 
 /** "Allow ... to work on this machine in ...?", with Allow, Deny and Decide later (the default, so Enter or Esc never approves). */
-export function signInDialog(request: PendingSignIn): SignInDialog {
+export function signInDialog(request: WaitingAgentSignIn): SignInDialog {
   const place = request.askedPlace?.label ?? 'This machine';
   const later = BUTTONS.findIndex(([, answer]) => answer === 'later');
   return {
@@ -29,6 +29,7 @@ export function signInDialog(request: PendingSignIn): SignInDialog {
     message: `Allow ${request.clientName} to work on this machine in ${place}?`,
     detail:
       `Code ${request.code}: check that the agent's sign-in page shows the same code.\n` +
+      `Asked at ${new Date(request.createdAt).toLocaleTimeString()}${request.from ? ` from ${request.from}` : ''}.\n` +
       `The answer goes to ${request.redirectUri}.\n` +
       `To allow it in another place, use Agent access in the window. Unanswered, it is refused at ${new Date(request.expiresAt).toLocaleTimeString()}.`,
     buttons: BUTTONS.map(([label]) => label),
@@ -46,7 +47,7 @@ export function answerOf(buttonIndex: number): PromptAnswer {
 export class PromptedSignIns {
   private readonly asked = new Set<string>();
 
-  fresh(pending: readonly PendingSignIn[]): PendingSignIn[] {
+  fresh(pending: readonly WaitingAgentSignIn[]): WaitingAgentSignIn[] {
     const waiting = new Set(pending.map((r) => r.code));
     for (const code of this.asked) if (!waiting.has(code)) this.asked.delete(code);
     const fresh = pending.filter((r) => !this.asked.has(r.code));

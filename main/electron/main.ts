@@ -27,7 +27,8 @@ import { permissionAllowed } from './permissions.js';
 import { loadSettings, SETTINGS_FILE, userDataDirFromArgs } from './settings.js';
 import { TRAY_HINT, TrayHint } from './tray-hint.js';
 import { trayIconPng } from './tray-icon.js';
-import { trayMenuModel, type PendingSignIn, type TrayAction, type TrayItem } from './tray-menu.js';
+import type { UpstreamSignInNeeded } from '../connections/sign-ins-needed.js';
+import { trayMenuModel, type TrayAction, type TrayItem } from './tray-menu.js';
 import { trayClickAction, trayIconName, trayState, trayTooltip, type TrayIconName } from './tray-state.js';
 import { answerOf, PromptedSignIns, signInDialog } from './agent-sign-in-prompt.js';
 import { navigationDecision, originOf, SignInUrls, windowOptions } from './window.js';
@@ -46,7 +47,7 @@ let tray: Tray | undefined;
 let trayIcon: TrayIconName | undefined;
 let trayHint: TrayHint | undefined;
 // The connections waiting for the person at the machine to sign in: the tray's attention state.
-let signIns: PendingSignIn[] = [];
+let signIns: UpstreamSignInNeeded[] = [];
 let launchAtLogin = false;
 // A second launch or the tray may ask for the window before the host's page is up.
 let windowWanted = !process.argv.includes(HIDDEN_ARG);

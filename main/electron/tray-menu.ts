@@ -1,4 +1,5 @@
 import type { HostStatus } from '../../common/api/host-status.js';
+import type { UpstreamSignInNeeded } from '../connections/sign-ins-needed.js';
 
 // The tray menu as data, so that what it shows in every state is tested without Electron. Everything
 // lives in the menu, a click on the icon only being a shortcut to Open window: many Linux tray hosts
@@ -12,14 +13,8 @@ export type TrayItem =
   | { kind: 'checkbox'; id: TrayAction; label: string; checked: boolean }
   | { kind: 'separator' };
 
-/** A connection that waits for the person at the machine to sign in (from the measured connection states). */
-export interface PendingSignIn {
-  displayName: string;
-  place: string;
-}
-
 /** "Issue tracker (This machine) needs you to sign in", or "3 connections need you to sign in". */
-export function signInLine(signIns: readonly PendingSignIn[]): string {
+export function signInLine(signIns: readonly UpstreamSignInNeeded[]): string {
   if (signIns.length === 1) return `${signIns[0]!.displayName} (${signIns[0]!.place}) needs you to sign in`;
   return `${signIns.length} connections need you to sign in`;
 }
@@ -39,7 +34,10 @@ export function trayStatusLine(status: HostStatus): string {
   }
 }
 
-export function trayMenuModel(status: HostStatus, options: { launchAtLogin: boolean; signIns: readonly PendingSignIn[] }): TrayItem[] {
+export function trayMenuModel(
+  status: HostStatus,
+  options: { launchAtLogin: boolean; signIns: readonly UpstreamSignInNeeded[] },
+): TrayItem[] {
   const running = status.state === 'running';
   // While starting or stopping neither button applies; the menu is rebuilt when that settles.
   const toggle: TrayItem =

@@ -1,5 +1,6 @@
 import type { HostStatus } from '../../common/api/host-status.js';
-import { signInLine, trayStatusLine, type PendingSignIn } from './tray-menu.js';
+import type { UpstreamSignInNeeded } from '../connections/sign-ins-needed.js';
+import { signInLine, trayStatusLine } from './tray-menu.js';
 
 // What the tray shows, as data: its state, which icon, the tooltip, and what a click on the icon
 // does on each platform. main.ts only applies it.
@@ -13,7 +14,7 @@ export type TrayState = 'running' | 'stopped' | 'attention';
 
 export type TrayIconName = `tray-${TrayState}`;
 
-export function trayState(status: HostStatus, signIns: readonly PendingSignIn[]): TrayState {
+export function trayState(status: HostStatus, signIns: readonly UpstreamSignInNeeded[]): TrayState {
   if (status.state !== 'running') return 'stopped';
   return signIns.length > 0 ? 'attention' : 'running';
 }
@@ -23,7 +24,7 @@ export function trayIconName(state: TrayState): TrayIconName {
 }
 
 /** "Persona Workspace: Running on <MCP URL>", with the sign-ins waiting on a line of their own. */
-export function trayTooltip(status: HostStatus, signIns: readonly PendingSignIn[]): string {
+export function trayTooltip(status: HostStatus, signIns: readonly UpstreamSignInNeeded[]): string {
   const lines = [`Persona Workspace: ${trayStatusLine(status)}`];
   if (signIns.length > 0) lines.push(signInLine(signIns));
   return lines.join('\n');

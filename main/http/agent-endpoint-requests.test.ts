@@ -38,6 +38,32 @@ describe("the agent endpoint's own answers", () => {
     assert.match(rpcError(response).message, /not valid JSON/);
   });
 
+  it('refuses invalid UTF-8 and skips a byte order mark, whether the body is read whole or as it streams', async () => {
+    const call = (path: Buffer) =>
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"'),
+        path,
+        Buffer.from('"}}}'),
+      ]);
+    const invalid = call(Buffer.from([0x78, 0xff]));
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), call(Buffer.from('/nonexistent-bom'))]);
+    // Announced and small, a body is read whole; in chunks (no length), it goes through the streaming parser.
+    const ways = (bytes: Buffer) => [
+      { headers: { ...headers, 'Content-Length': String(bytes.length) }, body: [bytes] },
+      { headers, body: [bytes.subarray(0, 10), bytes.subarray(10)] },
+    ];
+    for (const request of ways(invalid)) {
+      const response = await raw(fx.url, request);
+      assert.equal(response.status, 400, response.body);
+      assert.equal(rpcError(response).code, -32700);
+    }
+    for (const request of ways(bom)) {
+      const response = await raw(fx.url, request);
+      assert.equal(response.status, 200, response.body);
+      assert.match(response.body, /nonexistent-bom: no such file/);
+    }
+  });
+
   it('refuses a body larger than 64 MiB with 413, whether announced or streamed', async () => {
     const announced = await raw(fx.url, {
       headers: { ...headers, 'Content-Length': String(65 * 2 ** 20) },

@@ -5,7 +5,7 @@ import {
   approvedAnswer,
   deniedAnswer,
   emptyBody,
-  pendingSignInsAnswer,
+  waitingAgentSignInsAnswer,
   revokedClientAnswer,
   signedInClientsAnswer,
 } from '../../common/api/agent-sign-ins.js';
@@ -28,7 +28,7 @@ export function signInRoutes(approvals: Approvals, localOnly: (res: Response) =>
   const code = (req: Request) => String(req.params.code);
 
   router.get('/sign-ins', async (_req, res) => {
-    res.json({ requests: await approvals.pending() } satisfies z.input<typeof pendingSignInsAnswer>);
+    res.json({ requests: await approvals.pending() } satisfies z.input<typeof waitingAgentSignInsAnswer>);
   });
   router.post('/sign-ins/:code/approve', async (req, res) => {
     const body = approveBody.parse(req.body);

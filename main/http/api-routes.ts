@@ -50,7 +50,7 @@ import { placeRootOf, type Place } from '../places/place-root.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { parseToolSearchMode } from '../../common/tool-search-mode.js';
-import { placeToolSearch } from './agent-endpoint.js';
+import { placeToolSearch } from '../mcp/place-tool-search.js';
 import type { HostControl } from './control-plane.js';
 import { changeEvents } from './change-events.js';
 import { signInRoutes } from './agent-sign-in-routes.js';
@@ -151,6 +151,13 @@ export function apiRoutes(services: Services, host: HostControl): Router {
     res.json({ connection: await connections.test(person(res), placeOf(req), String(req.params.name), ownerOf(req)) } satisfies Answer<
       typeof connectionAnswer
     >);
+  });
+
+  // Cancel: the check running now ends (its requests to the server too); the connection says so until checked again.
+  router.post('/mcp/place/:name/cancel-check', async (req, res) => {
+    res.json({
+      connection: await connections.cancelCheck(person(res), placeOf(req), String(req.params.name), ownerOf(req)),
+    } satisfies Answer<typeof connectionAnswer>);
   });
 
   router.delete('/mcp/place/:name', async (req, res) => {

@@ -2,10 +2,10 @@ import { queryOptions } from '@tanstack/react-query';
 import {
   approvedAnswer,
   deniedAnswer,
-  pendingSignInsAnswer,
+  waitingAgentSignInsAnswer,
   revokedClientAnswer,
   signedInClientsAnswer,
-  type PendingSignIn,
+  type WaitingAgentSignIn,
   type SignedInClientInfo,
 } from '../../common/api/agent-sign-ins.js';
 import { api } from './client';
@@ -13,11 +13,11 @@ import { api } from './client';
 // Query options and calls for agent sign-ins: the requests waiting for the owner, and the clients signed in.
 // Both change as agents ask and sign in: the server's change events say when (useChanges).
 
-export type { PendingSignIn, SignedInClientInfo };
+export type { WaitingAgentSignIn, SignedInClientInfo };
 
 export const waitingSignInsQuery = queryOptions({
   queryKey: ['agent-sign-ins'],
-  queryFn: () => api('GET', '/agent-access/sign-ins', pendingSignInsAnswer),
+  queryFn: () => api('GET', '/agent-access/sign-ins', waitingAgentSignInsAnswer),
 });
 
 export const signedInClientsQuery = queryOptions({

@@ -147,6 +147,14 @@ export const testConnection = (root: string, connection: Connection) =>
     connectionAnswer,
   );
 
+/** Cancel: the check running now ends, on the server too; the connection says so until it is checked again. */
+export const cancelCheck = (root: string, connection: Connection) =>
+  api(
+    'POST',
+    `/mcp/place/${encodeURIComponent(connection.name)}/cancel-check${query({ workspace_path: root, owner: connection.owner })}`,
+    connectionAnswer,
+  );
+
 export const removeConnection = (root: string, connection: Connection) =>
   api(
     'DELETE',

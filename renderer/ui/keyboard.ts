@@ -21,3 +21,14 @@ export function focusFirstField(element: HTMLElement | null): void {
     )
     ?.focus();
 }
+
+/** The row next to `row` (the next, else the one before): where the keyboard goes when `row` goes. */
+export function neighbourOf(row: HTMLElement | null): HTMLElement | null {
+  return (row?.nextElementSibling ?? row?.previousElementSibling ?? null) as HTMLElement | null;
+}
+
+/** Focus on the row that took a removed one's place, or, when none is left, on the list's heading. */
+export function focusNeighbour(neighbour: HTMLElement | null | undefined, headingId: string): void {
+  if (neighbour?.isConnected) neighbour.focus();
+  else document.getElementById(headingId)?.focus();
+}

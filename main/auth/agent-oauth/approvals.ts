@@ -1,4 +1,4 @@
-import type { PendingSignIn, PlaceRef, SignedInClientInfo } from '../../../common/api/agent-sign-ins.js';
+import type { WaitingAgentSignIn, PlaceRef, SignedInClientInfo } from '../../../common/api/agent-sign-ins.js';
 import { placeFromRoot, placeRootOf, type Place } from '../../places/place-root.js';
 import { normalizeCode, type AuthorizationServer, type SignedInClient } from './authorization-server.js';
 import type { SignInRequest } from './oauth-state.js';
@@ -14,19 +14,19 @@ export class Approvals {
     private readonly workspaceRoot: string,
   ) {}
 
-  async pending(): Promise<PendingSignIn[]> {
+  async pending(): Promise<WaitingAgentSignIn[]> {
     return (await this.server.pending()).map((r) => this.view(r));
   }
 
   /** Approves the request shown with `code`, for `path` (a place or a path inside one) or the place asked. */
-  async approve(code: string, by: string, path?: string): Promise<PendingSignIn & { approvedPlace: PlaceRef }> {
+  async approve(code: string, by: string, path?: string): Promise<WaitingAgentSignIn & { approvedPlace: PlaceRef }> {
     const request = (await this.server.pending()).find((r) => r.code === normalizeCode(code));
     const place = placeRootOf(this.workspaceRoot, path ?? request?.askedPlace ?? '');
     const decided = await this.server.decide(code, 'approved', by, place.root);
     return { ...this.view(decided), approvedPlace: ref(place) };
   }
 
-  async deny(code: string, by: string): Promise<PendingSignIn> {
+  async deny(code: string, by: string): Promise<WaitingAgentSignIn> {
     return this.view(await this.server.decide(code, 'denied', by));
   }
 
@@ -38,7 +38,7 @@ export class Approvals {
     return clientView(await this.server.revokeGrant(id));
   }
 
-  private view(request: SignInRequest): PendingSignIn {
+  private view(request: SignInRequest): WaitingAgentSignIn {
     const asked = request.askedPlace === undefined ? undefined : this.askedPlace(request.askedPlace);
     return {
       code: request.code,

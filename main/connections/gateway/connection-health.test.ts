@@ -116,6 +116,44 @@ describe('ConnectionHealth', () => {
     upstream.setMode('ok');
   });
 
+  it('cancels a check of a server that accepts and never answers: its request ends, and it says cancelled until checked again', async () => {
+    const stuck = await startUpstream({ name: 'stuck' });
+    stuck.setMode('hang');
+    const connection = connectionTo(stuck.url, 'u0123abcd__stuck');
+    const states: string[] = [];
+    const stop = health.onState((c) => c.name === connection.name && states.push(health.health(c).checking ? 'checking' : 'done'));
+    try {
+      const checking = health.check(connection);
+      await waitFor(() => stuck.requests.length > 0 && stuck.openSockets() > 0, 10_000, 'the check to reach the server');
+      assert.equal(health.health(connection).checking, true);
+      await health.cancel(connection);
+      const measured = await checking;
+      assert.equal(measured.kind, 'cancelled');
+      assert.match(
+        measured.kind === 'cancelled' ? measured.reason : '',
+        /^The check was cancelled after \d+ s, before the server answered\. Retry/,
+      );
+      assert.equal(health.health(connection).checking, false);
+      assert.deepEqual(health.health(connection).errors, [], 'a cancel is no error of the server');
+      // Really ended on the server's side: the request's connection is closed, not left to its timeout.
+      await waitFor(() => stuck.openSockets() === 0, 5_000, 'the request to the stuck server to be closed');
+      assert.deepEqual(states, ['checking', 'done'], 'every surface heard it start and end');
+      // Not checked again on its own: the person who cancelled it says when (Retry).
+      const asked = stuck.requests.length;
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(stuck.requests.length, asked, 'no re-check after a cancel');
+      health.ensureChecked(connection);
+      assert.equal(health.health(connection).last?.kind, 'cancelled');
+      // Retry asks it again.
+      stuck.setMode('ok');
+      assert.equal((await health.check(connection)).kind, 'ok');
+    } finally {
+      stop();
+      health.forget(connection);
+      await stuck.close();
+    }
+  });
+
   it('starts afresh when the record changes (a new URL is a new server)', async () => {
     const connection = connectionTo(upstream.url, 'u0123abcd__moved');
     await health.check(connection);

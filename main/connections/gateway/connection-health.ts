@@ -4,10 +4,15 @@ import type { UpstreamTool } from './upstream-connection.js';
 import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 import type { UpstreamProblem } from './upstream-problem.js';
 
-/** The result of the last check of a connection's server: its tools, or why it does not work. */
+/**
+ * The result of the last check of a connection's server: its tools, or why it does not work, or
+ * that a person cancelled it before the server answered (nothing is known then; it is not checked
+ * again on its own).
+ */
 export type Measured =
   | { kind: 'ok'; tools: readonly UpstreamTool[]; checkedAt: number }
-  | { kind: 'failed'; problem: UpstreamProblem; reason: string; checkedAt: number; nextCheckAt: number; challenge?: string };
+  | { kind: 'failed'; problem: UpstreamProblem; reason: string; checkedAt: number; nextCheckAt: number; challenge?: string }
+  | { kind: 'cancelled'; reason: string; checkedAt: number };
 
 /** A connection's health as known now: the last check's result (none yet: never checked), and whether one runs. */
 export interface Health {
@@ -34,6 +39,8 @@ interface Entry {
   fingerprint: string;
   last: Measured | undefined;
   running: Promise<Measured> | undefined;
+  /** Ends the check running now (its requests to the server). */
+  abort: AbortController | undefined;
   since: number;
   failures: number;
   timer: NodeJS.Timeout | undefined;
@@ -99,10 +106,22 @@ export class ConnectionHealth {
     if (!entry.running) void this.measure(entry, false);
   }
 
+  /**
+   * Cancels the check of the connection running now, if one runs: its requests to the server end,
+   * and its result is "cancelled" until it is checked again. Resolves once that is its state.
+   */
+  async cancel(connection: Pick<PlaceConnection, 'storeId' | 'name'>): Promise<void> {
+    const entry = this.entries.get(keyOf(connection));
+    if (!entry?.running) return;
+    entry.abort?.abort();
+    await entry.running.catch(() => {});
+  }
+
   /** Forgets a removed connection and stops its re-checks. */
   forget(connection: Pick<PlaceConnection, 'storeId' | 'name'>): void {
     const key = keyOf(connection);
     clearTimeout(this.entries.get(key)?.timer);
+    this.entries.get(key)?.abort?.abort();
     this.entries.delete(key);
   }
 
@@ -139,6 +158,7 @@ export class ConnectionHealth {
       fingerprint,
       last: undefined,
       running: undefined,
+      abort: undefined,
       since: 0,
       failures: 0,
       timer: undefined,
@@ -153,29 +173,19 @@ export class ConnectionHealth {
     if (entry.running) return entry.running;
     clearTimeout(entry.timer);
     entry.timer = undefined;
+    const abort = new AbortController();
     const run = (async (): Promise<Measured> => {
       const upstream = await this.options.gateway.upstream(entry.connection);
       const before = entry.last;
       let result: Measured;
       try {
-        const tools = await (fresh ? upstream.check() : upstream.tools());
+        const { signal } = abort;
+        const tools = await untilAborted(fresh ? upstream.check(signal) : upstream.tools(signal), signal);
         entry.failures = 0;
         // A name listed twice is passed on once, the first (upstream-listing.ts): tool names must be unique.
         result = { kind: 'ok', tools, checkedAt: this.now() };
       } catch (error) {
-        if (!(error instanceof UpstreamUnavailableError)) throw error;
-        entry.failures += 1;
-        this.note(entry, error.message);
-        const wait = Math.min(this.options.firstBackoffMs * 2 ** (entry.failures - 1), this.options.maxBackoffMs);
-        result = {
-          kind: 'failed',
-          problem: error.problem,
-          reason: error.message,
-          checkedAt: this.now(),
-          nextCheckAt: this.now() + wait,
-          ...(error.challenge && { challenge: error.challenge }),
-        };
-        this.scheduleRecheck(entry, wait);
+        result = abort.signal.aborted ? this.cancelled(entry) : this.failure(entry, error);
       }
       entry.last = result;
       if (this.entries.get(keyOf(entry.connection)) === entry && toolsDiffer(before, result)) {
@@ -184,12 +194,41 @@ export class ConnectionHealth {
       return result;
     })().finally(() => {
       entry.running = undefined;
+      entry.abort = undefined;
       this.tellState(entry);
     });
     entry.running = run;
+    entry.abort = abort;
     entry.since = this.now();
     this.tellState(entry);
     return run;
+  }
+
+  /** A person cancelled the check: nothing was learnt, and nothing is checked again on its own. */
+  private cancelled(entry: Entry): Measured {
+    const seconds = Math.round((this.now() - entry.since) / 1000);
+    return {
+      kind: 'cancelled',
+      reason: `The check was cancelled after ${seconds} s, before the server answered. Retry to ask it again.`,
+      checkedAt: this.now(),
+    };
+  }
+
+  /** The server could not be used: why, and when it is checked again (backing off). */
+  private failure(entry: Entry, error: unknown): Measured {
+    if (!(error instanceof UpstreamUnavailableError)) throw error;
+    entry.failures += 1;
+    this.note(entry, error.message);
+    const wait = Math.min(this.options.firstBackoffMs * 2 ** (entry.failures - 1), this.options.maxBackoffMs);
+    this.scheduleRecheck(entry, wait);
+    return {
+      kind: 'failed',
+      problem: error.problem,
+      reason: error.message,
+      checkedAt: this.now(),
+      nextCheckAt: this.now() + wait,
+      ...(error.challenge && { challenge: error.challenge }),
+    };
   }
 
   private scheduleRecheck(entry: Entry, wait: number): void {
@@ -213,6 +252,17 @@ export class ConnectionHealth {
     entry.errors.push({ at: this.now(), message });
     if (entry.errors.length > ERRORS_KEPT) entry.errors.shift();
   }
+}
+
+/** The work's result, unless the signal aborts first (the work is then left to end on its own, its outcome unheard). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => {});
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const aborted = () => reject(signal.reason);
+    signal.addEventListener('abort', aborted, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
+  });
 }
 
 /** Whether agents see different tools after this check: a connection went away, came back, or changed its list. */

@@ -91,12 +91,13 @@ export class UpstreamConnection {
     private readonly options: UpstreamConnectionOptions,
   ) {}
 
-  tools(): Promise<UpstreamTool[]> {
-    this.toolCache ??= this.withClient(undefined, async ({ client }) => {
+  /** The server's tools (listed once, then cached); `signal` ends a listing this call starts. */
+  tools(signal?: AbortSignal): Promise<UpstreamTool[]> {
+    this.toolCache ??= this.withClient(signal, async ({ client }) => {
       const listing = new UpstreamListing();
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.options.timeoutMs });
+        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.options.timeoutMs, ...(signal && { signal }) });
         listing.add(page.tools as UpstreamTool[]);
         cursor = page.nextCursor;
       } while (cursor && listing.tools.length < 10_000);
@@ -112,10 +113,17 @@ export class UpstreamConnection {
   /**
    * Measures the connection: a new session (initialize with the credentials as they are now) and
    * a fresh tools/list on it, which then serves the calls. Throws UpstreamUnavailableError.
+   * `signal` cancels it: the session it opened is closed, which ends its requests and their sockets.
    */
-  async check(): Promise<UpstreamTool[]> {
+  async check(signal?: AbortSignal): Promise<UpstreamTool[]> {
     await this.disconnect();
-    return this.tools();
+    const cancel = () => void this.disconnect();
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      return await this.tools(signal);
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
   }
 
   /** Calls a tool by the name it was listed with here; the upstream is asked by its own name for it. */
@@ -150,7 +158,7 @@ export class UpstreamConnection {
    */
   private async withClient<T>(signal: AbortSignal | undefined, fn: (live: Live) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
-      const live = await this.connection();
+      const live = await this.connection(signal);
       try {
         return await fn(live);
       } catch (error) {
@@ -166,10 +174,12 @@ export class UpstreamConnection {
     }
   }
 
-  private connection(): Promise<Live> {
+  /** The connected client; `signal` ends the connecting this call starts (a cancelled check is no failure of the server). */
+  private connection(signal?: AbortSignal): Promise<Live> {
     if (this.closed) return Promise.reject(new UpstreamUnavailableError(this.target.name, 'not-mcp', `${this.label()} was removed.`));
-    this.live ??= this.connect().catch((error: unknown) => {
+    this.live ??= this.connect(signal).catch((error: unknown) => {
       this.live = undefined;
+      if (signal?.aborted) throw error;
       const unavailable = this.unavailable(error);
       this.options.onFailure?.(unavailable);
       throw unavailable;
@@ -177,7 +187,7 @@ export class UpstreamConnection {
     return this.live;
   }
 
-  private async connect(): Promise<Live> {
+  private async connect(signal: AbortSignal | undefined): Promise<Live> {
     const url = new URL(this.target.url);
     const headers = await this.options.headers();
     const requestInit = { headers };
@@ -201,7 +211,7 @@ export class UpstreamConnection {
       this.toolCache = undefined;
     };
     try {
-      await client.connect(transport, { timeout: this.options.timeoutMs });
+      await client.connect(transport, { timeout: this.options.timeoutMs, ...(signal && { signal }) });
     } catch (error) {
       await network.close();
       throw error;

@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { mediaType } from '../../network/media-type.js';
 
@@ -66,12 +67,55 @@ export function postWithDispatcher(url: URL, agent: Agent, redirected: Post): Po
       status: response.statusCode,
       contentType: mediaType(Array.isArray(header) ? header[0] : header),
       challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge,
-      // Not setEncoding: undici's body keeps yielding Buffers with it, cut anywhere in a character.
-      text: decode(response.body)[Symbol.asyncIterator](),
+      text: textOf(response.body),
       discard: async () => {
         await response.body.dump().catch(() => {});
       },
     };
+  };
+}
+
+/**
+ * A body's text as it arrives, fed by the stream's events: Node's own async iterator of a stream
+ * (what `for await` uses) costs more to set up than the whole parse of a small answer. Not
+ * setEncoding: undici's body keeps yielding Buffers with it, cut anywhere in a character.
+ */
+function textOf(body: Readable): AsyncIterator<string> {
+  const decoder = new TextDecoder();
+  const queue: string[] = [];
+  let ended = false;
+  let failure: unknown;
+  let waiting: { resolve: (result: IteratorResult<string>) => void; reject: (error: unknown) => void } | undefined;
+  const settle = (): void => {
+    const reader = waiting;
+    if (!reader || (!queue.length && !ended && failure === undefined)) return;
+    waiting = undefined;
+    if (queue.length) reader.resolve({ value: queue.shift()!, done: false });
+    else if (failure !== undefined) reader.reject(failure);
+    else reader.resolve({ value: undefined, done: true });
+  };
+  body
+    .on('data', (chunk: Buffer) => {
+      const text = decoder.decode(chunk, { stream: true });
+      if (text) queue.push(text);
+      settle();
+    })
+    .on('end', () => {
+      const rest = decoder.decode();
+      if (rest) queue.push(rest);
+      ended = true;
+      settle();
+    })
+    .on('error', (error) => {
+      failure = error;
+      settle();
+    });
+  return {
+    next: () =>
+      new Promise((resolve, reject) => {
+        waiting = { resolve, reject };
+        settle();
+      }),
   };
 }
 

@@ -51,7 +51,7 @@ describe('LocalUpstream', () => {
 
   it('ends the process once idle, and starts a new one on the next use', async () => {
     const first = Number(text(await upstream.call('pid', {})));
-    await waitFor(() => upstream.status().stopped, 10_000, 'the idle end');
+    await waitFor(() => upstream.status().state === 'stopped', 10_000, 'the idle end');
     assert.equal(upstream.status().state, 'stopped');
     assert.match(upstream.status().stopped!, /idle for 0 s; it starts again on the next use/);
     assert.throws(() => process.kill(first, 0), /ESRCH/, 'the idle process is gone');
@@ -65,5 +65,103 @@ describe('LocalUpstream', () => {
     const second = Number(text(await upstream.call('pid', {})));
     assert.notEqual(second, first);
     assert.throws(() => process.kill(first, 0), /ESRCH/);
+  });
+});
+
+describe('LocalUpstream: what its status says while it stops', () => {
+  let dir: string;
+  let upstream: LocalUpstream;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pw-local-stopping-'));
+    upstream = new LocalUpstream(
+      { name: 'u1__slow', displayName: 'Slow to exit' },
+      {
+        start: async () => ({
+          // It takes 600 ms to exit once its stdin is closed.
+          launch: { file: process.execPath, args: [LOCAL_SERVER_SCRIPT], env: { PATH: process.env.PATH, TINY_MODE: 'linger' } },
+          policyKey: 'place',
+          secrets: [],
+          commandLine: `node ${LOCAL_SERVER_SCRIPT}`,
+        }),
+        policyKey: async () => 'place',
+        log: new StderrLog(join(dir, 'slow.log')),
+        timeoutMs: 10_000,
+        idleMs: 300,
+      },
+    );
+  });
+  after(async () => {
+    await upstream.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('says stopping, with the reason, until the process has exited; then stopped, for that reason', async () => {
+    const pid = Number(text(await upstream.call('pid', {})));
+    await waitFor(() => upstream.status().state !== 'running', 10_000, 'the idle stop to begin');
+    const seen = new Set<string>();
+    for (;;) {
+      const status = upstream.status();
+      seen.add(status.state);
+      const alive = (() => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      })();
+      if (status.state === 'stopped') {
+        assert.equal(alive, false, 'stopped only once the process is gone');
+        assert.match(status.stopped!, /idle for 0 s; it starts again on the next use/);
+        break;
+      }
+      assert.equal(status.state, 'stopping');
+      assert.equal(status.pid, pid);
+      assert.match(status.stopped!, /idle for 0 s/);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(seen.has('stopping'), 'it said stopping while the process exited');
+  });
+});
+
+describe('LocalUpstream: a cancelled check', () => {
+  it('ends the process of a server that never answers initialize, and reports no failure', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pw-local-cancel-'));
+    const failures: string[] = [];
+    const upstream = new LocalUpstream(
+      { name: 'u1__mute', displayName: 'Mute' },
+      {
+        start: async () => ({
+          launch: { file: process.execPath, args: [LOCAL_SERVER_SCRIPT], env: { PATH: process.env.PATH, TINY_MODE: 'mute' } },
+          policyKey: 'place',
+          secrets: [],
+          commandLine: `node ${LOCAL_SERVER_SCRIPT}`,
+        }),
+        policyKey: async () => 'place',
+        log: new StderrLog(join(dir, 'mute.log')),
+        timeoutMs: 60_000,
+        idleMs: 60_000,
+        onFailure: (error) => failures.push(error.message),
+      },
+    );
+    try {
+      const abort = new AbortController();
+      const checking = upstream.check(abort.signal);
+      const started = await waitFor(
+        () => upstream.status().stderr.find((line) => line.includes('starting slowly')),
+        10_000,
+        'the process to start',
+      );
+      const pid = Number(/pid (\d+)/.exec(started)![1]);
+      abort.abort();
+      await assert.rejects(checking);
+      await waitFor(() => upstream.status().state === 'stopped', 10_000, 'the process to be ended');
+      assert.match(upstream.status().stopped!, /its check was cancelled/);
+      assert.throws(() => process.kill(pid, 0), /ESRCH/, 'its process is gone');
+      assert.deepEqual(failures, [], 'a cancel is no failure of the server');
+    } finally {
+      await upstream.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

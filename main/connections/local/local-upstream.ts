@@ -43,11 +43,12 @@ export interface LocalUpstreamOptions {
 
 /** What the details show of a local server's process. */
 export interface LocalProcessStatus {
-  state: 'running' | 'starting' | 'stopped';
+  /** stopping: being ended (its stdin closed, then signalled), until it has exited. */
+  state: 'running' | 'starting' | 'stopping' | 'stopped';
   pid?: number;
   /** ISO time it started (running), or ended (stopped after running). */
   since?: string;
-  /** Why it is stopped: never started yet, ended after being idle, or how it exited. */
+  /** Why it is stopped (or being stopped): never started yet, ended after being idle, or how it exited. */
   stopped?: string;
   /** Its last stderr lines, newest last. */
   stderr: string[];
@@ -76,18 +77,21 @@ export class LocalUpstream {
   private lastUse = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private state: { since: number; stopped?: string } = { since: Date.now(), stopped: 'not started yet: it starts on first use' };
+  /** The process stop() is ending, and why: it is stopped only once it has exited. */
+  private stopping: { process: StdioProcess; why: string } | undefined;
 
   constructor(
     readonly target: { name: string; displayName: string },
     private readonly options: LocalUpstreamOptions,
   ) {}
 
-  tools(): Promise<UpstreamTool[]> {
-    this.toolCache ??= this.withClient(undefined, async ({ client }) => {
+  /** The server's tools (listed once, then cached); `signal` ends a listing this call starts. */
+  tools(signal?: AbortSignal): Promise<UpstreamTool[]> {
+    this.toolCache ??= this.withClient(signal, async ({ client }) => {
       const tools: UpstreamTool[] = [];
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.options.timeoutMs });
+        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.options.timeoutMs, ...(signal && { signal }) });
         tools.push(...(page.tools as UpstreamTool[]));
         cursor = page.nextCursor;
       } while (cursor && tools.length < 10_000);
@@ -99,10 +103,19 @@ export class LocalUpstream {
     return this.toolCache;
   }
 
-  /** Measures it: a fresh process (its environment and policy as they are now), initialize and tools/list. */
-  async check(): Promise<UpstreamTool[]> {
+  /**
+   * Measures it: a fresh process (its environment and policy as they are now), initialize and
+   * tools/list. `signal` cancels it: the process it started is ended.
+   */
+  async check(signal?: AbortSignal): Promise<UpstreamTool[]> {
     await this.stop('restarted to check it');
-    return this.tools();
+    const cancel = () => void this.stop('its check was cancelled; it starts again on the next use');
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      return await this.tools(signal);
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
   }
 
   call(tool: string, args: Record<string, unknown> | undefined, opts: CallOptions = {}): Promise<UpstreamResult> {
@@ -129,6 +142,14 @@ export class LocalUpstream {
     if (process?.pid !== undefined && !process.exit)
       return { state: 'running', pid: process.pid, since: new Date(this.state.since).toISOString(), ...base };
     if (this.live) return { state: 'starting', ...base };
+    const stopping = this.stopping;
+    if (stopping && !stopping.process.exit)
+      return {
+        state: 'stopping',
+        ...(stopping.process.pid !== undefined && { pid: stopping.process.pid }),
+        stopped: stopping.why,
+        ...base,
+      };
     return {
       state: 'stopped',
       since: new Date(this.state.since).toISOString(),
@@ -148,7 +169,7 @@ export class LocalUpstream {
   private async withClient<T>(signal: AbortSignal | undefined, fn: (live: Live) => Promise<T>): Promise<T> {
     this.active += 1;
     try {
-      const live = await this.connection();
+      const live = await this.connection(signal);
       try {
         return await fn(live);
       } catch (error) {
@@ -170,7 +191,8 @@ export class LocalUpstream {
     }
   }
 
-  private async connection(): Promise<Live> {
+  /** The running server; `signal` ends the start this call begins (a cancelled check is no failure of the server). */
+  private async connection(signal?: AbortSignal): Promise<Live> {
     if (this.closed) throw new UpstreamUnavailableError(this.target.name, 'not-mcp', `${this.label()} was removed.`);
     const running = this.live;
     if (running) {
@@ -179,14 +201,14 @@ export class LocalUpstream {
       if (live && this.live === running && live.policyKey !== (await this.options.policyKey()))
         await this.stop("the place's policy changed");
     }
-    this.live ??= this.start().catch((error: unknown) => {
+    this.live ??= this.start(signal).catch((error: unknown) => {
       this.live = undefined;
       throw error;
     });
     return this.live;
   }
 
-  private async start(): Promise<Live> {
+  private async start(signal: AbortSignal | undefined): Promise<Live> {
     let begun: LocalStart;
     try {
       begun = await this.options.start();
@@ -212,8 +234,13 @@ export class LocalUpstream {
     });
     process.onclose = () => this.exited(process);
     try {
-      await client.connect(process, { timeout: this.options.timeoutMs });
+      await client.connect(process, { timeout: this.options.timeoutMs, ...(signal && { signal }) });
     } catch (error) {
+      if (signal?.aborted) {
+        await process.close();
+        this.stopped('its check was cancelled; it starts again on the next use');
+        throw error;
+      }
       const unavailable = this.unavailable(error, process, 'initialize');
       await process.close();
       this.stopped(unavailable.message);
@@ -228,6 +255,12 @@ export class LocalUpstream {
 
   /** The process ended: by our hand (stop), or by itself, which is a failure reported to health. */
   private exited(process: StdioProcess): void {
+    const stopping = this.stopping;
+    if (stopping?.process === process) {
+      // Ended by stop(): stopped from now, for the reason it was stopped.
+      this.stopping = undefined;
+      this.stopped(stopping.why);
+    }
     if (this.current !== process) return;
     this.current = undefined;
     this.live = undefined;
@@ -255,10 +288,12 @@ export class LocalUpstream {
     if (!current) return;
     // Not a failure: exited() ignores a process no longer current.
     if (this.current === current.process) this.current = undefined;
+    if (!current.process.exit) this.stopping = { process: current.process, why };
+    else this.stopped(why);
     this.options.log.note(`Stopping: ${why.replace(/\.$/, '')}.`);
     await current.client.close().catch(() => {});
+    // exited() says it is stopped, with this reason, when it has exited.
     await current.process.close();
-    this.stopped(why);
   }
 
   private stopped(why: string): void {

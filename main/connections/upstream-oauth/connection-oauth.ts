@@ -6,13 +6,31 @@ import type { ClientCredentials, CredentialsLogin } from './client-credentials.j
 import { SignInFailedError, StepUpRequiredError } from './errors.js';
 import { type LoginEnd, OAuthStore, storedTokens } from './oauth-store.js';
 import type { Revocation } from './revocation.js';
-import type { CallbackAnswer, OAuthConnection, OwnApp, SignInFlow } from './sign-in.js';
+import type { CallbackAnswer, OAuthConnection, OwnApp, SignInFlow, SignInGroup } from './sign-in.js';
 import { type ChainOutcome, type ChainStep, SignInChains } from './sign-in-chains.js';
 import { beginning, refused, type StepUpNeed } from './step-ups.js';
 import { type SignInState, TokenKeeper } from './token-keeper.js';
 
 // The types of this API, importable from here with it.
-export type { CallbackAnswer, ChainOutcome, ChainStep, ClientCredentials, LoginEnd, OAuthConnection, OwnApp, Revocation, SignInState };
+export type {
+  CallbackAnswer,
+  ChainOutcome,
+  ChainStep,
+  ClientCredentials,
+  LoginEnd,
+  OAuthConnection,
+  OwnApp,
+  Revocation,
+  SignInGroup,
+  SignInState,
+};
+
+/** A sign-in begun: the URL to open, and, to chain it with others, where it signs in and the resource it asks for. */
+export interface BegunSignIn {
+  authorizationUrl: string;
+  authorizationServer: string;
+  resource?: string;
+}
 
 export interface ConnectionOAuthOptions {
   /** Where logins live: each connection's keychain items. */
@@ -85,19 +103,31 @@ export class ConnectionOAuth {
    * own OAuth app, for providers that let no app register itself (OwnAppRequiredError says so).
    * `challenge` is the `WWW-Authenticate` header of the server's last refusal, if any. A sign-in
    * while the server wants wider access (a step-up) asks for it; a sign-in again asks for the
-   * scope of the connection's last login too (SignInFlow.begin).
+   * scope of the connection's last login too (SignInFlow.begin). `group`: the sign-ins begun before
+   * it for the same "Connect N services" (see `chain`).
    */
-  async begin(connection: OAuthConnection, options: { ownApp?: OwnApp; challenge?: string } = {}): Promise<{ authorizationUrl: string }> {
+  async begin(
+    connection: OAuthConnection,
+    options: { ownApp?: OwnApp; challenge?: string; group?: SignInGroup } = {},
+  ): Promise<BegunSignIn> {
     const scope = await this.store.update(identityOf(connection), (record) => {
       const begun = beginning(record.stepUp);
       if (begun.record === record.stepUp) return [record, begun.scope];
       const { stepUp: _ended, ...rest } = record;
       return [{ ...rest, ...(begun.record && { stepUp: begun.record }) }, begun.scope];
     });
-    const url = await (
+    const begun = await (
       await this.flow()
-    ).begin(connection, options.ownApp, { ...(options.challenge && { challenge: options.challenge }), ...(scope && { scope }) });
-    return { authorizationUrl: url.href };
+    ).begin(connection, options.ownApp, {
+      ...(options.challenge && { challenge: options.challenge }),
+      ...(scope && { scope }),
+      ...(options.group && { group: options.group }),
+    });
+    return {
+      authorizationUrl: begun.url.href,
+      authorizationServer: begun.authorizationServer,
+      ...(begun.resource && { resource: begun.resource }),
+    };
   }
 
   /**
@@ -164,9 +194,33 @@ export class ConnectionOAuth {
     return { storeId: connection.storeId, serverName: connection.name, displayName: connection.displayName };
   }
 
-  /** Chains sign-ins begun with `begin`, to run one after another in one browser window; returns the URL to open. */
-  chain(signIns: { displayName: string; authorizationUrl: string }[]): string {
-    return this.chains.add(signIns);
+  /**
+   * Chains sign-ins begun with `begin` (with one `group`), to run one after another in one browser
+   * window; returns the URL to open. The first sign-in at each authorization server also names the
+   * resources of the others there (RFC 8707 allows several), so the person consents once for all of
+   * them; the others, made with the same registration, then come back without a question, each
+   * still with a token for its own server only. Returns each one's URL as chained, the first to open first.
+   */
+  chain(signIns: (BegunSignIn & { displayName: string })[]): string[] {
+    const firsts = new Map<string, URL>();
+    const links = signIns.map((signIn) => {
+      const first = firsts.get(signIn.authorizationServer);
+      if (!first) {
+        const url = new URL(signIn.authorizationUrl);
+        firsts.set(signIn.authorizationServer, url);
+        return { displayName: signIn.displayName, url };
+      }
+      if (signIn.resource && !first.searchParams.getAll('resource').includes(signIn.resource))
+        first.searchParams.append('resource', signIn.resource);
+      // The person consents in the first (which asks with prompt=consent when it wants a refresh
+      // token); asking again for what they approved a moment before is the question this saves.
+      const url = new URL(signIn.authorizationUrl);
+      if (url.searchParams.get('prompt') === 'consent') url.searchParams.delete('prompt');
+      return { displayName: signIn.displayName, url };
+    });
+    const chained = links.map(({ displayName, url }) => ({ displayName, authorizationUrl: url.href }));
+    this.chains.add(chained);
+    return chained.map((link) => link.authorizationUrl);
   }
 
   /** Records how the sign-in of `state` ended; in a chain, says where the browser goes next, or, at its end, every outcome. */

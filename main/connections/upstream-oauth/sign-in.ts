@@ -19,7 +19,7 @@ import {
   SignInUnsupportedError,
 } from './errors.js';
 import { lastGrantedScope, type OAuthStore, type ServerMetadata } from './oauth-store.js';
-import { PendingSignIns } from './pending-sign-ins.js';
+import { UpstreamSignInsInProgress } from './sign-ins-in-progress.js';
 import { revokeTokens } from './revocation.js';
 import { scopeFor } from './scope-choice.js';
 import { SignInProvider } from './sign-in-provider.js';
@@ -60,7 +60,21 @@ export interface SignInFlowOptions {
   onSignedIn: (connection: ConnectionIdentity) => void;
 }
 
-interface Pending {
+/**
+ * The sign-ins of a sign-in group begun so far ("Connect N services"), by the authorization server
+ * each signs in at: a connection of the group with no registration of its own signs in with the one
+ * the first of its server made, so that a consent there covers both.
+ */
+export type SignInGroup = Map<string, ConnectionIdentity>;
+
+/** A sign-in begun: the URL to open, the authorization server it goes to, and the resource it asks a token for. */
+export interface BegunSignIn {
+  url: URL;
+  authorizationServer: string;
+  resource: string | undefined;
+}
+
+interface StartedSignIn {
   connection: OAuthConnection;
   provider: SignInProvider;
   state: string;
@@ -74,19 +88,24 @@ interface Pending {
  * the browser's answer, matched by its state, and exchanges the code for tokens.
  */
 export class SignInFlow {
-  private readonly pending: PendingSignIns<Pending>;
+  private readonly inProgress: UpstreamSignInsInProgress<StartedSignIn>;
 
   constructor(private readonly options: SignInFlowOptions) {
-    this.pending = new PendingSignIns(options.ttlMs, options.now);
+    this.inProgress = new UpstreamSignInsInProgress(options.ttlMs, options.now);
   }
 
   /**
    * `hints.challenge`: the `WWW-Authenticate` header of the server's last refusal of a request (its
    * scope and metadata URL win over those of a bare initialize); `hints.scope`: the wider access a
    * step-up asks for, added to the scope chosen by the MCP authorization spec's rules, as is the scope of the
-   * connection's last login (a sign-in again keeps the access its owner approved before).
+   * connection's last login (a sign-in again keeps the access its owner approved before). `group`:
+   * the sign-ins of its group begun before it (this one is added).
    */
-  async begin(connection: OAuthConnection, ownApp?: OwnApp, hints: { challenge?: string; scope?: string } = {}): Promise<URL> {
+  async begin(
+    connection: OAuthConnection,
+    ownApp?: OwnApp,
+    hints: { challenge?: string; scope?: string; group?: SignInGroup } = {},
+  ): Promise<BegunSignIn> {
     const { fetch, store } = this.options;
     const name = connection.displayName;
     const id = identityOf(connection);
@@ -95,6 +114,8 @@ export class SignInFlow {
     const metadata = discovery.authorizationServerMetadata!;
     const redirectUrl = this.options.redirectUrl();
     const server = discovery.authorizationServerUrl;
+    const shared = hints.group?.get(server);
+    if (!ownApp && shared) await this.shareRegistration(shared, id);
 
     if (ownApp) {
       const information = {
@@ -114,7 +135,7 @@ export class SignInFlow {
     const record = await store.read(id);
     const scope = scopeFor(challenge, discovery, { stepUp: hints.scope, granted: lastGrantedScope(record) });
     const stored = ownApp ? undefined : record.client;
-    const { provider } = this.pending.open((state) => ({
+    const { provider } = this.inProgress.open((state) => ({
       connection,
       state,
       provider: new SignInProvider({
@@ -137,18 +158,30 @@ export class SignInFlow {
         fetchFn: fetch,
       });
     } catch (error) {
-      this.pending.drop((p) => p.provider === provider);
+      this.inProgress.drop((p) => p.provider === provider);
       throw new SignInFailedError(
         `Cannot start the sign-in to ${name}: ${describeFailure(error, [ownApp?.clientSecret])}. Try again, or check the server URL.`,
       );
     }
+    if (hints.group && !shared) hints.group.set(server, id);
     // With no stored tokens offered and a redirect URL set, auth() ends in a redirect.
-    return provider.url!;
+    return { url: provider.url!, authorizationServer: server, resource: provider.resource };
+  }
+
+  /**
+   * Gives a connection that has no registration of its own the one another connection of its
+   * group made at the same authorization server (a public client: no secret to share). One that has
+   * its own keeps it: its login, if any, is bound to it.
+   */
+  private async shareRegistration(from: ConnectionIdentity, to: ConnectionIdentity): Promise<void> {
+    const { client } = await this.options.store.read(from);
+    if (client?.source !== 'registered' && client?.source !== 'metadata-document') return;
+    await this.options.store.update(to, (record) => [record.client ? record : { ...record, client }, undefined]);
   }
 
   /** Finishes the sign-in the answer belongs to; returns its connection. Nothing is stored unless it succeeds. */
   async finish(answer: CallbackAnswer): Promise<OAuthConnection> {
-    const { connection, provider, state } = this.pending.take(answer.state);
+    const { connection, provider, state } = this.inProgress.take(answer.state);
     const name = connection.displayName;
     const id = identityOf(connection);
     const verifier = await provider.codeVerifier();
@@ -194,7 +227,7 @@ export class SignInFlow {
 
   /** Cancels the connection's sign-ins in progress. */
   cancel(connection: ConnectionIdentity): void {
-    this.pending.drop((p) => p.connection.storeId === connection.storeId && p.connection.name === connection.serverName);
+    this.inProgress.drop((p) => p.connection.storeId === connection.storeId && p.connection.name === connection.serverName);
   }
 
   private async challenge(connection: OAuthConnection): Promise<Challenge> {

@@ -99,7 +99,6 @@ export function AgentAccessSection({ places }: { places: Place[] }) {
           onRevoked={(token) => {
             if (created?.id === token.id) setCreated(null);
             setMessage(`Token “${token.name}” was revoked. Agents using it are refused from now on.`);
-            focusTokens();
           }}
         />
       </section>

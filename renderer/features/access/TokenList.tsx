@@ -1,7 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useRef } from 'react';
 import { revokeToken, setTokenToolSearch, tokensQuery, type AgentToken, type ToolSearchMode } from '../../api/access';
 import type { Place } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
+import { focusNeighbour, neighbourOf } from '../../ui/keyboard';
 import { RevokeButton } from './RevokeButton';
 import { Initial } from '../../ui/Initial';
 import { placeLabel } from '../server/server-words';
@@ -52,11 +54,15 @@ export function TokenList({ places, onRevoked }: { places: Place[]; onRevoked: (
 
 function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: Place[]; onRevoked: (token: AgentToken) => void }) {
   const client = useQueryClient();
+  const rowRef = useRef<HTMLLIElement>(null);
   const revoke = useMutation({
     mutationFn: () => revokeToken(t.id),
-    onSuccess: async () => {
+    // The row that takes this one's place keeps the keyboard's place; found while this row is there (ConnectedList).
+    onMutate: () => neighbourOf(rowRef.current),
+    onSuccess: async (_revoked, _vars, neighbour) => {
       await client.invalidateQueries({ queryKey: ['tokens'] });
       onRevoked(t);
+      focusNeighbour(neighbour, 'tokens-heading');
     },
   });
 
@@ -70,7 +76,7 @@ function TokenRow({ token: t, places, onRevoked }: { token: AgentToken; places: 
   const expiry = t.expiresAt === undefined ? 'never expires' : `${expired ? 'expired' : 'expires'} ${dateWords(t.expiresAt)}`;
 
   return (
-    <li className="row-wrap">
+    <li className="row-wrap" ref={rowRef} tabIndex={-1} aria-label={`Token ${t.name}`}>
       <div className="row">
         <Initial name={t.name} />
         <div className="row-main">

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { approveSignIn, denySignIn, waitingSignInsQuery, type PendingSignIn } from '../../api/agent-sign-ins';
+import { approveSignIn, denySignIn, waitingSignInsQuery, type WaitingAgentSignIn } from '../../api/agent-sign-ins';
 import type { Place } from '../../api/connections';
 import { ErrorNote } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -51,7 +51,7 @@ function WaitingRow({
   places,
   onAnswered,
 }: {
-  request: PendingSignIn;
+  request: WaitingAgentSignIn;
   places: Place[];
   onAnswered: (message: string) => void;
 }) {

@@ -6,6 +6,7 @@ import type { CatalogEntry, Connection, PlacePolicy, SignInGroup } from '../../a
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { closeOnEscape, focusFirstField } from '../../ui/keyboard';
+import { useNarrowScreen } from '../../ui/useNarrowScreen';
 import { AddLocalServerForm } from './AddLocalServerForm';
 import { AddServerForm } from './AddServerForm';
 import { ImportPanel } from './ImportPanel';
@@ -16,6 +17,8 @@ import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow
 
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
 const FIRST_ROWS = 25;
+/** Cards (groups and rows) shown before "Show all" on a narrow screen, where each takes a screen's fifth: search comes first there. */
+const NARROW_CARDS = 4;
 
 const AUTH_WORDS: Record<CatalogEntry['auth'], string> = { oauth: 'Sign-in', 'api-key': 'API key', none: 'No key' };
 
@@ -39,6 +42,15 @@ export function AvailableList({
   const search = useDeferredValue(typed.trim());
   const [showAll, setShowAll] = useState(false);
   useEffect(() => setShowAll(false), [search]);
+  const narrow = useNarrowScreen();
+  // After "Show all", the keyboard goes on to the first card it brought (the button it pressed is gone).
+  const resultsRef = useRef<HTMLDivElement>(null);
+  const [revealFrom, setRevealFrom] = useState<number | null>(null);
+  useEffect(() => {
+    if (revealFrom === null) return;
+    setRevealFrom(null);
+    resultsRef.current?.querySelectorAll<HTMLElement>('[data-card]')[revealFrom]?.querySelector<HTMLElement>('button')?.focus();
+  }, [revealFrom]);
   const catalog = useQuery(catalogQuery);
   const retry = useMutation({
     mutationFn: refreshCatalog,
@@ -53,6 +65,12 @@ export function AvailableList({
     .filter((g) => g.entries.length);
   const grouped = new Set(groups.map((g) => g.group.id));
   const singles = found.filter((e) => !groupOf(e) || !grouped.has(groupOf(e)!));
+  // Until "Show all": the first rows; on a narrow screen with nothing searched, the first few cards, groups among them.
+  const fewCards = narrow && !search && !showAll;
+  const shownGroups = fewCards ? groups.slice(0, NARROW_CARDS) : groups;
+  const shownSingles = showAll ? singles : singles.slice(0, fewCards ? NARROW_CARDS - shownGroups.length : FIRST_ROWS);
+  const cards = groups.length + singles.length;
+  const hidden = cards - shownGroups.length - shownSingles.length;
   const doRetry = () => retry.mutate();
 
   return (
@@ -72,7 +90,7 @@ export function AvailableList({
         />
       </div>
 
-      <div id="catalog-results" aria-busy={catalog.isFetching || search !== typed.trim()}>
+      <div id="catalog-results" ref={resultsRef} aria-busy={catalog.isFetching || search !== typed.trim()}>
         {catalog.isPending ? (
           <p className="muted" role="status">
             Loading connectors…
@@ -109,12 +127,12 @@ export function AvailableList({
               )
             ) : (
               <>
-                {groups.map(({ group, entries }) => (
+                {shownGroups.map(({ group, entries }) => (
                   <GroupCard key={group.id} root={root} group={group} entries={entries} mine={mine} flow={flow} />
                 ))}
-                {singles.length > 0 && (
+                {shownSingles.length > 0 && (
                   <ul className="rows" aria-label="Connectors">
-                    {(showAll ? singles : singles.slice(0, FIRST_ROWS)).map((entry) => (
+                    {shownSingles.map((entry) => (
                       <EntryRow
                         key={entry.id}
                         root={root}
@@ -127,9 +145,16 @@ export function AvailableList({
                     ))}
                   </ul>
                 )}
-                {!showAll && singles.length > FIRST_ROWS && (
-                  <button type="button" className="button more" onClick={() => setShowAll(true)}>
-                    Show all {singles.length} connectors
+                {hidden > 0 && (
+                  <button
+                    type="button"
+                    className="button more"
+                    onClick={() => {
+                      setRevealFrom(cards - hidden);
+                      setShowAll(true);
+                    }}
+                  >
+                    Show all {cards} connectors
                   </button>
                 )}
               </>
@@ -229,7 +254,7 @@ function EntryRow({
   // A local server is added once the person has seen what it runs and reaches (and given its variables).
   const start = () => ((entry.auth === 'api-key' || local) && !askKey ? setAskKey(true) : connect.mutate());
   return (
-    <li className="row-wrap">
+    <li className="row-wrap" data-card>
       <div className="row">
         <Initial name={entry.name} />
         <div className="row-main">
@@ -398,7 +423,7 @@ function GroupCard({
     });
   const n = picked.length;
   return (
-    <div className="card" role="group" aria-labelledby={`group-${group.id}`}>
+    <div className="card" role="group" aria-labelledby={`group-${group.id}`} data-card>
       <div className="row">
         <Initial name={group.name} />
         <div className="row-main">

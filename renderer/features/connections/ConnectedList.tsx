@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
-import { putSecret, removeConnection, testConnection } from '../../api/connections';
+import { cancelCheck, putSecret, removeConnection, testConnection } from '../../api/connections';
 import type { Connection } from '../../api/connections';
-import { closeOnEscape } from '../../ui/keyboard';
+import { closeOnEscape, focusNeighbour, neighbourOf } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
@@ -13,6 +13,7 @@ import type { ConnectFlow } from './useConnectFlow';
 export const STATE_WORDS: Record<Connection['state'], string> = {
   connected: 'Connected',
   checking: 'Checking…',
+  cancelled: 'Check cancelled',
   'sign-in': 'Sign in',
   'key-refused': 'Key refused',
   unreachable: 'Unreachable',
@@ -22,8 +23,8 @@ export const STATE_WORDS: Record<Connection['state'], string> = {
   'needs-secret': 'Needs secret',
 };
 
-/** States in which the server was asked and did not answer as it must. */
-const FAILED = new Set<Connection['state']>(['key-refused', 'unreachable', 'not-mcp', 'too-large']);
+/** States in which the server was asked and did not answer as it must (or not in time: its check was cancelled). */
+const FAILED = new Set<Connection['state']>(['key-refused', 'unreachable', 'not-mcp', 'too-large', 'cancelled']);
 
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
@@ -71,7 +72,7 @@ function ConnectedRow({
   const actionsRef = useRef<HTMLDivElement>(null);
   // The button that opened the fix form (Fix or Edit), and where the form closes to: focus goes back there.
   const opener = useRef<{ action: 'fix' | 'edit'; closesTo: 'closed' | 'details' } | null>(null);
-  const [refocus, setRefocus] = useState<'fix' | 'edit' | 'details' | null>(null);
+  const [refocus, setRefocus] = useState<'fix' | 'edit' | 'details' | 'test' | null>(null);
   useEffect(() => {
     if (!refocus) return;
     setRefocus(null);
@@ -98,14 +99,14 @@ function ConnectedRow({
 
   const remove = useMutation({
     mutationFn: () => removeConnection(root, c),
-    onSuccess: async () => {
-      // The row that takes this one's place (the next, else the one before) keeps the keyboard's place.
-      const neighbour = (rowRef.current?.nextElementSibling ?? rowRef.current?.previousElementSibling) as HTMLElement | null;
+    // The row that takes this one's place (the next, else the one before) keeps the keyboard's place. Found
+    // now, while this row is there: the server's change event may refresh the list (and unmount it) before the answer.
+    onMutate: () => neighbourOf(rowRef.current),
+    onSuccess: async (_removed, _vars, neighbour) => {
       announce(`${c.displayName} was removed.`);
       flow.dismiss(c.name);
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
-      if (neighbour?.isConnected) neighbour.focus();
-      else document.getElementById('connected-heading')?.focus();
+      focusNeighbour(neighbour, 'connected-heading');
     },
   });
   // A machine login (client credentials) logs in at once, with no sign-in page to open.
@@ -120,6 +121,15 @@ function ConnectedRow({
           : `${c.displayName}: ${STATE_WORDS[connection.state]}.`,
       );
       await client.invalidateQueries({ queryKey: ['place-connections', root] });
+    },
+  });
+  // Cancel ends the check on the server; Retry takes its place, and the keyboard goes there.
+  const cancel = useMutation({
+    mutationFn: () => cancelCheck(root, c),
+    onSuccess: async ({ connection }) => {
+      announce(`${c.displayName}: ${STATE_WORDS[connection.state]}.`);
+      await client.invalidateQueries({ queryKey: ['place-connections', root] });
+      setRefocus('test');
     },
   });
   const failed = FAILED.has(c.state);
@@ -172,10 +182,22 @@ function ConnectedRow({
             />
           ) : (
             <>
+              {c.state === 'checking' && c.checkingSince && (
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => cancel.mutate()}
+                  disabled={cancel.isPending}
+                  aria-label={`Cancel the check of ${c.displayName}`}
+                >
+                  {cancel.isPending ? 'Cancelling…' : 'Cancel'}
+                </button>
+              )}
               {(c.state === 'connected' || failed) && (
                 <button
                   type="button"
                   className="button"
+                  data-action="test"
                   onClick={() => test.mutate()}
                   disabled={test.isPending}
                   aria-label={`${failed ? 'Retry' : 'Test'} ${c.displayName}`}
@@ -277,6 +299,7 @@ function ConnectedRow({
         </div>
       )}
       {test.isError && <ErrorNote error={test.error} title={`${c.displayName} could not be tested.`} />}
+      {cancel.isError && <ErrorNote error={cancel.error} title={`The check of ${c.displayName} was not cancelled.`} />}
       {signIn.isError && (
         <ErrorNote
           error={signIn.error}

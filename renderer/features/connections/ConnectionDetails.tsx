@@ -136,7 +136,9 @@ function LocalDetails({ local }: { local: NonNullable<Connection['local']> }) {
             ? `Running (process ${p.pid}) since ${new Date(p.since!).toLocaleTimeString()}.`
             : p.state === 'starting'
               ? 'Starting…'
-              : `Stopped${p.stopped ? `: ${p.stopped}` : ''}.`}
+              : p.state === 'stopping'
+                ? `Stopping (process ${p.pid})${p.stopped ? `: ${p.stopped}` : ''}…`
+                : `Stopped${p.stopped ? `: ${p.stopped}` : ''}.`}
       </p>
       {p && p.stderr.length > 0 && (
         <>

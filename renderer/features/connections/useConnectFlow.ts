@@ -5,7 +5,8 @@ import { connectConnection, connectConnections } from '../../api/connections';
 import type { Connection, OwnApp } from '../../api/connections';
 import { messageOf } from '../../ui/ErrorNote';
 
-export interface PendingSignIn {
+/** A sign-in to a connection that this page started in the browser, and waits for. */
+export interface StartedUpstreamSignIn {
   name: string;
   displayName: string;
   url: string;
@@ -29,7 +30,7 @@ export interface OwnAppRequest {
  */
 export function useConnectFlow(root: string, announce: (message: string) => void) {
   const client = useQueryClient();
-  const [pending, setPending] = useState<PendingSignIn[]>([]);
+  const [pending, setPending] = useState<StartedUpstreamSignIn[]>([]);
   const [ownApp, setOwnApp] = useState<OwnAppRequest | null>(null);
 
   const connect = useCallback(

@@ -11,7 +11,7 @@ type Entry<T> =
  * single-use and expiring. The state is the only thing tying an answer to its connection, so two
  * sign-ins at once never mix. Kept in memory only: a restart ends every sign-in in progress.
  */
-export class PendingSignIns<T> {
+export class UpstreamSignInsInProgress<T> {
   private readonly entries = new Map<string, Entry<T>>();
 
   constructor(

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SignInStateError } from './errors.js';
-import { PendingSignIns } from './pending-sign-ins.js';
+import { UpstreamSignInsInProgress } from './sign-ins-in-progress.js';
 
 const TTL = 10 * 60_000;
 
 function pending() {
   const clock = { now: 1_000_000 };
-  const signIns = new PendingSignIns<{ connection: string; state: string }>(TTL, () => clock.now);
+  const signIns = new UpstreamSignInsInProgress<{ connection: string; state: string }>(TTL, () => clock.now);
   const open = (connection: string) => signIns.open((state) => ({ connection, state }));
   return { clock, signIns, open };
 }
 
-describe('PendingSignIns', () => {
+describe('UpstreamSignInsInProgress', () => {
   it('ties each state to the sign-in it was made for, with a fresh random state each time', () => {
     const { signIns, open } = pending();
     const a = open('a');
