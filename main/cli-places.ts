@@ -361,6 +361,8 @@ interface PlaceConnectionsAt {
   details(name: string, owner?: string): Promise<ConnectionDetails>;
   edit(name: string, edit: ConnectionEdit, owner?: string): Promise<ConnectionView>;
   test(name: string, owner?: string): Promise<ConnectionView>;
+  /** Through the running server: cancels the check running there (a check this command runs itself ends with it). */
+  cancelCheck?(name: string, owner?: string): Promise<ConnectionView>;
   add(request: AddConnection): Promise<ConnectionView>;
   remove(name: string, owner?: string): Promise<ConnectionView>;
 }
@@ -376,6 +378,8 @@ function atServer(server: ServerClient, place: Place): PlaceConnectionsAt {
     details: async (name, owner) => (await server.call('GET', withQuery(path(name), where(owner)), connectionDetailsAnswer)).connection,
     edit: async (name, edit, owner) => (await server.call('PATCH', withQuery(path(name), where(owner)), connectionAnswer, edit)).connection,
     test: async (name, owner) => (await server.call('POST', withQuery(path(name, '/test'), where(owner)), connectionAnswer)).connection,
+    cancelCheck: async (name, owner) =>
+      (await server.call('POST', withQuery(path(name, '/cancel-check'), where(owner)), connectionAnswer)).connection,
     // The server goes on checking it: the command answers once it is saved.
     add: async (request) =>
       (await server.call('POST', '/mcp/place', connectionAnswer, addBodyOf({ workspace_path: place.root, wait: false }, request)))
@@ -486,9 +490,11 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
       return 0;
     }
     case 'connections-test': {
+      const testing = connections.test(command.name, command.owner);
+      const cancel = connections.cancelCheck && (() => connections.cancelCheck!(command.name, command.owner));
       const tested = await waitingFor(
-        `Waiting for ${who} to ask ${command.name}'s server for its tools`,
-        connections.test(command.name, command.owner),
+        `Waiting for ${who} to ask ${command.name}'s server for its tools${cancel ? ' (Ctrl-C cancels the check)' : ''}`,
+        cancel ? cancelOnInterrupt(testing, cancel) : testing,
         limitMs,
       );
       out(`${tested.displayName} (${tested.name}): ${stateLine(tested)}`);
@@ -527,6 +533,20 @@ async function runConnectionsCommand(connections: PlaceConnectionsAt, command: C
 }
 
 /** A connection's state in one line: connected with its tool count, or the state and what to do. */
+/**
+ * Ctrl-C while the running server checks: the check is cancelled there too, rather than left to
+ * run, and the answer then says "cancelled". A second Ctrl-C ends the command at once.
+ */
+async function cancelOnInterrupt<T>(work: Promise<T>, cancel: () => Promise<unknown>): Promise<T> {
+  const interrupted = () => void cancel().catch(() => {});
+  process.once('SIGINT', interrupted);
+  try {
+    return await work;
+  } finally {
+    process.removeListener('SIGINT', interrupted);
+  }
+}
+
 function stateLine(c: ConnectionView): string {
   if (c.state === 'connected') return `connected (${c.tools ?? 0} tools, checked ${c.checkedAt ?? 'now'})`;
   return `${c.state}${c.reason ? ` (${c.reason})` : ''}`;

@@ -26,12 +26,22 @@ import { planTests } from './test-plan.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where test files live. */
 const TEST_ROOTS = ['main', 'common', 'preload', 'e2e', 'test'];
+const CORES = availableParallelism();
 /**
  * Test processes at a time. Most of a test's time is spent waiting (on a child process, a socket, a
- * browser), so one more than the cores keeps them busy; more than that and the timing-sensitive
- * tests (a server's deadline, a sandbox's start) begin to miss on two cores.
+ * browser), so one more than the cores keeps them busy; more than that, all busy at once, and the
+ * timing-sensitive tests (a server's deadline, a sandbox's start) begin to miss on two cores.
  */
-const WORKERS = availableParallelism() + 1;
+const WORKERS = CORES + 1;
+/**
+ * Up to this many while the cores are idle all the same: when the running files mostly wait (a
+ * timeout, a sleeping page, a slow teardown), one more starts; never while the cores are busy, by
+ * these tests or anything else on the machine.
+ */
+const MAX_WORKERS = 2 * CORES;
+/** How often the pool looks at the cores, and what share of them idle over that time lets one more file start. */
+const IDLE_CHECK_MS = 1_000;
+const IDLE_SHARE_FOR_MORE = 0.5;
 /** A test file that has not ended by then is stopped and counted as failed (the slowest takes minutes). */
 const FILE_TIMEOUT_MS = 20 * 60_000;
 /**
@@ -219,16 +229,51 @@ async function node22(systemVersion: string): Promise<NodeBinary | string> {
   return { label: 'Node 22', path };
 }
 
-/** Runs the jobs, `WORKERS` at a time, the longest expected first among those ready. */
+/**
+ * The share of the cores that were idle since the previous call (0 to 1), from Linux's /proc/stat;
+ * undefined on the first call and where there is no /proc/stat.
+ */
+function idleMeter(): () => Promise<number | undefined> {
+  let last: { idle: number; total: number } | undefined;
+  return async () => {
+    const line = (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0] ?? '';
+    // cpu user nice system idle iowait irq softirq steal ...: idle and iowait are time no process ran.
+    const ticks = line.startsWith('cpu ') ? line.trim().split(/\s+/).slice(1).map(Number) : [];
+    if (ticks.length < 5) return undefined;
+    const now = { idle: ticks[3]! + ticks[4]!, total: ticks.reduce((sum, t) => sum + t, 0) };
+    const previous = last;
+    last = now;
+    return previous && now.total > previous.total ? (now.idle - previous.idle) / (now.total - previous.total) : undefined;
+  };
+}
+
+/**
+ * Runs the jobs, the longest expected first among those ready: `WORKERS` at a time, and up to
+ * `MAX_WORKERS` while the cores stay idle all the same (one more after each idle check).
+ */
 async function runPool(jobs: Job[], onDone: (job: Job, outcome: Outcome) => void): Promise<Map<Job, Outcome>> {
   const outcomes = new Map<Job, Outcome>();
   const waiting = [...jobs].sort((a, b) => b.estimateMs - a.estimateMs);
   const ended = new Set<Job>();
   let wake: () => void = () => {};
   let active = 0;
+  const idleShare = idleMeter();
+  /** The last idle check: the share of the cores idle, over the second before `at`. */
+  let idle: { share: number; at: number } | undefined;
+  /** When the last file beyond `WORKERS` started: only a check over a whole second after it counts. */
+  let extraStarted = 0;
+  const checks = setInterval(() => {
+    void idleShare().then((share) => {
+      idle = share === undefined ? undefined : { share, at: performance.now() };
+      wake();
+    });
+  }, IDLE_CHECK_MS);
   while (waiting.length > 0 || active > 0) {
     const ready = waiting.findIndex((job) => job.after.every((dep) => ended.has(dep)));
-    if (active < WORKERS && ready !== -1) {
+    const idleSinceLastExtra = idle !== undefined && idle.share >= IDLE_SHARE_FOR_MORE && idle.at - IDLE_CHECK_MS >= extraStarted;
+    const room = active < WORKERS || (active < MAX_WORKERS && idleSinceLastExtra);
+    if (room && ready !== -1) {
+      if (active >= WORKERS) extraStarted = performance.now();
       const [job] = waiting.splice(ready, 1) as [Job];
       active += 1;
       job.done = job.run().catch((error: Error) => ({ ok: false, ms: 0, output: String(error.stack ?? error) }));
@@ -243,6 +288,7 @@ async function runPool(jobs: Job[], onDone: (job: Job, outcome: Outcome) => void
     }
     await new Promise<void>((resolve) => (wake = resolve));
   }
+  clearInterval(checks);
   return outcomes;
 }
 
@@ -288,7 +334,7 @@ async function main(): Promise<number> {
     console.log(`${count} test files on ${node.label} (${version}, ${node.path})`);
   }
   if (full && typeof second === 'string') console.log(`Node 22 pass skipped: ${second}.`);
-  console.log(`${WORKERS} at a time\n`);
+  console.log(`${WORKERS} at a time, up to ${MAX_WORKERS} while the cores are idle\n`);
 
   const outcomes = await runPool(jobs, (job, outcome) => {
     const where = job.node && job.node !== system ? ` [${job.node.label}]` : '';

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +12,8 @@ import { launchChromium, OUT, pageUntil, skipReason } from './page-support.js';
 
 // The page says only what is true and readable (issue 26, item 4), in Debian's Chromium against a
 // real headless host, real upstream MCP servers (one that works, one that hangs) and a dead address.
+
+const CLI = fileURLToPath(new URL('../../dist/main/cli.js', import.meta.url));
 
 if (skipReason) console.log(`# skipping the page tests: ${skipReason}`);
 
@@ -23,6 +27,20 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
   /** Every answer the page got with a 4xx or 5xx status: none is expected. */
   const failedLoads: string[] = [];
 
+  /** The CLI against the host's state dir (it asks the running server), as a child to signal. */
+  const cli = (args: string[]) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', WORKSPACE_STATE_DIR: fx.stateDir, WORKSPACE_REGISTRY_URL: '' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) =>
+      child.on('error', reject).on('close', (code) => resolve({ code, stdout, stderr })),
+    );
+    return { child, done };
+  };
   const shot = (name: string) => page.screenshot({ path: join(OUT, `page-readable-${name}.png`), fullPage: true });
   const connected = () => page.getByRole('region', { name: 'Connected' });
   const available = () => page.getByRole('region', { name: 'Available' });
@@ -71,9 +89,9 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
 
   after(async () => {
     await browser?.close();
+    // The upstreams go first: the host's close waits for a check still running (the stuck server's) to end.
+    await Promise.all([good?.close(), hanging?.close()]);
     await fx?.close();
-    await good?.close();
-    await hanging?.close();
     await workspace?.leave();
   });
 
@@ -218,6 +236,36 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     // The request to the server ended with it, long before its 30 s limit.
     await waitFor(() => hanging.openSockets() === 0, 5_000, 'the request to the stuck server to be closed');
     await shot('check-cancelled');
+    // The CLI says the same: it asks the running server.
+    const list = await cli(['connections', 'list', '--json']).done;
+    assert.equal(list.code, 0, list.stderr);
+    assert.equal(JSON.parse(list.stdout).find((c: { name: string }) => c.name === stuck.name)?.state, 'cancelled');
+  });
+
+  it("cancels the server's check when Ctrl-C stops the CLI's connections test", async () => {
+    const controlUrl = await fx.host.open();
+    const token = await fx.host.adminToken();
+    const view = async () =>
+      (
+        (await callApi(controlUrl, token, 'GET', '/mcp/place?workspace_path=')).json.connections as Array<{
+          name: string;
+          displayName: string;
+          state: string;
+        }>
+      ).find((c) => c.displayName === 'Stuck server')!;
+    const { name } = await view();
+    const testing = cli(['connections', 'test', name]);
+    await waitFor(async () => (await view()).state === 'checking' && hanging.openSockets() > 0, 10_000, 'the check the CLI asked for');
+    testing.child.kill('SIGINT');
+    const tested = await testing.done;
+    assert.equal(tested.code, 1, tested.stderr);
+    assert.match(tested.stdout, /^Stuck server \(.+\): cancelled \(The check was cancelled after \d+ s/);
+    assert.equal((await view()).state, 'cancelled');
+    await waitFor(() => hanging.openSockets() === 0, 5_000, 'the request to the stuck server to be closed');
+    await connected()
+      .getByRole('listitem', { name: 'Stuck server', exact: true })
+      .locator('.state', { hasText: 'Check cancelled' })
+      .waitFor();
   });
 
   it('shows recent activity by connection › tool, with plain reasons and the whole of a failure one click away', async () => {
