@@ -73,7 +73,14 @@ async function main(): Promise<void> {
   const fx = await startHost();
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const load = [loadavg()[0]!];
   try {
@@ -93,7 +100,11 @@ async function main(): Promise<void> {
         times[`${key} cold`]!.push(await paintOf(page, targets[key], true));
         times[`${key} warm`]!.push(await paintOf(page, targets[key], false));
       }
-      log(`round ${round + 1}/${ROUNDS}: ${Object.entries(times).map(([k, v]) => `${k} ${v.at(-1)!.toFixed(0)}`).join(', ')} ms`);
+      log(
+        `round ${round + 1}/${ROUNDS}: ${Object.entries(times)
+          .map(([k, v]) => `${k} ${v.at(-1)!.toFixed(0)}`)
+          .join(', ')} ms`,
+      );
     }
     load.push(loadavg()[0]!);
     const row = (k: string) => {
