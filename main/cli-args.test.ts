@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { didYouMean, helpText, parseCommand, USAGE, UsageError } from './cli-args.js';
+import { COMMAND_TABLE, didYouMean, helpText, optionsOf, parseCommand, USAGE, UsageError } from './cli-args.js';
 import { PRODUCT_NAME } from './version.js';
 
 describe('parseCommand', () => {
@@ -95,31 +95,40 @@ describe('parseCommand', () => {
   });
 
   it('parses places network: show, off, or the hosts', () => {
-    assert.deepEqual(parseCommand(['places', 'network', 'Crew/a']), { kind: 'places-network', place: 'Crew/a' });
-    assert.deepEqual(parseCommand(['places', 'network', 'Crew/a', 'off']), { kind: 'places-network', place: 'Crew/a', hosts: [] });
+    assert.deepEqual(parseCommand(['places', 'network', 'Crew/a']), { kind: 'places-network', place: 'Crew/a', json: false });
+    assert.deepEqual(parseCommand(['places', 'network', 'Crew/a', 'off']), {
+      kind: 'places-network',
+      place: 'Crew/a',
+      hosts: [],
+      json: false,
+    });
     assert.deepEqual(parseCommand(['places', 'network', '.', 'api.github.com', '*.npmjs.org']), {
       kind: 'places-network',
       place: '.',
       hosts: ['api.github.com', '*.npmjs.org'],
+      json: false,
     });
   });
 
   it('parses places limits: show, set some (MiB, M or G), one or all back to the defaults', () => {
-    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a']), { kind: 'places-limits', place: 'Crew/a' });
+    assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a']), { kind: 'places-limits', place: 'Crew/a', json: false });
     assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'processes=512', 'memory=4G', 'tmp=256M']), {
       kind: 'places-limits',
       place: 'Crew/a',
       limits: { processes: 512, memoryMb: 4096, tmpMb: 256 },
+      json: false,
     });
     assert.deepEqual(parseCommand(['places', 'limits', '.', 'memory=300', 'tmp=default']), {
       kind: 'places-limits',
       place: '.',
       limits: { memoryMb: 300, tmpMb: undefined },
+      json: false,
     });
     assert.deepEqual(parseCommand(['places', 'limits', 'Crew/a', 'default']), {
       kind: 'places-limits',
       place: 'Crew/a',
       limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined },
+      json: false,
     });
     assert.throws(
       () => parseCommand(['places', 'limits', 'Crew/a', 'cpus=2']),
@@ -131,36 +140,55 @@ describe('parseCommand', () => {
   });
 
   it('parses places seal and unseal: show, seal paths or stores, lift stores or paths', () => {
-    assert.deepEqual(parseCommand(['places', 'seal', 'Crew/a']), { kind: 'places-seal', place: 'Crew/a', unseal: false, paths: [] });
+    assert.deepEqual(parseCommand(['places', 'seal', 'Crew/a']), {
+      kind: 'places-seal',
+      place: 'Crew/a',
+      unseal: false,
+      paths: [],
+      json: false,
+    });
     assert.deepEqual(parseCommand(['places', 'seal', '.', '/srv/keys', '~/.ssh']), {
       kind: 'places-seal',
       place: '.',
       unseal: false,
       paths: ['/srv/keys', '~/.ssh'],
+      json: false,
     });
     assert.deepEqual(parseCommand(['places', 'unseal', 'Crew/a', 'browser profiles']), {
       kind: 'places-seal',
       place: 'Crew/a',
       unseal: true,
       paths: ['browser profiles'],
+      json: false,
     });
     assert.throws(() => parseCommand(['places', 'unseal', 'Crew/a']), /places unseal needs a PLACE .* and the credential stores/);
   });
 
   it('parses places policy: show, or set with extra folders', () => {
-    assert.deepEqual(parseCommand(['places', 'policy', 'Crew/a']), { kind: 'places-policy', place: 'Crew/a', folders: [] });
+    assert.deepEqual(parseCommand(['places', 'policy', 'Crew/a']), { kind: 'places-policy', place: 'Crew/a', folders: [], json: false });
     assert.deepEqual(parseCommand(['places', 'policy', '.', 'strict', '--folder', '/srv/a', '--folder', 'b']), {
       kind: 'places-policy',
       place: '.',
       policy: 'strict',
       folders: ['/srv/a', 'b'],
+      json: false,
     });
   });
 
   it('parses tool search for a token and a place: show, or set', () => {
-    assert.deepEqual(parseCommand(['token', 'tool-search', 'abc']), { kind: 'token-tool-search', id: 'abc' });
-    assert.deepEqual(parseCommand(['token', 'tool-search', 'abc', 'off']), { kind: 'token-tool-search', id: 'abc', mode: 'off' });
-    assert.deepEqual(parseCommand(['places', 'tool-search', '.', 'on']), { kind: 'places-tool-search', place: '.', mode: 'on' });
+    assert.deepEqual(parseCommand(['token', 'tool-search', 'abc']), { kind: 'token-tool-search', id: 'abc', json: false });
+    assert.deepEqual(parseCommand(['token', 'tool-search', 'abc', 'off']), {
+      kind: 'token-tool-search',
+      id: 'abc',
+      mode: 'off',
+      json: false,
+    });
+    assert.deepEqual(parseCommand(['places', 'tool-search', '.', 'on']), {
+      kind: 'places-tool-search',
+      place: '.',
+      mode: 'on',
+      json: false,
+    });
     assert.throws(() => parseCommand(['places', 'tool-search']), /needs a PLACE/);
     assert.throws(() => parseCommand(['token', 'tool-search']), /needs a token ID/);
   });
@@ -356,5 +384,72 @@ describe('help and typos', () => {
     }
     assert.equal(didYouMean('li', ['list', 'limits']), '', 'two choices start with it: neither');
     assert.equal(didYouMean('polciy', ['policy', 'network']), ' Did you mean "policy"?');
+  });
+});
+
+describe('the command table (help, did you mean and completion read it)', () => {
+  it('holds every command, its subcommands, options and choices as USAGE writes them', () => {
+    const spec = (words: string) => COMMAND_TABLE.find((s) => s.words.join(' ') === words);
+    assert.deepEqual(
+      spec('token create')?.options.map((o) => `${o.name}${o.takesValue ? ' VALUE' : ''}`),
+      ['--name VALUE', '--expires VALUE', '--workspace-path VALUE'],
+    );
+    assert.deepEqual(spec('completion')?.choices, ['bash', 'zsh', 'fish']);
+    assert.deepEqual(spec('clients connect')?.choices, ['claude-desktop', 'cursor', 'vscode', 'claude-code']);
+    assert.ok(spec('places unseal'), 'a second command on the same usage line');
+    assert.deepEqual(
+      spec('approve')?.options.map((o) => o.name),
+      ['--json', '--workspace-path'],
+      'both of its usage lines',
+    );
+    assert.deepEqual(spec('secrets set')?.options, [
+      { name: '--workspace-path', takesValue: true },
+      { name: '--replace', takesValue: false },
+    ]);
+    assert.ok(optionsOf(spec('')!).some((o) => o.name === '--version'));
+  });
+
+  it('says of each option what the parser does: a value follows it, or none does', () => {
+    for (const spec of COMMAND_TABLE) {
+      for (const option of optionsOf(spec)) {
+        if (option.name === '--help' || option.name === '--config' || option.name === '--version') continue;
+        // Last, with no value: the parser wants one exactly where the table says so.
+        const argv = [...spec.words, option.name];
+        const refusal = (() => {
+          try {
+            parseCommand(argv);
+            return '';
+          } catch (error) {
+            return (error as Error).message;
+          }
+        })();
+        assert.doesNotMatch(refusal, /Unknown option/, `${argv.join(' ')}: ${refusal}`);
+        assert.equal(/argument missing/.test(refusal), option.takesValue, `${argv.join(' ')}: ${refusal}`);
+      }
+    }
+  });
+
+  it('parses --json on every command that lists or shows, and status, completion and uninstall', () => {
+    assert.deepEqual(parseCommand(['secrets', 'list', '--json']), { kind: 'secrets-list', workspacePath: '', json: true });
+    assert.deepEqual(parseCommand(['token', 'tool-search', 'abc', '--json']), { kind: 'token-tool-search', id: 'abc', json: true });
+    assert.deepEqual(parseCommand(['places', 'policy', '.', '--json']), { kind: 'places-policy', place: '.', folders: [], json: true });
+    assert.deepEqual(parseCommand(['places', 'network', '.', '--json']), { kind: 'places-network', place: '.', json: true });
+    assert.deepEqual(parseCommand(['places', 'limits', '.', '--json']), { kind: 'places-limits', place: '.', json: true });
+    assert.deepEqual(parseCommand(['places', 'seal', '.', '--json']), {
+      kind: 'places-seal',
+      place: '.',
+      unseal: false,
+      paths: [],
+      json: true,
+    });
+    assert.deepEqual(parseCommand(['places', 'tool-search', '.', '--json']), { kind: 'places-tool-search', place: '.', json: true });
+    assert.deepEqual(parseCommand(['status', '--json']), { kind: 'status', json: true });
+    assert.deepEqual(parseCommand(['completion', 'zsh']), { kind: 'completion', shell: 'zsh' });
+    assert.deepEqual(parseCommand(['uninstall', '--yes']), { kind: 'uninstall', yes: true });
+    assert.throws(() => parseCommand(['completion', 'tcsh']), /completion needs one shell: bash, zsh, fish/);
+    assert.throws(() => parseCommand(['secrets', 'set', 'K', '--json']), /Unknown option '--json'/);
+    // Every command whose usage names --json takes it.
+    const withJson = COMMAND_TABLE.filter((spec) => spec.options.some((o) => o.name === '--json'));
+    assert.ok(withJson.length >= 14, withJson.map((spec) => spec.words.join(' ')).join(', '));
   });
 });

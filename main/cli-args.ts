@@ -10,6 +10,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** A command could not do what it was asked, for a reason its message gives with what to do (exit status 1). */
+export class CommandFailedError extends Error {
+  override readonly name = 'CommandFailedError';
+}
+
 export type Command =
   /** `topic`: the command whose usage to show (empty: everything). */
   | { kind: 'help'; topic: string[] }
@@ -17,10 +22,13 @@ export type Command =
   | { kind: 'serve'; flags: ServeFlags }
   | { kind: 'config'; flags: ServeFlags; json: boolean }
   | { kind: 'open' }
+  | { kind: 'status'; json: boolean }
+  | { kind: 'completion'; shell: Shell }
+  | { kind: 'uninstall'; yes: boolean }
   | { kind: 'token-create'; name: string; expires?: string | undefined; workspacePath?: string | undefined }
   | { kind: 'token-list'; json: boolean }
   | { kind: 'token-revoke'; id: string }
-  | { kind: 'token-tool-search'; id: string; mode?: string }
+  | { kind: 'token-tool-search'; id: string; mode?: string; json: boolean }
   | { kind: 'approve-list'; json: boolean }
   | { kind: 'approve'; code: string; workspacePath?: string }
   | { kind: 'deny'; code: string }
@@ -68,26 +76,37 @@ export type Command =
       /** Client credentials to set: their client ID, with the secret or the private key read from stdin. */
       credentials?: { clientId: string; privateKeyFromStdin?: { algorithm?: JwtAlgorithm } };
     }
-  | { kind: 'secrets-list'; workspacePath: string }
+  | { kind: 'secrets-list'; workspacePath: string; json: boolean }
   | { kind: 'secrets-set'; workspacePath: string; name: string; replace: boolean }
   | { kind: 'secrets-remove'; workspacePath: string; name: string }
-  | { kind: 'places-policy'; place: string; policy?: string; folders: string[] }
-  | { kind: 'places-seal'; place: string; unseal: boolean; paths: string[] }
+  | { kind: 'places-policy'; place: string; policy?: string; folders: string[]; json: boolean }
+  | { kind: 'places-seal'; place: string; unseal: boolean; paths: string[]; json: boolean }
   /** `hosts` absent: show; empty: off. */
-  | { kind: 'places-network'; place: string; hosts?: string[] }
+  | { kind: 'places-network'; place: string; hosts?: string[]; json: boolean }
   /** `limits`: what to change (undefined: back to the machine's default); absent: show them. */
-  | { kind: 'places-limits'; place: string; limits?: Partial<Record<'processes' | 'memoryMb' | 'tmpMb', number | undefined>> }
-  | { kind: 'places-tool-search'; place: string; mode?: string };
+  | {
+      kind: 'places-limits';
+      place: string;
+      limits?: Partial<Record<'processes' | 'memoryMb' | 'tmpMb', number | undefined>>;
+      json: boolean;
+    }
+  | { kind: 'places-tool-search'; place: string; mode?: string; json: boolean };
+
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export type Shell = (typeof SHELLS)[number];
 
 export const USAGE = `Usage:
   ${PRODUCT_NAME} [--port N] [--host ADDRESS] [--control-port N] [--no-auth] [--client-metadata-url URL]
   ${PRODUCT_NAME} config [--json] [--port N] [--host ADDRESS] [--control-port N] [--no-auth] [--client-metadata-url URL]
   ${PRODUCT_NAME} open                 a fresh one-time link to the running server's page
+  ${PRODUCT_NAME} status [--json]      whether a server runs on this state dir, where, and what it lacks
   ${PRODUCT_NAME} help
+  ${PRODUCT_NAME} completion bash|zsh|fish   a script that completes commands and options in your shell
+  ${PRODUCT_NAME} uninstall [--yes]    removes the state dir, settings, keychain entries and saved outputs
   ${PRODUCT_NAME} token create --name NAME [--expires 30d] [--workspace-path PATH]
   ${PRODUCT_NAME} token list [--json]
   ${PRODUCT_NAME} token revoke ID
-  ${PRODUCT_NAME} token tool-search ID [on|off|auto]
+  ${PRODUCT_NAME} token tool-search ID [on|off|auto] [--json]
   ${PRODUCT_NAME} approve [--json]                 (lists the agent sign-ins waiting for you)
   ${PRODUCT_NAME} approve CODE [--workspace-path PATH]
   ${PRODUCT_NAME} deny CODE
@@ -112,15 +131,15 @@ export const USAGE = `Usage:
       [--client-id ID [--client-secret-stdin] | --no-own-app]   (your own OAuth app; signs out, sign in again)
       [--client-credentials ID (--client-secret-stdin | --private-key-stdin [--signing-algorithm ALG])
        | --no-client-credentials]   (a machine login: logs in now, no browser; the secret or PKCS #8 key from stdin)
-  ${PRODUCT_NAME} secrets list [--workspace-path PATH]
+  ${PRODUCT_NAME} secrets list [--workspace-path PATH] [--json]
   ${PRODUCT_NAME} secrets set NAME [--workspace-path PATH] [--replace]   (the value is read from stdin;
                                   --replace to change the value of a secret the place has)
   ${PRODUCT_NAME} secrets remove NAME [--workspace-path PATH]
-  ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...]
-  ${PRODUCT_NAME} places network PLACE [off | HOST ...]
-  ${PRODUCT_NAME} places seal PLACE [PATH | STORE ...]     ${PRODUCT_NAME} places unseal PLACE STORE|PATH ...
-  ${PRODUCT_NAME} places limits PLACE [processes=N] [memory=SIZE] [tmp=SIZE] [NAME=default] [default]
-  ${PRODUCT_NAME} places tool-search PLACE [on|off|auto]
+  ${PRODUCT_NAME} places policy PLACE [machine|place|strict] [--folder DIR ...] [--json]
+  ${PRODUCT_NAME} places network PLACE [off | HOST ...] [--json]
+  ${PRODUCT_NAME} places seal PLACE [PATH | STORE ...] [--json]     ${PRODUCT_NAME} places unseal PLACE STORE|PATH ... [--json]
+  ${PRODUCT_NAME} places limits PLACE [processes=N] [memory=SIZE] [tmp=SIZE] [NAME=default] [default] [--json]
+  ${PRODUCT_NAME} places tool-search PLACE [on|off|auto] [--json]
 
 Serves this machine to AI agents over MCP (Streamable HTTP at /mcp): read, write, edit,
 bash and skill, with full access under this user's account. Auth is on by default: agents
@@ -168,6 +187,7 @@ Options:
                       https URL of this app's OAuth client ID metadata document, which you
                       host: sign-in uses it as the client_id where a server accepts one
   -h, --help          show this help (after a command: that command's usage)
+  --json              after a command that lists or shows: print that as JSON, in the shapes of the API
   -v, --version       print the version
 
 Exit status: 0 done, 1 failed (the message says why), 2 misuse (a command, option, value or
@@ -206,11 +226,79 @@ export function takeConfigFlag(argv: string[]): { configFile?: string; rest: str
   return { ...(configFile !== undefined && { configFile }), rest };
 }
 
+/** An option a command's usage names, and whether a value follows it (`--name NAME`) or not (`[--json]`). */
+export interface OptionSpec {
+  name: string;
+  takesValue: boolean;
+}
+
+/**
+ * One command as USAGE writes it: its words (`token create`, `approve`; none for the server
+ * itself), the options its usage lines name, and the words its first argument is one of
+ * (`bash|zsh|fish`). --help, "did you mean" and shell completion all read this table.
+ */
+export interface CommandSpec {
+  words: string[];
+  options: OptionSpec[];
+  choices: string[];
+}
+
+const WORD = /^[a-z][a-z-]*$/;
+
+/** USAGE's command lines, from after "Usage:" to the first empty line. */
+function usageLines(): string[] {
+  return USAGE.slice(0, USAGE.indexOf('\n\n')).split('\n').slice(1);
+}
+
+/** The options every command takes: those the Options section names apart from the server's own. */
+const GLOBAL_OPTIONS: OptionSpec[] = [
+  { name: '--config', takesValue: true },
+  { name: '--help', takesValue: false },
+];
+
+export const COMMAND_TABLE: readonly CommandSpec[] = (() => {
+  const specs = new Map<string, CommandSpec>();
+  let current: CommandSpec | undefined;
+  // Each text from the program's name to the next (a line may hold two), with the lines that continue it.
+  for (const line of usageLines()) {
+    const parts = line.split(`${PRODUCT_NAME}`);
+    if (parts.length === 1 && current) addUsageText(current, line);
+    for (const part of parts.slice(1)) {
+      const tokens = part.split(' ').slice(1);
+      const words: string[] = [];
+      // A command and at most one subcommand: lowercase words, not a choice (`bash|zsh`).
+      while (words.length < 2 && WORD.test(tokens[words.length] ?? '')) words.push(tokens[words.length]!);
+      const key = words.join(' ');
+      current = specs.get(key) ?? { words, options: [], choices: [] };
+      specs.set(key, current);
+      const first = tokens[words.length] ?? '';
+      if (/^[a-z][a-z-]*(\|[a-z][a-z-]*)+$/.test(first)) current.choices.push(...first.split('|'));
+      addUsageText(current, tokens.slice(words.length).join(' '));
+    }
+  }
+  return [...specs.values()];
+})();
+
+/** Adds the options a piece of usage names: one that a value follows where it first appears takes one. */
+function addUsageText(spec: CommandSpec, text: string): void {
+  for (const match of text.matchAll(/(--[a-z][a-z0-9-]*)( [^\s[(|-]\S*)?/g)) {
+    if (!spec.options.some((option) => option.name === match[1]))
+      spec.options.push({ name: match[1]!, takesValue: match[2] !== undefined });
+  }
+}
+
+/** The options `words` takes: its usage's, and those every command takes (the server also --version). */
+export function optionsOf(spec: CommandSpec): OptionSpec[] {
+  const global = spec.words.length === 0 ? [...GLOBAL_OPTIONS, { name: '--version', takesValue: false }] : GLOBAL_OPTIONS;
+  return [...spec.options, ...global.filter((option) => !spec.options.some((own) => own.name === option.name))];
+}
+
 /** The command words of USAGE: each command, and each one's subcommands (none for most). */
 const COMMANDS: ReadonlyMap<string, string[]> = (() => {
   const commands = new Map<string, string[]>();
-  for (const match of USAGE.matchAll(new RegExp(`${PRODUCT_NAME}((?: [a-z][a-z-]*)+)`, 'g'))) {
-    const [command, sub] = match[1]!.trim().split(' ') as [string, string | undefined];
+  for (const { words } of COMMAND_TABLE) {
+    const [command, sub] = words;
+    if (command === undefined) continue;
     const subs = commands.get(command) ?? [];
     if (sub && !subs.includes(sub)) subs.push(sub);
     commands.set(command, subs);
@@ -229,8 +317,7 @@ export function helpText(topic: string[]): string {
   const start = new RegExp(`${PRODUCT_NAME} ${words.join(' ')}(?: |$)`);
   const lines: string[] = [];
   let inside = false;
-  // The usage lines: from after "Usage:" to the first empty line.
-  for (const line of USAGE.slice(0, USAGE.indexOf('\n\n')).split('\n').slice(1)) {
+  for (const line of usageLines()) {
     // A command's line, then the lines that continue it (indented further, naming no command).
     if (line.includes(`${PRODUCT_NAME} `)) inside = start.test(line);
     if (inside) lines.push(line);
@@ -287,6 +374,25 @@ export function parseCommand(argv: string[]): Command {
   if (argv[0] === 'open') {
     noPositionals(parse(argv.slice(1), {}).positionals, 'open');
     return { kind: 'open' };
+  }
+  if (argv[0] === 'status') {
+    const { values, positionals } = parse(argv.slice(1), JSON_FLAG);
+    noPositionals(positionals, 'status');
+    return { kind: 'status', json: values.json ?? false };
+  }
+  if (argv[0] === 'completion') {
+    const { positionals } = parse(argv.slice(1), {});
+    const shell = positionals[0];
+    if (positionals.length !== 1 || !(SHELLS as readonly string[]).includes(shell!))
+      throw new UsageError(
+        `completion needs one shell: ${SHELLS.join(', ')}. For example, in ~/.bashrc: source <(${PRODUCT_NAME} completion bash)`,
+      );
+    return { kind: 'completion', shell: shell as Shell };
+  }
+  if (argv[0] === 'uninstall') {
+    const { values, positionals } = parse(argv.slice(1), { yes: { type: 'boolean' } });
+    noPositionals(positionals, 'uninstall');
+    return { kind: 'uninstall', yes: values.yes ?? false };
   }
   if (argv[0] === 'config') {
     // The serve flags (whose values config shows), and --json.
@@ -349,10 +455,15 @@ function parseToken(argv: string[]): Command {
       return { kind: 'token-list', json: values.json ?? false };
     }
     case 'tool-search': {
-      const { positionals } = parse(rest, {});
+      const { values, positionals } = parse(rest, JSON_FLAG);
       if (positionals.length < 1 || positionals.length > 2)
         throw new UsageError('token tool-search needs a token ID ("token list" shows them) and optionally on, off or auto.');
-      return { kind: 'token-tool-search', id: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }) };
+      return {
+        kind: 'token-tool-search',
+        id: positionals[0]!,
+        ...(positionals[1] !== undefined && { mode: positionals[1] }),
+        json: values.json ?? false,
+      };
     }
     case 'revoke': {
       const { positionals } = parse(rest, {});
@@ -445,6 +556,8 @@ function portNumber(value: string, flag: string): number {
 }
 
 const PLACE = { 'workspace-path': { type: 'string' } } as const;
+/** What each command that lists or shows takes, to print it as JSON. */
+const JSON_FLAG = { json: { type: 'boolean' } } as const;
 
 function parseConnections(argv: string[]): Command {
   const [action, ...rest] = argv;
@@ -662,12 +775,15 @@ function parseConnections(argv: string[]): Command {
 function parseSecrets(argv: string[]): Command {
   const [action, ...rest] = argv;
   // --replace is for set only; list and remove refuse it as an unknown option.
-  const { values, positionals } = parse(rest, action === 'set' ? { ...PLACE, replace: { type: 'boolean' as const } } : PLACE);
+  const { values, positionals } = parse(
+    rest,
+    action === 'set' ? { ...PLACE, replace: { type: 'boolean' as const } } : action === 'list' ? { ...PLACE, ...JSON_FLAG } : PLACE,
+  );
   const workspacePath = values['workspace-path'] ?? '';
   switch (action) {
     case 'list':
       noPositionals(positionals, 'secrets list');
-      return { kind: 'secrets-list', workspacePath };
+      return { kind: 'secrets-list', workspacePath, json: 'json' in values && values.json === true };
     case 'set':
     case 'remove':
       if (positionals.length !== 1)
@@ -682,16 +798,20 @@ function parseSecrets(argv: string[]): Command {
 
 function parsePlaces(argv: string[]): Command {
   const [action, ...rest] = argv;
+  // Every places command shows what it changed, or the place as it is: --json prints that as JSON.
+  const { values, positionals } = parse(
+    rest,
+    action === 'policy' ? { ...JSON_FLAG, folder: { type: 'string', multiple: true } } : JSON_FLAG,
+  );
+  const json = values.json ?? false;
   if (action === 'tool-search') {
-    const { positionals } = parse(rest, {});
     if (positionals.length < 1 || positionals.length > 2)
       throw new UsageError(
         'places tool-search needs a PLACE (for example Crew/alpha, or . for This machine) and optionally on, off or auto.',
       );
-    return { kind: 'places-tool-search', place: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }) };
+    return { kind: 'places-tool-search', place: positionals[0]!, ...(positionals[1] !== undefined && { mode: positionals[1] }), json };
   }
   if (action === 'network') {
-    const { positionals } = parse(rest, {});
     const [place, ...hosts] = positionals;
     if (place === undefined)
       throw new UsageError(
@@ -699,46 +819,43 @@ function parsePlaces(argv: string[]): Command {
       );
     if (hosts.includes('off') && hosts.length > 1)
       throw new UsageError('places network PLACE off turns the list off: give off alone, or only hosts.');
-    return { kind: 'places-network', place, ...(hosts.length > 0 && { hosts: hosts[0] === 'off' ? [] : hosts }) };
+    return { kind: 'places-network', place, ...(hosts.length > 0 && { hosts: hosts[0] === 'off' ? [] : hosts }), json };
   }
   if (action === 'limits') {
-    const { positionals } = parse(rest, {});
     const [place, ...settings] = positionals;
     if (place === undefined)
       throw new UsageError(
         'places limits needs a PLACE (for example Crew/alpha, or . for This machine) and optionally processes=N, memory=SIZE, tmp=SIZE or default.',
       );
-    if (settings.length === 0) return { kind: 'places-limits', place };
+    if (settings.length === 0) return { kind: 'places-limits', place, json };
     if (settings.includes('default')) {
       if (settings.length > 1)
         throw new UsageError("places limits PLACE default sets every limit back to the machine's default: give default alone.");
-      return { kind: 'places-limits', place, limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined } };
+      return { kind: 'places-limits', place, limits: { processes: undefined, memoryMb: undefined, tmpMb: undefined }, json };
     }
-    return { kind: 'places-limits', place, limits: Object.fromEntries(settings.map(parseLimit)) };
+    return { kind: 'places-limits', place, limits: Object.fromEntries(settings.map(parseLimit)), json };
   }
   if (action === 'seal' || action === 'unseal') {
-    const { positionals } = parse(rest, {});
     const [place, ...paths] = positionals;
     if (place === undefined || (action === 'unseal' && paths.length === 0)) {
       throw new UsageError(
         `places ${action} needs a PLACE (for example Crew/alpha, or . for This machine)${action === 'unseal' ? ' and the credential stores (by name, such as ~/.ssh) or sealed paths to lift' : ' and optionally paths to seal'}.`,
       );
     }
-    return { kind: 'places-seal', place, unseal: action === 'unseal', paths };
+    return { kind: 'places-seal', place, unseal: action === 'unseal', paths, json };
   }
   if (action !== 'policy')
     throw new UsageError(`"places" needs: policy, network, seal, unseal, limits or tool-search${action ? ` (got "${action}")` : ''}.`);
-  const { values, positionals } = parse(rest, { folder: { type: 'string', multiple: true } });
   const [place, policy, extra] = positionals;
   if (place === undefined || extra !== undefined) {
     throw new UsageError(
       'places policy needs a PLACE (for example Crew/alpha, or . for This machine) and optionally machine, place or strict.',
     );
   }
-  const folders = values.folder ?? [];
+  const folders = 'folder' in values && Array.isArray(values.folder) ? values.folder.map(String) : [];
   if (policy === undefined && folders.length > 0)
     throw new UsageError('--folder goes with a policy: places policy PLACE place --folder DIR.');
-  return { kind: 'places-policy', place, ...(policy !== undefined && { policy }), folders };
+  return { kind: 'places-policy', place, ...(policy !== undefined && { policy }), folders, json };
 }
 
 /** `processes=N`, `memory=SIZE`, `tmp=SIZE` (MiB, or with M or G), or `NAME=default`. */

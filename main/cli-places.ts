@@ -17,7 +17,8 @@ import {
   type ConnectionEdit,
   type ConnectionView,
 } from '../common/api/connections.js';
-import { placePolicyAnswer, placeToolSearchAnswer, type PlacePolicy } from '../common/api/places.js';
+import { placePolicyAnswer, placeToolSearchAnswer, type PlacePolicy, type PlaceToolSearchSetting } from '../common/api/places.js';
+import { printJson } from './cli-json.js';
 import { waitingFor } from './cli-waiting.js';
 import type { PlaceConnections } from './connections/place-connections.js';
 import { PlaceSecretsAccess } from './connections/place-secrets-access.js';
@@ -47,6 +48,7 @@ export async function policyCommand(command: Of<'places-policy'>, env: NodeJS.Pr
   const place = placeRootOf(config.workspaceRoot, command.place);
   const folders = command.folders.map((folder) => resolve(folder));
   const policy = await placePolicy(config.stateDir, place, command.policy === undefined ? undefined : { policy: command.policy, folders });
+  if (command.json) return printJson(policy);
   const verb = command.policy === undefined ? 'is' : 'is now';
   process.stdout.write(
     `The policy of ${place.label} ${verb} ${policy.kind}.${policy.folders.map((f) => `\n  extra folder: ${f}`).join('')}` +
@@ -65,6 +67,7 @@ export async function limitsCommand(command: Of<'places-limits'>, env: NodeJS.Pr
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
   const policy = await placePolicy(config.stateDir, place, command.limits && { limits: command.limits });
+  if (command.json) return printJson(policy);
   if (policy.kind === 'machine') {
     process.stdout.write(
       `${place.label} has the machine policy: its commands run outside any sandbox, with no limits. Choose the place or strict policy first.\n`,
@@ -104,6 +107,7 @@ export async function networkCommand(command: Of<'places-network'>, env: NodeJS.
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
   const policy = await placePolicy(config.stateDir, place, command.hosts === undefined ? undefined : { hosts: command.hosts });
+  if (command.json) return printJson(policy);
   const verb = command.hosts === undefined ? 'reach' : 'now reach';
   process.stdout.write(`Sandboxed commands of ${place.label} (${policy.kind} policy) ${verb}: ${describeNetwork(policy)}.\n`);
   return 0;
@@ -186,6 +190,7 @@ export async function sealCommand(command: Of<'places-seal'>, env: NodeJS.Proces
       ? (await server.call('PUT', '/places/seals', placePolicyAnswer, { workspace_path: place.root, ...seals })).policy
       : policyView(policyOf(await access.setPlaceSeals(place.root, seals), place));
   }
+  if (command.json) return printJson(policy);
   const lifted = new Set(policy.unseal ?? []);
   const lines = [
     `Sealed for the agents of ${place.label} (${policy.kind} policy${policy.kind === 'machine' ? ': nothing is sealed until it is place or strict' : ''}):`,
@@ -201,20 +206,27 @@ export async function placeToolSearchCommand(command: Of<'places-tool-search'>, 
   const config = loadConfig({}, env);
   const place = placeRootOf(config.workspaceRoot, command.place);
   const server = await runningServer(config.stateDir);
-  let mode: string;
+  let answer: PlaceToolSearchSetting;
   if (server) {
-    const answer =
+    answer =
       command.mode === undefined
         ? await server.call('GET', withQuery('/tool-search', { workspace_path: place.root }), placeToolSearchAnswer)
         : await server.call('PUT', '/access/places/tool-search', placeToolSearchAnswer, { workspace_path: place.root, mode: command.mode });
-    mode = answer.mode;
   } else {
     sayNoServer(config.stateDir, `${command.mode === undefined ? 'reads' : 'writes'} the access directory itself`);
     const access = new AccessDirectory(config.stateDir);
     const snapshot =
       command.mode === undefined ? await access.snapshot() : await access.setPlaceToolSearch(place.root, parseToolSearchMode(command.mode));
-    mode = snapshot.places[place.root]?.toolSearch ?? 'auto';
+    // Without a server, nobody counted the place's tools: the setting alone.
+    answer = {
+      workspace_path: place.root,
+      label: place.label,
+      mode: snapshot.places[place.root]?.toolSearch ?? 'auto',
+      threshold: config.toolSearchThreshold,
+    };
   }
+  if (command.json) return printJson(answer);
+  const mode = answer.mode;
   const meaning = mode === 'auto' ? `on when it has more than ${config.toolSearchThreshold} tools` : mode;
   process.stdout.write(
     `Tool search in ${place.label} ${command.mode === undefined ? 'is' : 'is now'} ${mode} (${meaning}); a token's own setting wins.\n`,
@@ -317,6 +329,7 @@ async function runSecretsCommand(secrets: PlaceSecretsAt, command: SecretsComman
   switch (command.kind) {
     case 'secrets-list': {
       const names = await secrets.names();
+      if (command.json) return printJson(names);
       out(names.length ? names.join('\n') : `${place.label} has no secrets. Set one with: ${PRODUCT_NAME} secrets set NAME < value-file`);
       return 0;
     }

@@ -1,10 +1,13 @@
 import { ConfigError, loadConfig, type Config, type ServeFlags } from './config.js';
 import { LOGIN_LINK_TTL_MS } from './auth/admin-access.js';
 import { Host } from './host.js';
+import { describeMissing, nativeModules } from './native-modules.js';
 import { PRODUCT_NAME } from './version.js';
 
 export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig(flags, env);
+  // Checked while the server starts; named after its start lines.
+  const modules = nativeModules();
   const host = new Host(config, { env });
   // A busy control port (or any other failure to listen) is the user's to fix: no stack trace.
   await host.open().catch((error: unknown) => {
@@ -20,6 +23,7 @@ export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<
   process.stdout.write(
     `Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`,
   );
+  for (const line of describeMissing(await modules)) process.stderr.write(`${line}\n`);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {

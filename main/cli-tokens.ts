@@ -6,6 +6,7 @@ import { agentTokenStore } from './auth/app-token-store.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
 import { parseToolSearchMode } from '../common/tool-search-mode.js';
 import { runningServer } from './server-client.js';
+import { printJson } from './cli-json.js';
 import { PRODUCT_NAME } from './version.js';
 
 type Of<K extends Command['kind']> = Extract<Command, { kind: K }>;
@@ -26,6 +27,7 @@ export async function tokenCommand(
       command.id,
       (await server.call('GET', '/tokens', tokensAnswer)).tokens.find((t) => t.id === command.id),
       undefined,
+      command.json,
     );
   const tokens = agentTokenStore(stateDir, await openSecretStore({ stateDir, env }));
   switch (command.kind) {
@@ -49,7 +51,7 @@ export async function tokenCommand(
         command.mode === undefined
           ? (await tokens.list()).find((t) => t.id === command.id)
           : await tokens.setToolSearch(command.id, parseToolSearchMode(command.mode));
-      return showToolSearch(command.id, record, command.mode);
+      return showToolSearch(command.id, record, command.mode, command.json);
     }
     case 'token-revoke': {
       const revoked = await tokens.revoke(command.id);
@@ -60,9 +62,8 @@ export async function tokenCommand(
 }
 
 function listTokens(list: AgentToken[], json: boolean): number {
-  if (json) {
-    process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
-  } else if (list.length === 0) {
+  if (json) return printJson(list);
+  if (list.length === 0) {
     process.stdout.write(`No tokens yet. Create one with: ${PRODUCT_NAME} token create --name NAME\n`);
   } else {
     for (const t of list) {
@@ -75,8 +76,9 @@ function listTokens(list: AgentToken[], json: boolean): number {
   return 0;
 }
 
-function showToolSearch(id: string, record: AgentToken | undefined, set: string | undefined): number {
+function showToolSearch(id: string, record: AgentToken | undefined, set: string | undefined, json: boolean): number {
   if (!record) throw new UnknownTokenError(id);
+  if (json) return printJson(record);
   const mode = record.toolSearch ?? 'auto';
   const meaning =
     mode === 'auto' ? "follows its place's setting" : mode === 'on' ? 'always gets search_tools and call_tool' : 'always gets every tool';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { applyWorkingDirectory, ConfigError } from './config.js';
-import { helpText, parseCommand, takeConfigFlag, UsageError } from './cli-args.js';
+import { CommandFailedError, helpText, parseCommand, takeConfigFlag, UsageError } from './cli-args.js';
 import { environmentWith, readSettingsFile } from './settings-file.js';
 import { PRODUCT_NAME, VERSION } from './version.js';
 
@@ -29,6 +29,13 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./cli-config.js')).configCommand(command.flags, command.json, file, env);
     case 'open':
       return (await import('./cli-open.js')).openCommand(env);
+    case 'status':
+      return (await import('./cli-status.js')).statusCommand(command.json, env);
+    case 'completion':
+      process.stdout.write((await import('./cli-completion.js')).completionScript(command.shell));
+      return 0;
+    case 'uninstall':
+      return (await import('./cli-uninstall.js')).uninstallCommand(command.yes, file, env);
     case 'token-create':
     case 'token-list':
     case 'token-revoke':
@@ -65,6 +72,7 @@ const EXIT = { failed: 1, misuse: 2, notFound: 3 } as const;
 /** The message of an error the user can act on (undefined for a bug, whose stack is then shown), and the exit status. */
 async function userMessage(error: unknown): Promise<{ message: string | undefined; status: number }> {
   if (error instanceof UsageError || error instanceof ConfigError) return { message: error.message, status: EXIT.misuse };
+  if (error instanceof CommandFailedError) return { message: error.message, status: EXIT.failed };
   // Only on failure: these modules know every error class of the app.
   const [{ JwtConfigError }, { userError }] = await Promise.all([import('./auth/jwt-verifier.js'), import('./user-errors.js')]);
   if (error instanceof JwtConfigError) return { message: error.message, status: EXIT.misuse };

@@ -112,6 +112,9 @@ export const placeToolSearchAnswer = z.object({
   by: z.enum(['token', 'place', 'automatic']),
 });
 export type PlaceToolSearch = z.infer<typeof placeToolSearchAnswer>;
+/** A place's tool search as `places tool-search --json` prints it: with no server running, nobody counted its tools. */
+export const placeToolSearchSetting = placeToolSearchAnswer.partial({ toolCount: true, on: true, by: true });
+export type PlaceToolSearchSetting = z.infer<typeof placeToolSearchSetting>;
 
 export const toolSearchBody = z.object({ mode: z.string() }).strict();
 export const placeToolSearchBody = toolSearchBody.extend({ workspace_path: z.string() }).strict();

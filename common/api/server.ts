@@ -11,6 +11,21 @@ export const authMode = z.union([
 ]);
 export type AuthMode = z.infer<typeof authMode>;
 
+export const nativeModuleName = z.enum(['keytar', 'node-pty']);
+export type NativeModuleName = z.infer<typeof nativeModuleName>;
+
+/** An optional native module of the server's install: loaded, or why not, what works without it and the step that fixes it. */
+export const nativeModule = z.object({
+  name: nativeModuleName,
+  /** What it gives. */
+  gives: z.string(),
+  loaded: z.boolean(),
+  problem: z.string().optional(),
+  without: z.string().optional(),
+  fix: z.string().optional(),
+});
+export type NativeModule = z.infer<typeof nativeModule>;
+
 /**
  * `GET /api/server`: the agent endpoint's state and what it is configured to be, so the page can
  * say where it listens and how agents sign in even while it is stopped.
@@ -29,9 +44,24 @@ export const serverInfo = z.intersection(
     runningCommands: z.number(),
     /** Agents' MCP sessions open now; stopping the server ends them too. */
     agentSessions: z.number(),
+    /** The optional native modules, as this server found them (GET /api/server only). */
+    nativeModules: z.array(nativeModule).optional(),
   }),
 );
 export type ServerInfo = z.infer<typeof serverInfo>;
+
+/**
+ * `status --json`: the state dir, the server running on it (absent: none) with the pid and page it
+ * recorded, and the optional native modules as that server found them (with none running, as the
+ * command found them in its own install).
+ */
+export const statusAnswer = z.object({
+  stateDir: z.string(),
+  server: z.intersection(serverInfo, z.object({ pid: z.number(), pageUrl: z.string() })).optional(),
+  nativeModules: z.array(nativeModule),
+  nativeModulesCheckedBy: z.enum(['server', 'this command']),
+});
+export type StatusAnswer = z.infer<typeof statusAnswer>;
 
 /** One tool call from the audit log. Never arguments, contents or results. */
 export const activityRecord = z.object({

@@ -57,6 +57,7 @@ import { signInRoutes } from './agent-sign-in-routes.js';
 import { skillsRoutes } from './skills-routes.js';
 import { clientConfigRoutes } from './client-config-routes.js';
 import { serverInfo } from './server-info.js';
+import { nativeModules } from '../native-modules.js';
 
 /** The one-line rule the page shows above a place's connections (the place connections spec: no popup). */
 export function connectionRule(place: Place): string {
@@ -312,13 +313,14 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.use(clientConfigRoutes(services, host, { person, placeOf, localOnly }));
   router.use('/agent-access', signInRoutes(services.approvals, localOnly));
 
-  router.get('/server', (_req, res) => {
-    res.json(
-      serverInfo(config, host.status(), {
+  router.get('/server', async (_req, res) => {
+    res.json({
+      ...serverInfo(config, host.status(), {
         runningCommands: services.commands.runningCount,
         agentSessions: host.agentSessions(),
-      }) satisfies Answer<typeof serverInfoAnswer>,
-    );
+      }),
+      nativeModules: await nativeModules(),
+    } satisfies Answer<typeof serverInfoAnswer>);
   });
 
   // Agent access: the app's own tokens. The token itself is in the answer to its creation only.

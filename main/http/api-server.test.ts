@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
+import { nativeModules } from '../native-modules.js';
 import { freePort, startHost, type HostFixture } from '../../test/support/host-fixture.js';
 
 const JWT_SECRET = 'api-server-test-secret';
@@ -37,6 +38,8 @@ describe('the page API: the server', () => {
       listen: { host: '127.0.0.1', port },
       reachable: 'this-machine',
       authMode: { required: true, external: ['secret'] },
+      // The optional native modules, as this process's one check found them.
+      nativeModules: await nativeModules(),
     });
   });
 

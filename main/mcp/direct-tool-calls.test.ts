@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { sseData } from '../../test/support/sse.js';
+import { DirectToolCalls } from './direct-tool-calls.js';
+import type { SessionTool } from './session-tool.js';
+import { installToolTable, toolCallOf } from './tool-table.js';
 
 // tools/call answered by the sessions layer itself, through the real agent endpoint, with raw HTTP
 // so that the wire format (JSON or event stream, headers, ids) is what is checked.
@@ -114,5 +121,59 @@ describe('tools/call answered without the SDK transport', () => {
       body: JSON.stringify(bash(13, 'echo x')),
     });
     assert.equal(oldVersion.status, 400);
+  });
+});
+
+describe('a long call answered without the SDK transport', () => {
+  it('sends its headers and keep-alive comments while the tool runs, as the SDK transport does, then the result', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let done = false;
+    const waits: SessionTool = {
+      definition: { name: 'waits', inputSchema: { type: 'object' } },
+      call: async () => {
+        await released;
+        done = true;
+        return { content: [{ type: 'text', text: 'done' }] };
+      },
+    };
+    const server = new McpServer({ name: 't', version: '1' });
+    installToolTable(
+      server,
+      [waits],
+      [],
+      (_tool, _extra, fn) => fn(),
+      async () => false,
+    );
+    const direct = new DirectToolCalls('s-1', server, toolCallOf(server)!, 50);
+    const http = createServer((req, res) => {
+      let text = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      req.on('end', () => assert.ok(direct.take(req, res, JSON.parse(text))));
+    }).listen(0, '127.0.0.1');
+    await once(http, 'listening');
+    // The tool ends on its own after 5 s at the latest, so a missing stream fails rather than hangs.
+    const timer = setTimeout(release, 5_000);
+    try {
+      const response = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'waits', arguments: {} } }),
+      });
+      assert.equal(done, false, 'the headers came while the tool still ran');
+      assert.equal(response.headers.get('content-type'), 'text/event-stream');
+      assert.equal(response.headers.get('mcp-session-id'), 's-1');
+      const reader = response.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      assert.match(first, /^: keepalive\n\n/);
+      release();
+      let rest = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+      const messages = sseData(first + rest).map((data) => JSON.parse(data) as { id: unknown; result: unknown });
+      assert.deepEqual(messages, [{ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'done' }] } }]);
+    } finally {
+      clearTimeout(timer);
+      http.close();
+    }
   });
 });

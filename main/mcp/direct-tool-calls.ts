@@ -9,6 +9,7 @@ import {
   type JSONRPCMessage,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
 import { mediaType } from '../network/media-type.js';
 import type { ToolExtra } from './session-tool.js';
 
@@ -29,7 +30,10 @@ interface CallRequest {
  * every Node request into a web Request, validates it with zod, and writes the answer through a
  * web ReadableStream: on a forwarded call that costs about as much as the upstream's whole work.
  * The answer is one JSON body, or an event stream once the tool sends a notification (progress)
- * before its result, as the Streamable HTTP spec allows either. Anything else the session
+ * before its result or runs longer than the keep-alive interval, as the Streamable HTTP spec allows
+ * either. A long call's stream carries keep-alive comments as the SDK's does: its headers go out at
+ * once and bytes keep coming, so clients (fetch waits 300 s for headers, then 300 s between bytes)
+ * and proxies with idle timeouts don't drop a call that runs for minutes. Anything else the session
  * receives (initialize, lists, batches, task requests, malformed or unusual requests) still goes
  * to the SDK transport, which also answers the errors.
  */
@@ -41,6 +45,8 @@ export class DirectToolCalls {
     private readonly sessionId: string,
     private readonly server: McpServer,
     private readonly call: ToolCall,
+    /** How long a call may stay silent on the wire, as the SDK transport's `keepAliveMs`. */
+    private readonly keepAliveMs = DEFAULT_SSE_KEEP_ALIVE_MS,
   ) {}
 
   /** Answers `req` if it is a tools/call or the cancellation of one of these calls; false leaves it to the SDK transport. */
@@ -73,7 +79,7 @@ export class DirectToolCalls {
   private async run(request: CallRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const controller = new AbortController();
     this.running.set(request.id, controller);
-    const answer = new Answer(res, this.sessionId);
+    const answer = new Answer(res, this.sessionId, this.keepAliveMs);
     const extra: ToolExtra = {
       signal: controller.signal,
       sessionId: this.sessionId,
@@ -116,11 +122,21 @@ export class DirectToolCalls {
 /** The answer to one POST: JSON when the result is all there is to send, else an event stream. */
 class Answer {
   private streaming = false;
+  private readonly keepAlive: NodeJS.Timeout;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly sessionId: string,
-  ) {}
+    keepAliveMs: number,
+  ) {
+    // Silent for that long: the answer becomes a stream (if it is not one yet) and says it is alive.
+    this.keepAlive = setInterval(() => {
+      if (!this.open()) return;
+      this.startStream();
+      this.res.write(': keepalive\n\n');
+    }, keepAliveMs);
+    this.keepAlive.unref();
+  }
 
   event(message: JSONRPCMessage): void {
     if (!this.open()) return;
@@ -129,6 +145,7 @@ class Answer {
   }
 
   finish(message: JSONRPCMessage): void {
+    clearInterval(this.keepAlive);
     if (!this.open()) return;
     if (this.streaming) {
       this.res.end(sse(message));
@@ -141,6 +158,7 @@ class Answer {
   }
 
   end(): void {
+    clearInterval(this.keepAlive);
     if (!this.open()) return;
     this.startStream();
     this.res.end();

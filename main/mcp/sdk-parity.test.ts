@@ -43,9 +43,11 @@ type Differs = 'format' | 'message' | 'invalid-params';
 
 /**
  * Why an answer may differ, by what differs:
- * - format: DirectToolCalls answers a call with nothing to send before its result as one JSON body,
- *   where the SDK's transport always opens an event stream; the Streamable HTTP spec allows either,
- *   and JSON saves the stream's cost on every call. The messages are the same.
+ * - format: DirectToolCalls answers a call with nothing to send before its result (and done within
+ *   the SDK's keep-alive interval, 15 s) as one JSON body, where the SDK's transport always opens an
+ *   event stream; the Streamable HTTP spec allows either, and JSON saves the stream's cost on every
+ *   call. The messages are the same. (A longer call streams with keep-alive comments, as the SDK's
+ *   does: direct-tool-calls.test.ts.)
  * - message: the endpoint's own error text says what to do next (start a new session, fix the JSON
  *   at the place named); the status and the JSON-RPC code are the SDK's.
  * - invalid-params: a tools/call whose params are not a call (no name, arguments not an object) is

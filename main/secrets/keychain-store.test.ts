@@ -3,13 +3,13 @@ import { spawnSync } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import { KEYCHAIN_CHECK_ACCOUNT, KeychainSecretStore } from './keychain-store.js';
 import { SecretStoreError, SecretStoreUnavailableError } from './secret-store.js';
-import { moduleUrl, outcomeOf, runChild, runCommand, testKeychain } from '../../test/support/secrets.js';
+import { KEYTAR_SKIP, moduleUrl, outcomeOf, runChild, runCommand, testKeychain } from '../../test/support/secrets.js';
 
 const linux = process.platform === 'linux';
 const canRunPrivateKeyring =
   linux && ['dbus-run-session', 'gnome-keyring-daemon', 'gdbus'].every((tool) => spawnSync('which', [tool]).status === 0);
 
-describe('KeychainSecretStore (real OS keychain)', () => {
+describe('KeychainSecretStore (real OS keychain)', { skip: KEYTAR_SKIP }, () => {
   const store = testKeychain();
   after(() => store.clear());
 
@@ -69,6 +69,23 @@ describe('KeychainSecretStore (real OS keychain)', () => {
     }
   });
 
+  it('deletes every item of its service, its check item too, and only those', async () => {
+    const own = testKeychain();
+    try {
+      await store.set('other:kept', 'v');
+      await own.set('all:a', 'v1');
+      await own.set('all:b', 'v2');
+      await own.accounts(''); // writes the check item, as every listing does
+      assert.deepEqual((await own.deleteAll()).toSorted(), ['all:a', 'all:b', KEYCHAIN_CHECK_ACCOUNT].toSorted());
+      assert.deepEqual(await own.deleteAll(), [], 'nothing: the check item it wrote to see the keychain unlocked is not counted');
+      assert.equal(await store.get('other:kept'), 'v', "another service's items stay");
+    } finally {
+      await own.clear();
+    }
+  });
+});
+
+describe('KeychainSecretStore without a usable keychain', () => {
   it('loads keytar only when a secret is needed, and a module that cannot load gives the clear error', async () => {
     let loads = 0;
     const broken = new KeychainSecretStore({
@@ -88,9 +105,7 @@ describe('KeychainSecretStore (real OS keychain)', () => {
     await assert.rejects(broken.accounts(''), SecretStoreUnavailableError);
     assert.equal(loads, 2, 'a failed load is tried again next time');
   });
-});
 
-describe('KeychainSecretStore without a usable keychain', () => {
   it('starts where keytar cannot load, and says so when a secret is first needed', async () => {
     // A resolve hook makes `import('keytar')` fail as a missing native module would.
     const result = await runChild(
@@ -109,7 +124,7 @@ describe('KeychainSecretStore without a usable keychain', () => {
 
   it(
     'fails every operation with SecretStoreUnavailableError when there is no D-Bus',
-    { skip: !linux && 'the Secret Service is Linux only' },
+    { skip: (!linux && 'the Secret Service is Linux only') || KEYTAR_SKIP },
     async () => {
       const result = await runChild(
         `import { KeychainSecretStore } from ${moduleUrl('keychain-store.ts')};
@@ -137,7 +152,7 @@ describe('KeychainSecretStore without a usable keychain', () => {
 
   it(
     'reports a locked keyring as unavailable instead of "no secret" (and does not crash listing it)',
-    { skip: !canRunPrivateKeyring && 'needs dbus-run-session, gnome-keyring-daemon and gdbus' },
+    { skip: (!canRunPrivateKeyring && 'needs dbus-run-session, gnome-keyring-daemon and gdbus') || KEYTAR_SKIP },
     async () => {
       // A keyring of its own: locking the one the other tests share would fail them.
       const code = `import { execFileSync } from 'node:child_process';

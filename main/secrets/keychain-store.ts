@@ -73,6 +73,18 @@ export class KeychainSecretStore implements SecretStore {
     return accounts.filter((account) => account !== KEYCHAIN_CHECK_ACCOUNT && account.startsWith(prefix)).sort();
   }
 
+  /**
+   * Deletes every item filed under this service, the unlock check item too (uninstall); returns the
+   * accounts it deleted, the check item among them if it was there before.
+   */
+  async deleteAll(): Promise<string[]> {
+    const hadCheck = (await this.call((keytar) => keytar.getPassword(this.service, KEYCHAIN_CHECK_ACCOUNT))) !== null;
+    await this.confirmUnlocked();
+    const accounts = await this.call(async (keytar) => (await keytar.findCredentials(this.service)).map((found) => found.account));
+    for (const account of accounts) await this.call((keytar) => keytar.deletePassword(this.service, account));
+    return hadCheck ? accounts : accounts.filter((account) => account !== KEYCHAIN_CHECK_ACCOUNT);
+  }
+
   private async confirmUnlocked(): Promise<void> {
     const check = await this.call((keytar) => keytar.getPassword(this.service, KEYCHAIN_CHECK_ACCOUNT));
     if (check === KEYCHAIN_CHECK_VALUE) return;
