@@ -154,6 +154,22 @@ describe('ConnectionHealth', () => {
     }
   });
 
+  it('ends a check that runs when it closes: shutdown does not wait for a server that never answers', async () => {
+    const stuck = await startUpstream({ name: 'stuck' });
+    stuck.setMode('hang');
+    const own = new ConnectionHealth({ gateway, firstBackoffMs: 200, maxBackoffMs: 800 });
+    const connection = connectionTo(stuck.url, 'u0123abcd__closing');
+    try {
+      const checking = own.check(connection);
+      await waitFor(() => stuck.openSockets() > 0, 10_000, 'the check to reach the server');
+      own.close();
+      assert.equal((await checking).kind, 'cancelled');
+      await waitFor(() => stuck.openSockets() === 0, 5_000, 'the request to the stuck server to be closed');
+    } finally {
+      await stuck.close();
+    }
+  });
+
   it('starts afresh when the record changes (a new URL is a new server)', async () => {
     const connection = connectionTo(upstream.url, 'u0123abcd__moved');
     await health.check(connection);

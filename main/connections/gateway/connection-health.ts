@@ -137,9 +137,13 @@ export class ConnectionHealth {
     return () => this.stateListeners.delete(listener);
   }
 
+  /** Stops every re-check, and ends the checks running (shutdown does not wait for a server that never answers). */
   close(): void {
     this.closed = true;
-    for (const entry of this.entries.values()) clearTimeout(entry.timer);
+    for (const entry of this.entries.values()) {
+      clearTimeout(entry.timer);
+      entry.abort?.abort();
+    }
     this.entries.clear();
   }
 
