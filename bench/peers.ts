@@ -17,9 +17,14 @@
  * mcp-hub is installed once, at the version of the issue, into node_modules/.cache/bench-peers
  * (npm, the ordinary client). It speaks only the SSE transport to clients.
  *
- * Flags: --rounds N (overhead, default 12), --sessions N (idle sessions, default 200), --starts N
- * (start rounds, default 6), --no-build, --only overhead|sessions|start, --cli PATH (another
- * build of dist/main/cli.js as ours).
+ * - **Read**: `read` of a 1 KiB file through ours against the raw JSON-RPC floor (bench/floor-server.ts:
+ *   node:http answering a fixed body), the same client, interleaved rounds. Goal: 1.3x the floor.
+ *
+ * Flags: --rounds N (overhead and read, default 12), --sessions N (idle sessions, default 200),
+ * --starts N (start and idle rounds, default 6), --no-build, --only overhead|read|sessions|start|micro|idle,
+ * --cli PATH (another build of dist/main/cli.js as ours), --before PATH (another build measured
+ * beside ours in overhead, read and idle: the idle memory of a host after one session, issue 29),
+ * --profile DIR (our host, or the micro bench, under --cpu-prof).
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,9 +38,9 @@ import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { MicroResult } from './lib/micro.js';
 import { memoryOf, runNode, startServer, TSX_IMPORT, type ServerProcess } from './lib/child.js';
-import { closeSession, openSession, openSseSession, runSegment, textOf, type Call, type Session } from './lib/load.js';
+import { callOnce, closeSession, openSession, openSseSession, runSegment, textOf, type Call, type Session } from './lib/load.js';
 import { pairedMedian, roundRatios, runRounds, type Plan } from './lib/rounds.js';
-import { BASELINE_TEXT, BASELINE_TOOL, BENCH_PLACE as PLACE, ECHO_TEXT, hostEnv, KEY_HEADER } from './lib/shared.js';
+import { BASELINE_TEXT, BASELINE_TOOL, BENCH_PLACE as PLACE, ECHO_TEXT, FLOOR_TOOL, hostEnv, KEY_HEADER, TEXT_1K } from './lib/shared.js';
 import { log, median, signed, sleep } from './lib/util.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,6 +48,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
 const GATEWAY_MICRO = join(REPO, 'bench', 'gateway-micro.ts');
+const FLOOR_SERVER = join(REPO, 'bench', 'floor-server.ts');
 const HEAP_PROBE = ['--expose-gc', '--import', join(REPO, 'bench', 'lib', 'heap-probe.mjs')];
 const MCP_HUB_VERSION = '4.2.1';
 const PEERS_DIR = join(REPO, 'node_modules', '.cache', 'bench-peers');
@@ -58,10 +64,12 @@ const ONLY = flag('--only', '');
 const PROFILE_DIR = argv.includes('--profile') ? resolve(flag('--profile', '')) : undefined;
 /** Our host: this build, or another one's (`--cli PATH`, to compare builds in the same conditions). */
 const CLI = resolve(flag('--cli', join(REPO, 'dist', 'main', 'cli.js')));
+/** `--before PATH`: another build (its dist/main/cli.js) measured beside ours in the same run, with a state dir of its own. */
+const BEFORE = argv.includes('--before') ? resolve(flag('--before', '')) : undefined;
 /** One identity holds at most 64 sessions (main/mcp/agent-sessions.ts): idle sessions are spread over tokens. */
 const SESSIONS_PER_TOKEN = 50;
 
-const GOALS = { c1Ratio: 1.3, c1AddedMs: 0.5, c8Ratio: 1.2, sessionKiB: 100 };
+const GOALS = { c1Ratio: 1.3, c1AddedMs: 0.5, c8Ratio: 1.2, sessionKiB: 100, readRatio: 1.3 };
 const PLAN: Plan = { rounds: ROUNDS, c1Calls: 200, c8CallsPerSession: 40, warmupC1: 300, warmupC8PerSession: 40 };
 
 /** A port free right now (mcp-hub wants one named; it has no port 0). */
@@ -114,8 +122,8 @@ async function main(): Promise<void> {
   }
   await installMcpHub();
   const root = await mkdtemp(join(tmpdir(), 'persona-peers-'));
-  const dirs = { state: join(root, 'state'), work: join(root, 'work'), tmp: join(root, 'tmp') };
-  await Promise.all(Object.values(dirs).map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
+  const dirs = { work: join(root, 'work') };
+  await mkdir(dirs.work, { recursive: true, mode: 0o700 });
   const running = new Set<ServerProcess>();
   const track = (s: ServerProcess) => (running.add(s), s);
   const stop = async (s: ServerProcess) => (running.delete(s), s.stop());
@@ -129,27 +137,35 @@ async function main(): Promise<void> {
         cwd: REPO,
       }),
     );
-    const env = hostEnv(dirs, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
-    const cli = (args: string[], input?: string) => runNode([CLI, ...args], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
-    const tokens: string[] = [];
-    const tokenCount = Math.ceil((IDLE_SESSIONS + 1) / SESSIONS_PER_TOKEN);
-    for (let i = 0; i < tokenCount; i++)
-      tokens.push((await cli(['token', 'create', '--name', `bench-peers-${i}`, '--expires', '1d'])).trim());
-    await cli(['secrets', 'set', 'BENCH_KEY', '--workspace-path', PLACE], apiKey);
-    await cli([
-      'connections',
-      'add',
-      '--workspace-path',
-      PLACE,
-      '--url',
-      upstream.url,
-      '--name',
-      'Bench',
-      '--header',
-      KEY_HEADER,
-      '--secret',
-      'BENCH_KEY',
-    ]);
+    /** A build's own state, set up with its own CLI as a user would: app tokens, the key as a place secret, the connection. */
+    const setUp = async (cliPath: string, name: string, tokenCount: number) => {
+      const own = { state: join(root, `${name}-state`), work: dirs.work, tmp: join(root, `${name}-tmp`) };
+      await Promise.all([own.state, own.tmp].map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
+      const env = hostEnv(own, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
+      const cli = (args: string[], input?: string) =>
+        runNode([cliPath, ...args], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
+      const tokens: string[] = [];
+      for (let i = 0; i < tokenCount; i++)
+        tokens.push((await cli(['token', 'create', '--name', `bench-peers-${i}`, '--expires', '1d'])).trim());
+      await cli(['secrets', 'set', 'BENCH_KEY', '--workspace-path', PLACE], apiKey);
+      await cli([
+        'connections',
+        'add',
+        '--workspace-path',
+        PLACE,
+        '--url',
+        upstream.url,
+        '--name',
+        'Bench',
+        '--header',
+        KEY_HEADER,
+        '--secret',
+        'BENCH_KEY',
+      ]);
+      return { env, tokens };
+    };
+    const { env, tokens } = await setUp(CLI, 'ours', Math.ceil((IDLE_SESSIONS + 1) / SESSIONS_PER_TOKEN));
+    const before = BEFORE ? await setUp(BEFORE, 'before', 1) : undefined;
     const hubConfig = join(root, 'mcp-hub.json');
     await writeFile(hubConfig, JSON.stringify({ mcpServers: { bench: { url: upstream.url, headers: { [KEY_HEADER]: apiKey } } } }));
     // mcp-hub keeps its logs and state under XDG folders (HOME by default): the run's own.
@@ -174,6 +190,8 @@ async function main(): Promise<void> {
     const profiled = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
     const startOurs = (probe: string[] = []) =>
       startServer('ours', [...probe, ...profiled, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
+    const startBefore = (probe: string[] = []) =>
+      startServer('before', [...probe, BEFORE!, '--port', '0', '--control-port', '0'], { env: before!.env, cwd: dirs.work });
     /** mcp-hub, once its SSE endpoint takes a session; `url` is that endpoint. */
     const startHub = async (
       probe: string[] = [],
@@ -226,36 +244,54 @@ async function main(): Promise<void> {
     if (!ONLY || ONLY === 'overhead') {
       log(`overhead: direct, ours, mcp-hub; ${ROUNDS} interleaved rounds`);
       const ours = track(await startOurs());
+      const previous = BEFORE ? track(await startBefore()) : undefined;
       const hub = await startHub();
       try {
-        const sessions = { direct: [] as Session[], ours: [] as Session[], hub: [hub.first] };
+        const sessions: Record<string, Session[]> = { direct: [], ours: [], ...(previous && { before: [] }), hub: [hub.first] };
         for (let i = 0; i < 8; i++) {
-          sessions.direct.push(await openSession(upstream.url, { [KEY_HEADER]: apiKey }));
-          sessions.ours.push(await openSession(inPlace(ours.url), tokens[0]!));
-          if (i > 0) sessions.hub.push(await openSseSession(hub.url));
+          sessions.direct!.push(await openSession(upstream.url, { [KEY_HEADER]: apiKey }));
+          sessions.ours!.push(await openSession(inPlace(ours.url), tokens[0]!));
+          if (previous) sessions.before!.push(await openSession(inPlace(previous.url), before!.tokens[0]!));
+          if (i > 0) sessions.hub!.push(await openSseSession(hub.url));
         }
-        const oursTool = await waitForTool(sessions.ours[0]!, OURS_ECHO);
-        const hubTool = await waitForTool(sessions.hub[0]!, HUB_ECHO);
         const call = (name: string): Call => ({ name, arguments: { text: ECHO_TEXT }, check });
-        const figures = await runRounds(
-          [
-            { key: 'direct', sessions: sessions.direct, call: call('echo'), pids: [upstream.pid] },
-            { key: 'ours', sessions: sessions.ours, call: call(oursTool), pids: [ours.pid, upstream.pid] },
-            { key: 'hub', sessions: sessions.hub, call: call(hubTool), pids: [hub.hub.pid, upstream.pid] },
-          ],
-          PLAN,
-        );
+        const runners = [
+          { key: 'direct', sessions: sessions.direct!, call: call('echo'), pids: [upstream.pid] },
+          {
+            key: 'ours',
+            sessions: sessions.ours!,
+            call: call(await waitForTool(sessions.ours![0]!, OURS_ECHO)),
+            pids: [ours.pid, upstream.pid],
+          },
+          ...(previous
+            ? [
+                {
+                  key: 'before',
+                  sessions: sessions.before!,
+                  call: call(await waitForTool(sessions.before![0]!, OURS_ECHO)),
+                  pids: [previous.pid, upstream.pid],
+                },
+              ]
+            : []),
+          {
+            key: 'hub',
+            sessions: sessions.hub!,
+            call: call(await waitForTool(sessions.hub![0]!, HUB_ECHO)),
+            pids: [hub.hub.pid, upstream.pid],
+          },
+        ];
+        const figures = await runRounds(runners, PLAN);
         load.push(loadavg()[0]!);
         await Promise.all(Object.values(sessions).flat().map(closeSession));
         out.push(
-          `### Overhead: \`echo\` direct, through ours and through mcp-hub ${MCP_HUB_VERSION} (${ROUNDS} rounds of ${PLAN.c1Calls} calls at c1 and 8 x ${PLAN.c8CallsPerSession} at c8)`,
+          `### Overhead: \`echo\` direct, through ours${previous ? `, through the build before (${BEFORE})` : ''} and through mcp-hub ${MCP_HUB_VERSION} (${ROUNDS} rounds of ${PLAN.c1Calls} calls at c1 and 8 x ${PLAN.c8CallsPerSession} at c8)`,
           '',
           '| case | path | p50 ms | p99 ms | calls/s | gateway CPU ms/call | p50 / direct | p50 - direct ms | median of per-round ratios |',
           '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
         );
         for (const [name, c] of Object.entries(figures)) {
           const direct = c.summaries['direct']!;
-          for (const key of ['direct', 'ours', 'hub']) {
+          for (const { key } of runners) {
             const x = c.summaries[key]!;
             const front = key === 'direct' ? '' : x.cpuPerCallByPid[0]!.toFixed(3);
             const ratio = key === 'direct' ? '' : (x.p50 / direct.p50).toFixed(2);
@@ -271,13 +307,112 @@ async function main(): Promise<void> {
         out.push(
           '',
           `Goals: c1 ratio ${(c1['ours']!.p50 / c1['direct']!.p50).toFixed(2)} (<= ${GOALS.c1Ratio}), c1 added ${signed(pairedMedian(figures.c1, 'ours', 'direct', 'p50'))} ms (<= +${GOALS.c1AddedMs}), ` +
-            `c8 ratio ${(c8['ours']!.p50 / c8['direct']!.p50).toFixed(2)} (<= ${GOALS.c8Ratio}); ours - mcp-hub at c1 ${signed(pairedMedian(figures.c1, 'ours', 'hub', 'p50'))} ms, at c8 ${signed(pairedMedian(figures.c8, 'ours', 'hub', 'p50'))} ms.`,
+            `c8 ratio ${(c8['ours']!.p50 / c8['direct']!.p50).toFixed(2)} (<= ${GOALS.c8Ratio}); ours - mcp-hub at c1 ${signed(pairedMedian(figures.c1, 'ours', 'hub', 'p50'))} ms, at c8 ${signed(pairedMedian(figures.c8, 'ours', 'hub', 'p50'))} ms` +
+            (previous
+              ? `; ours - before at c1 ${signed(pairedMedian(figures.c1, 'ours', 'before', 'p50'))} ms p50, ${signed(pairedMedian(figures.c1, 'ours', 'before', 'serverCpuPerCall'))} ms CPU a call (both processes), at c8 ${signed(pairedMedian(figures.c8, 'ours', 'before', 'p50'))} ms p50.`
+              : '.'),
           '',
         );
       } finally {
         await stop(ours);
+        if (previous) await stop(previous);
         await hub.hub.stop();
       }
+    }
+
+    // -------------------------------------------------------------------------------------------
+    if (!ONLY || ONLY === 'read') {
+      log(`read of 1 KiB: ours against the raw JSON-RPC floor; ${ROUNDS} interleaved rounds`);
+      const file = join(dirs.work, 'text-1k.txt');
+      await writeFile(file, TEXT_1K);
+      const ours = track(await startOurs());
+      const previous = BEFORE ? track(await startBefore()) : undefined;
+      const floor = track(await startServer('floor', ['--import', TSX_IMPORT, FLOOR_SERVER], { env: process.env, cwd: REPO }));
+      try {
+        const sessions: Record<string, Session[]> = { floor: [], ours: [], ...(previous && { before: [] }) };
+        for (let i = 0; i < 8; i++) {
+          sessions.floor!.push(await openSession(floor.url));
+          sessions.ours!.push(await openSession(inPlace(ours.url), tokens[0]!));
+          if (previous) sessions.before!.push(await openSession(inPlace(previous.url), before!.tokens[0]!));
+        }
+        const read = (name: string): Call => ({
+          name,
+          arguments: { path: file },
+          check: (r) => {
+            if (r.isError || textOf(r) !== TEXT_1K) throw new Error(`read: unexpected answer ${JSON.stringify(r).slice(0, 300)}`);
+          },
+        });
+        const runners = [
+          { key: 'floor', sessions: sessions.floor!, call: read(FLOOR_TOOL), pids: [floor.pid] },
+          { key: 'ours', sessions: sessions.ours!, call: read('read'), pids: [ours.pid] },
+          ...(previous ? [{ key: 'before', sessions: sessions.before!, call: read('read'), pids: [previous.pid] }] : []),
+        ];
+        const figures = await runRounds(runners, PLAN);
+        load.push(loadavg()[0]!);
+        await Promise.all(Object.values(sessions).flat().map(closeSession));
+        out.push(
+          `### \`read\` of 1 KiB: ours${previous ? ', the build before' : ''} and the raw JSON-RPC floor (bench/floor-server.ts) (${ROUNDS} rounds of ${PLAN.c1Calls} calls at c1 and 8 x ${PLAN.c8CallsPerSession} at c8)`,
+          '',
+          '| case | server | p50 ms | p99 ms | calls/s | server CPU ms/call | p50 / floor | p50 - floor ms | median of per-round ratios |',
+          '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+        );
+        for (const [name, c] of Object.entries(figures)) {
+          const base = c.summaries['floor']!;
+          for (const { key } of runners) {
+            const x = c.summaries[key]!;
+            const of = key === 'floor';
+            out.push(
+              `| ${name} | ${key} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} | ${x.throughput.toFixed(0)} | ${x.serverCpuPerCall.toFixed(3)} | ${of ? '' : (x.p50 / base.p50).toFixed(2)} | ${of ? '' : signed(pairedMedian(c, key, 'floor', 'p50'))} | ${of ? '' : median(roundRatios(c, key, 'floor')).toFixed(2)} |`,
+            );
+          }
+        }
+        out.push(
+          '',
+          `Goal: ours within ${GOALS.readRatio}x the floor (c1 ratio ${(figures.c1.summaries['ours']!.p50 / figures.c1.summaries['floor']!.p50).toFixed(2)}).`,
+          '',
+        );
+      } finally {
+        await stop(ours);
+        if (previous) await stop(previous);
+        await stop(floor);
+      }
+    }
+
+    // -------------------------------------------------------------------------------------------
+    if (ONLY === 'idle' && BEFORE) {
+      log(`idle memory: ours and the build before, ${STARTS} interleaved starts`);
+      const figures: Record<'ours' | 'before', { rss: number[]; heap: number[] }> = {
+        ours: { rss: [], heap: [] },
+        before: { rss: [], heap: [] },
+      };
+      for (let round = 0; round < STARTS; round++) {
+        for (const key of round % 2 ? (['before', 'ours'] as const) : (['ours', 'before'] as const)) {
+          const s = track(await (key === 'ours' ? startOurs(HEAP_PROBE) : startBefore(HEAP_PROBE)));
+          // As a host that served a little and then sat: one session, its tools listed and one call, then closed.
+          const session = await openSession(inPlace(s.url), (key === 'ours' ? tokens : before!.tokens)[0]!);
+          await callOnce(session, { name: await waitForTool(session, OURS_ECHO), arguments: { text: ECHO_TEXT }, check });
+          await closeSession(session);
+          await sleep(3000);
+          figures[key].rss.push(await rssOf(s.pid));
+          figures[key].heap.push(await heapOf(s.pid, s.stderr));
+          await stop(s);
+        }
+        log(
+          `  round ${round + 1}: RSS ours ${(figures.ours.rss.at(-1)! / 2 ** 20).toFixed(1)} MiB, before ${(figures.before.rss.at(-1)! / 2 ** 20).toFixed(1)} MiB`,
+        );
+      }
+      load.push(loadavg()[0]!);
+      const mib = (values: number[]) =>
+        `${(median(values) / 2 ** 20).toFixed(1)} (${(Math.min(...values) / 2 ** 20).toFixed(1)}-${(Math.max(...values) / 2 ** 20).toFixed(1)})`;
+      out.push(
+        `### Idle memory: ours and the build before (${BEFORE}), ${STARTS} interleaved starts, after one session (tools listed, one call, closed) and 3 s idle`,
+        '',
+        '| build | RSS MiB, median (range) | V8 heap after GC MiB, median (range) |',
+        '| --- | ---: | ---: |',
+        `| ours | ${mib(figures.ours.rss)} | ${mib(figures.ours.heap)} |`,
+        `| before | ${mib(figures.before.rss)} | ${mib(figures.before.heap)} |`,
+        '',
+      );
     }
 
     // -------------------------------------------------------------------------------------------
@@ -405,39 +540,44 @@ async function main(): Promise<void> {
     // -------------------------------------------------------------------------------------------
     if (!ONLY || ONLY === 'start') {
       log(`start: spawn to the first listed upstream tool, ${STARTS} interleaved rounds`);
-      const times: Record<'ours' | 'hub', number[]> = { ours: [], hub: [] };
+      type Key = 'ours' | 'before' | 'hub';
+      const keys: Key[] = BEFORE ? ['ours', 'before', 'hub'] : ['ours', 'hub'];
+      const times: Record<Key, number[]> = { ours: [], before: [], hub: [] };
       for (let round = 0; round < STARTS; round++) {
-        for (const key of round % 2 ? (['hub', 'ours'] as const) : (['ours', 'hub'] as const)) {
+        // Rotated every round, reversed every other one.
+        const rotated = keys.map((_, i) => keys[(i + Math.floor(round / 2)) % keys.length]!);
+        for (const key of round % 2 ? rotated.reverse() : rotated) {
           const t0 = performance.now();
-          if (key === 'ours') {
-            const s = track(await startOurs());
-            const session = await openSession(inPlace(s.url), tokens[0]!);
-            await waitForTool(session, OURS_ECHO);
-            times.ours.push(performance.now() - t0);
-            await closeSession(session);
-            await stop(s);
-          } else {
+          if (key === 'hub') {
             const { hub, first } = await startHub();
             await waitForTool(first, HUB_ECHO);
             times.hub.push(performance.now() - t0);
             await closeSession(first);
             await hub.stop();
+          } else {
+            const s = track(await (key === 'ours' ? startOurs() : startBefore()));
+            const session = await openSession(inPlace(s.url), (key === 'ours' ? tokens : before!.tokens)[0]!);
+            await waitForTool(session, OURS_ECHO);
+            times[key].push(performance.now() - t0);
+            await closeSession(session);
+            await stop(s);
           }
         }
-        log(`  round ${round + 1}: ours ${times.ours.at(-1)!.toFixed(0)} ms, mcp-hub ${times.hub.at(-1)!.toFixed(0)} ms`);
+        log(`  round ${round + 1}: ${keys.map((k) => `${k} ${times[k].at(-1)!.toFixed(0)} ms`).join(', ')}`);
       }
       load.push(loadavg()[0]!);
+      const label = (k: Key) => (k === 'hub' ? `mcp-hub ${MCP_HUB_VERSION}` : k === 'before' ? `before (${BEFORE})` : 'ours');
       out.push(
         `### Start: spawn to the first listed upstream tool (${STARTS} interleaved rounds)`,
         '',
         '| server | median ms | min ms | max ms |',
         '| --- | ---: | ---: | ---: |',
-        ...(['ours', 'hub'] as const).map(
+        ...keys.map(
           (k) =>
-            `| ${k === 'hub' ? `mcp-hub ${MCP_HUB_VERSION}` : 'ours'} | ${median(times[k]).toFixed(0)} | ${Math.min(...times[k]).toFixed(0)} | ${Math.max(...times[k]).toFixed(0)} |`,
+            `| ${label(k)} | ${median(times[k]).toFixed(0)} | ${Math.min(...times[k]).toFixed(0)} | ${Math.max(...times[k]).toFixed(0)} |`,
         ),
         '',
-        `ours / mcp-hub: ${(median(times.ours) / median(times.hub)).toFixed(2)} (goal <= 1)`,
+        `ours / mcp-hub: ${(median(times.ours) / median(times.hub)).toFixed(2)} (goal <= 1)${BEFORE ? `; before / mcp-hub: ${(median(times.before) / median(times.hub)).toFixed(2)}` : ''}`,
         '',
       );
     }

@@ -2,6 +2,9 @@
 export const BASELINE_TOOL = 'fixed';
 export const BASELINE_TEXT = 'hello from the bare SDK server';
 
+/** The raw JSON-RPC floor's one tool (bench/floor-server.ts): it answers TEXT_1K. */
+export const FLOOR_TOOL = 'fixed1k';
+
 /** The 1 KiB text file the `read` benchmark reads: 16 lines of 64 bytes. */
 export const TEXT_1K = Array.from({ length: 16 }, (_, i) => `line ${String(i + 1).padStart(2, '0')} `.padEnd(63, 'abcdefgh') + '\n').join(
   '',
