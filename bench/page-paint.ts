@@ -56,10 +56,10 @@ const STATIC_PAGE = `<!doctype html>
 async function paintOf(page: Page, url: string, cold: boolean): Promise<number> {
   if (cold) await (await page.context().newCDPSession(page)).send('Network.clearBrowserCache');
   await page.goto(url);
-  await page.waitForFunction(() => (window as unknown as { __meaningful?: number }).__meaningful !== undefined, undefined, {
+  await page.waitForFunction(() => (globalThis as unknown as { __meaningful?: number }).__meaningful !== undefined, undefined, {
     timeout: 30_000,
   });
-  return (await page.evaluate(() => (window as unknown as { __meaningful: number }).__meaningful)) as number;
+  return (await page.evaluate(() => (globalThis as unknown as { __meaningful: number }).__meaningful)) as number;
 }
 
 async function main(): Promise<void> {
