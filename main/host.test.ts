@@ -320,4 +320,26 @@ describe('host lifecycle', () => {
       await fx.close();
     }
   });
+
+  it('reports a busy control port in words, leaving the state dir to the next try, which listens there', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => blocker.once('listening', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    const stateDir = await mkdtemp(join(tmpdir(), 'pw-control-port-'));
+    const { Host } = await import('./host.js');
+    const { loadConfig } = await import('./config.js');
+    const env = { WORKSPACE_STATE_DIR: stateDir, WORKSPACE_SECRET_STORE: 'file', WORKSPACE_REGISTRY_URL: '' };
+    const host = new Host(loadConfig({ port: 0, controlPort: port }, env), { env, log: () => {} });
+    try {
+      await assert.rejects(host.open(), new RegExp(`Port ${port} on 127.0.0.1 is already in use.*--control-port`));
+      await new Promise((resolve) => blocker.close(resolve));
+      assert.equal(await host.open(), `http://127.0.0.1:${port}`);
+      const answer = await fetch(`http://127.0.0.1:${port}/api/server`);
+      assert.equal(answer.status, 401, 'the control plane answers, and asks who is calling');
+    } finally {
+      blocker.close();
+      await host.close();
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
 });

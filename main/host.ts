@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { HostStatus } from '../common/api/host-status.js';
@@ -13,6 +13,7 @@ import { signInsNeeded, type UpstreamSignInNeeded } from './connections/sign-ins
 import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
 import { agentSessions, type AgentSessions } from './mcp/agent-sessions.js';
+import { sendJson } from './network/send-json.js';
 import { measureAtStart } from './connections/measure-at-start.js';
 import { claimStateDir, forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
@@ -183,27 +184,38 @@ export class Host {
     const { services, control, stopStatus } = await opened;
     stopStatus();
     await forgetRunningServer(this.config.stateDir);
-    const closed = once(control, 'close');
-    control.close();
-    control.closeAllConnections();
-    await closed;
+    await closeServer(control);
     await services.close();
   }
 
   private async openControl(): Promise<Open> {
     // One server per state dir: a second one would show and change state the first does not know of.
     await claimStateDir(this.config.stateDir);
+    // The control plane listens first: its URL is where sign-ins come back, which the services are
+    // made with. Until they are open, it answers that the app is starting.
+    const control = createServer(answerStarting).listen(this.config.controlPort, '127.0.0.1');
+    try {
+      await once(control, 'listening');
+    } catch (error) {
+      await forgetRunningServer(this.config.stateDir);
+      throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
+    }
+    const controlPort = (control.address() as AddressInfo).port;
+    const controlUrl = serverUrl('127.0.0.1', controlPort, '');
     let services: Services;
     try {
       services = await openServices(this.config, this.log, {
+        controlUrl,
         ...(this.options.env && { env: this.options.env }),
         ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
       });
     } catch (error) {
+      await closeServer(control);
       await forgetRunningServer(this.config.stateDir);
       throw error;
     }
     try {
+      services.listeningPorts.add(controlPort);
       const verifier = this.config.auth
         ? await JwtVerifier.create({ ...this.config.jwt, appTokens: services.tokens, grants: services.agentAuthorization })
         : undefined;
@@ -221,19 +233,13 @@ export class Host {
           },
         });
       }, this.log);
-      const control = createServer(app).listen(this.config.controlPort, '127.0.0.1');
-      try {
-        await once(control, 'listening');
-      } catch (error) {
-        throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
-      }
-      services.controlUrl = serverUrl('127.0.0.1', (control.address() as AddressInfo).port, '');
+      control.off('request', answerStarting).on('request', app);
       const stopStatus = this.onStatus(() => services.changes.publish({ topic: 'server' }));
-      services.listeningPorts.add((control.address() as AddressInfo).port);
       // So that `persona-mcp-workspace open` and the reading commands find this server.
       await this.recordRunning(services);
-      return { services, verifier, control, controlUrl: services.controlUrl, stopStatus };
+      return { services, verifier, control, controlUrl, stopStatus };
     } catch (error) {
+      await closeServer(control);
       await services.close();
       await forgetRunningServer(this.config.stateDir);
       throw error;
@@ -254,6 +260,17 @@ export class Host {
     this.current = status;
     for (const listener of this.listeners) listener(status);
   }
+}
+
+/** The control plane's answer while the services it serves are still opening (a page loaded that early). */
+const answerStarting: RequestListener = (_req, res) =>
+  sendJson(res, 503, { error: { message: 'The app is starting. Try again in a moment.' } }, { 'Retry-After': '1' });
+
+async function closeServer(server: Server): Promise<void> {
+  const closed = once(server, 'close');
+  server.close();
+  server.closeAllConnections();
+  await closed;
 }
 
 function serverUrl(host: string, port: number, path: string): string {

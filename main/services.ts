@@ -36,8 +36,8 @@ export interface Services {
   config: Config;
   /** The app's settings as environment variables (the person's home and folders, for their MCP clients' files). */
   env: NodeJS.ProcessEnv;
-  /** The control plane's origin (set once it listens): sign-in redirects come back there. */
-  controlUrl: string;
+  /** The control plane's origin: sign-in redirects come back there. */
+  readonly controlUrl: string;
   oauth: ConnectionOAuth;
   log: (line: string) => void;
   admin: AdminAccess;
@@ -77,6 +77,8 @@ function authorizationServer(stateDir: string, tokens: AgentTokenStore, fetch: G
 }
 
 export interface ServicesOptions {
+  /** The control plane's origin, where sign-ins come back; a run without one (a bench) starts no sign-in. */
+  controlUrl?: string;
   env?: NodeJS.ProcessEnv;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
   openBrowser?: (url: string) => void;
@@ -84,6 +86,7 @@ export interface ServicesOptions {
 
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
+  const controlUrl = options.controlUrl ?? '';
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
   for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
@@ -100,8 +103,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
     limits,
     secrets,
     log,
-    // The control plane listens once the services exist; sign-ins start only after that.
-    redirectUrl: () => `${services.controlUrl}/oauth/callback`,
+    redirectUrl: () => `${controlUrl}/oauth/callback`,
     ...(options.openBrowser && { openBrowser: options.openBrowser }),
     env,
     // The host adds the ports it opens; local servers start on first use, after that.
@@ -181,7 +183,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const tokens = agentTokenStore(config.stateDir, secrets);
   const signIns = authorizationServer(config.stateDir, tokens, network.fetch);
   const services: Services = {
-    controlUrl: '',
+    controlUrl,
     config,
     env,
     log,

@@ -17,7 +17,7 @@ import { AddedButNotConnected, connectAdded, useClearWhenFixed, type ConnectFlow
 
 /** Rows shown before "Show all": a long registry list stays quick to search and to scan. */
 const FIRST_ROWS = 25;
-/** Cards (groups and rows) shown before "Show all" on a narrow screen, where each takes a screen's fifth: search comes first there. */
+/** Cards (groups and rows) shown before "Show all" on a narrow screen, where each takes much of the screen: search comes first there. */
 const NARROW_CARDS = 4;
 
 const AUTH_WORDS: Record<CatalogEntry['auth'], string> = { oauth: 'Sign-in', 'api-key': 'API key', none: 'No key' };
@@ -49,7 +49,7 @@ export function AvailableList({
   useEffect(() => {
     if (revealFrom === null) return;
     setRevealFrom(null);
-    resultsRef.current?.querySelectorAll<HTMLElement>('[data-card]')[revealFrom]?.querySelector<HTMLElement>('button')?.focus();
+    resultsRef.current?.querySelectorAll<HTMLElement>('[data-card]')[revealFrom]?.querySelector<HTMLElement>('button, [tabindex]')?.focus();
   }, [revealFrom]);
   const catalog = useQuery(catalogQuery);
   const retry = useMutation({
