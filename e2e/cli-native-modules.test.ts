@@ -56,7 +56,8 @@ describe('an install where keytar and node-pty could not be built', () => {
     // No C++ compiler, and pkg-config finds no libsecret: as on a bare machine.
     const emptyPkgConfig = join(root, 'no-pkg-config');
     await mkdir(emptyPkgConfig);
-    const { stdout, stderr } = await run(process.execPath, [join(root, 'scripts', 'check-native-modules.mjs')], {
+    // No controlling terminal (setsid), as under npm in CI: what it says goes to stderr alone.
+    const { stdout, stderr } = await run('setsid', ['--wait', process.execPath, join(root, 'scripts', 'check-native-modules.mjs')], {
       cwd: root,
       env: { PATH: process.env.PATH, CXX: 'false', PKG_CONFIG_LIBDIR: emptyPkgConfig },
     });
@@ -72,7 +73,7 @@ describe('an install where keytar and node-pty could not be built', () => {
       ),
       lines[0],
     );
-    assert.ok(lines[0]!.endsWith(`, then run npm install --no-save keytar (in ${root}).`), lines[0]);
+    assert.ok(lines[0]!.endsWith(`, then run npm install --no-save --omit=dev keytar (in ${root}).`), lines[0]);
     assert.ok(
       lines[1]!.startsWith(
         'persona-mcp-workspace: node-pty (bash with tty: true (a pseudo-terminal)) is not available: it is not installed (npm leaves it out when it cannot build it). ' +
@@ -81,7 +82,7 @@ describe('an install where keytar and node-pty could not be built', () => {
       ),
       lines[1],
     );
-    assert.ok(lines[1]!.endsWith(`, then run npm install --no-save node-pty (in ${root}).`), lines[1]);
+    assert.ok(lines[1]!.endsWith(`, then run npm install --no-save --omit=dev node-pty (in ${root}).`), lines[1]);
   });
 
   it('names each when the server starts and in status, as the server found them', async () => {
@@ -100,17 +101,17 @@ describe('an install where keytar and node-pty could not be built', () => {
       assert.match(named, /the OS keychain is unavailable here \(.*keytar.*\)/);
       assert.match(
         named,
-        /\nkeytar \(logins and secrets in the OS keychain\) is not available: it is not installed .* To fix it: .*npm install --no-save keytar/,
+        /\nkeytar \(logins and secrets in the OS keychain\) is not available: it is not installed .* To fix it: .*npm install --no-save --omit=dev keytar/,
       );
       assert.match(
         named,
-        /\nnode-pty \(bash with tty: true \(a pseudo-terminal\)\) is not available: .* To fix it: .*npm install --no-save node-pty/,
+        /\nnode-pty \(bash with tty: true \(a pseudo-terminal\)\) is not available: .* To fix it: .*npm install --no-save --omit=dev node-pty/,
       );
 
       const status = statusAnswer.parse(JSON.parse((await cli.run(['status', '--json'])).stdout));
       assert.equal(status.nativeModulesCheckedBy, 'server');
       assert.deepEqual(
-        status.nativeModules.map((m) => [m.name, m.loaded, m.fix?.endsWith(`npm install --no-save ${m.name} (in ${root})`)]),
+        status.nativeModules.map((m) => [m.name, m.loaded, m.fix?.endsWith(`npm install --no-save --omit=dev ${m.name} (in ${root})`)]),
         [
           ['keytar', false, true],
           ['node-pty', false, true],

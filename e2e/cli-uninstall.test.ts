@@ -7,8 +7,7 @@ import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KEYCHAIN_CHECK_ACCOUNT } from '../main/secrets/keychain-store.js';
-import { checkNativeModules } from '../main/native-modules.js';
-import { KEYTAR_SKIP } from '../test/support/secrets.js';
+import { KEYTAR_SKIP, NODE_PTY_SKIP } from '../test/support/native-modules.js';
 import { waitFor } from '../test/support/wait.js';
 import { BUILT_CLI, cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
 
@@ -26,9 +25,6 @@ function deadPid(): number {
   const pid = spawnSync('sh', ['-c', 'echo $$']).stdout.toString().trim();
   return Number(pid);
 }
-
-const NO_TERMINAL =
-  !(await checkNativeModules()).find((m) => m.name === 'node-pty')?.loaded && 'node-pty is not available here to make a terminal';
 
 describe('uninstall', { skip: KEYTAR_SKIP }, () => {
   let cli: CliSandbox;
@@ -64,7 +60,7 @@ describe('uninstall', { skip: KEYTAR_SKIP }, () => {
     assert.ok(await exists(cli.stateDir));
   });
 
-  it('asks on a terminal, and removes nothing on a no', { skip: NO_TERMINAL }, async () => {
+  it('asks on a terminal, and removes nothing on a no', { skip: NODE_PTY_SKIP }, async () => {
     const name = 'node-pty';
     const pty = (await import(name)) as {
       spawn(

@@ -79,7 +79,9 @@ export async function checkNativeModules({
         const problem =
           (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND'
             ? 'it is not installed (npm leaves it out when it cannot build it)'
-            : firstLine(error);
+            : /\.node\b/.test(firstLine(error))
+              ? `its native part was not built (${firstLine(error)})`
+              : firstLine(error);
         return { name, gives, loaded: false, problem, without, fix: fixStep(name, missing, packageRoot, platform) };
       }
     }),
@@ -119,7 +121,7 @@ function fixStep(name: NativeModuleName, missing: BuildNeed[], packageRoot: stri
  */
 function rebuildCommand(name: NativeModuleName, packageRoot: string): string {
   const clone = existsSync(join(packageRoot, 'package-lock.json'));
-  return clone ? `npm install (in ${packageRoot})` : `npm install --no-save ${name} (in ${packageRoot})`;
+  return clone ? `npm install (in ${packageRoot})` : `npm install --no-save --omit=dev ${name} (in ${packageRoot})`;
 }
 
 /** One line per module that did not load: what it gives, why, what happens without it, and the fix. */

@@ -47,7 +47,7 @@ let tray: Tray | undefined;
 let trayIcon: TrayIconName | undefined;
 let trayHint: TrayHint | undefined;
 // The connections waiting for the person at the machine to sign in: the tray's attention state.
-let signIns: UpstreamSignInNeeded[] = [];
+let upstreamSignIns: UpstreamSignInNeeded[] = [];
 let launchAtLogin = false;
 // A second launch or the tray may ask for the window before the host's page is up.
 let windowWanted = !process.argv.includes(HIDDEN_ARG);
@@ -195,8 +195,8 @@ async function watchSignIns(current: Host): Promise<void> {
 async function watchConnections(current: Host): Promise<void> {
   const look = async () => {
     const found = await current.signInsNeeded(LOCAL_PERSON);
-    if (JSON.stringify(found) === JSON.stringify(signIns)) return;
-    signIns = found;
+    if (JSON.stringify(found) === JSON.stringify(upstreamSignIns)) return;
+    upstreamSignIns = found;
     updateTray();
   };
   const lookAndSay = () =>
@@ -313,7 +313,7 @@ function senderOf(event: IpcMainInvokeEvent): IpcSender {
 }
 
 function createTray(): void {
-  trayIcon = trayIconName(trayState(host!.status, signIns));
+  trayIcon = trayIconName(trayState(host!.status, upstreamSignIns));
   tray = new Tray(trayImage(trayIcon));
   if (trayClickAction(process.platform) === 'open-window') tray.on('click', () => showWindow());
   updateTray();
@@ -333,13 +333,13 @@ function trayImage(name: TrayIconName): NativeImage {
 /** Rebuilds the tray from the host's state and the sign-ins waiting: icon, tooltip and menu. */
 function updateTray(): void {
   if (!tray || !host) return;
-  const name = trayIconName(trayState(host.status, signIns));
+  const name = trayIconName(trayState(host.status, upstreamSignIns));
   if (name !== trayIcon) {
     trayIcon = name;
     tray.setImage(trayImage(name));
   }
-  tray.setToolTip(trayTooltip(host.status, signIns));
-  tray.setContextMenu(Menu.buildFromTemplate(trayMenuModel(host.status, { launchAtLogin, signIns }).map(menuItem)));
+  tray.setToolTip(trayTooltip(host.status, upstreamSignIns));
+  tray.setContextMenu(Menu.buildFromTemplate(trayMenuModel(host.status, { launchAtLogin, upstreamSignIns }).map(menuItem)));
 }
 
 function menuItem(item: TrayItem): MenuItemConstructorOptions {

@@ -25,7 +25,7 @@ const end = ['---', '☐ Launch at login → toggle-launch-at-login', '---', 'Qu
 describe('trayMenuModel', () => {
   it('running: the URL in the status line, Stop, Copy MCP URL', () => {
     const status: HostStatus = { state: 'running', url: 'http://127.0.0.1:9100/mcp', auth: true };
-    assert.deepEqual(shown(trayMenuModel(status, { launchAtLogin: false, signIns: [] })), [
+    assert.deepEqual(shown(trayMenuModel(status, { launchAtLogin: false, upstreamSignIns: [] })), [
       '(Running on http://127.0.0.1:9100/mcp)',
       '---',
       'Stop server → stop',
@@ -36,7 +36,7 @@ describe('trayMenuModel', () => {
   });
 
   it('stopped: Start, and no URL to copy', () => {
-    assert.deepEqual(shown(trayMenuModel({ state: 'stopped' }, { launchAtLogin: false, signIns: [] })), [
+    assert.deepEqual(shown(trayMenuModel({ state: 'stopped' }, { launchAtLogin: false, upstreamSignIns: [] })), [
       '(Stopped)',
       '---',
       'Start server → start',
@@ -48,7 +48,7 @@ describe('trayMenuModel', () => {
 
   it('failed: why, in the status line, and Start to try again', () => {
     const status: HostStatus = { state: 'failed', error: 'Port 9100 on 127.0.0.1 is already in use.' };
-    assert.deepEqual(shown(trayMenuModel(status, { launchAtLogin: false, signIns: [] })), [
+    assert.deepEqual(shown(trayMenuModel(status, { launchAtLogin: false, upstreamSignIns: [] })), [
       '(Failed: Port 9100 on 127.0.0.1 is already in use.)',
       '---',
       'Start server → start',
@@ -59,14 +59,14 @@ describe('trayMenuModel', () => {
   });
 
   it('starting and stopping: neither Start nor Stop can be used until it settles', () => {
-    assert.deepEqual(shown(trayMenuModel({ state: 'starting' }, { launchAtLogin: false, signIns: [] })).slice(0, 5), [
+    assert.deepEqual(shown(trayMenuModel({ state: 'starting' }, { launchAtLogin: false, upstreamSignIns: [] })).slice(0, 5), [
       '(Starting…)',
       '---',
       '[Start server]',
       ...tail,
       '[Copy MCP URL]',
     ]);
-    assert.deepEqual(shown(trayMenuModel({ state: 'stopping' }, { launchAtLogin: false, signIns: [] })).slice(0, 5), [
+    assert.deepEqual(shown(trayMenuModel({ state: 'stopping' }, { launchAtLogin: false, upstreamSignIns: [] })).slice(0, 5), [
       '(Stopping…)',
       '---',
       '[Stop server]',
@@ -84,7 +84,7 @@ describe('trayMenuModel', () => {
       { state: 'failed', error: 'x' },
     ];
     for (const status of states) {
-      const items = trayMenuModel(status, { launchAtLogin: true, signIns: [] });
+      const items = trayMenuModel(status, { launchAtLogin: true, upstreamSignIns: [] });
       assert.deepEqual(
         items.filter((i) => i.kind === 'checkbox'),
         [{ kind: 'checkbox', id: 'toggle-launch-at-login', label: 'Launch at login', checked: true }],
@@ -97,7 +97,9 @@ describe('trayMenuModel', () => {
 
   it('puts a waiting sign-in right under the status line; it opens the Connections screen', () => {
     const status: HostStatus = { state: 'running', url: 'http://127.0.0.1:9100/mcp', auth: true };
-    const one = shown(trayMenuModel(status, { launchAtLogin: false, signIns: [{ displayName: 'Issue tracker', place: 'Crew/alpha' }] }));
+    const one = shown(
+      trayMenuModel(status, { launchAtLogin: false, upstreamSignIns: [{ displayName: 'Issue tracker', place: 'Crew/alpha' }] }),
+    );
     assert.deepEqual(one.slice(0, 3), [
       '(Running on http://127.0.0.1:9100/mcp)',
       'Issue tracker (Crew/alpha) needs you to sign in… → open-connections',
@@ -106,7 +108,7 @@ describe('trayMenuModel', () => {
     const two = shown(
       trayMenuModel(status, {
         launchAtLogin: false,
-        signIns: [
+        upstreamSignIns: [
           { displayName: 'A', place: 'This machine' },
           { displayName: 'B', place: 'Crew/alpha' },
         ],

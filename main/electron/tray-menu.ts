@@ -14,9 +14,9 @@ export type TrayItem =
   | { kind: 'separator' };
 
 /** "Issue tracker (This machine) needs you to sign in", or "3 connections need you to sign in". */
-export function signInLine(signIns: readonly UpstreamSignInNeeded[]): string {
-  if (signIns.length === 1) return `${signIns[0]!.displayName} (${signIns[0]!.place}) needs you to sign in`;
-  return `${signIns.length} connections need you to sign in`;
+export function upstreamSignInLine(upstreamSignIns: readonly UpstreamSignInNeeded[]): string {
+  if (upstreamSignIns.length === 1) return `${upstreamSignIns[0]!.displayName} (${upstreamSignIns[0]!.place}) needs you to sign in`;
+  return `${upstreamSignIns.length} connections need you to sign in`;
 }
 
 export function trayStatusLine(status: HostStatus): string {
@@ -36,7 +36,7 @@ export function trayStatusLine(status: HostStatus): string {
 
 export function trayMenuModel(
   status: HostStatus,
-  options: { launchAtLogin: boolean; signIns: readonly UpstreamSignInNeeded[] },
+  options: { launchAtLogin: boolean; upstreamSignIns: readonly UpstreamSignInNeeded[] },
 ): TrayItem[] {
   const running = status.state === 'running';
   // While starting or stopping neither button applies; the menu is rebuilt when that settles.
@@ -46,7 +46,9 @@ export function trayMenuModel(
       : { kind: 'action', id: 'start', label: 'Start server', enabled: status.state !== 'starting' };
   // A sign-in waiting is what the person can act on first: it opens the Connections screen.
   const signIn: TrayItem[] =
-    options.signIns.length > 0 ? [{ kind: 'action', id: 'open-connections', label: `${signInLine(options.signIns)}…`, enabled: true }] : [];
+    options.upstreamSignIns.length > 0
+      ? [{ kind: 'action', id: 'open-connections', label: `${upstreamSignInLine(options.upstreamSignIns)}…`, enabled: true }]
+      : [];
   return [
     { kind: 'status', label: trayStatusLine(status) },
     ...signIn,

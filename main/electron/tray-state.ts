@@ -1,6 +1,6 @@
 import type { HostStatus } from '../../common/api/host-status.js';
 import type { UpstreamSignInNeeded } from '../connections/sign-ins-needed.js';
-import { signInLine, trayStatusLine } from './tray-menu.js';
+import { upstreamSignInLine, trayStatusLine } from './tray-menu.js';
 
 // What the tray shows, as data: its state, which icon, the tooltip, and what a click on the icon
 // does on each platform. main.ts only applies it.
@@ -14,9 +14,9 @@ export type TrayState = 'running' | 'stopped' | 'attention';
 
 export type TrayIconName = `tray-${TrayState}`;
 
-export function trayState(status: HostStatus, signIns: readonly UpstreamSignInNeeded[]): TrayState {
+export function trayState(status: HostStatus, upstreamSignIns: readonly UpstreamSignInNeeded[]): TrayState {
   if (status.state !== 'running') return 'stopped';
-  return signIns.length > 0 ? 'attention' : 'running';
+  return upstreamSignIns.length > 0 ? 'attention' : 'running';
 }
 
 export function trayIconName(state: TrayState): TrayIconName {
@@ -24,9 +24,9 @@ export function trayIconName(state: TrayState): TrayIconName {
 }
 
 /** "Persona Workspace: Running on <MCP URL>", with the sign-ins waiting on a line of their own. */
-export function trayTooltip(status: HostStatus, signIns: readonly UpstreamSignInNeeded[]): string {
+export function trayTooltip(status: HostStatus, upstreamSignIns: readonly UpstreamSignInNeeded[]): string {
   const lines = [`Persona Workspace: ${trayStatusLine(status)}`];
-  if (signIns.length > 0) lines.push(signInLine(signIns));
+  if (upstreamSignIns.length > 0) lines.push(upstreamSignInLine(upstreamSignIns));
   return lines.join('\n');
 }
 

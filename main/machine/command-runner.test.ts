@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { builtUrl } from '../../test/support/built.js';
+import { NODE_PTY_SKIP } from '../../test/support/native-modules.js';
 import { waitFor } from '../../test/support/wait.js';
 import { BASH_KILL_GRACE_MS, BASH_OUTPUT_HEAD_BYTES, BASH_OUTPUT_TAIL_BYTES, CommandRunner } from './command-runner.js';
 import type { MachineError } from './errors.js';
@@ -235,7 +236,7 @@ describe('CommandRunner', () => {
     for (let i = 1; i < messages.length; i += 1) assert.ok(messages[i]!.at - messages[i - 1]!.at >= 900);
   });
 
-  it('runs under a pseudo-terminal with tty, stdout and stderr merged', async () => {
+  it('runs under a pseudo-terminal with tty, stdout and stderr merged', { skip: NODE_PTY_SKIP }, async () => {
     const result = await runner.run({ command: 'test -t 1 && echo "on a terminal"; echo "to stderr" >&2; exit 4', tty: true });
     assert.equal(result.tty, true);
     assert.equal(result.exitCode, 4);
@@ -244,7 +245,7 @@ describe('CommandRunner', () => {
     assert.match(result.stdout.text, /to stderr/);
   });
 
-  it('stops a tty command at its timeout with every process it started', async () => {
+  it('stops a tty command at its timeout with every process it started', { skip: NODE_PTY_SKIP }, async () => {
     const pids = pidFile();
     const result = await runner.run({ command: `sleep 300 & echo $! > ${pids}; wait`, timeout: 1, tty: true });
     assert.equal(result.timedOut, true);

@@ -32,7 +32,7 @@ export function loadTerminal(): Promise<SpawnTerminal> {
       throw new MachineError(
         'tty_unavailable',
         `tty: true is unavailable on this machine: its pseudo-terminal module (node-pty) could not be loaded (${firstLine(error)}). ` +
-          "Run the command without tty (stdout and stderr then come back separately); the machine's owner can enable it by reinstalling the app with a C++ compiler present.",
+          "Run the command without tty (stdout and stderr then come back separately); the machine's owner finds the step that enables it in the server's start lines and in `persona-mcp-workspace status`.",
         { cause: error },
       );
     },

@@ -11,19 +11,12 @@ import { after, before } from 'node:test';
 import { EncryptedFileSecretStore } from '../../main/secrets/encrypted-file-store.js';
 import { KeychainSecretStore } from '../../main/secrets/keychain-store.js';
 import type { SecretStore } from '../../main/secrets/secret-store.js';
-import { checkNativeModules } from '../../main/native-modules.js';
+import { KEYTAR_SKIP } from './native-modules.js';
+
+export { KEYTAR_SKIP };
 import { builtUrl } from './built.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-/**
- * Why the tests of the real OS keychain are skipped here (keytar, an optional native module, did not
- * load), or false where they run. A test of the keychain passes it as its `skip`, and the run says why.
- */
-export const KEYTAR_SKIP: string | false = await (async () => {
-  const problem = (await checkNativeModules()).find((module) => module.name === 'keytar' && !module.loaded);
-  return problem ? `keytar cannot be loaded here (${problem.problem}): the OS keychain is not tested` : false;
-})();
 
 /** A keychain store under a service name no other test run uses; `clear()` removes every item of it. */
 export function testKeychain(): KeychainSecretStore & { clear(): Promise<void> } {
