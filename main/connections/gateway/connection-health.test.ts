@@ -76,15 +76,21 @@ describe('ConnectionHealth', () => {
   it('re-checks a failing server on its own with growing waits, not once per failure, and stops when it is back', async () => {
     const connection = connectionTo(upstream.url);
     upstream.setMode('http-500');
-    const start = initializes();
+    // When each check starts, as every surface hears it.
+    const starts: number[] = [];
+    const stop = health.onState((c) => {
+      if (c.name === connection.name && health.health(c).checking) starts.push(Date.now());
+    });
     const failed = await health.check(connection);
     assert.equal(failed.kind === 'failed' && failed.problem, 'unreachable');
     assert.ok(failed.kind === 'failed' && failed.nextCheckAt - failed.checkedAt === 200, 'the first wait is the first backoff');
     assert.equal(changed.at(-1), 'Crew/alpha', 'its tools went away');
-    // Checks at about +0.2 s, +0.6 s (0.4 later), +1.4 s (0.8 later, the maximum): three in 1.6 s.
-    await new Promise((r) => setTimeout(r, 1_600));
-    const checks = initializes() - start;
-    assert.ok(checks >= 3 && checks <= 5, `${checks} checks in 1.6 s`);
+    // Three re-checks on its own, each after a longer wait: 0.2 s, 0.4 s, then 0.8 s (the maximum).
+    // Timers never fire early, so the gaps are at least that however busy the machine is.
+    await waitFor(() => starts.length >= 4 && !health.health(connection).checking, 10_000, 'three re-checks');
+    stop();
+    const gaps = starts.slice(1, 4).map((at, i) => at - starts[i]!);
+    assert.ok(gaps[0]! >= 195 && gaps[1]! >= 395 && gaps[2]! >= 795, `gaps between checks: ${gaps.join(', ')} ms`);
     const last = health.health(connection).last;
     assert.ok(last?.kind === 'failed' && last.nextCheckAt - last.checkedAt === 800, 'the wait stops growing at the maximum');
     assert.equal(health.health(connection).errors.length, 1, 'the same error is logged once');
