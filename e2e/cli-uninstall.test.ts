@@ -102,6 +102,18 @@ describe('uninstall', { skip: KEYTAR_SKIP }, () => {
     }
   });
 
+  it('removes nothing while the keychain that holds its logins cannot be reached', async () => {
+    const refused = await cli.run(['uninstall', '--yes'], { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' });
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /^persona-mcp-workspace: The OS keychain holds this app's logins \(recorded in \S+secret-store\.json\) but could not be reached: .* Nothing was removed; unlock the keychain and run uninstall again\.\n$/,
+    );
+    assert.ok(await exists(join(cli.stateDir, 'secret-store.json')));
+    assert.ok(await exists(settingsDir));
+    assert.ok(!(await exists(join(cli.stateDir, 'control.json'))), 'the state dir is free again');
+  });
+
   it('removes the keychain entries (the check entry too), the state dir, the settings and the outputs of servers that are gone', async () => {
     const before = await keychainAccounts(cli.service);
     assert.ok(before.includes(KEYCHAIN_CHECK_ACCOUNT) && before.some((account) => account.startsWith('place-secret:')), before.join(' '));

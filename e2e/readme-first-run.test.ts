@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { textOf } from '../test/support/host-fixture.js';
+import { textOf, waitFor } from '../test/support/host-fixture.js';
 import { MemoryOAuthProvider, openAuthorization, startSignIn } from '../test/support/oauth-client.js';
 
 const execFileAsync = promisify(execFile);
@@ -136,6 +136,25 @@ describe('the README on a machine with only Node', { timeout: INSTALL_MS + 3 * 6
     // The native modules could not be built, and the install went on without them.
     for (const module of ['keytar', 'node-pty']) {
       assert.equal(await stat(join(clone, 'node_modules', module)).catch(() => undefined), undefined, `${module} was left out`);
+    }
+    // Named at install (the package's postinstall, whose output npm shows for the project itself) and
+    // again when the server starts (after its start lines): each one missing, and the step that fixes it.
+    const atStart = await waitFor(
+      () => {
+        const rest = err.slice(err.indexOf('Logins and secrets are kept'));
+        return /\nnode-pty \(/.test(rest) ? rest : undefined;
+      },
+      10_000,
+      'the start lines to name the native modules',
+    );
+    for (const module of ['keytar', 'node-pty']) {
+      const named = `${module} \\(.*\\) is not available: .* To fix it: .*, then run npm install \\(in ${clone}\\)\\.\\n`;
+      assert.match(
+        err.slice(0, err.indexOf('Logins and secrets are kept')),
+        new RegExp(`persona-mcp-workspace: ${named}`),
+        `the install names ${module}`,
+      );
+      assert.match(atStart, new RegExp(`\\n${named}`), `the start names ${module}`);
     }
     // Said once, in plain words: the keychain is unavailable, so the encrypted file keeps the secrets.
     assert.match(

@@ -57,7 +57,6 @@ export async function uninstallCommand(yes: boolean, settings: SettingsFile, env
   }
 
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  let failed = false;
   // The keychain first: while its entries stay, the state dir that names them stays too.
   try {
     const removed = await new KeychainSecretStore({ service }).deleteAll();
@@ -74,8 +73,8 @@ export async function uninstallCommand(yes: boolean, settings: SettingsFile, env
         `The OS keychain holds this app's logins (recorded in ${join(stateDir, SECRET_STORE_CHOICE_FILE)}) but could not be reached: ${why} Nothing was removed; unlock the keychain and run uninstall again.`,
       );
     }
+    // Where the keychain never answered, the app never wrote to it (not even its check entry).
     out(`The OS keychain could not be checked (${why.split('. ')[0]}): entries this app made there, if any, stay (service ${service}).`);
-    failed = true;
   }
   // Claiming made the state dir if there was none.
   if (hadState) out(await removeFolder(stateDir, 'state dir'));
@@ -97,7 +96,7 @@ export async function uninstallCommand(yes: boolean, settings: SettingsFile, env
   else out(`Left ${outputs.base}: it holds what a running server or another user's files use.`);
   for (const line of left) out(`  ${line}`);
   out(`The program itself stays: remove it with "npm rm -g ${PRODUCT_NAME}", or delete its folder if you run it from a clone.`);
-  return failed ? 1 : 0;
+  return 0;
 }
 
 const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => undefined)) !== undefined;

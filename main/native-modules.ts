@@ -104,6 +104,8 @@ async function missingBuildNeeds(needs: BuildNeed[], env: NodeJS.ProcessEnv): Pr
 
 /** The one step: install what building it needs (as this system names it), then build it again where it is installed. */
 function fixStep(name: NativeModuleName, missing: BuildNeed[], packageRoot: string, platform: NodeJS.Platform): string {
+  // The desktop app's modules are built for its Electron when the app is packaged, not by the user.
+  if (process.versions.electron) return 'install the desktop app again, from a package built for this system';
   const rebuild = rebuildCommand(name, packageRoot);
   if (missing.length === 0) return `run ${rebuild}`;
   const install =
