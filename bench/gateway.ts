@@ -17,7 +17,7 @@
  * --no-auth, and times the per-call pieces of ours in-process.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { cp, mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -149,13 +149,16 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       u.searchParams.set('workspace_path', PLACE);
       return u.href;
     };
+    // One server per state dir (the host claims it): ours without auth runs on a copy of the one set up above.
+    const noAuthState = join(o.root, 'state-no-auth');
+    await cp(dirs.state, noAuthState, { recursive: true });
     const host =
       (key: string, extra: string[] = [], profileDir?: string) =>
       () =>
         startServer(
           key,
           [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, '--port', '0', '--control-port', '0', ...extra],
-          { env, cwd: dirs.work },
+          { env: extra.includes('--no-auth') ? { ...env, WORKSPACE_STATE_DIR: noAuthState } : env, cwd: dirs.work },
         );
     // The proxies get our host's environment too: `--tool proxy` opens our services on its state dir.
     const proxy = (key: string, kind: string) => () =>

@@ -966,3 +966,29 @@ describe('secrets', () => {
       for (const value of values) assert.ok(!line.includes(value), `a printed line or message contains a secret: ${line.slice(0, 80)}`);
   });
 });
+
+describe('a chain of sign-ins at one authorization server', () => {
+  const oauth = new ConnectionOAuth({ secrets, fetch, redirectUrl: () => 'http://127.0.0.1:1/oauth/callback' });
+  const signIn = (resource: string, prompt?: string) => {
+    const url = new URL(`https://as.example/authorize?client_id=c&scope=tools&state=${encodeURIComponent(resource)}`);
+    url.searchParams.set('resource', resource);
+    if (prompt) url.searchParams.set('prompt', prompt);
+    return { authorizationUrl: url.href, authorizationServer: 'https://as.example', resource, displayName: resource };
+  };
+
+  it('names every server of that authorization server in the first sign-in, and leaves the others as they were', () => {
+    const [first, second] = oauth.chain([signIn('https://a.example/mcp'), signIn('https://b.example/mcp')]).map((u) => new URL(u));
+    assert.deepEqual(first!.searchParams.getAll('resource'), ['https://a.example/mcp', 'https://b.example/mcp']);
+    assert.deepEqual(second!.searchParams.getAll('resource'), ['https://b.example/mcp']);
+  });
+
+  it('keeps prompt=consent on a later sign-in that asks for a refresh token, which OpenID providers grant only with it', () => {
+    const urls = oauth
+      .chain([signIn('https://a.example/mcp', 'consent'), signIn('https://b.example/mcp', 'consent')])
+      .map((u) => new URL(u));
+    assert.deepEqual(
+      urls.map((url) => url.searchParams.get('prompt')),
+      ['consent', 'consent'],
+    );
+  });
+});

@@ -198,8 +198,8 @@ export class ConnectionOAuth {
    * Chains sign-ins begun with `begin` (with one `group`), to run one after another in one browser
    * window; returns the URL to open. The first sign-in at each authorization server also names the
    * resources of the others there (RFC 8707 allows several), so the person consents once for all of
-   * them; the others, made with the same registration, then come back without a question, each
-   * still with a token for its own server only. Returns each one's URL as chained, the first to open first.
+   * them; the others, made with the same registration, then come back without a question (unless
+   * they ask for offline access, see below), each still with a token for its own server only. Returns each one's URL as chained, the first to open first.
    */
   chain(signIns: (BegunSignIn & { displayName: string })[]): string[] {
     const firsts = new Map<string, URL>();
@@ -212,11 +212,10 @@ export class ConnectionOAuth {
       }
       if (signIn.resource && !first.searchParams.getAll('resource').includes(signIn.resource))
         first.searchParams.append('resource', signIn.resource);
-      // The person consents in the first (which asks with prompt=consent when it wants a refresh
-      // token); asking again for what they approved a moment before is the question this saves.
-      const url = new URL(signIn.authorizationUrl);
-      if (url.searchParams.get('prompt') === 'consent') url.searchParams.delete('prompt');
-      return { displayName: signIn.displayName, url };
+      // A sign-in that asks for a refresh token (offline_access) keeps its prompt=consent: OpenID
+      // providers grant offline access only with it, and a login without a refresh token would
+      // end with its access token. Such providers ask once per service; the others once in all.
+      return { displayName: signIn.displayName, url: new URL(signIn.authorizationUrl) };
     });
     const chained = links.map(({ displayName, url }) => ({ displayName, authorizationUrl: url.href }));
     this.chains.add(chained);
