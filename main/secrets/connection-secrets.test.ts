@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConnectionSecrets, type ConnectionIdentity } from './connection-secrets.js';
 import { SecretStoreError } from './secret-store.js';
-import { secretBackends } from '../../test/support/secrets.js';
+import { KEYTAR_SKIP, secretBackends } from '../../test/support/secrets.js';
 
 const { keychain, backends } = secretBackends('connection-secrets-');
 
-for (const [label, storeOf] of backends) {
-  describe(`ConnectionSecrets in ${label}`, () => {
+for (const [label, storeOf, skip] of backends) {
+  describe(`ConnectionSecrets in ${label}`, { skip }, () => {
     it('keeps items per connection under connection:<storeId>:<serverName>:<key>', async () => {
       const store = storeOf();
       const secrets = new ConnectionSecrets(store);
@@ -40,7 +40,7 @@ for (const [label, storeOf] of backends) {
   });
 }
 
-describe('ConnectionSecrets input checks', () => {
+describe('ConnectionSecrets input checks', { skip: KEYTAR_SKIP }, () => {
   it('refuses store ids, server names and keys that could blur the prefix', async () => {
     const secrets = new ConnectionSecrets(keychain);
     const ok: ConnectionIdentity = { storeId: 's', serverName: 'n' };

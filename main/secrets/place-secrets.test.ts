@@ -6,15 +6,15 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { InvalidPlaceSecretError, PlaceSecretExistsError, PlaceSecrets, UnknownPlaceSecretError } from './place-secrets.js';
-import { assertNotInFiles, moduleUrl, outcomeOf, runChild, secretBackends, testKeychain } from '../../test/support/secrets.js';
+import { assertNotInFiles, KEYTAR_SKIP, moduleUrl, outcomeOf, runChild, secretBackends, testKeychain } from '../../test/support/secrets.js';
 
 const { keychain, backends } = secretBackends('place-secrets-');
 // Where the PlaceSecrets of these tests keep their lock (a state dir of their own).
 const lockDir = mkdtempSync(join(tmpdir(), 'place-secrets-lock-'));
 after(() => rm(lockDir, { recursive: true, force: true }));
 
-for (const [label, storeOf] of backends) {
-  describe(`PlaceSecrets in ${label}`, () => {
+for (const [label, storeOf, skip] of backends) {
+  describe(`PlaceSecrets in ${label}`, { skip }, () => {
     const secrets = (): PlaceSecrets => new PlaceSecrets(storeOf(), lockDir);
 
     it('sets, lists (names only, sorted), reads and removes the secrets of a place', async () => {
@@ -68,7 +68,7 @@ for (const [label, storeOf] of backends) {
   });
 }
 
-describe('PlaceSecrets input checks', () => {
+describe('PlaceSecrets input checks', { skip: KEYTAR_SKIP }, () => {
   const place = new PlaceSecrets(keychain, lockDir);
 
   it('accepts names of 1 to 64 letters, digits, _ . - and refuses others without repeating them', async () => {
@@ -151,7 +151,7 @@ describe('PlaceSecrets in the encrypted file', () => {
   });
 });
 
-describe('PlaceSecrets between processes', () => {
+describe('PlaceSecrets between processes', { skip: KEYTAR_SKIP }, () => {
   const raceKeychain = testKeychain();
   after(() => raceKeychain.clear());
 

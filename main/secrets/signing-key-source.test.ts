@@ -8,11 +8,11 @@ import { EncryptedFileSecretStore } from './encrypted-file-store.js';
 import { KeychainSecretStore } from './keychain-store.js';
 import { SecretStoreUnavailableError, type SecretStore } from './secret-store.js';
 import { SecretStoreSigningKeySource, SIGNING_KEY_ACCOUNT } from './signing-key-source.js';
-import { assertNotInFiles, moduleUrl, outcomeOf, runChild, testKeychain } from '../../test/support/secrets.js';
+import { assertNotInFiles, KEYTAR_SKIP, moduleUrl, outcomeOf, runChild, testKeychain } from '../../test/support/secrets.js';
 
 const posix = process.platform !== 'win32';
 
-describe('SecretStoreSigningKeySource (real OS keychain)', () => {
+describe('SecretStoreSigningKeySource (real OS keychain)', { skip: KEYTAR_SKIP }, () => {
   let dir: string;
   let keychain: ReturnType<typeof testKeychain>;
   let legacyPath: string;

@@ -32,7 +32,10 @@ export function testKeychain(): KeychainSecretStore & { clear(): Promise<void> }
  * The two secret stores a test runs against: a keychain of its own and an encrypted file in a
  * temp folder. Registers the hooks that make the folder and, at the end, empty both.
  */
-export function secretBackends(prefix: string): { keychain: SecretStore; backends: Array<[label: string, storeOf: () => SecretStore]> } {
+export function secretBackends(prefix: string): {
+  keychain: SecretStore;
+  backends: Array<[label: string, storeOf: () => SecretStore, skip: string | false]>;
+} {
   const keychain = testKeychain();
   let dir: string;
   before(async () => {
@@ -45,8 +48,8 @@ export function secretBackends(prefix: string): { keychain: SecretStore; backend
   return {
     keychain,
     backends: [
-      ['the OS keychain', () => keychain],
-      ['the encrypted file', () => new EncryptedFileSecretStore({ stateDir: dir })],
+      ['the OS keychain', () => keychain, KEYTAR_SKIP],
+      ['the encrypted file', () => new EncryptedFileSecretStore({ stateDir: dir }), false],
     ],
   };
 }
