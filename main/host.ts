@@ -14,7 +14,6 @@ import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
 import { agentSessions, type AgentSessions } from './mcp/agent-sessions.js';
 import { sendJson } from './network/send-json.js';
-import { measureAtStart } from './connections/measure-at-start.js';
 import { claimStateDir, forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
 import { PACKAGE_ROOT } from './version.js';
@@ -145,7 +144,6 @@ export class Host {
       services.listeningPorts.add((server.address() as AddressInfo).port);
       const url = serverUrl(this.config.host, (server.address() as AddressInfo).port, '/mcp');
       this.setStatus({ state: 'running', url, auth: this.config.auth });
-      measureAtStart(services).catch((error: unknown) => services.log(`Could not check the connections: ${(error as Error).message}`));
       await this.recordRunning(services);
       return url;
     } catch (error) {
