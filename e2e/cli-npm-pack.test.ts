@@ -5,7 +5,7 @@
 // and with TEST_FIRST_RUN=1; what the tarball holds is checked in every run.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -30,6 +30,8 @@ describe('the package npm pack makes', { timeout: INSTALL_MS + 60_000 }, () => {
   let tarball: string;
 
   before(async () => {
+    // The package is made from the build (the test runner starts this file once the build is done).
+    await access(join(repo, 'dist', 'main', 'cli.js'));
     dir = await mkdtemp(join(tmpdir(), 'pw-pack-'));
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
     const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
