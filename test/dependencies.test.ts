@@ -50,7 +50,7 @@ describe("the user's install", () => {
     );
   });
 
-  it('packs the built product only: no sources, tests, benchmarks, scripts or source maps', async () => {
+  it('packs the built product and its install check only: no sources, tests, benchmarks, other scripts or source maps', async () => {
     const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
       cwd: ROOT,
       maxBuffer: 16 * 1024 * 1024,
@@ -61,7 +61,9 @@ describe("the user's install", () => {
       `the CLI and the page are packed: ${files.length} files`,
     );
     const other = files.filter(
-      (path) => !/^(package\.json|README\.md|dist\/(main|common|preload|renderer)\/.+)$/.test(path) || /\.test\.js$|\.map$/.test(path),
+      (path) =>
+        !/^(package\.json|README\.md|dist\/(main|common|preload|renderer|wasm)\/.+|scripts\/check-native-modules\.mjs)$/.test(path) ||
+        /\.test\.js$|\.map$/.test(path),
     );
     assert.deepEqual(other, []);
   });
