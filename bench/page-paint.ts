@@ -22,7 +22,8 @@ import { rm, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../e2e/page/page-support.js';
 import { startHost } from '../test/support/host-fixture.js';
 import { log, median } from './lib/util.js';
 
@@ -71,17 +72,7 @@ async function main(): Promise<void> {
   const staticPath = join(REPO, 'dist', 'renderer', staticName);
   await writeFile(staticPath, STATIC_PAGE);
   const fx = await startHost();
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium();
   const load = [loadavg()[0]!];
   try {
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
