@@ -16,7 +16,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import ts from 'typescript';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../e2e/page/page-support.js';
 import { searchCatalog, type Searchable } from '../common/catalog-search.js';
 import { generateRegistryServers, startRegistryFixture } from '../e2e/fixtures/registry-server.js';
 import { loadBuiltinCatalog } from '../main/connections/catalog/catalog-schema.js';
@@ -25,7 +26,6 @@ import { log, median, sleep } from './lib/util.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT_DIR = join(REPO, 'bench', 'out');
-const CHROMIUM = '/usr/bin/chromium';
 const ENTRIES = 1000;
 const GOAL_MS = 50;
 const args = new Set(process.argv.slice(2));
@@ -85,17 +85,7 @@ async function main(): Promise<void> {
   );
   const registry = await startRegistryFixture({ servers: remote.slice(0, ENTRIES - loadBuiltinCatalog().entries.length) });
   const fx = await startHost({}, { WORKSPACE_REGISTRY_URL: registry.url });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium();
   try {
     const loginUrl = await fx.host.loginUrl();
     const origin = new URL(loginUrl).origin;
