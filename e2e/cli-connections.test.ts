@@ -2,16 +2,13 @@
 // upstream, edited (its own OAuth app too) and removed; bad place paths and URLs refused.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { filesUnder } from '../test/support/secrets.js';
-import { cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { cliSandbox } from './fixtures/cli-process.js';
 import { startUpstream } from './fixtures/upstream-server.js';
 
 describe("a place's secrets and connections from the command line", () => {
-  let cli: CliSandbox;
-  before(async () => {
-    cli = await cliSandbox('pw-cli-connections-');
-  });
+  const cli = cliSandbox('pw-cli-connections-');
   after(() => cli.remove());
 
   it("manages a place's secrets and connections from the command line", async () => {

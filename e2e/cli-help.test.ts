@@ -1,16 +1,13 @@
 // The command's version, its help and its refusals of bad flags and commands, from the built bin.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, it } from 'node:test';
-import { cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { after, describe, it } from 'node:test';
+import { cliSandbox } from './fixtures/cli-process.js';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 describe('the persona-mcp-workspace command', () => {
-  let cli: CliSandbox;
-  before(async () => {
-    cli = await cliSandbox('pw-cli-help-');
-  });
+  const cli = cliSandbox('pw-cli-help-');
   after(() => cli.remove());
 
   it('prints its version and its help with every flag and variable', async () => {

@@ -3,14 +3,11 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { after, describe, it } from 'node:test';
+import { cliSandbox } from './fixtures/cli-process.js';
 
 describe("a place's settings from the command line", () => {
-  let cli: CliSandbox;
-  before(async () => {
-    cli = await cliSandbox('pw-cli-places-');
-  });
+  const cli = cliSandbox('pw-cli-places-');
   after(() => cli.remove());
 
   /** What the access directory keeps for Crew/alpha, read from its file. */

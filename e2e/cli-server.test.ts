@@ -4,16 +4,13 @@ import assert from 'node:assert/strict';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { processAlive, textOf } from '../test/support/host-fixture.js';
 import { waitFor } from '../test/support/wait.js';
-import { cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { cliSandbox } from './fixtures/cli-process.js';
 
 describe('the server the command runs', () => {
-  let cli: CliSandbox;
-  before(async () => {
-    cli = await cliSandbox('pw-cli-server-');
-  });
+  const cli = cliSandbox('pw-cli-server-');
   after(() => cli.remove());
 
   it('open prints a fresh one-time link for the running server, with its lifetime, and opens it with $BROWSER', async () => {

@@ -2,14 +2,11 @@
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { after, describe, it } from 'node:test';
+import { cliSandbox } from './fixtures/cli-process.js';
 
 describe('settings from the command line', () => {
-  let cli: CliSandbox;
-  before(async () => {
-    cli = await cliSandbox('pw-cli-settings-');
-  });
+  const cli = cliSandbox('pw-cli-settings-');
   after(() => cli.remove());
 
   it('reads the settings file, with flags and the environment on top, and config prints where each setting comes from', async () => {

@@ -1,14 +1,11 @@
 // Agent tokens from the command line: created, listed without the token, and revoked, which a
 // running server honours at once.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { after, describe, it } from 'node:test';
+import { cliSandbox } from './fixtures/cli-process.js';
 
 describe('agent tokens from the command line', () => {
-  let cli: CliSandbox;
-  before(async () => {
-    cli = await cliSandbox('pw-cli-tokens-');
-  });
+  const cli = cliSandbox('pw-cli-tokens-');
   after(() => cli.remove());
 
   it('creates, lists and revokes tokens; a running server refuses a revoked one at once', async () => {
