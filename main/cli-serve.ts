@@ -18,14 +18,8 @@ export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<
     await host.close();
     throw new ConfigError(status.state === 'failed' ? status.error : String(error));
   });
-  const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
-  process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
-  process.stdout.write(
-    `Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`,
-  );
-  for (const line of describeMissing(await modules)) process.stderr.write(`${line}\n`);
-
-  await new Promise<void>((resolve) => {
+  // Listened for before anything else is awaited: a stop asked for from here on closes the host cleanly.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       process.stderr.write(`${signal} received, stopping...\n`);
       // A second signal means "now": skip the clean shutdown.
@@ -38,6 +32,13 @@ export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  const auth = config.auth ? `JWT; app tokens${externalKeys(config)}` : 'off (--no-auth, loopback only)';
+  process.stdout.write(`${PRODUCT_NAME} listening on ${url} (auth: ${auth})\n`);
+  process.stdout.write(
+    `Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`,
+  );
+  for (const line of describeMissing(await modules)) process.stderr.write(`${line}\n`);
+  await stopped;
   return 0;
 }
 

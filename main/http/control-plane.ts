@@ -3,7 +3,7 @@ import type { HostStatus } from '../../common/api/host-status.js';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import { ZodError, type z } from 'zod';
 import { openAnswer } from '../../common/api/server.js';
-import { ClientEntryExistsError } from '../connections/client-configs/config-file.js';
+import { ClientEntryExistsError } from '../connections/client-configs/client-config-errors.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { OwnAppRequiredError } from '../connections/upstream-oauth/errors.js';
