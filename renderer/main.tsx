@@ -2,6 +2,7 @@ import { focusManager, QueryClient, QueryClientProvider } from '@tanstack/react-
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
+import { startFirstScreen } from './app/first-screen';
 import './styles.css';
 
 // Back to the window (a sign-in finished in the browser, another tab changed something): look again.
@@ -26,6 +27,8 @@ const client = new QueryClient({
     mutations: { retry: 0 },
   },
 });
+
+startFirstScreen(client);
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
