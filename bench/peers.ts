@@ -26,10 +26,8 @@
  * beside ours in overhead, read and idle: the idle memory of a host after one session, issue 29),
  * --profile DIR (our host, or the micro bench, under --cpu-prof).
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +38,7 @@ import { connectState, CONNECTION_ECHO, gatewayMicro, inBenchPlace, startHost } 
 import { callOnce, closeSession, openSession, openSseSession, runSegment, textOf, type Call, type Session } from './lib/load.js';
 import { pairedMedian, roundRatios, runRounds, type Plan } from './lib/rounds.js';
 import { BASELINE_TEXT, BASELINE_TOOL, FLOOR_TOOL, KEY_HEADER, TEXT_1K } from './lib/shared.js';
+import { installMcpHub, MCP_HUB_VERSION, mcpHubServing } from './lib/mcp-hub.js';
 import { echoCall, startUpstream } from './lib/upstream.js';
 import { log, median, signed, sleep } from './lib/util.js';
 
@@ -48,9 +47,6 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
 const FLOOR_SERVER = join(REPO, 'bench', 'floor-server.ts');
 const HEAP_PROBE = ['--expose-gc', '--import', join(REPO, 'bench', 'lib', 'heap-probe.mjs')];
-const MCP_HUB_VERSION = '4.2.1';
-const PEERS_DIR = join(REPO, 'node_modules', '.cache', 'bench-peers');
-const MCP_HUB_CLI = join(PEERS_DIR, 'node_modules', 'mcp-hub', 'dist', 'cli.js');
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => (argv.includes(name) ? argv[argv.indexOf(name) + 1]! : fallback);
@@ -69,26 +65,6 @@ const SESSIONS_PER_TOKEN = 50;
 
 const GOALS = { c1Ratio: 1.3, c1AddedMs: 0.5, c8Ratio: 1.2, sessionKiB: 100, readRatio: 1.3 };
 const PLAN: Plan = { rounds: ROUNDS, c1Calls: 200, c8CallsPerSession: 40, warmupC1: 300, warmupC8PerSession: 40 };
-
-/** A port free right now (mcp-hub wants one named; it has no port 0). */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-async function installMcpHub(): Promise<void> {
-  if (existsSync(MCP_HUB_CLI)) return;
-  log(`installing mcp-hub ${MCP_HUB_VERSION} into ${PEERS_DIR}`);
-  await mkdir(PEERS_DIR, { recursive: true });
-  await promisify(execFile)(
-    'npm',
-    ['install', '--prefix', PEERS_DIR, '--no-save', '--no-audit', '--no-fund', `mcp-hub@${MCP_HUB_VERSION}`],
-    { cwd: PEERS_DIR },
-  );
-}
 
 /** Samples RSS 5 times, 100 ms apart; the median, in bytes. */
 async function rssOf(pid: number): Promise<number> {
@@ -140,63 +116,13 @@ async function main(): Promise<void> {
     const ourState = await setUp(CLI, 'ours', Math.ceil((IDLE_SESSIONS + 1) / SESSIONS_PER_TOKEN));
     const { env, tokens } = ourState;
     const before = BEFORE ? await setUp(BEFORE, 'before', 1) : undefined;
-    const hubConfig = join(root, 'mcp-hub.json');
-    await writeFile(
-      hubConfig,
-      JSON.stringify({ mcpServers: { bench: { url: upstream.url, headers: { [KEY_HEADER]: upstream.apiKey } } } }),
-    );
-    // mcp-hub keeps its logs and state under XDG folders (HOME by default): the run's own.
-    const hubEnv = {
-      ...process.env,
-      HOME: root,
-      XDG_STATE_HOME: join(root, 'xdg-state'),
-      XDG_CONFIG_HOME: join(root, 'xdg-config'),
-      XDG_DATA_HOME: join(root, 'xdg-data'),
-    };
-
     const echoTool = async (session: Session, pattern: RegExp): Promise<string | undefined> =>
       (await session.client.listTools()).tools.find((t) => pattern.test(t.name))?.name;
     const HUB_ECHO = /echo$/;
 
+    const startHub = await mcpHubServing(root, upstream);
     const startOurs = (probe: string[] = []) => startHost(ourState, 'ours', { node: [...probe, ...cpuProfile(PROFILE_DIR)] });
     const startBefore = (probe: string[] = []) => startHost(before!, 'before', { node: probe });
-    /** mcp-hub, once its SSE endpoint takes a session; `url` is that endpoint. */
-    const startHub = async (
-      probe: string[] = [],
-    ): Promise<{ hub: { stop(): Promise<void>; pid: number; stderr(): string }; url: string; first: Session }> => {
-      const port = await freePort();
-      const child = spawn(process.execPath, [...probe, MCP_HUB_CLI, '--port', String(port), '--config', hubConfig], {
-        env: hubEnv,
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let err = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4096)));
-      const hub = {
-        pid: child.pid!,
-        stderr: () => err,
-        stop: async () => {
-          if (child.exitCode !== null) return;
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-          await new Promise((r) => child.once('exit', r));
-          clearTimeout(timer);
-        },
-      };
-      const url = `http://127.0.0.1:${port}/mcp`;
-      const until = Date.now() + 30_000;
-      for (;;) {
-        try {
-          return { hub, url, first: await openSseSession(url) };
-        } catch (error) {
-          if (Date.now() > until || child.exitCode !== null) {
-            await hub.stop();
-            throw new Error(`mcp-hub did not take a session within 30 s: ${(error as Error).message}\n${err}`);
-          }
-          await sleep(10);
-        }
-      }
-    };
     /** tools/list until `pattern` is listed (a gateway may list its upstreams' tools only once connected). */
     const waitForTool = async (session: Session, pattern: RegExp): Promise<string> => {
       const until = Date.now() + 30_000;
@@ -244,7 +170,7 @@ async function main(): Promise<void> {
             key: 'hub',
             sessions: sessions.hub!,
             call: echoCall(await waitForTool(sessions.hub![0]!, HUB_ECHO)),
-            pids: [hub.hub.pid, upstream.pid],
+            pids: [hub.pid, upstream.pid],
           },
         ];
         const figures = await runRounds(runners, PLAN);
@@ -283,7 +209,7 @@ async function main(): Promise<void> {
       } finally {
         await stop(ours);
         if (previous) await stop(previous);
-        await hub.hub.stop();
+        await hub.stop();
       }
     }
 
@@ -452,16 +378,9 @@ async function main(): Promise<void> {
         {
           key: `mcp-hub ${MCP_HUB_VERSION}`,
           start: async () => {
-            const { hub, url, first } = await startHub(HEAP_PROBE);
-            const name = await waitForTool(first, HUB_ECHO);
-            return {
-              pid: hub.pid,
-              stderr: hub.stderr,
-              stop: () => hub.stop(),
-              open: () => openSseSession(url),
-              call: echoCall(name),
-              first,
-            };
+            const hub = await startHub(HEAP_PROBE);
+            const name = await waitForTool(hub.first, HUB_ECHO);
+            return { ...hub, open: () => openSseSession(hub.url), call: echoCall(name) };
           },
         },
       ];
@@ -511,10 +430,10 @@ async function main(): Promise<void> {
         for (const key of round % 2 ? rotated.reverse() : rotated) {
           const t0 = performance.now();
           if (key === 'hub') {
-            const { hub, first } = await startHub();
-            await waitForTool(first, HUB_ECHO);
+            const hub = await startHub();
+            await waitForTool(hub.first, HUB_ECHO);
             times.hub.push(performance.now() - t0);
-            await closeSession(first);
+            await closeSession(hub.first);
             await hub.stop();
           } else {
             const s = track(await (key === 'ours' ? startOurs() : startBefore()));

@@ -1,14 +1,20 @@
 import { ConfigError, loadConfig, type Config, type ServeFlags } from './config.js';
 import { LOGIN_LINK_TTL_MS } from './auth/admin-access.js';
-import { Host } from './host.js';
+import { defaultLimitValues, SandboxLimits } from './machine/sandbox/sandbox-limits.js';
 import { describeMissing, nativeModules } from './native-modules.js';
 import { PRODUCT_NAME } from './version.js';
 
 export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig(flags, env);
+  // The sandbox limits' probes run programs: started before the host's code loads, they run while it
+  // does, and starting a program costs this process less before it has grown.
+  const limits = SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
+  // The services await it; a failure before then is theirs to report, not an unhandled rejection.
+  limits.catch(() => {});
   // Checked while the server starts; named after its start lines.
   const modules = nativeModules();
-  const host = new Host(config, { env });
+  const { Host } = await import('./host.js');
+  const host = new Host(config, { env, limits });
   // A busy control port (or any other failure to listen) is the user's to fix: no stack trace.
   await host.open().catch((error: unknown) => {
     throw new ConfigError((error as Error).message);

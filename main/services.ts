@@ -83,6 +83,8 @@ export interface ServicesOptions {
   env?: NodeJS.ProcessEnv;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
   openBrowser?: (url: string) => void;
+  /** The sandbox limits, when their probes were started before (the CLI starts them before this code loads); else found here. */
+  limits?: Promise<SandboxLimits>;
 }
 
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
@@ -90,7 +92,7 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const controlUrl = options.controlUrl ?? '';
   // The limits' probes run programs (bwrap, a control group's first member): they run while the
   // state dir and the secrets are opened.
-  const limitsFound = SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
+  const limitsFound = options.limits ?? SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
   let secrets: SecretStore;
   try {
     await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
