@@ -10,6 +10,12 @@ describe("a place's settings from the command line", () => {
   const cli = cliSandbox('pw-cli-places-');
   after(() => cli.remove());
 
+  /** Runs `args`, which must be refused as misuse (exit 2) with a message matching `why`. */
+  const refused = async (args: string[], why: RegExp) => {
+    const answer = await cli.run(args);
+    assert.equal(answer.code, 2, answer.stdout);
+    assert.match(answer.stderr, why);
+  };
   /** What the access directory keeps for Crew/alpha, read from its file. */
   const crewAlpha = async () => JSON.parse(await readFile(join(cli.stateDir, 'access.json'), 'utf8')).places['Crew/alpha'];
 
@@ -27,18 +33,14 @@ describe("a place's settings from the command line", () => {
     assert.deepEqual(await crewAlpha(), { policy: { kind: 'place', folders: [join(cli.workDir, 'data'), '/srv/shared'] } });
     const machine = await cli.run(['places', 'policy', '.', 'strict']);
     assert.match(machine.stdout, /The policy of This machine is now strict/);
-    const bad = await cli.run(['places', 'policy', 'Crew/alpha', 'open']);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /"open" is not a policy: use machine, place or strict/);
+    await refused(['places', 'policy', 'Crew/alpha', 'open'], /"open" is not a policy: use machine, place or strict/);
     await cli.run(['places', 'policy', '.', 'machine']);
     await cli.run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
 
   it("shows and sets a place's limits; with a server running, what is in effect and what this machine cannot enforce", async () => {
-    const refused = await cli.run(['places', 'limits', 'Crew/alpha', 'processes=100']);
-    assert.equal(refused.code, 2);
-    assert.match(
-      refused.stderr,
+    await refused(
+      ['places', 'limits', 'Crew/alpha', 'processes=100'],
       /Crew alpha has the machine policy, whose commands run outside any sandbox: choose the place or strict policy first/,
     );
     await cli.run(['places', 'policy', 'Crew/alpha', 'strict']);
@@ -55,9 +57,7 @@ describe("a place's settings from the command line", () => {
     });
     await cli.run(['places', 'limits', 'Crew/alpha', 'memory=default']);
     assert.deepEqual((await crewAlpha()).policy.limits, { processes: 200, tmpMb: 64 }, 'one back to its default, the others kept');
-    const bad = await cli.run(['places', 'limits', 'Crew/alpha', 'processes=2']);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /The processes limit must be a whole number from 16 to/);
+    await refused(['places', 'limits', 'Crew/alpha', 'processes=2'], /The processes limit must be a whole number from 16 to/);
 
     const server = await cli.serve();
     try {
@@ -82,10 +82,8 @@ describe("a place's settings from the command line", () => {
   });
 
   it("shows and sets the hosts a place's sandboxed commands reach, beside its policy", async () => {
-    const refused = await cli.run(['places', 'network', 'Crew/alpha', 'example.com']);
-    assert.equal(refused.code, 2);
-    assert.match(
-      refused.stderr,
+    await refused(
+      ['places', 'network', 'Crew/alpha', 'example.com'],
       /Crew alpha has the machine policy, whose commands reach every host already: choose the place or strict policy first/,
     );
     await cli.run(['places', 'policy', 'Crew/alpha', 'strict']);
@@ -100,9 +98,7 @@ describe("a place's settings from the command line", () => {
       policy: { kind: 'strict', network: ['api.github.com', '*.npmjs.org'] },
     });
     assert.match((await cli.run(['places', 'policy', 'Crew/alpha'])).stdout, /network: only api\.github\.com, \*\.npmjs\.org/);
-    const bad = await cli.run(['places', 'network', 'Crew/alpha', 'https://example.com/']);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /is not a host name: write a name/);
+    await refused(['places', 'network', 'Crew/alpha', 'https://example.com/'], /is not a host name: write a name/);
     assert.match((await cli.run(['places', 'network', 'Crew/alpha', 'off'])).stdout, /now reach: no network/);
     await cli.run(['places', 'policy', 'Crew/alpha', 'machine']);
   });
@@ -113,9 +109,7 @@ describe("a place's settings from the command line", () => {
     assert.match(shown.stdout, /^Tool search in Crew alpha is auto \(on when it has more than 40 tools\)/);
     assert.match((await cli.run(['places', 'tool-search', 'Crew/alpha', 'off'])).stdout, /is now off/);
     assert.equal((await crewAlpha()).toolSearch, 'off');
-    const bad = await cli.run(['places', 'tool-search', 'Crew/alpha', 'always']);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /must be on, off or auto/);
+    await refused(['places', 'tool-search', 'Crew/alpha', 'always'], /must be on, off or auto/);
     await cli.run(['places', 'tool-search', 'Crew/alpha', 'auto']);
 
     const created = await cli.run(['token', 'create', '--name', 'searcher']);

@@ -1,5 +1,6 @@
 import { focusManager, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
+import { flushSync } from 'react-dom';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
 import { startFirstScreen } from './app/first-screen';
@@ -30,10 +31,15 @@ const client = new QueryClient({
 
 startFirstScreen(client);
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <QueryClientProvider client={client}>
-      <App />
-    </QueryClientProvider>
-  </StrictMode>,
+const root = createRoot(document.getElementById('root')!);
+// Drawn while this script runs rather than in a task after it, which the browser's own work after a
+// script (storing its compiled code, a collection) would otherwise delay.
+flushSync(() =>
+  root.render(
+    <StrictMode>
+      <QueryClientProvider client={client}>
+        <App />
+      </QueryClientProvider>
+    </StrictMode>,
+  ),
 );
