@@ -16,26 +16,22 @@
  * forwarding the call (bench/baseline-server.ts --tool proxy-raw | proxy-sdk | proxy) and ours with
  * --no-auth, and times the per-call pieces of ours in-process.
  */
-import { randomBytes } from 'node:crypto';
-import { cp, mkdir } from 'node:fs/promises';
+import { cp } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { runNode, startServer, TSX_IMPORT, type ServerProcess } from './lib/child.js';
-import { closeSession, openSession, textOf, type Call, type Session, type Summary } from './lib/load.js';
+import { cpuProfile, startServer, TSX_IMPORT, type ServerProcess } from './lib/child.js';
+import { connectState, CONNECTION_ECHO, gatewayMicro, inBenchPlace, startHost } from './lib/connected-host.js';
+import { closeSession, openSession, type Call, type Session, type Summary } from './lib/load.js';
 import type { MicroResult } from './lib/micro.js';
 import { CASES, pairedMedian, roundRatios, runRounds, type CaseFigures, type CaseName, type Plan } from './lib/rounds.js';
-import { BENCH_PLACE as PLACE, ECHO_TEXT, hostEnv, KEY_HEADER } from './lib/shared.js';
+import { KEY_HEADER } from './lib/shared.js';
+import { echoCall, startUpstream } from './lib/upstream.js';
 import { log, median, signed } from './lib/util.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(REPO, 'dist', 'main', 'cli.js');
-const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
-const GATEWAY_MICRO = join(REPO, 'bench', 'gateway-micro.ts');
 const RELAY_SERVER = join(REPO, 'bench', 'relay-server.ts');
-
-const SECRET_NAME = 'BENCH_KEY';
 
 export const GATEWAY_GOALS = { p50Ratio: 1.5, p50AddedMs: 1 };
 
@@ -100,70 +96,26 @@ interface TargetSpec {
 
 export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResults> {
   const { headline, breakdown } = plans(o.quick);
-  const dirs = { state: join(o.root, 'state'), work: join(o.root, 'work'), tmp: join(o.root, 'tmp') };
-  await Promise.all(Object.values(dirs).map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
-  // A fresh key per run, so nothing but this run's setup can know it.
-  const apiKey = `sk-bench-${randomBytes(12).toString('hex')}`;
-
   log('  starting the upstream MCP server (e2e fixture, its own process)...');
-  const upstream = o.track(
-    await startServer('upstream', ['--import', TSX_IMPORT, UPSTREAM_SERVER, '--header', KEY_HEADER], {
-      env: { ...process.env, BENCH_UPSTREAM_KEY: apiKey },
-      cwd: REPO,
-    }),
-  );
+  const upstream = await startUpstream();
+  o.track(upstream);
   log(`    upstream   ${upstream.url} (pid ${upstream.pid})`);
   try {
-    // Loopback upstreams allowed: the upstream is on this machine.
-    const env = hostEnv(dirs, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
-    const cli = (args: string[], input?: string) => runNode([CLI, ...args], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
-
     log('  setting up the connection with the CLI...');
-    const commands = [
-      'node dist/main/cli.js token create --name bench-gateway --expires 1d',
-      `printf %s KEY | node dist/main/cli.js secrets set ${SECRET_NAME} --workspace-path ${PLACE}`,
-      `node dist/main/cli.js connections add --workspace-path ${PLACE} --url ${upstream.url} --name Bench --header ${KEY_HEADER} --secret ${SECRET_NAME}`,
-    ];
-    const token = (await cli(['token', 'create', '--name', 'bench-gateway', '--expires', '1d'])).trim();
-    await cli(['secrets', 'set', SECRET_NAME, '--workspace-path', PLACE], apiKey);
-    const connectionAdded = (
-      await cli([
-        'connections',
-        'add',
-        '--workspace-path',
-        PLACE,
-        '--url',
-        upstream.url,
-        '--name',
-        'Bench',
-        '--header',
-        KEY_HEADER,
-        '--secret',
-        SECRET_NAME,
-      ])
-    ).trim();
-    log(`    ${connectionAdded}`);
+    const dirs = { state: join(o.root, 'state'), work: join(o.root, 'work'), tmp: join(o.root, 'tmp') };
+    const state = await connectState(CLI, dirs, upstream, ['bench-gateway']);
+    const { env } = state;
+    const token = state.tokens[0]!;
+    log(`    ${state.connectionAdded}`);
 
-    const inPlace = (url: string) => {
-      const u = new URL(url);
-      u.searchParams.set('workspace_path', PLACE);
-      return u.href;
-    };
     // One server per state dir (the host claims it): ours without auth runs on a copy of the one set up above.
     const noAuthState = join(o.root, 'state-no-auth');
     await cp(dirs.state, noAuthState, { recursive: true });
-    const host =
-      (key: string, extra: string[] = [], profileDir?: string) =>
-      () =>
-        startServer(
-          key,
-          [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), CLI, '--port', '0', '--control-port', '0', ...extra],
-          { env: extra.includes('--no-auth') ? { ...env, WORKSPACE_STATE_DIR: noAuthState } : env, cwd: dirs.work },
-        );
+    const noAuth = { ...state, env: { ...env, WORKSPACE_STATE_DIR: noAuthState } };
     // The proxies get our host's environment too: `--tool proxy` opens our services on its state dir.
     const proxy = (key: string, kind: string) => () =>
       startServer(key, ['--import', TSX_IMPORT, BASELINE_SERVER, '--tool', kind, '--upstream', upstream.url], {
-        env: { ...env, BENCH_UPSTREAM_KEY: apiKey },
+        env: { ...env, BENCH_UPSTREAM_KEY: upstream.apiKey },
         cwd: dirs.work,
       });
 
@@ -171,13 +123,13 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       direct: {
         key: 'direct',
         label: 'direct to the upstream (SDK client, API key header)',
-        session: () => ({ url: upstream.url, auth: { [KEY_HEADER]: apiKey } }),
+        session: () => ({ url: upstream.url, auth: { [KEY_HEADER]: upstream.apiKey } }),
       },
       relay: {
         key: 'relay',
         label: 'a transparent HTTP relay (node:http + undici, no MCP): the least any gateway adds',
         start: () => startServer('relay', ['--import', TSX_IMPORT, RELAY_SERVER, '--upstream', upstream.url], { env, cwd: dirs.work }),
-        session: (front) => ({ url: front!.url, auth: { [KEY_HEADER]: apiKey } }),
+        session: (front) => ({ url: front!.url, auth: { [KEY_HEADER]: upstream.apiKey } }),
       },
       proxyRaw: {
         key: 'proxyRaw',
@@ -200,23 +152,19 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       oursNoAuth: {
         key: 'oursNoAuth',
         label: 'ours, --no-auth',
-        start: host('oursNoAuth', ['--no-auth']),
-        session: (front) => ({ url: inPlace(front!.url), auth: {} }),
+        start: () => startHost(noAuth, 'oursNoAuth', { flags: ['--no-auth'] }),
+        session: (front) => ({ url: inBenchPlace(front!.url), auth: {} }),
       },
       ours: {
         key: 'ours',
         label: 'ours (auth on, app token)',
-        start: host('ours'),
-        session: (front) => ({ url: inPlace(front!.url), auth: token }),
+        start: () => startHost(state, 'ours'),
+        session: (front) => ({ url: inBenchPlace(front!.url), auth: token }),
       },
     } satisfies Record<string, TargetSpec>;
 
     let toolName = '';
     let upstreamTools = 0;
-    const expected = `echo: ${ECHO_TEXT}`;
-    const check = (r: CallToolResult) => {
-      if (r.isError || textOf(r) !== expected) throw new Error(`echo: unexpected answer ${JSON.stringify(r).slice(0, 300)}`);
-    };
 
     /** Starts the targets' servers, opens their sessions, runs the rounds, and stops what it started. */
     const measure = async (specs: TargetSpec[], plan: Plan, profileDir?: string): Promise<Record<CaseName, CaseFigures>> => {
@@ -224,7 +172,7 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
       try {
         for (const spec of specs) {
           const front = spec.start
-            ? o.track(await (profileDir && spec.key === 'ours' ? host('ours', [], profileDir)() : spec.start()))
+            ? o.track(await (profileDir && spec.key === 'ours' ? startHost(state, 'ours', { node: cpuProfile(profileDir) }) : spec.start()))
             : undefined;
           const { url, auth } = spec.session(front);
           const sessions: Session[] = [];
@@ -236,16 +184,12 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
         const ours = running.find((r) => r.spec.key === 'oursNoAuth' || r.spec.key === 'ours');
         if (ours) {
           const { tools } = await ours.sessions[0]!.client.listTools();
-          const echo = tools.filter((t) => /^u[0-9a-f]{8}__[a-z0-9-]+__echo$/.test(t.name));
+          const echo = tools.filter((t) => CONNECTION_ECHO.test(t.name));
           if (echo.length !== 1) throw new Error(`expected one <server>__echo tool, got: ${tools.map((t) => t.name).join(', ')}`);
           toolName = echo[0]!.name;
           upstreamTools = tools.filter((t) => t.name.startsWith(toolName.slice(0, -'echo'.length))).length;
         }
-        const callOf = (key: string): Call => ({
-          name: key === 'ours' || key === 'oursNoAuth' ? toolName : 'echo',
-          arguments: { text: ECHO_TEXT },
-          check,
-        });
+        const callOf = (key: string): Call => echoCall(key === 'ours' || key === 'oursNoAuth' ? toolName : 'echo');
         const figures = await runRounds(
           running.map((r) => ({
             key: r.spec.key,
@@ -320,19 +264,14 @@ export async function gatewayBench(o: GatewayBenchOptions): Promise<GatewayResul
         c8ServerCpuMsPerCall: pairedMedian(b.c8, a, z, 'serverCpuPerCall'),
       }));
       log('  in-process timings of the per-call pieces of our gateway');
-      const micro = JSON.parse(
-        await runNode(['--import', TSX_IMPORT, GATEWAY_MICRO], {
-          env: { ...env, BENCH_UPSTREAM_URL: upstream.url, BENCH_UPSTREAM_KEY: apiKey },
-          cwd: dirs.work,
-        }),
-      ) as MicroResult[];
+      const micro = await gatewayMicro(state, upstream);
       for (const m of micro)
         log(`    ${m.name}: ${m.wallUs.toFixed(0)} us wall, ${m.cpuUs.toFixed(0)} us CPU, ${m.threadPoolOps} thread-pool round trips`);
       breakdownResults = { cases: b, deltas, micro };
     }
     return {
       goals: GATEWAY_GOALS,
-      setup: { commands, connectionAdded, toolName, upstreamTools },
+      setup: { commands: state.commands, connectionAdded: state.connectionAdded, toolName, upstreamTools },
       plans: { headline, breakdown },
       cases,
       ...(breakdownResults && { breakdown: breakdownResults }),

@@ -26,33 +26,27 @@
  * beside ours in overhead, read and idle: the idle memory of a host after one session, issue 29),
  * --profile DIR (our host, or the micro bench, under --cpu-prof).
  */
-import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { MicroResult } from './lib/micro.js';
-import { memoryOf, runNode, startServer, TSX_IMPORT, type ServerProcess } from './lib/child.js';
+import { cpuProfile, memoryOf, startServer, TSX_IMPORT, type ServerProcess } from './lib/child.js';
+import { connectState, CONNECTION_ECHO, gatewayMicro, inBenchPlace, startHost } from './lib/connected-host.js';
 import { callOnce, closeSession, openSession, openSseSession, runSegment, textOf, type Call, type Session } from './lib/load.js';
 import { pairedMedian, roundRatios, runRounds, type Plan } from './lib/rounds.js';
-import { BASELINE_TEXT, BASELINE_TOOL, BENCH_PLACE as PLACE, ECHO_TEXT, FLOOR_TOOL, hostEnv, KEY_HEADER, TEXT_1K } from './lib/shared.js';
+import { BASELINE_TEXT, BASELINE_TOOL, FLOOR_TOOL, KEY_HEADER, TEXT_1K } from './lib/shared.js';
+import { installMcpHub, MCP_HUB_VERSION, mcpHubServing } from './lib/mcp-hub.js';
+import { echoCall, startUpstream } from './lib/upstream.js';
 import { log, median, signed, sleep } from './lib/util.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-const UPSTREAM_SERVER = join(REPO, 'bench', 'upstream-server.ts');
 const BASELINE_SERVER = join(REPO, 'bench', 'baseline-server.ts');
-const GATEWAY_MICRO = join(REPO, 'bench', 'gateway-micro.ts');
 const FLOOR_SERVER = join(REPO, 'bench', 'floor-server.ts');
 const HEAP_PROBE = ['--expose-gc', '--import', join(REPO, 'bench', 'lib', 'heap-probe.mjs')];
-const MCP_HUB_VERSION = '4.2.1';
-const PEERS_DIR = join(REPO, 'node_modules', '.cache', 'bench-peers');
-const MCP_HUB_CLI = join(PEERS_DIR, 'node_modules', 'mcp-hub', 'dist', 'cli.js');
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => (argv.includes(name) ? argv[argv.indexOf(name) + 1]! : fallback);
@@ -71,26 +65,6 @@ const SESSIONS_PER_TOKEN = 50;
 
 const GOALS = { c1Ratio: 1.3, c1AddedMs: 0.5, c8Ratio: 1.2, sessionKiB: 100, readRatio: 1.3 };
 const PLAN: Plan = { rounds: ROUNDS, c1Calls: 200, c8CallsPerSession: 40, warmupC1: 300, warmupC8PerSession: 40 };
-
-/** A port free right now (mcp-hub wants one named; it has no port 0). */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-async function installMcpHub(): Promise<void> {
-  if (existsSync(MCP_HUB_CLI)) return;
-  log(`installing mcp-hub ${MCP_HUB_VERSION} into ${PEERS_DIR}`);
-  await mkdir(PEERS_DIR, { recursive: true });
-  await promisify(execFile)(
-    'npm',
-    ['install', '--prefix', PEERS_DIR, '--no-save', '--no-audit', '--no-fund', `mcp-hub@${MCP_HUB_VERSION}`],
-    { cwd: PEERS_DIR },
-  );
-}
 
 /** Samples RSS 5 times, 100 ms apart; the median, in bytes. */
 async function rssOf(pid: number): Promise<number> {
@@ -125,110 +99,30 @@ async function main(): Promise<void> {
   const dirs = { work: join(root, 'work') };
   await mkdir(dirs.work, { recursive: true, mode: 0o700 });
   const running = new Set<ServerProcess>();
-  const track = (s: ServerProcess) => (running.add(s), s);
+  const track = <S extends ServerProcess>(s: S) => (running.add(s), s);
   const stop = async (s: ServerProcess) => (running.delete(s), s.stop());
   const load = [loadavg()[0]!];
   const out: string[] = [];
   try {
-    const apiKey = `sk-bench-${randomBytes(12).toString('hex')}`;
-    const upstream = track(
-      await startServer('upstream', ['--import', TSX_IMPORT, UPSTREAM_SERVER, '--header', KEY_HEADER], {
-        env: { ...process.env, BENCH_UPSTREAM_KEY: apiKey },
-        cwd: REPO,
-      }),
-    );
+    const upstream = track(await startUpstream());
     /** A build's own state, set up with its own CLI as a user would: app tokens, the key as a place secret, the connection. */
-    const setUp = async (cliPath: string, name: string, tokenCount: number) => {
-      const own = { state: join(root, `${name}-state`), work: dirs.work, tmp: join(root, `${name}-tmp`) };
-      await Promise.all([own.state, own.tmp].map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
-      const env = hostEnv(own, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
-      const cli = (args: string[], input?: string) =>
-        runNode([cliPath, ...args], { env, cwd: dirs.work, ...(input !== undefined && { input }) });
-      const tokens: string[] = [];
-      for (let i = 0; i < tokenCount; i++)
-        tokens.push((await cli(['token', 'create', '--name', `bench-peers-${i}`, '--expires', '1d'])).trim());
-      await cli(['secrets', 'set', 'BENCH_KEY', '--workspace-path', PLACE], apiKey);
-      await cli([
-        'connections',
-        'add',
-        '--workspace-path',
-        PLACE,
-        '--url',
-        upstream.url,
-        '--name',
-        'Bench',
-        '--header',
-        KEY_HEADER,
-        '--secret',
-        'BENCH_KEY',
-      ]);
-      return { env, tokens };
-    };
-    const { env, tokens } = await setUp(CLI, 'ours', Math.ceil((IDLE_SESSIONS + 1) / SESSIONS_PER_TOKEN));
+    const setUp = (cliPath: string, name: string, tokenCount: number) =>
+      connectState(
+        cliPath,
+        { state: join(root, `${name}-state`), work: dirs.work, tmp: join(root, `${name}-tmp`) },
+        upstream,
+        Array.from({ length: tokenCount }, (_, i) => `bench-peers-${i}`),
+      );
+    const ourState = await setUp(CLI, 'ours', Math.ceil((IDLE_SESSIONS + 1) / SESSIONS_PER_TOKEN));
+    const { env, tokens } = ourState;
     const before = BEFORE ? await setUp(BEFORE, 'before', 1) : undefined;
-    const hubConfig = join(root, 'mcp-hub.json');
-    await writeFile(hubConfig, JSON.stringify({ mcpServers: { bench: { url: upstream.url, headers: { [KEY_HEADER]: apiKey } } } }));
-    // mcp-hub keeps its logs and state under XDG folders (HOME by default): the run's own.
-    const hubEnv = {
-      ...process.env,
-      HOME: root,
-      XDG_STATE_HOME: join(root, 'xdg-state'),
-      XDG_CONFIG_HOME: join(root, 'xdg-config'),
-      XDG_DATA_HOME: join(root, 'xdg-data'),
-    };
-
-    const inPlace = (url: string) => `${url}?workspace_path=${encodeURIComponent(PLACE)}`;
-    const expected = `echo: ${ECHO_TEXT}`;
-    const check = (r: CallToolResult) => {
-      if (r.isError || textOf(r) !== expected) throw new Error(`echo: unexpected answer ${JSON.stringify(r).slice(0, 300)}`);
-    };
     const echoTool = async (session: Session, pattern: RegExp): Promise<string | undefined> =>
       (await session.client.listTools()).tools.find((t) => pattern.test(t.name))?.name;
-    const OURS_ECHO = /^u[0-9a-f]{8}__[a-z0-9-]+__echo$/;
     const HUB_ECHO = /echo$/;
 
-    const profiled = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
-    const startOurs = (probe: string[] = []) =>
-      startServer('ours', [...probe, ...profiled, CLI, '--port', '0', '--control-port', '0'], { env, cwd: dirs.work });
-    const startBefore = (probe: string[] = []) =>
-      startServer('before', [...probe, BEFORE!, '--port', '0', '--control-port', '0'], { env: before!.env, cwd: dirs.work });
-    /** mcp-hub, once its SSE endpoint takes a session; `url` is that endpoint. */
-    const startHub = async (
-      probe: string[] = [],
-    ): Promise<{ hub: { stop(): Promise<void>; pid: number; stderr(): string }; url: string; first: Session }> => {
-      const port = await freePort();
-      const child = spawn(process.execPath, [...probe, MCP_HUB_CLI, '--port', String(port), '--config', hubConfig], {
-        env: hubEnv,
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let err = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4096)));
-      const hub = {
-        pid: child.pid!,
-        stderr: () => err,
-        stop: async () => {
-          if (child.exitCode !== null) return;
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-          await new Promise((r) => child.once('exit', r));
-          clearTimeout(timer);
-        },
-      };
-      const url = `http://127.0.0.1:${port}/mcp`;
-      const until = Date.now() + 30_000;
-      for (;;) {
-        try {
-          return { hub, url, first: await openSseSession(url) };
-        } catch (error) {
-          if (Date.now() > until || child.exitCode !== null) {
-            await hub.stop();
-            throw new Error(`mcp-hub did not take a session within 30 s: ${(error as Error).message}\n${err}`);
-          }
-          await sleep(10);
-        }
-      }
-    };
+    const startHub = await mcpHubServing(root, upstream);
+    const startOurs = (probe: string[] = []) => startHost(ourState, 'ours', { node: [...probe, ...cpuProfile(PROFILE_DIR)] });
+    const startBefore = (probe: string[] = []) => startHost(before!, 'before', { node: probe });
     /** tools/list until `pattern` is listed (a gateway may list its upstreams' tools only once connected). */
     const waitForTool = async (session: Session, pattern: RegExp): Promise<string> => {
       const until = Date.now() + 30_000;
@@ -249,18 +143,17 @@ async function main(): Promise<void> {
       try {
         const sessions: Record<string, Session[]> = { direct: [], ours: [], ...(previous && { before: [] }), hub: [hub.first] };
         for (let i = 0; i < 8; i++) {
-          sessions.direct!.push(await openSession(upstream.url, { [KEY_HEADER]: apiKey }));
-          sessions.ours!.push(await openSession(inPlace(ours.url), tokens[0]!));
-          if (previous) sessions.before!.push(await openSession(inPlace(previous.url), before!.tokens[0]!));
+          sessions.direct!.push(await openSession(upstream.url, { [KEY_HEADER]: upstream.apiKey }));
+          sessions.ours!.push(await openSession(inBenchPlace(ours.url), tokens[0]!));
+          if (previous) sessions.before!.push(await openSession(inBenchPlace(previous.url), before!.tokens[0]!));
           if (i > 0) sessions.hub!.push(await openSseSession(hub.url));
         }
-        const call = (name: string): Call => ({ name, arguments: { text: ECHO_TEXT }, check });
         const runners = [
-          { key: 'direct', sessions: sessions.direct!, call: call('echo'), pids: [upstream.pid] },
+          { key: 'direct', sessions: sessions.direct!, call: echoCall('echo'), pids: [upstream.pid] },
           {
             key: 'ours',
             sessions: sessions.ours!,
-            call: call(await waitForTool(sessions.ours![0]!, OURS_ECHO)),
+            call: echoCall(await waitForTool(sessions.ours![0]!, CONNECTION_ECHO)),
             pids: [ours.pid, upstream.pid],
           },
           ...(previous
@@ -268,7 +161,7 @@ async function main(): Promise<void> {
                 {
                   key: 'before',
                   sessions: sessions.before!,
-                  call: call(await waitForTool(sessions.before![0]!, OURS_ECHO)),
+                  call: echoCall(await waitForTool(sessions.before![0]!, CONNECTION_ECHO)),
                   pids: [previous.pid, upstream.pid],
                 },
               ]
@@ -276,8 +169,8 @@ async function main(): Promise<void> {
           {
             key: 'hub',
             sessions: sessions.hub!,
-            call: call(await waitForTool(sessions.hub![0]!, HUB_ECHO)),
-            pids: [hub.hub.pid, upstream.pid],
+            call: echoCall(await waitForTool(sessions.hub![0]!, HUB_ECHO)),
+            pids: [hub.pid, upstream.pid],
           },
         ];
         const figures = await runRounds(runners, PLAN);
@@ -316,7 +209,7 @@ async function main(): Promise<void> {
       } finally {
         await stop(ours);
         if (previous) await stop(previous);
-        await hub.hub.stop();
+        await hub.stop();
       }
     }
 
@@ -332,8 +225,8 @@ async function main(): Promise<void> {
         const sessions: Record<string, Session[]> = { floor: [], ours: [], ...(previous && { before: [] }) };
         for (let i = 0; i < 8; i++) {
           sessions.floor!.push(await openSession(floor.url));
-          sessions.ours!.push(await openSession(inPlace(ours.url), tokens[0]!));
-          if (previous) sessions.before!.push(await openSession(inPlace(previous.url), before!.tokens[0]!));
+          sessions.ours!.push(await openSession(inBenchPlace(ours.url), tokens[0]!));
+          if (previous) sessions.before!.push(await openSession(inBenchPlace(previous.url), before!.tokens[0]!));
         }
         const read = (name: string): Call => ({
           name,
@@ -389,8 +282,8 @@ async function main(): Promise<void> {
         for (const key of round % 2 ? (['before', 'ours'] as const) : (['ours', 'before'] as const)) {
           const s = track(await (key === 'ours' ? startOurs(HEAP_PROBE) : startBefore(HEAP_PROBE)));
           // As a host that served a little and then sat: one session, its tools listed and one call, then closed.
-          const session = await openSession(inPlace(s.url), (key === 'ours' ? tokens : before!.tokens)[0]!);
-          await callOnce(session, { name: await waitForTool(session, OURS_ECHO), arguments: { text: ECHO_TEXT }, check });
+          const session = await openSession(inBenchPlace(s.url), (key === 'ours' ? tokens : before!.tokens)[0]!);
+          await callOnce(session, echoCall(await waitForTool(session, CONNECTION_ECHO)));
           await closeSession(session);
           await sleep(3000);
           figures[key].rss.push(await rssOf(s.pid));
@@ -418,12 +311,7 @@ async function main(): Promise<void> {
     // -------------------------------------------------------------------------------------------
     if (ONLY === 'micro') {
       log('in-process timings of the steps of a forwarded call (bench/gateway-micro.ts)');
-      const micro = JSON.parse(
-        await runNode([...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []), '--import', TSX_IMPORT, GATEWAY_MICRO], {
-          env: { ...env, BENCH_UPSTREAM_URL: upstream.url, BENCH_UPSTREAM_KEY: apiKey, BENCH_TOKEN: tokens[0]! },
-          cwd: dirs.work,
-        }),
-      ) as MicroResult[];
+      const micro = await gatewayMicro(ourState, upstream, { token: tokens[0]!, node: cpuProfile(PROFILE_DIR) });
       load.push(loadavg()[0]!);
       out.push(
         '### Steps of a forwarded call, in-process (bench/gateway-micro.ts; median of 7 batches)',
@@ -459,14 +347,14 @@ async function main(): Promise<void> {
           key: 'ours',
           start: async () => {
             const s = track(await startOurs(HEAP_PROBE));
-            const probe = await openSession(inPlace(s.url), tokens[0]!);
-            const name = await waitForTool(probe, OURS_ECHO);
+            const probe = await openSession(inBenchPlace(s.url), tokens[0]!);
+            const name = await waitForTool(probe, CONNECTION_ECHO);
             return {
               pid: s.pid,
               stderr: s.stderr,
               stop: () => stop(s),
-              open: (i) => openSession(inPlace(s.url), tokens[Math.floor((i + 1) / SESSIONS_PER_TOKEN)]!),
-              call: { name, arguments: { text: ECHO_TEXT }, check },
+              open: (i) => openSession(inBenchPlace(s.url), tokens[Math.floor((i + 1) / SESSIONS_PER_TOKEN)]!),
+              call: echoCall(name),
               first: probe,
             };
           },
@@ -490,16 +378,9 @@ async function main(): Promise<void> {
         {
           key: `mcp-hub ${MCP_HUB_VERSION}`,
           start: async () => {
-            const { hub, url, first } = await startHub(HEAP_PROBE);
-            const name = await waitForTool(first, HUB_ECHO);
-            return {
-              pid: hub.pid,
-              stderr: hub.stderr,
-              stop: () => hub.stop(),
-              open: () => openSseSession(url),
-              call: { name, arguments: { text: ECHO_TEXT }, check },
-              first,
-            };
+            const hub = await startHub(HEAP_PROBE);
+            const name = await waitForTool(hub.first, HUB_ECHO);
+            return { ...hub, open: () => openSseSession(hub.url), call: echoCall(name) };
           },
         },
       ];
@@ -549,15 +430,15 @@ async function main(): Promise<void> {
         for (const key of round % 2 ? rotated.reverse() : rotated) {
           const t0 = performance.now();
           if (key === 'hub') {
-            const { hub, first } = await startHub();
-            await waitForTool(first, HUB_ECHO);
+            const hub = await startHub();
+            await waitForTool(hub.first, HUB_ECHO);
             times.hub.push(performance.now() - t0);
-            await closeSession(first);
+            await closeSession(hub.first);
             await hub.stop();
           } else {
             const s = track(await (key === 'ours' ? startOurs() : startBefore()));
-            const session = await openSession(inPlace(s.url), (key === 'ours' ? tokens : before!.tokens)[0]!);
-            await waitForTool(session, OURS_ECHO);
+            const session = await openSession(inBenchPlace(s.url), (key === 'ours' ? tokens : before!.tokens)[0]!);
+            await waitForTool(session, CONNECTION_ECHO);
             times[key].push(performance.now() - t0);
             await closeSession(session);
             await stop(s);

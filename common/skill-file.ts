@@ -3,11 +3,11 @@
 import { parse as parseYaml } from 'yaml';
 import type * as z from 'zod';
 import type { skillMetadata } from './api/skills.js';
+import { isValidSkillName, SKILL_NAME_MAX_CHARS } from './skill-name.js';
 import { yamlErrorWords } from './yaml-error-words.js';
 
-/** Agent Skills naming rule: lowercase letters, digits and single hyphens, no hyphen at either end. */
-export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-export const SKILL_NAME_MAX_CHARS = 64;
+export { isValidSkillName, SKILL_NAME_MAX_CHARS, SKILL_NAME_PATTERN } from './skill-name.js';
+
 export const SKILL_DESCRIPTION_MAX_CHARS = 1024;
 export const SKILL_COMPATIBILITY_MAX_CHARS = 500;
 
@@ -15,10 +15,6 @@ export const SKILL_COMPATIBILITY_MAX_CHARS = 500;
 export type SkillMetadata = z.infer<typeof skillMetadata>;
 
 export type ParsedSkillFile = { ok: true; skill: SkillMetadata; body: string } | { ok: false; reason: string };
-
-export function isValidSkillName(name: string): boolean {
-  return name.length <= SKILL_NAME_MAX_CHARS && SKILL_NAME_PATTERN.test(name);
-}
 
 /** Parses a SKILL.md found in folder `folder`; a file that breaks the Agent Skills spec gives the reason why. */
 export function parseSkillFile(text: string, folder: string): ParsedSkillFile {

@@ -1,7 +1,7 @@
 // --json on the commands that list or show, and status: with no server running (the command reads
 // the state itself) and through a running server, each printing the shape its schema in common/ gives.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import * as z from 'zod';
 import { agentToken } from '../common/api/agent-tokens.js';
 import { placePolicy, placeToolSearchAnswer, placeToolSearchSetting } from '../common/api/places.js';
@@ -9,9 +9,9 @@ import { secretNamesAnswer } from '../common/api/connections.js';
 import { statusAnswer } from '../common/api/server.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../common/tool-search-mode.js';
 import { checkNativeModules } from '../main/native-modules.js';
-import { cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { cliSandbox } from './fixtures/cli-process.js';
 
-let cli: CliSandbox;
+const cli = cliSandbox('pw-cli-json-');
 
 /** Runs a command that must succeed, and parses its stdout with `schema` (strictly: no line but the JSON). */
 async function json<S extends z.ZodType>(args: string[], schema: S, stdin?: string): Promise<z.infer<S>> {
@@ -21,13 +21,7 @@ async function json<S extends z.ZodType>(args: string[], schema: S, stdin?: stri
 }
 
 describe('--json on the commands that list or show', () => {
-  before(async () => {
-    cli = await cliSandbox('pw-cli-json-');
-  });
-  after(async () => {
-    await cli.run(['uninstall', '--yes']);
-    await cli.remove();
-  });
+  after(() => cli.remove());
 
   it('prints each as JSON with no server running', async () => {
     assert.equal((await cli.run(['secrets', 'set', 'API_KEY', '--workspace-path', 'Crew/a'], {}, 'sk-json-8812')).code, 0);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -73,7 +73,10 @@ describe('what each subcommand loads', () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   /** Runs the bundled CLI; answers the source files (repo-relative) behind every bundle file it loaded. */
-  async function sourcesLoadedBy(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Set<string>> {
+  async function sourcesLoadedBy(
+    args: string[],
+    options: { stdin?: string; env?: NodeJS.ProcessEnv; stopAt?: RegExp } = {},
+  ): Promise<Set<string>> {
     const loads = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
     await writeFile(loads, '');
     const child = spawn(process.execPath, ['--import', register, join(outdir, 'cli.js'), ...args], {
@@ -90,11 +93,18 @@ describe('what each subcommand loads', () => {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+    let stopping: NodeJS.Timeout | undefined;
+    const collect = (d: string) => {
+      output += d;
+      // A server runs until told to stop: a little after it has said this (what it loads then counts too).
+      if (options.stopAt?.test(output)) stopping ??= setTimeout(() => child.kill('SIGTERM'), 500);
+    };
+    child.stdout.setEncoding('utf8').on('data', collect);
+    child.stderr.setEncoding('utf8').on('data', collect);
     child.stdin.end(options.stdin ?? '');
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     assert.equal(code, 0, `${args.join(' ')}: ${output}`);
+    clearTimeout(stopping);
     const sources = new Set<string>();
     for (const url of (await readFile(loads, 'utf8')).split('\n').filter(Boolean)) {
       const file = relative(REPO, fileURLToPath(url));
@@ -152,6 +162,30 @@ describe('what each subcommand loads', () => {
       ...CONNECTIONS,
       ...SIGNING,
     ]);
+  });
+
+  it('the server starts without what its first requests do not use', async () => {
+    const skills = join(dir, 'skills');
+    const serve = () =>
+      sourcesLoadedBy(['--port', '0', '--control-port', '0'], { env: { WORKSPACE_SKILLS_DIR: skills }, stopAt: /listening on http/ });
+    assertOnlyItsOwn('the server', await serve(), 'main/mcp/agent-sessions.ts', [
+      // No skill: no SKILL.md to parse.
+      'node_modules/yaml/',
+      // Agents' configuration files: only commands and the page read them.
+      'node_modules/jsonc-parser/',
+      // No connection yet: nothing to reach.
+      ...REACHING_A_SERVER.filter((part) => !part.startsWith('node_modules/ajv/') && !part.endsWith('/types.js')),
+      // The page and its API: loaded by the page's first request.
+      'node_modules/express/',
+      'main/http/control-plane.ts',
+    ]);
+    // A skill is read at start, with the YAML parser.
+    await mkdir(join(skills, 'hello'), { recursive: true });
+    await writeFile(join(skills, 'hello', 'SKILL.md'), '---\nname: hello\ndescription: Says hello.\n---\nHello.\n');
+    assert.ok(
+      [...(await serve())].some((source) => source.startsWith('node_modules/yaml/')),
+      'the server read a skill without the YAML parser?',
+    );
   });
 
   it('connections load the MCP SDK only to reach a server', async () => {

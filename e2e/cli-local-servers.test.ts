@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { cliSandbox } from './fixtures/cli-process.js';
 import { LOCAL_SERVER_SCRIPT } from './fixtures/local-server.js';
 
 // Local servers and the MCP clients on this machine from the command line, with the built bin and
@@ -13,41 +12,26 @@ import { LOCAL_SERVER_SCRIPT } from './fixtures/local-server.js';
 // place secret; npx given the host it installs from when no --host is given; Claude Desktop's
 // servers listed and imported, its file left as it was; Cursor's file written with this server.
 
-const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 const SECRET = 'cli-local-secret-51c0e2';
 const IMPORTED = 'cli-imported-token-8f3a';
 
 describe('local servers and the clients on this machine, from the command line', () => {
-  let home: string;
-  let stateDir: string;
-  let workDir: string;
-  let desktopFile: string;
-  let desktopText: string;
-  let cursorFile: string;
-  let cursorText: string;
-
-  const env = (): NodeJS.ProcessEnv => ({
-    PATH: process.env.PATH,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    WORKSPACE_SECRET_STORE: 'file',
-    WORKSPACE_REGISTRY_URL: '',
-    WORKSPACE_STATE_DIR: stateDir,
-    WORKSPACE_CWD: workDir,
-  });
-  const run = (args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], { env: env() });
-      child.stdin.end(stdin);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      child.on('error', reject).on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const cli = cliSandbox('pw-cli-local-');
+  after(() => cli.remove());
+  // Where Claude Desktop and Cursor keep their servers on Linux, as the program finds them.
+  const desktopFile = join(cli.root, 'config', 'Claude', 'claude_desktop_config.json');
+  const desktopText = JSON.stringify(
+    {
+      mcpServers: { 'tiny-imported': { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN: IMPORTED } } },
+      globalShortcut: '',
+    },
+    null,
+    2,
+  );
+  const cursorFile = join(cli.home, '.cursor', 'mcp.json');
+  const cursorText = '{\n\t"mcpServers": {\n\t\t"docs": { "url": "https://docs.example.com/mcp" }\n\t}\n}\n';
   const connections = async () =>
-    JSON.parse((await run(['connections', 'list', '--workspace-path', 'Crew/alpha', '--json'])).stdout) as Array<{
+    JSON.parse((await cli.run(['connections', 'list', '--workspace-path', 'Crew/alpha', '--json'])).stdout) as Array<{
       name: string;
       displayName: string;
       state: string;
@@ -56,21 +40,7 @@ describe('local servers and the clients on this machine, from the command line',
     }>;
 
   before(async () => {
-    home = await mkdtemp(join(tmpdir(), 'pw-cli-local-home-'));
-    stateDir = join(home, 'state');
-    workDir = await realpath(await mkdtemp(join(tmpdir(), 'pw-cli-local-cwd-')));
-    await mkdir(join(workDir, 'Crew', 'alpha'), { recursive: true });
-    desktopFile = join(home, '.config', 'Claude', 'claude_desktop_config.json');
-    desktopText = JSON.stringify(
-      {
-        mcpServers: { 'tiny-imported': { command: 'node', args: [LOCAL_SERVER_SCRIPT], env: { TINY_TOKEN: IMPORTED } } },
-        globalShortcut: '',
-      },
-      null,
-      2,
-    );
-    cursorFile = join(home, '.cursor', 'mcp.json');
-    cursorText = '{\n\t"mcpServers": {\n\t\t"docs": { "url": "https://docs.example.com/mcp" }\n\t}\n}\n';
+    await mkdir(join(cli.workDir, 'Crew', 'alpha'), { recursive: true });
     for (const [path, text] of [
       [desktopFile, desktopText],
       [cursorFile, cursorText],
@@ -79,15 +49,11 @@ describe('local servers and the clients on this machine, from the command line',
       await writeFile(path, text);
     }
   });
-  after(async () => {
-    await rm(home, { recursive: true, force: true });
-    await rm(workDir, { recursive: true, force: true });
-  });
 
   it('adds a local server by its command, its variable from a place secret, and it works', async () => {
-    const set = await run(['secrets', 'set', 'TINY_KEY', '--workspace-path', 'Crew/alpha'], SECRET);
+    const set = await cli.run(['secrets', 'set', 'TINY_KEY', '--workspace-path', 'Crew/alpha'], {}, SECRET);
     assert.equal(set.code, 0, set.stderr);
-    const added = await run([
+    const added = await cli.run([
       'connections',
       'add',
       '--workspace-path',
@@ -110,13 +76,13 @@ describe('local servers and the clients on this machine, from the command line',
     assert.deepEqual(tiny.local!.hosts, []);
     assert.ok(
       !added.stdout.includes(SECRET) &&
-        !(await readFile(join(stateDir, 'personal-mcp', 'attachments.json'), 'utf8').catch(() => '')).includes(SECRET),
+        !(await readFile(join(cli.stateDir, 'personal-mcp', 'attachments.json'), 'utf8').catch(() => '')).includes(SECRET),
     );
   });
 
   it('gives npx the host it installs from when no --host is given, and only the hosts given otherwise', async () => {
-    const registry = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'], { env: env() })).stdout.trim()).hostname;
-    const npx = await run([
+    const registry = new URL((await promisify(execFile)('npm', ['config', 'get', 'registry'], { env: cli.env() })).stdout.trim()).hostname;
+    const npx = await cli.run([
       'connections',
       'add',
       '--workspace-path',
@@ -132,7 +98,7 @@ describe('local servers and the clients on this machine, from the command line',
     ]);
     assert.equal(npx.code, 0, npx.stderr);
     assert.match(npx.stdout, new RegExp(`Under the place and strict policies it may also reach: ${registry.replace(/\./g, '\\.')}\\.`));
-    const given = await run([
+    const given = await cli.run([
       'connections',
       'add',
       '--workspace-path',
@@ -157,7 +123,7 @@ describe('local servers and the clients on this machine, from the command line',
   });
 
   it("lists Claude Desktop's servers, imports one with its literal token moved into a place secret, and writes nothing back", async () => {
-    const listed = await run(['connections', 'import', '--workspace-path', 'Crew/alpha']);
+    const listed = await cli.run(['connections', 'import', '--workspace-path', 'Crew/alpha']);
     assert.equal(listed.code, 0, listed.stderr);
     const line = listed.stdout.split('\n').find((l) => l.includes('tiny-imported'));
     assert.ok(line, listed.stdout);
@@ -165,10 +131,10 @@ describe('local servers and the clients on this machine, from the command line',
     assert.match(listed.stdout, /new secret TINY_TOKEN of Crew alpha, from its variable TINY_TOKEN/);
     assert.ok(!listed.stdout.includes(IMPORTED));
     const id = line.split(/\s+/)[0]!;
-    const imported = await run(['connections', 'import', '--workspace-path', 'Crew/alpha', id]);
+    const imported = await cli.run(['connections', 'import', '--workspace-path', 'Crew/alpha', id]);
     assert.equal(imported.code, 0, imported.stdout + imported.stderr);
     assert.match(imported.stdout, /Added tiny-imported as u[0-9a-f]{8}__\S+: connected/);
-    assert.deepEqual((await run(['secrets', 'list', '--workspace-path', 'Crew/alpha'])).stdout.trim().split('\n'), [
+    assert.deepEqual((await cli.run(['secrets', 'list', '--workspace-path', 'Crew/alpha'])).stdout.trim().split('\n'), [
       'TINY_KEY',
       'TINY_TOKEN',
     ]);
@@ -176,7 +142,7 @@ describe('local servers and the clients on this machine, from the command line',
   });
 
   it("writes this server into Cursor's configuration, keeping the rest of the file byte for byte, and says what it wrote", async () => {
-    const written = await run(['clients', 'connect', 'cursor', '--workspace-path', 'Crew/alpha']);
+    const written = await cli.run(['clients', 'connect', 'cursor', '--workspace-path', 'Crew/alpha']);
     assert.equal(written.code, 0, written.stderr);
     assert.match(
       written.stdout,

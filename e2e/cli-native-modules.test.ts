@@ -45,7 +45,7 @@ describe('an install where keytar and node-pty could not be built', () => {
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'pw-no-native-'));
     await treeWithout(root);
-    cli = await cliSandbox('pw-no-native-cli-', join(root, 'dist', 'main', 'cli.js'));
+    cli = cliSandbox('pw-no-native-cli-', join(root, 'dist', 'main', 'cli.js'));
   });
   after(async () => {
     await cli.remove();

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { KEYCHAIN_CHECK_ACCOUNT } from '../main/secrets/keychain-store.js';
 import { KEYTAR_SKIP, NODE_PTY_SKIP } from '../test/support/native-modules.js';
 import { waitFor } from '../test/support/wait.js';
-import { BUILT_CLI, cliSandbox, type CliSandbox } from './fixtures/cli-process.js';
+import { BUILT_CLI, cliSandbox } from './fixtures/cli-process.js';
 
 const exists = async (path: string) => (await stat(path).catch(() => undefined)) !== undefined;
 
@@ -27,12 +27,11 @@ function deadPid(): number {
 }
 
 describe('uninstall', { skip: KEYTAR_SKIP }, () => {
-  let cli: CliSandbox;
+  const cli = cliSandbox('pw-cli-uninstall-');
   let outputs: string;
   let settingsDir: string;
 
   before(async () => {
-    cli = await cliSandbox('pw-cli-uninstall-');
     settingsDir = join(cli.root, 'config', 'persona-mcp-workspace');
     await mkdir(settingsDir, { recursive: true });
     await writeFile(join(settingsDir, 'settings.json'), '{"shellMaxTimeout": 60}');
@@ -46,9 +45,7 @@ describe('uninstall', { skip: KEYTAR_SKIP }, () => {
       await writeFile(join(place, '20261203T031500Z-0a1b2c3d-stdout.log'), 'output');
     }
   });
-  after(async () => {
-    await cli.remove();
-  });
+  after(() => cli.remove());
 
   it('needs a yes: on no terminal, --yes', async () => {
     const refused = await cli.run(['uninstall']);

@@ -14,6 +14,7 @@ import type { ChangeFeed } from './events/change-feed.js';
 import { lazyListener } from './http/lazy-listener.js';
 import { agentSessions, type AgentSessions } from './mcp/agent-sessions.js';
 import { sendJson } from './network/send-json.js';
+import type { SandboxLimits } from './machine/sandbox/sandbox-limits.js';
 import { claimStateDir, forgetRunningServer, recordRunningServer } from './running-server.js';
 import { openServices, type Services } from './services.js';
 import { PACKAGE_ROOT } from './version.js';
@@ -28,6 +29,8 @@ export interface HostOptions {
   openBrowser?: (url: string) => void;
   /** The desktop app's window, shown when `persona-mcp-workspace open` asks; headless there is none. */
   showWindow?: () => void;
+  /** The sandbox limits, their probes started by the caller (the CLI, before this code loads); the first open() takes them. */
+  limits?: Promise<SandboxLimits>;
 }
 
 /** How long stopping lets requests in progress send their answers before closing the sessions. */
@@ -52,12 +55,15 @@ export class Host {
   private agent: ({ server: Server } & AgentSessions) | undefined;
   private readonly listeners = new Set<(status: HostStatus) => void>();
   private readonly log: (line: string) => void;
+  /** The caller's limits until the services take them; a later open() (after a failed one) finds its own. */
+  private givenLimits: Promise<SandboxLimits> | undefined;
 
   constructor(
     private readonly config: Config,
     private readonly options: HostOptions = {},
   ) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.givenLimits = options.limits;
   }
 
   get status(): HostStatus {
@@ -187,16 +193,30 @@ export class Host {
   }
 
   private async openControl(): Promise<Open> {
-    // One server per state dir: a second one would show and change state the first does not know of.
-    await claimStateDir(this.config.stateDir);
-    // The control plane listens first: its URL is where sign-ins come back, which the services are
-    // made with. Until they are open, it answers that the app is starting.
-    const control = createServer(answerStarting).listen(this.config.controlPort, '127.0.0.1');
+    const limits = this.givenLimits;
+    this.givenLimits = undefined;
+    // What failed before the services took the limits ends their groups (and a probe's process).
+    const dropLimits = () =>
+      limits?.then(
+        (taken) => taken.close(),
+        () => {},
+      );
+    let control: Server;
     try {
-      await once(control, 'listening');
+      // One server per state dir: a second one would show and change state the first does not know of.
+      await claimStateDir(this.config.stateDir);
+      // The control plane listens first: its URL is where sign-ins come back, which the services are
+      // made with. Until they are open, it answers that the app is starting.
+      control = createServer(answerStarting).listen(this.config.controlPort, '127.0.0.1');
+      try {
+        await once(control, 'listening');
+      } catch (error) {
+        await forgetRunningServer(this.config.stateDir);
+        throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
+      }
     } catch (error) {
-      await forgetRunningServer(this.config.stateDir);
-      throw new Error(startFailure(error, '127.0.0.1', this.config.controlPort, '--control-port'), { cause: error });
+      await dropLimits();
+      throw error;
     }
     const controlPort = (control.address() as AddressInfo).port;
     const controlUrl = serverUrl('127.0.0.1', controlPort, '');
@@ -206,6 +226,7 @@ export class Host {
         controlUrl,
         ...(this.options.env && { env: this.options.env }),
         ...(this.options.openBrowser && { openBrowser: this.options.openBrowser }),
+        ...(limits && { limits }),
       });
     } catch (error) {
       await closeServer(control);

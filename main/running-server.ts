@@ -123,5 +123,7 @@ async function readRecord(stateDir: string): Promise<Record | undefined> {
 }
 
 async function write(stateDir: string, record: Record): Promise<void> {
-  await writeFileAtomic(join(stateDir, RUNNING_SERVER_FILE), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  // What it records lives only as long as this process: after a crash it is stale anyway, so it is not
+  // synced to disk (a start writes it three times, at milliseconds each).
+  await writeFileAtomic(join(stateDir, RUNNING_SERVER_FILE), `${JSON.stringify(record)}\n`, { mode: 0o600, durable: false });
 }

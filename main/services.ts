@@ -29,6 +29,7 @@ import { SkillsWatch } from './machine/skills-watch.js';
 import { Changes } from './mcp/resource-subscriptions.js';
 import { PlaceSessions } from './mcp/place-sessions.js';
 import { openSecretStore } from './secrets/open-secret-store.js';
+import type { SecretStore } from './secrets/secret-store.js';
 import { removeCrashTemps } from './state/atomic-write.js';
 
 /** Everything both listeners share, made once per run of the app. */
@@ -82,19 +83,33 @@ export interface ServicesOptions {
   env?: NodeJS.ProcessEnv;
   /** Opens a sign-in URL in the person's browser; default $BROWSER, else the link is logged. */
   openBrowser?: (url: string) => void;
+  /** The sandbox limits, when their probes were started before (the CLI starts them before this code loads); else found here. */
+  limits?: Promise<SandboxLimits>;
 }
 
 export async function openServices(config: Config, log: (line: string) => void, options: ServicesOptions = {}): Promise<Services> {
   const env = options.env ?? process.env;
   const controlUrl = options.controlUrl ?? '';
-  await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
-  for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
-    for (const name of await removeCrashTemps(dir))
-      log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
+  // The limits' probes run programs (bwrap, a control group's first member): they run while the
+  // state dir and the secrets are opened.
+  const limitsFound = options.limits ?? SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
+  let secrets: SecretStore;
+  try {
+    await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+    // Half-written state files of a process that crashed; the state itself is whole (rename is atomic).
+    for (const dir of [config.stateDir, join(config.stateDir, 'personal-mcp')]) {
+      for (const name of await removeCrashTemps(dir))
+        log(`Removed ${join(dir, name)}, a temp file left by a process that stopped while writing it.`);
+    }
+    secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
+  } catch (error) {
+    await limitsFound.then(
+      (limits) => limits.close(),
+      () => {},
+    );
+    throw error;
   }
-  const secrets = await openSecretStore({ stateDir: config.stateDir, env, say: log });
-  const limits = await SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
+  const limits = await limitsFound;
   const unenforced = Object.entries(limits.support.unenforced);
   if (unenforced.length)
     log(`Sandbox limits not enforced on this machine: ${unenforced.map(([name, why]) => `${name} (${why})`).join('; ')}.`);

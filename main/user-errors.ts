@@ -19,7 +19,7 @@ import {
 import { ToolSearchModeError } from '../common/tool-search-mode.js';
 import { ServerUrlError } from './connections/server-url.js';
 import { LocalCommandError } from './connections/local/local-command.js';
-import { ClientConfigError } from './connections/client-configs/config-file.js';
+import { ClientConfigError } from './connections/client-configs/client-config-errors.js';
 import { ConnectionExistsError, ConnectionInputError, ConnectionNotFoundError, ConnectionStoreError } from './connections/store/errors.js';
 import { FileLockTimeoutError } from './state/file-lock.js';
 import { AccessInputError, UnknownPersonError } from './places/access-directory.js';

@@ -1,7 +1,9 @@
 import { focusManager, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
+import { flushSync } from 'react-dom';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
+import { startFirstScreen } from './app/first-screen';
 import './styles.css';
 
 // Back to the window (a sign-in finished in the browser, another tab changed something): look again.
@@ -27,10 +29,17 @@ const client = new QueryClient({
   },
 });
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <QueryClientProvider client={client}>
-      <App />
-    </QueryClientProvider>
-  </StrictMode>,
+startFirstScreen(client);
+
+const root = createRoot(document.getElementById('root')!);
+// Drawn while this script runs rather than in a task after it, which the browser's own work after a
+// script (storing its compiled code, a collection) would otherwise delay.
+flushSync(() =>
+  root.render(
+    <StrictMode>
+      <QueryClientProvider client={client}>
+        <App />
+      </QueryClientProvider>
+    </StrictMode>,
+  ),
 );

@@ -16,6 +16,9 @@ export interface ServerProcess {
 /** `--import` this to run a TypeScript file from any working directory (a bare `tsx` resolves from the cwd). */
 export const TSX_IMPORT = import.meta.resolve('tsx');
 
+/** Node's flags to write a CPU profile into `dir` when the process ends, or none without a `dir`. */
+export const cpuProfile = (dir: string | undefined): string[] => (dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : []);
+
 const STARTUP_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 5_000;
 

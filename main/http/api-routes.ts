@@ -85,22 +85,11 @@ export function apiRoutes(services: Services, host: HostControl): Router {
   router.get('/events', changeEvents(services.changes));
 
   router.get('/places', async (_req, res) => {
-    const dir = await services.access.snapshot();
-    const { places, truncated } = await listPlaces(config.workspaceRoot, dir, person(res), await services.store.roots());
-    res.json({ places: places.map((p) => ({ ...p, canEdit: canEdit(dir, person(res), p) })), truncated } satisfies Answer<
-      typeof placesAnswer
-    >);
+    res.json(await placesOf(services, person(res)));
   });
 
   router.get('/mcp/place', async (req, res) => {
-    const place = placeOf(req);
-    const dir = await services.access.snapshot();
-    res.json({
-      place: { ...place, canEdit: canEdit(dir, person(res), place) },
-      policy: await policyAnswer(policyOf(dir, place), services.limits),
-      rule: connectionRule(place),
-      connections: await connections.list(person(res), place),
-    } satisfies Answer<typeof placeConnectionsAnswer>);
+    res.json(await placeConnectionsOf(services, person(res), placeOf(req)));
   });
 
   router.post('/mcp/place', async (req, res) => {
@@ -405,6 +394,32 @@ function ownerOf(req: Request): string | undefined {
  * A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then
  * refused), the credential stores sealed or lifted, the limits in effect.
  */
+/** `GET /api/places`: the places `person` can read, each with whether they may edit it. */
+export async function placesOf(services: Services, person: string): Promise<Answer<typeof placesAnswer>> {
+  const dir = await services.access.snapshot();
+  const { places, truncated } = await listPlaces(services.config.workspaceRoot, dir, person, await services.store.roots());
+  return { places: places.map((p) => ({ ...p, canEdit: canEdit(dir, person, p) })), truncated };
+}
+
+/**
+ * `GET /api/mcp/place`: a place's connections with its policy and rule. `waitMs`: how long to wait
+ * for the first check of a connection never checked yet (after that it is shown checking).
+ */
+export async function placeConnectionsOf(
+  services: Services,
+  person: string,
+  place: Place,
+  options: { waitMs?: number } = {},
+): Promise<Answer<typeof placeConnectionsAnswer>> {
+  const dir = await services.access.snapshot();
+  return {
+    place: { ...place, canEdit: canEdit(dir, person, place) },
+    policy: await policyAnswer(policyOf(dir, place), services.limits),
+    rule: connectionRule(place),
+    connections: await services.connections.list(person, place, options),
+  };
+}
+
 async function policyAnswer(policy: SandboxPolicy, limits: SandboxLimits): Promise<PlacePolicy> {
   if (policy.kind === 'machine') return policyView(policy);
   const problem = await sandboxProblem();

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import type { HostStatus } from '../../common/api/host-status.js';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import { ZodError, type z } from 'zod';
 import { openAnswer } from '../../common/api/server.js';
-import { ClientEntryExistsError } from '../connections/client-configs/config-file.js';
+import { ClientEntryExistsError } from '../connections/client-configs/client-config-errors.js';
 import { LOCAL_PERSON } from '../places/user-id.js';
 import type { Services } from '../services.js';
 import { OwnAppRequiredError } from '../connections/upstream-oauth/errors.js';
@@ -12,6 +12,7 @@ import { oauthCallback } from './upstream-oauth-callback.js';
 import { apiRoutes } from './api-routes.js';
 import { allowedHostNames, hostAndOriginGuard } from './guards.js';
 import { mediaType } from '../network/media-type.js';
+import { firstScreenOf } from './first-screen.js';
 import { pageFiles } from './page-files.js';
 
 export const SESSION_COOKIE = 'pw_session';
@@ -77,7 +78,10 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
   app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
-    app.use(pageFiles(options.pageDir));
+    // The signed-in owner's index carries the first screen's data; anyone else's is the file as built.
+    const firstScreen = (req: Request) =>
+      services.admin.isSession(cookie(req.headers.cookie, SESSION_COOKIE)) ? firstScreenOf(services) : undefined;
+    app.use(pageFiles(options.pageDir, { firstScreen }));
   } else {
     app.get('/', (_req, res) => {
       res.type('text/plain').send('You are signed in. The page is not built in this copy: run "npm run build", then reload.');

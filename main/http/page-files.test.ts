@@ -11,7 +11,7 @@ import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from '
 import express from 'express';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
 import { PACKAGE_ROOT } from '../version.js';
-import { pageFiles } from './page-files.js';
+import { embed, pageFiles } from './page-files.js';
 
 interface Answer {
   status: number;
@@ -138,6 +138,82 @@ describe("the page's files, as the control plane serves them", () => {
     assert.equal(head.status, 200);
     assert.equal(head.headers['content-encoding'], 'br');
     assert.equal(head.body.length, 0);
+  });
+});
+
+describe("the index with the first screen's data", () => {
+  /** Text that would end the element, open a comment or start a script, were it not escaped. */
+  const DATA = { places: [{ label: '</script><script>alert(1)</script><!--', note: 'a & b > c \u2028' }] };
+  const ELEMENT = /<script type="application\/json" id="first-screen">([^<]*)<\/script><\/body>/;
+  let dir: string;
+  let server: Server;
+  let base: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pw-page-'));
+    await writeFile(join(dir, 'index.html'), INDEX);
+    await writeFile(join(dir, 'index.html.br'), brotliCompressSync(INDEX));
+    await mkdir(join(dir, 'assets'));
+    await writeFile(join(dir, 'assets', 'index-AbC123.js'), SCRIPT);
+    const app = express();
+    // Who asks is in a header here; the control plane looks at the session cookie.
+    const firstScreen = (req: express.Request) => {
+      const who = req.headers['x-who'];
+      return who === 'owner' ? Promise.resolve(DATA) : who === 'broken' ? Promise.reject(new Error('no data')) : undefined;
+    };
+    app.use(pageFiles(dir, { firstScreen }));
+    server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('carries the data, escaped, in every encoding, never to be stored', async () => {
+    for (const path of ['/', '/index.html']) {
+      for (const [accept, encoding] of [
+        ['gzip, deflate, br', 'br'],
+        ['gzip', 'gzip'],
+        ['', undefined],
+      ] as const) {
+        const answer = await get(`${base}${path}`, { 'X-Who': 'owner', ...(accept && { 'Accept-Encoding': accept }) });
+        assert.equal(answer.status, 200);
+        assert.equal(answer.headers['content-encoding'], encoding, `${path} ${accept}`);
+        assert.equal(answer.headers['cache-control'], 'no-store');
+        assert.equal(answer.headers.vary, 'Accept-Encoding, Cookie');
+        assert.match(answer.headers['content-type']!, /^text\/html; charset=utf-8$/);
+        const html = decoded(answer).toString();
+        const json = ELEMENT.exec(html)?.[1];
+        assert.ok(json, html);
+        assert.deepEqual(JSON.parse(json), DATA);
+        assert.equal(html.replace(ELEMENT, '</body>'), INDEX);
+      }
+    }
+    const head = await get(`${base}/`, { 'X-Who': 'owner', 'Accept-Encoding': 'br' }, 'HEAD');
+    assert.equal(head.status, 200);
+    assert.equal(head.body.length, 0);
+    // Assets are the files as built, whoever asks.
+    assert.equal((await get(`${base}/assets/index-AbC123.js`, { 'X-Who': 'owner' })).body.toString(), SCRIPT);
+  });
+
+  it('is the index as built for anyone else, and when the data cannot be had', async () => {
+    for (const who of ['someone', 'broken']) {
+      const answer = await get(`${base}/`, { 'X-Who': who, 'Accept-Encoding': 'br' });
+      assert.equal(answer.status, 200, who);
+      assert.equal(answer.headers['cache-control'], 'no-cache', who);
+      assert.equal(decoded(answer).toString(), INDEX, who);
+    }
+  });
+
+  it('escapes every < so that nothing in the data ends the element or opens a comment', () => {
+    const html = embed(INDEX, DATA);
+    const json = ELEMENT.exec(html)?.[1];
+    assert.ok(json && !json.includes('<'), html);
+    assert.ok(json.includes('\\u003c/script>\\u003cscript>'), json);
+    assert.deepEqual(JSON.parse(json), DATA);
+    assert.throws(() => embed('<!doctype html><p>no body end', DATA), /no <\/body>/);
   });
 });
 

@@ -1,5 +1,9 @@
-import { extname, sep } from 'node:path';
-import express, { type Request, type RequestHandler } from 'express';
+import { readFile } from 'node:fs/promises';
+import { extname, join, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { FIRST_SCREEN_ID } from '../../common/api/first-screen.js';
 
 /** Vite names the files under assets/ by their content's hash: a name never gets other content. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -15,12 +19,21 @@ const TEXT_TYPES: Record<string, string> = {
 };
 const SUFFIX = { br: '.br', gzip: '.gz' } as const;
 
+export interface PageFilesOptions {
+  /**
+   * The first screen's data for this request, carried by the index so the page needs no API round
+   * trip to draw it; undefined: the index as built (nobody is signed in).
+   */
+  firstScreen?: (req: Request) => Promise<unknown> | undefined;
+}
+
 /**
  * The built page: each text file in its compressed copy when the browser takes one (brotli before
  * gzip), hashed assets cached for good, everything else (the index) checked again on every load,
- * so a new build shows at once. Files without a compressed copy are served as they are.
+ * so a new build shows at once. Files without a compressed copy are served as they are. The
+ * signed-in owner's index carries the first screen's data (`firstScreen`) and is never stored.
  */
-export function pageFiles(dir: string): RequestHandler {
+export function pageFiles(dir: string, options: PageFilesOptions = {}): RequestHandler {
   const assets = `${dir}${sep}assets${sep}`;
   const plain = express.static(dir, {
     index: 'index.html',
@@ -36,6 +49,8 @@ export function pageFiles(dir: string): RequestHandler {
       return plain(req, res, next);
     }
     if (name.endsWith('/')) name += 'index.html';
+    const data = name === '/index.html' ? options.firstScreen?.(req) : undefined;
+    if (data) return void indexWith(dir, data, req, res, () => plain(req, res, next)).catch(next);
     const type = TEXT_TYPES[extname(name)];
     if (!type) return plain(req, res, next);
     // Whichever copy goes out, caches must keep them apart.
@@ -52,6 +67,43 @@ export function pageFiles(dir: string): RequestHandler {
       if (error && !res.headersSent) plain(req, res, next);
     });
   };
+}
+
+/**
+ * The index with the first screen's data in it: made for this request and this person, so never
+ * stored. If the data cannot be had, the index as built: the page then asks the API, which says why.
+ */
+async function indexWith(dir: string, data: Promise<unknown>, req: Request, res: Response, asBuilt: NextFunction): Promise<void> {
+  let html: string;
+  try {
+    const [file, value] = await Promise.all([readFile(join(dir, 'index.html'), 'utf8'), data]);
+    html = embed(file, value);
+  } catch {
+    return asBuilt();
+  }
+  const encoding = encodingFor(req);
+  res.vary('Accept-Encoding').vary('Cookie');
+  res.set({ 'Content-Type': TEXT_TYPES['.html']!, 'Cache-Control': 'no-store' });
+  if (!encoding) {
+    res.send(html);
+    return;
+  }
+  // Made anew each time: a fast level, not the build's best.
+  const body = await (encoding === 'br'
+    ? promisify(brotliCompress)(html, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } })
+    : promisify(gzip)(html, { level: 6 }));
+  res.set('Content-Encoding', encoding).send(body);
+}
+
+/**
+ * `data` as JSON in a `<script type="application/json">` before `</body>`. Every `<` is written as
+ * `\u003c` (the same string to JSON.parse), so no text in it can end the element or open a comment.
+ */
+export function embed(html: string, data: unknown): string {
+  const at = html.lastIndexOf('</body>');
+  if (at < 0) throw new Error('The index has no </body>.');
+  const json = JSON.stringify(data).replace(/</g, '\\u003c');
+  return `${html.slice(0, at)}<script type="application/json" id="${FIRST_SCREEN_ID}">${json}</script>${html.slice(at)}`;
 }
 
 /**

@@ -2,7 +2,8 @@ import type { Dirent } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MachineError, fileSystemError } from './errors.js';
-import { isValidSkillName, parseSkillFile, type SkillMetadata } from '../../common/skill-file.js';
+import type { SkillMetadata } from '../../common/skill-file.js';
+import { isValidSkillName } from '../../common/skill-name.js';
 
 /** Most bundled file paths listed for one skill. */
 export const SKILL_MAX_LISTED_FILES = 500;
@@ -101,6 +102,8 @@ async function readSkill(
     if (code === 'ENOENT') return { ok: false, reason: `the folder has no ${SKILL_FILE}` };
     return { ok: false, reason: `${SKILL_FILE} cannot be read: ${fileSystemError(error, join(dir, SKILL_FILE), 'read').message}` };
   }
+  // With the YAML parser: loaded by the first skill read, so that a server without skills never loads it.
+  const { parseSkillFile } = await import('../../common/skill-file.js');
   return parseSkillFile(text, folder);
 }
 

@@ -1,6 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { SDK_SCHEMA_VALIDATOR } from '../sdk-schema-validator.js';
 import { PRODUCT_NAME, VERSION } from '../version.js';
 import { registerMachineResources } from './machine-tools.js';
 import { enableResourceSubscriptions, type ChangeSource } from './resource-subscriptions.js';
@@ -22,16 +21,6 @@ export interface WorkspaceServerDeps {
   toolSearch: ToolSearchSwitch;
 }
 
-/**
- * Unless given one, the SDK's Server makes an Ajv instance with every format for each server: about
- * half a millisecond and tens of KiB per session, for elicitation only, which no session here
- * sends. One, made on first use, serves every session.
- */
-let sharedAjv: AjvJsonSchemaValidator | undefined;
-const SHARED_VALIDATOR: jsonSchemaValidator = {
-  getValidator: (schema) => (sharedAjv ??= new AjvJsonSchemaValidator()).getValidator(schema),
-};
-
 /** One MCP session's server: the machine's tools and resources, plus the tools of its sources. */
 export function createWorkspaceServer(deps: WorkspaceServerDeps): McpServer {
   const server = new McpServer(
@@ -39,7 +28,7 @@ export function createWorkspaceServer(deps: WorkspaceServerDeps): McpServer {
     {
       capabilities: { tools: { listChanged: true }, resources: {}, logging: {} },
       instructions: deps.instructions,
-      jsonSchemaValidator: SHARED_VALIDATOR,
+      jsonSchemaValidator: SDK_SCHEMA_VALIDATOR,
     },
   );
   installToolTable(server, deps.tools, deps.sources, deps.run, deps.toolSearch);

@@ -10,7 +10,16 @@ const TEMP_NAME = /^\..+\.([1-9][0-9]*)-[0-9a-f]{12}\.tmp$/;
  * Replaces `path` with `data` so that a reader (or a crash) sees either the old file or the new
  * one, never a half-written one: write a temp file beside it, fsync, rename over, fsync the folder.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: { mode?: number } = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: {
+    mode?: number;
+    /** false: not made to survive a power loss (no fsync), still atomic for readers; for records of a running process. */
+    durable?: boolean;
+  } = {},
+): Promise<void> {
+  const durable = options.durable ?? true;
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', options.mode ?? 0o666);
@@ -18,7 +27,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     await handle.writeFile(data);
     // The umask may have narrowed the mode passed to open(); set it exactly.
     if (options.mode !== undefined) await handle.chmod(options.mode);
-    await handle.sync();
+    if (durable) await handle.sync();
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => {});
@@ -31,7 +40,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     await unlink(temp).catch(() => {});
     throw error;
   }
-  await syncDir(dir);
+  if (durable) await syncDir(dir);
 }
 
 async function syncDir(dir: string): Promise<void> {

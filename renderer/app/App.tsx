@@ -1,17 +1,20 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useState } from 'react';
 import { useChanges } from '../api/changes';
 import { ApiError } from '../api/client';
 import { placesQuery } from '../api/connections';
-import { AgentAccessSection } from '../features/access/AgentAccessSection';
 import { PlaceMcpSection } from '../features/connections/PlaceMcpSection';
-import { ServerSection } from '../features/server/ServerSection';
 import { SkillsSection } from '../features/skills/SkillsSection';
 import { ErrorNote } from '../ui/ErrorNote';
 import { closeOnEscape } from '../ui/keyboard';
+import { readPlace, writePlace } from './remembered-place';
 import { SECTIONS, sectionOf, type SectionId } from './sections';
 
-const PLACE_KEY = 'persona.place';
+// The screens the page does not open on come in chunks of their own, loaded when opened.
+const AgentAccessSection = lazy(() =>
+  import('../features/access/AgentAccessSection').then((module) => ({ default: module.AgentAccessSection })),
+);
+const ServerSection = lazy(() => import('../features/server/ServerSection').then((module) => ({ default: module.ServerSection })));
 
 /** One window: the left rail (place picker, sections), the section on the right. */
 export function App() {
@@ -108,20 +111,30 @@ export function App() {
         {section === 'skills' ? (
           <SkillsSection />
         ) : section === 'access' ? (
-          <AgentAccessSection places={list} />
+          <Suspense fallback={<Loading />}>
+            <AgentAccessSection places={list} />
+          </Suspense>
         ) : section === 'server' ? (
-          <ServerSection />
+          <Suspense fallback={<Loading />}>
+            <ServerSection />
+          </Suspense>
         ) : places.isError ? (
           <ErrorNote error={places.error} title="The places could not be loaded." onRetry={() => void places.refetch()} />
         ) : place ? (
           <PlaceMcpSection key={place.root} place={place} />
         ) : (
-          <p className="muted" role="status">
-            Loading…
-          </p>
+          <Loading />
         )}
       </main>
     </div>
+  );
+}
+
+function Loading() {
+  return (
+    <p className="muted" role="status">
+      Loading…
+    </p>
   );
 }
 
@@ -145,20 +158,4 @@ function useSection(): SectionId {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
   return section;
-}
-
-function readPlace(): string {
-  try {
-    return localStorage.getItem(PLACE_KEY) ?? '';
-  } catch {
-    return '';
-  }
-}
-
-function writePlace(root: string): void {
-  try {
-    localStorage.setItem(PLACE_KEY, root);
-  } catch {
-    // Storage off: the picker starts on This machine next time.
-  }
 }

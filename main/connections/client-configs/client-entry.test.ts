@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'jsonc-parser';
 import { projectFiles, userFiles, type ClientFile, type Machine } from './client-files.js';
 import { entryFor, writeServerEntry } from './client-entry.js';
-import { ClientConfigError } from './config-file.js';
+import { ClientConfigError } from './client-config-errors.js';
 
 // Each client's file as people keep them: other servers, other settings, comments (VS Code),
 // tabs, Windows line ends, no final newline. Writing this server's entry must leave every byte

@@ -3,7 +3,8 @@ import { dirname } from 'node:path';
 import { createScanner, findNodeAtLocation, parseTree, SyntaxKind, type Node } from 'jsonc-parser';
 import { writeFileAtomic } from '../../state/atomic-write.js';
 import { CLIENT_NAMES, projectFiles, userFiles, type ClientFile, type ClientId, type Machine } from './client-files.js';
-import { ClientConfigError, ClientEntryExistsError, parseConfig, readConfigText, valueAt } from './config-file.js';
+import { ClientConfigError, ClientEntryExistsError } from './client-config-errors.js';
+import { parseConfig, readConfigText, valueAt } from './config-file.js';
 
 /** How the client reaches this server: the MCP URL, and a token of this app, or none (it signs in with OAuth). */
 export interface ServerEntryInput {

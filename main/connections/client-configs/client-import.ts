@@ -7,7 +7,8 @@ import type { AddConnection } from '../../../common/api/connections.js';
 import type { ConnectionView, PlaceConnections } from '../place-connections.js';
 import { checkServerUrl } from '../server-url.js';
 import { CLIENT_NAMES, projectFiles, userFiles, type ClientFile, type ClientId, type Machine } from './client-files.js';
-import { ClientConfigError, parseConfig, readConfigText } from './config-file.js';
+import { ClientConfigError } from './client-config-errors.js';
+import { parseConfig, readConfigText } from './config-file.js';
 import { foundServers, type FoundServer } from './found-servers.js';
 
 /** One server of a client's configuration as it would be added to the place: never a secret value. */

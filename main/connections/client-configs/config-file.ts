@@ -1,17 +1,10 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { ClientConfigError } from './client-config-errors.js';
 
 /** Larger than any client's configuration (Claude Code's `~/.claude.json` keeps history: a few MB). */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
-
-/** A client's configuration file cannot be read or used; the message says which and why. */
-export class ClientConfigError extends Error {
-  override readonly name = 'ClientConfigError';
-}
-
-/** The client already has a server of the name this app would write (replaced only when asked). */
-export class ClientEntryExistsError extends ClientConfigError {}
 
 /** The file's bytes as text and its mode, or undefined when there is no such file. */
 export interface ConfigText {

@@ -26,8 +26,8 @@ const OPTIONS: Options = {
  */
 export class ToolArguments {
   private readonly compiled = new WeakMap<object, ValidateFunction | null>();
-  private readonly draft7 = validator(new Ajv(OPTIONS));
-  private readonly draft2020 = validator(new Ajv2020(OPTIONS));
+  // Made on the first call that needs one, not when the server starts (each costs milliseconds).
+  private ajv: { draft7: Ajv; draft2020: Ajv } | undefined;
 
   /** What is wrong with `args` for this schema, one line each; empty when they fit (or cannot be checked). */
   problems(schema: Record<string, unknown>, args: Record<string, unknown> | undefined): string[] {
@@ -42,7 +42,8 @@ export class ToolArguments {
   private validatorOf(schema: Record<string, unknown>): ValidateFunction | null {
     let validate = this.compiled.get(schema);
     if (validate === undefined) {
-      validate = compile(schema, this.draft7, this.draft2020);
+      this.ajv ??= { draft7: validator(new Ajv(OPTIONS)), draft2020: validator(new Ajv2020(OPTIONS)) };
+      validate = compile(schema, this.ajv.draft7, this.ajv.draft2020);
       this.compiled.set(schema, validate);
     }
     return validate;

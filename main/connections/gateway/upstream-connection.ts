@@ -17,6 +17,7 @@ import { UpstreamUnavailableError } from './upstream-unavailable-error.js';
 import { createGuardedFetch, type GuardedFetch } from '../../network/guarded-fetch.js';
 import { inertLine } from '../upstream-text.js';
 import { PRODUCT_NAME, VERSION } from '../../version.js';
+import { SDK_SCHEMA_VALIDATOR } from '../../sdk-schema-validator.js';
 
 /** A reason is a sentence or two; the server's own words in it are cut well before this. */
 const MAX_REASON = 1_000;
@@ -201,7 +202,7 @@ export class UpstreamConnection {
     };
     const streamable = this.target.transport === 'sse' ? undefined : new StreamableHTTPClientTransport(url, { requestInit, fetch });
     const transport: Transport = streamable ?? new SSEClientTransport(url, { requestInit, fetch });
-    const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {} });
+    const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {}, jsonSchemaValidator: SDK_SCHEMA_VALIDATOR });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.toolCache = undefined;
       this.options.onToolsChanged?.();

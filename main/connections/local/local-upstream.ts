@@ -14,6 +14,7 @@ import type { UpstreamTool } from '../gateway/upstream-connection.js';
 import { UpstreamUnavailableError } from '../gateway/upstream-unavailable-error.js';
 import type { StderrLog } from './stderr-log.js';
 import { StdioProcess, type ProcessExit } from './stdio-process.js';
+import { SDK_SCHEMA_VALIDATOR } from '../../sdk-schema-validator.js';
 
 /** What a local server is started with now: the launch (sandboxed or not), and what must end it. */
 export interface LocalStart {
@@ -227,7 +228,7 @@ export class LocalUpstream {
     log.hide(begun.secrets);
     log.note(`Starting: ${begun.commandLine}`);
     const process = new StdioProcess(begun.launch, log);
-    const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {} });
+    const client = new Client({ name: PRODUCT_NAME, version: VERSION }, { capabilities: {}, jsonSchemaValidator: SDK_SCHEMA_VALIDATOR });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.toolCache = undefined;
       this.options.onToolsChanged?.();

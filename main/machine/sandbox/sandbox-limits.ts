@@ -69,9 +69,9 @@ export class SandboxLimits {
       );
     }
     if (enforcerFor(platform) !== 'bubblewrap') return new SandboxLimits(defaults, { unenforced: {} }, undefined);
-    if (!(await bubblewrapSizesTmpfs(env)))
-      unenforced.tmpMb = 'this bubblewrap cannot size a temp folder (--size came in bubblewrap 0.6): install a newer one';
-    const found = await openCgroups(env);
+    // Two probes of their own (each runs a program): at once, not one after the other.
+    const [sizesTmpfs, found] = await Promise.all([bubblewrapSizesTmpfs(env), openCgroups(env)]);
+    if (!sizesTmpfs) unenforced.tmpMb = 'this bubblewrap cannot size a temp folder (--size came in bubblewrap 0.6): install a newer one';
     const controllers = found.cgroups?.controllers ?? new Set();
     const why = (what: string) => (found.cgroups ? `the control groups here have no ${what} controller (${found.how})` : found.why);
     if (!controllers.has('pids')) unenforced.processes = why('pids');

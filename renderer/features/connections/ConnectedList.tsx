@@ -1,14 +1,16 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { cancelCheck, putSecret, removeConnection, testConnection } from '../../api/connections';
 import type { Connection } from '../../api/connections';
 import { closeOnEscape, focusNeighbour, neighbourOf } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
-import { ConnectionDetails } from './ConnectionDetails';
-import { OwnAppPanel } from './OwnAppPanel';
 import type { ConnectFlow } from './useConnectFlow';
+
+// Opened by a click, so they come in chunks of their own: the first screen's script is the smaller.
+const ConnectionDetails = lazy(() => import('./ConnectionDetails').then((module) => ({ default: module.ConnectionDetails })));
+const OwnAppPanel = lazy(() => import('./OwnAppPanel').then((module) => ({ default: module.OwnAppPanel })));
 
 export const STATE_WORDS: Record<Connection['state'], string> = {
   connected: 'Connected',
@@ -307,10 +309,18 @@ function ConnectedRow({
         />
       )}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
-      {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
-      {open !== 'closed' && (
-        <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onClosed={stopEditing} announce={announce} />
-      )}
+      <Suspense
+        fallback={
+          <p className="muted" role="status">
+            Loading…
+          </p>
+        }
+      >
+        {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
+        {open !== 'closed' && (
+          <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onClosed={stopEditing} announce={announce} />
+        )}
+      </Suspense>
       {settingSecret && c.secretName && (
         <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />
       )}
