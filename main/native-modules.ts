@@ -44,11 +44,14 @@ const BUILD_NEEDS: Record<BuildNeed, { what: string; debian: string; present: (e
   },
 };
 
-/** Whether a program runs and succeeds (within a few seconds). */
+/**
+ * Whether a program runs and succeeds. One still running after a few seconds (a version manager's
+ * shim on a loaded machine) is there: it is not named as missing, only one that fails.
+ */
 function runs([file, ...first]: string[], args: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
   if (!file) return Promise.resolve(false);
   return new Promise((resolve) => {
-    execFile(file, [...first, ...args], { env, timeout: 5_000 }, (error) => resolve(!error));
+    execFile(file, [...first, ...args], { env, timeout: 5_000 }, (error) => resolve(!error || error.killed === true));
   });
 }
 
