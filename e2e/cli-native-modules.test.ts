@@ -128,6 +128,9 @@ describe('an install where keytar and node-pty could not be built', () => {
         .filter((name) => name.endsWith('.test.js'))
         .map((name) => join('main', 'secrets', name)),
       join('main', 'machine', 'command-runner.test.js'),
+      // Those outside main/secrets that keep logins in the keychain.
+      join('main', 'connections', 'upstream-oauth', 'oauth-store.test.js'),
+      join('main', 'connections', 'upstream-oauth', 'connection-oauth.test.js'),
     ];
     const { stdout } = await run(process.execPath, ['--test', '--test-reporter=tap', ...tests.map((test) => join(root, BUILD_DIR, test))], {
       cwd: root,

@@ -10,6 +10,7 @@ import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 import { callApi } from '../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { KEYTAR_SKIP } from '../test/support/native-modules.js';
 import { filesUnder } from '../test/support/secrets.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
 
@@ -23,7 +24,7 @@ const CLI = fileURLToPath(new URL('../dist/main/cli.js', import.meta.url));
 const PLACE = 'Crew/ops';
 const SECRET = 'machine-secret-3f9a71';
 
-describe('machine logins (client credentials) of OAuth connections', () => {
+describe('machine logins (client credentials) of OAuth connections', { skip: KEYTAR_SKIP }, () => {
   let fx: HostFixture;
   let provider: OAuthFixture;
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;

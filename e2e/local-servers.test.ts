@@ -11,6 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { callApi } from '../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
+import { KEYTAR_SKIP } from '../test/support/native-modules.js';
 import { filesUnder } from '../test/support/secrets.js';
 import { LOCAL_SERVER_SCRIPT, npxArgs, packLocalServer } from './fixtures/local-server.js';
 
@@ -21,7 +22,7 @@ import { LOCAL_SERVER_SCRIPT, npxArgs, packLocalServer } from './fixtures/local-
 
 const SECRET = 'tiny-token-5e1f0c2a9b7d4e63';
 
-describe('local MCP servers', () => {
+describe('local MCP servers', { skip: KEYTAR_SKIP }, () => {
   let fx: HostFixture;
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let cacheHome: string;

@@ -9,6 +9,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { callApi } from '../test/support/control-api.js';
+import { KEYTAR_SKIP } from '../test/support/native-modules.js';
 import { filesUnder } from '../test/support/secrets.js';
 import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js';
 
@@ -19,7 +20,7 @@ import { startOAuthFixture, type OAuthFixture } from './fixtures/oauth-server.js
 
 const BROWSER = fileURLToPath(new URL('./fixtures/oauth-browser.sh', import.meta.url));
 
-describe('OAuth connections, end to end', () => {
+describe('OAuth connections, end to end', { skip: KEYTAR_SKIP }, () => {
   let fx: HostFixture;
   let provider: OAuthFixture;
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;

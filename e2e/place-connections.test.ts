@@ -9,6 +9,7 @@ import { SignJWT } from 'jose';
 import { KeychainSecretStore } from '../main/secrets/keychain-store.js';
 import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../test/support/host-fixture.js';
 import { callApi } from '../test/support/control-api.js';
+import { KEYTAR_SKIP } from '../test/support/native-modules.js';
 import { filesUnder } from '../test/support/secrets.js';
 import { startRegistryFixture, type RegistryFixture } from './fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from './fixtures/upstream-server.js';
@@ -32,7 +33,7 @@ function jwt(sub: string): Promise<string> {
     .sign(new TextEncoder().encode(JWT_SECRET));
 }
 
-describe('place connections, end to end', () => {
+describe('place connections, end to end', { skip: KEYTAR_SKIP }, () => {
   let fx: HostFixture;
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let upstream: UpstreamFixture;

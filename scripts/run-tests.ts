@@ -2,10 +2,11 @@
  * Runs the tests: `bash scripts/test.sh` (what `npm test` runs) starts this inside a private D-Bus
  * session with its own keyring.
  *
- *   run-tests.ts                 the type check, the build and every test file, on the system's
- *                                Node and (those whose code rests on the runtime, see test-plan.ts)
- *                                on Node 22, all in one pool of workers
- *   run-tests.ts FILE...         only those test files (no type check or build), on the system's
+ *   run-tests.ts                 the type check and lint, the format check, the build and every
+ *                                test file, on the system's Node and (those whose code rests on
+ *                                the runtime, see test-plan.ts) on Node 22, all in one pool
+ *                                of workers
+ *   run-tests.ts FILE...         only those test files (no checks or build), on the system's
  *                                Node, or on Node 22 with TEST_NODE=22
  *
  * Each test file runs in a process of its own on plain Node, from the JavaScript that test-build.ts
@@ -19,7 +20,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFil
 import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILD_DIR, builtPath, builtUrl } from '../test/support/built.js';
+import { builtPath, builtUrl } from '../test/support/built.js';
 import { buildTests } from './test-build.js';
 import { planTests } from './test-plan.js';
 
@@ -49,6 +50,11 @@ const FILE_TIMEOUT_MS = 20 * 60_000;
  * a sandbox under test (its own /tmp) must still see when the repository is a clone in /tmp.
  */
 const CACHE_DIR = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'persona-mcp-workspace-tests');
+/**
+ * What each job took in earlier runs on this machine (ms by `timingKey`), so that the longest start
+ * first: in the cache folder, where a fresh clone finds them too.
+ */
+const TIMINGS_FILE = join(CACHE_DIR, 'timings.json');
 
 interface NodeBinary {
   label: string;
@@ -66,7 +72,7 @@ interface Outcome {
 }
 
 interface Job {
-  /** What the output calls it: a test file, or "type check" / "build". */
+  /** What the output calls it: a test file, or "type check and lint", "format check", "build". */
   name: string;
   node?: NodeBinary;
   /** Jobs that must have ended before this one starts. */
@@ -189,13 +195,13 @@ function testJob(file: string, node: NodeBinary, estimateMs: number, after: Job[
   };
 }
 
-function commandJob(name: string, script: string, estimateMs: number): Job {
+function commandJob(name: string, [command, ...args]: [string, ...string[]], estimateMs: number): Job {
   return {
     name,
     after: [],
     estimateMs,
     async run() {
-      const result = await runProcess('npm', ['run', '--silent', script], process.env, FILE_TIMEOUT_MS);
+      const result = await runProcess(command, args, process.env, FILE_TIMEOUT_MS);
       return { ok: result.code === 0, ms: result.ms, output: result.output };
     },
   };
@@ -247,13 +253,35 @@ function idleMeter(): () => Promise<number | undefined> {
   };
 }
 
+/** A job's name in the timings file: the file and its Node, or the command's name. */
+const timingKey = (job: Job): string => (job.node ? `${job.node.label} ${job.name}` : job.name);
+
+async function readTimings(): Promise<Record<string, number>> {
+  return JSON.parse(await readFile(TIMINGS_FILE, 'utf8').catch(() => '{}')) as Record<string, number>;
+}
+
+/** Adds this run's times to the file, with what other runs wrote meanwhile; moved in whole, so a reader never sees half of it. */
+async function saveTimings(ran: Record<string, number>): Promise<void> {
+  await mkdir(CACHE_DIR, { recursive: true });
+  const temp = `${TIMINGS_FILE}.${process.pid}`;
+  await writeFile(temp, JSON.stringify({ ...(await readTimings().catch(() => ({}))), ...ran }, null, 1));
+  await rename(temp, TIMINGS_FILE);
+}
+
 /**
- * Runs the jobs, the longest expected first among those ready: `WORKERS` at a time, and up to
+ * Runs the jobs, the longest expected first among those ready (a job that others wait for counts
+ * with the longest of them: the build goes before the files that need it): `WORKERS` at a time, and up to
  * `MAX_WORKERS` while the cores stay idle all the same (one more after each idle check).
  */
 async function runPool(jobs: Job[], onDone: (job: Job, outcome: Outcome) => void): Promise<Map<Job, Outcome>> {
   const outcomes = new Map<Job, Outcome>();
-  const waiting = [...jobs].sort((a, b) => b.estimateMs - a.estimateMs);
+  const priority = new Map(
+    jobs.map((job) => [
+      job,
+      job.estimateMs + Math.max(0, ...jobs.filter((other) => other.after.includes(job)).map((other) => other.estimateMs)),
+    ]),
+  );
+  const waiting = [...jobs].sort((a, b) => priority.get(b)! - priority.get(a)!);
   const ended = new Set<Job>();
   let wake: () => void = () => {};
   let active = 0;
@@ -301,8 +329,7 @@ async function main(): Promise<number> {
 
   await buildTests(ROOT);
   const plans = await planTests(ROOT, files);
-  const timingsFile = join(ROOT, BUILD_DIR, 'timings.json');
-  const timings = JSON.parse(await readFile(timingsFile, 'utf8').catch(() => '{}')) as Record<string, number>;
+  const timings = await readTimings().catch(() => ({}) as Record<string, number>);
   // Without a timing from an earlier run, an e2e file is guessed slow and the others quick.
   const estimate = (node: NodeBinary, file: string) => timings[`${node.label} ${file}`] ?? (file.startsWith('e2e/') ? 30_000 : 3_000);
 
@@ -311,8 +338,19 @@ async function main(): Promise<number> {
   // For tests that run a tool needing Node 22 whatever Node they run on (the MCP conformance suite's CLI).
   if (typeof second !== 'string') process.env.TESTS_NODE_22 = second.path;
   if (full) {
-    const build = commandJob('build', 'build', 60_000);
-    jobs.push(commandJob('type check', 'typecheck', 60_000), build);
+    const build = commandJob('build', ['npm', 'run', '--silent', 'build'], timings.build ?? 60_000);
+    // The type check and the lint share their TypeScript programs (scripts/check.ts); the format check needs none.
+    const check = commandJob(
+      'type check and lint',
+      [process.execPath, '--import', 'tsx', 'scripts/check.ts'],
+      timings['type check and lint'] ?? 90_000,
+    );
+    const format = commandJob(
+      'format check',
+      [join(ROOT, 'node_modules', '.bin', 'prettier'), '--check', '.'],
+      timings['format check'] ?? 20_000,
+    );
+    jobs.push(check, build, format);
     for (const plan of plans) {
       jobs.push(testJob(plan.file, system, estimate(system, plan.file), plan.needsBuild ? [build] : []));
       if (plan.onNode22 && typeof second !== 'string') jobs.push(testJob(plan.file, second, estimate(second, plan.file), []));
@@ -346,8 +384,9 @@ async function main(): Promise<number> {
     if (!outcome.ok || !full) console.log(`${outcome.output.replace(/\n*$/, '')}\n`);
   });
 
-  for (const [job, outcome] of outcomes) if (job.node && outcome.ok) timings[`${job.node.label} ${job.name}`] = Math.round(outcome.ms);
-  await writeFile(timingsFile, JSON.stringify(timings, null, 1));
+  await saveTimings(
+    Object.fromEntries([...outcomes].filter(([, outcome]) => outcome.ok).map(([job, outcome]) => [timingKey(job), Math.round(outcome.ms)])),
+  );
 
   console.log('');
   for (const node of nodes) {

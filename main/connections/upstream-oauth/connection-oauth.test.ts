@@ -16,7 +16,7 @@ import { walkSignIn } from '../../../e2e/fixtures/oauth-browser.js';
 import { startUpstream } from '../../../e2e/fixtures/upstream-server.js';
 import { startOAuthFixture, TEST_USER, type OAuthFixture, type OAuthFixtureOptions } from '../../../e2e/fixtures/oauth-server.js';
 import { testClock } from '../../../test/support/clock.js';
-import { assertNotInFiles, testKeychain } from '../../../test/support/secrets.js';
+import { assertNotInFiles, KEYTAR_SKIP, testKeychain } from '../../../test/support/secrets.js';
 import { ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import { createGuardedFetch } from '../../network/guarded-fetch.js';
 import type { SecretStore } from '../../secrets/secret-store.js';
@@ -207,7 +207,7 @@ function run(command: string, args: string[], cwd: string): Promise<{ code: numb
   });
 }
 
-describe('the life of a login', () => {
+describe('the life of a login', { skip: KEYTAR_SKIP }, () => {
   let h: Harness;
   let connection: OAuthConnection;
   let client: Client;
@@ -347,7 +347,7 @@ describe('the life of a login', () => {
   });
 });
 
-describe('sign-in refusals', () => {
+describe('sign-in refusals', { skip: KEYTAR_SKIP }, () => {
   let h: Harness;
   before(async () => {
     h = await harness();
@@ -536,7 +536,7 @@ describe('sign-in refusals', () => {
   });
 });
 
-describe('registration', () => {
+describe('registration', { skip: KEYTAR_SKIP }, () => {
   it("asks for the person's own OAuth app when the provider lets no app register, then signs in, refreshes and revokes with it", async () => {
     const h = await harness({ registration: false });
     try {
@@ -655,7 +655,7 @@ describe('registration', () => {
   });
 });
 
-describe('discovery', () => {
+describe('discovery', { skip: KEYTAR_SKIP }, () => {
   it("asks for the 401 challenge's scope rather than the resource's scopes_supported", async () => {
     const h = await harness({ challengeScope: 'mcp:tools' });
     try {
@@ -704,7 +704,7 @@ describe('discovery', () => {
   });
 });
 
-describe('begin, when the provider does not cooperate', () => {
+describe('begin, when the provider does not cooperate', { skip: KEYTAR_SKIP }, () => {
   it('signs in to a server with no metadata at all at the 2025-03-26 defaults, and says why that fails', async () => {
     const plain = await startUpstream({ apiKey: { header: 'X-Api-Key', value: 'not-for-oauth' } });
     const oauth = new ConnectionOAuth({ secrets, fetch, redirectUrl: () => 'http://127.0.0.1:9/oauth/callback' });
@@ -757,7 +757,7 @@ describe('begin, when the provider does not cooperate', () => {
   });
 });
 
-describe("the app's SSRF-guarded fetch", () => {
+describe("the app's SSRF-guarded fetch", { skip: KEYTAR_SKIP }, () => {
   it('carries the whole flow when private targets are allowed (local development), and stops it at the first request when not', async () => {
     const guarded = createGuardedFetch({ allowPrivateNetwork: true, appPorts: () => [] });
     const h = await harness({}, { fetch: guarded.fetch });
@@ -791,7 +791,7 @@ describe("the app's SSRF-guarded fetch", () => {
   });
 });
 
-describe('staying signed in when things fail', () => {
+describe('staying signed in when things fail', { skip: KEYTAR_SKIP }, () => {
   it('a refresh that fails for a passing reason keeps the login, and the next use refreshes', async () => {
     let tokenEndpointDown = false;
     const flaky: FetchLike = (url, init) => {
@@ -954,7 +954,7 @@ describe('staying signed in when things fail', () => {
   });
 });
 
-describe('secrets', () => {
+describe('secrets', { skip: KEYTAR_SKIP }, () => {
   it('no token, code, verifier, state or client secret is in any file written, any line printed or any error message', async () => {
     const values = [...seen].filter((value) => value.length >= 16);
     assert.ok(values.length > 40, `collected ${values.length} secret values`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ConnectionSecrets } from '../../secrets/connection-secrets.js';
 import type { SecretStore } from '../../secrets/secret-store.js';
-import { testKeychain } from '../../../test/support/secrets.js';
+import { KEYTAR_SKIP, testKeychain } from '../../../test/support/secrets.js';
 import { OAuthStore, type OAuthRecord } from './oauth-store.js';
 
 const keychain = testKeychain();
@@ -11,7 +11,7 @@ after(() => keychain.clear());
 const secrets = new ConnectionSecrets(keychain);
 const tokens = { access_token: 'at-1', token_type: 'Bearer', refresh_token: 'rt-1', issuer: 'https://as.example/' };
 
-describe('OAuthStore', () => {
+describe('OAuthStore', { skip: KEYTAR_SKIP }, () => {
   it('keeps a connection’s record in its keychain item, where another store (process) reads it', async () => {
     const connection = { storeId: 'store-a', serverName: 'u1__linear' };
     await new OAuthStore(secrets).update(connection, (record) => [{ ...record, tokens }, undefined]);
