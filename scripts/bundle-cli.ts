@@ -9,7 +9,7 @@
  *
  *   node --import tsx scripts/bundle-cli.ts [--metafile FILE]
  */
-import { build, type BuildOptions } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -35,9 +35,36 @@ export const NODE_BUNDLE: BuildOptions = {
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/**
+ * The MCP SDK's server code imports zod 3 and a zod 3 to JSON Schema converter, for tools and
+ * prompts defined with zod 3 schemas (`server/zod-compat.js`, `server/zod-json-schema-compat.js`).
+ * Every schema here is zod 4, so those imports get a module that says so if it is ever called,
+ * instead of 115 KB that the server would compile at every start.
+ */
+const NO_ZOD_3: Plugin = {
+  name: 'no-zod-3',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^(zod\/v3|zod-to-json-schema)$/ }, ({ path, importer }) =>
+      importer.includes('/node_modules/@modelcontextprotocol/sdk/') ? { path, namespace: 'no-zod-3' } : undefined,
+    );
+    bundle.onLoad({ filter: /.*/, namespace: 'no-zod-3' }, ({ path }) => ({
+      contents: `const absent = () => { throw new Error('${path} is not bundled: every schema of this program is zod 4.'); };\nexport { absent as object, absent as zodToJsonSchema };\n`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** The CLI's bundle into `outdir` (cli.js and chunks/); e2e/cli-loads.test.ts builds it elsewhere to see what each command loads. */
 export function cliBundle(outdir: string): BuildOptions {
-  return { ...NODE_BUNDLE, absWorkingDir: ROOT, entryPoints: ['main/cli.ts'], outdir, splitting: true, chunkNames: 'chunks/[name]-[hash]' };
+  return {
+    ...NODE_BUNDLE,
+    absWorkingDir: ROOT,
+    entryPoints: ['main/cli.ts'],
+    outdir,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    plugins: [NO_ZOD_3],
+  };
 }
 
 async function bundleCli(metafile: string | undefined): Promise<void> {
