@@ -390,10 +390,6 @@ function ownerOf(req: Request): string | undefined {
   return typeof req.query.owner === 'string' && req.query.owner ? req.query.owner : undefined;
 }
 
-/**
- * A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then
- * refused), the credential stores sealed or lifted, the limits in effect.
- */
 /** `GET /api/places`: the places `person` can read, each with whether they may edit it. */
 export async function placesOf(services: Services, person: string): Promise<Answer<typeof placesAnswer>> {
   const dir = await services.access.snapshot();
@@ -420,6 +416,10 @@ export async function placeConnectionsOf(
   };
 }
 
+/**
+ * A place's policy with what this machine makes of it: why it cannot sandbox (its agents are then
+ * refused), the credential stores sealed or lifted, the limits in effect.
+ */
 async function policyAnswer(policy: SandboxPolicy, limits: SandboxLimits): Promise<PlacePolicy> {
   if (policy.kind === 'machine') return policyView(policy);
   const problem = await sandboxProblem();
