@@ -7,6 +7,7 @@ import { PlaceMcpSection } from '../features/connections/PlaceMcpSection';
 import { SkillsSection } from '../features/skills/SkillsSection';
 import { ErrorNote } from '../ui/ErrorNote';
 import { closeOnEscape } from '../ui/keyboard';
+import { Loading } from '../ui/Loading';
 import { readPlace, writePlace } from './remembered-place';
 import { SECTIONS, sectionOf, type SectionId } from './sections';
 
@@ -127,14 +128,6 @@ export function App() {
         )}
       </main>
     </div>
-  );
-}
-
-function Loading() {
-  return (
-    <p className="muted" role="status">
-      Loading…
-    </p>
   );
 }
 

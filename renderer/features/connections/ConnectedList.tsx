@@ -6,6 +6,7 @@ import { closeOnEscape, focusNeighbour, neighbourOf } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
+import { Loading } from '../../ui/Loading';
 import type { ConnectFlow } from './useConnectFlow';
 
 // Opened by a click, so they come in chunks of their own: the first screen's script is the smaller.
@@ -309,13 +310,7 @@ function ConnectedRow({
         />
       )}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
-      <Suspense
-        fallback={
-          <p className="muted" role="status">
-            Loading…
-          </p>
-        }
-      >
+      <Suspense fallback={<Loading />}>
         {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
         {open !== 'closed' && (
           <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onClosed={stopEditing} announce={announce} />
