@@ -13,22 +13,12 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { parseTsconfig } from './tsconfig-files.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'dist');
 
-const config = ts.getParsedCommandLineOfConfigFile(
-  join(ROOT, 'tsconfig.build.json'),
-  {},
-  {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
-    },
-  },
-);
-if (!config) throw new Error('tsconfig.build.json could not be read');
-const sources = config.fileNames.filter((file) => !file.endsWith('.d.ts'));
+const sources = parseTsconfig(join(ROOT, 'tsconfig.build.json')).fileNames.filter((file) => !file.endsWith('.d.ts'));
 
 const common: BuildOptions = {
   absWorkingDir: ROOT,

@@ -10,6 +10,7 @@
 import { ESLint } from 'eslint';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { parseTsconfig } from './tsconfig-files.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The projects `npm run typecheck` checks. */
@@ -18,17 +19,7 @@ const PROJECTS = ['tsconfig.json', 'renderer/tsconfig.json'];
 const OUTSIDE_PROJECTS = ['vite.config.ts'];
 
 function projectProgram(configFile: string): ts.Program {
-  const config = ts.getParsedCommandLineOfConfigFile(
-    ts.sys.resolvePath(`${ROOT}${configFile}`),
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
-      },
-    },
-  );
-  if (!config) throw new Error(`${configFile} could not be read`);
+  const config = parseTsconfig(ts.sys.resolvePath(`${ROOT}${configFile}`));
   if (config.errors.length > 0) throw new Error(ts.formatDiagnostics(config.errors, formatHost));
   return ts.createProgram({ rootNames: config.fileNames, options: config.options, configFileParsingDiagnostics: config.errors });
 }
