@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { cliSandbox } from './fixtures/cli-process.js';
+import { INITIALIZE_BODY } from '../test/support/raw-http.js';
 
 describe('agent tokens from the command line', () => {
   const cli = cliSandbox('pw-cli-tokens-');
@@ -31,12 +32,7 @@ describe('agent tokens from the command line', () => {
       const response = await fetch(server.mcpUrl, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-        }),
+        body: INITIALIZE_BODY,
       });
       assert.equal(response.status, 401);
       assert.match(response.headers.get('www-authenticate') ?? '', /invalid_token/);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { clipboardText, openPage, pageUntil, skipReason, tabUntil, type PageFixture } from './page-support.js';
+import { INITIALIZE_BODY } from '../../test/support/raw-http.js';
 
 // The Agent access screen in Debian's Chromium against a real headless host: a token made on the
 // page, copied from the page, works on /mcp until it is revoked on the page.
@@ -24,12 +25,7 @@ describe('the page: agent access', { skip: skipReason }, () => {
       await fetch(p.fx.url, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
-        }),
+        body: INITIALIZE_BODY,
       })
     ).status;
 

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Router } from 'express';
 import { SignJWT } from 'jose';
 import { startHost, type HostFixture } from '../../test/support/host-fixture.js';
+import { INITIALIZE_BODY } from '../../test/support/raw-http.js';
 import type { Services } from '../services.js';
 import { apiRoutes } from './api-routes.js';
 
@@ -87,12 +88,7 @@ describe('the control plane takes only the owner', () => {
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      }),
+      body: INITIALIZE_BODY,
     });
     assert.equal(response.status, 401);
     assert.match(await response.text(), /reserved for the person who runs this app/);

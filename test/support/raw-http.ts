@@ -1,5 +1,13 @@
 import { request } from 'node:http';
 
+/** The body of an MCP `initialize` request, what a client sends first: for tests of what meets it before any session. */
+export const INITIALIZE_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+});
+
 export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
