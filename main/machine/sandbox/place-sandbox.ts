@@ -9,7 +9,7 @@ import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../pl
 import { configDir } from '../../settings-file.js';
 import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
-import { canEnterSandboxes } from './bubblewrap-check.js';
+import { howToEnter } from './bubblewrap-check.js';
 import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
 import { joinCommand } from './cgroups.js';
 import { bridgeEnv, proxyEnv, runtimeDir, SandboxNetwork, systemNetworkMachine, type SandboxNetworkSetup } from './network-bridge.js';
@@ -353,7 +353,8 @@ export class PlaceSandbox {
     const env = { ...this.env, ...(this.network && proxyEnv()), BASH_ENV: START_SCRIPT_INSIDE };
     // Every process of the place's sandboxes is in the place's control group, with its limits.
     const group = this.limits?.on.groupOf(this.placeRoot, this.plan.placeLabel, this.limits.values);
-    if (!tty && this.sandboxes && (await canEnterSandboxes(env))) {
+    const enter = !tty && this.sandboxes ? await howToEnter(env) : undefined;
+    if (enter && this.sandboxes) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
       const live = await this.sandboxes.acquire(
         this.placeRoot,
@@ -363,7 +364,7 @@ export class PlaceSandbox {
         this.network,
         group,
       );
-      return live.launch(command, env);
+      return live.launch(command, env, enter);
     }
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
     if (!this.network) return { ...joinCommand(group, 'bwrap', [...args, '--', 'bash', '-c', command]), env };
