@@ -54,7 +54,9 @@ export function howToEnter(env: NodeJS.ProcessEnv = process.env, launcher = SAND
 
 async function findEnterMethod(env: NodeJS.ProcessEnv, launcher: string): Promise<EnterMethod | undefined> {
   if ((await trialRun(launcher, ['--version'], env)) === undefined) return { kind: 'launcher', path: launcher };
-  const found = await Promise.all(['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined));
+  const found = await Promise.all(
+    ['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined),
+  );
   return found.every(Boolean) ? { kind: 'nsenter' } : undefined;
 }
 
@@ -62,7 +64,8 @@ async function findEnterMethod(env: NodeJS.ProcessEnv, launcher: string): Promis
 export async function enterMethodWords(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const method = await howToEnter(env);
   if (method?.kind === 'launcher') return `entered into their place's sandbox by the launcher ${method.path}`;
-  if (method) return `entered into their place's sandbox with nsenter and setpriv (the launcher ${SANDBOX_LAUNCHER} is not there or does not run: it is built where a C compiler is found)`;
+  if (method)
+    return `entered into their place's sandbox with nsenter and setpriv (the launcher ${SANDBOX_LAUNCHER} is not there or does not run: it is built where a C compiler is found)`;
   return 'each run in a bubblewrap of its own (neither the launcher nor nsenter and setpriv are here)';
 }
 

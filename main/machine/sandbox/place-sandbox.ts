@@ -254,11 +254,7 @@ export class PlaceSandbox {
       placeLabel,
       workspaceRoot,
       placeFolder: real(resolve(host.workspaceRoot, placeRoot)),
-      tempDirs: [
-        ...new Set(
-          (seatbelt ? [tmpdir(), '/private/tmp', '/private/var/tmp'] : [tmpdir(), '/tmp', '/var/tmp']).map(real),
-        ),
-      ],
+      tempDirs: [...new Set((seatbelt ? [tmpdir(), '/private/tmp', '/private/var/tmp'] : [tmpdir(), '/tmp', '/var/tmp']).map(real))],
       appPaths,
       sealedPaths,
       socketDirs: seatbelt ? ['/private/var/run'] : ['/run'],
