@@ -45,6 +45,8 @@ describe('the package npm pack makes', { timeout: INSTALL_MS + 60_000 }, () => {
     for (const file of [
       'package/package.json',
       'package/dist/main/cli.js',
+      // The host's render of the page's first screen, with what it needs bundled in (React is a devDependency).
+      'package/dist/server-render/first-screen.js',
       'package/scripts/check-native-modules.mjs',
       'package/README.md',
     ])
