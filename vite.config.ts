@@ -18,6 +18,13 @@ export default defineConfig({
     emptyOutDir: true,
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
+    rolldownOptions: {
+      output: {
+        // zod with the page's setting of it (renderer/app/no-eval.ts), in a chunk of their own: the
+        // setting then runs before any module that makes a schema, whichever chunk that lands in.
+        codeSplitting: { groups: [{ name: 'zod', test: /\/node_modules\/zod\/|\/renderer\/app\/no-eval\.ts$/ }] },
+      },
+    },
   },
 });
 

@@ -45,6 +45,8 @@ describe('the package npm pack makes', { timeout: INSTALL_MS + 60_000 }, () => {
     for (const file of [
       'package/package.json',
       'package/dist/main/cli.js',
+      // The host's render of the page's first screen, with what it needs bundled in (React is a devDependency).
+      'package/dist/server-render/first-screen.js',
       'package/scripts/check-native-modules.mjs',
       'package/README.md',
     ])
@@ -53,6 +55,15 @@ describe('the package npm pack makes', { timeout: INSTALL_MS + 60_000 }, () => {
       files.some((file) => file.startsWith('package/dist/renderer/')),
       'the page',
     );
+    // The sandbox launcher, where the build had a C compiler (scripts/build-launcher.ts), executable.
+    const launcher = await access(join(repo, 'dist', 'native', 'sandbox-enter')).then(
+      () => true,
+      () => false,
+    );
+    if (launcher) {
+      const { stdout: listing } = await run('tar', ['-tvzf', tarball], { maxBuffer: 64 * 1024 * 1024 });
+      assert.match(listing, /^-rwxr-xr-x .* package\/dist\/native\/sandbox-enter$/m, 'the sandbox launcher, executable');
+    }
     const unwanted = files.filter(
       (file) =>
         /\.test\.js$|\.map$|\.ts$/.test(file) ||
@@ -86,8 +97,20 @@ describe('the package npm pack makes', { timeout: INSTALL_MS + 60_000 }, () => {
     const status = await run(bin, ['status'], { env: { ...env, WORKSPACE_STATE_DIR: join(dir, 'state') } });
     assert.match(status.stdout, /^No server runs on the state dir /);
 
+    const installedRoot = join(prefix, 'lib', 'node_modules', 'persona-mcp-workspace');
+    // The sandbox launcher, where the build made one, runs where it is installed.
+    if (
+      await access(join(repo, 'dist', 'native', 'sandbox-enter')).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      const launcher = await run(join(installedRoot, 'dist', 'native', 'sandbox-enter'), ['--version']);
+      assert.equal(launcher.stdout, 'sandbox-enter 1\n');
+    }
+
     // Its own dependencies and nothing of the tests' or the build's.
-    const modules = join(prefix, 'lib', 'node_modules', 'persona-mcp-workspace', 'node_modules');
+    const modules = join(installedRoot, 'node_modules');
     const present = new Set(await readdir(modules));
     for (const name of Object.keys(pkg.dependencies)) assert.ok(present.has(name.split('/')[0]!), `${name} is installed`);
     for (const name of Object.keys(pkg.devDependencies)) assert.ok(!present.has(name) || name.startsWith('@'), `${name} is not installed`);

@@ -25,6 +25,8 @@ import { CommandRunner } from './machine/command-runner.js';
 import { endedByChange, PolicyWatch } from './places/policy-watch.js';
 import { SandboxPool } from './machine/sandbox/sandbox-pool.js';
 import { defaultLimitValues, SandboxLimits } from './machine/sandbox/sandbox-limits.js';
+import { enterMethodWords } from './machine/sandbox/bubblewrap-check.js';
+import { enforcerFor } from './machine/sandbox/sandbox-check.js';
 import { SkillsWatch } from './machine/skills-watch.js';
 import { Changes } from './mcp/resource-subscriptions.js';
 import { PlaceSessions } from './mcp/place-sessions.js';
@@ -113,6 +115,8 @@ export async function openServices(config: Config, log: (line: string) => void, 
   const unenforced = Object.entries(limits.support.unenforced);
   if (unenforced.length)
     log(`Sandbox limits not enforced on this machine: ${unenforced.map(([name, why]) => `${name} (${why})`).join('; ')}.`);
+  // Said once the launcher's trial has run (not waited for: the first sandboxed call reuses it).
+  if (enforcerFor() === 'bubblewrap') void enterMethodWords(env).then((words) => log(`Sandboxed commands are ${words}.`));
   const listeningPorts = new Set([config.port, config.controlPort].filter((port) => port > 0));
   const connectionServices = openConnectionServices(config, {
     limits,

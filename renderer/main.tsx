@@ -1,9 +1,9 @@
-import { focusManager, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode } from 'react';
+import './app/no-eval';
+import { focusManager } from '@tanstack/react-query';
 import { flushSync } from 'react-dom';
-import { createRoot } from 'react-dom/client';
-import { App } from './app/App';
+import { createRoot, hydrateRoot } from 'react-dom/client';
 import { startFirstScreen } from './app/first-screen';
+import { Page, pageClient } from './app/Page';
 import './styles.css';
 
 // Back to the window (a sign-in finished in the browser, another tab changed something): look again.
@@ -22,24 +22,17 @@ focusManager.setEventListener((handleFocus) => {
   };
 });
 
-const client = new QueryClient({
-  defaultOptions: {
-    queries: { retry: 1, staleTime: 5_000 },
-    mutations: { retry: 0 },
-  },
-});
+const client = pageClient();
+const carried = startFirstScreen(client);
+const container = document.getElementById('root')!;
 
-startFirstScreen(client);
-
-const root = createRoot(document.getElementById('root')!);
-// Drawn while this script runs rather than in a task after it, which the browser's own work after a
-// script (storing its compiled code, a collection) would otherwise delay.
-flushSync(() =>
-  root.render(
-    <StrictMode>
-      <QueryClientProvider client={client}>
-        <App />
-      </QueryClientProvider>
-    </StrictMode>,
-  ),
-);
+if (carried && container.firstElementChild) {
+  // The host drew the first screen from the same data (renderer/server-render.tsx): it is on screen
+  // already, and this only makes it live.
+  hydrateRoot(container, <Page client={client} />);
+} else {
+  const root = createRoot(container);
+  // Drawn while this script runs rather than in a task after it, which the browser's own work after a
+  // script (storing its compiled code, a collection) would otherwise delay.
+  flushSync(() => root.render(<Page client={client} />));
+}

@@ -17,6 +17,7 @@ import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILD_DIR } from '../test/support/built.js';
+import { buildLauncher } from './build-launcher.js';
 import { buildWasm } from './build-wasm.js';
 
 /** The folders whose TypeScript tests load (tests, fixtures, the product, the page's plain modules, scripts). */
@@ -105,6 +106,8 @@ export async function buildTests(root: string): Promise<number> {
   await writeFile(manifestFile, JSON.stringify({ compiler: COMPILER, files: versions }));
   // The product loads its WebAssembly from dist/wasm, built from the .wat sources as `npm run build` does.
   await buildWasm(root, { onlyStale: true });
+  // The sandbox launcher too, from its C source, where a compiler is found (live-sandbox.ts falls back without it).
+  await buildLauncher(root, { onlyStale: true });
   return stale.length;
 }
 

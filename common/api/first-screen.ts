@@ -11,3 +11,9 @@ export const FIRST_SCREEN_ID = 'first-screen';
  * `GET /api/mcp/place` for This machine, as the API gives them.
  */
 export const firstScreen = z.object({ places: placesAnswer, connections: placeConnectionsAnswer });
+
+/**
+ * The host's render of the first screen (renderer/server-render.tsx, built to
+ * dist/server-render/first-screen.js): the page's HTML drawn from the carried data's JSON, for `#root`.
+ */
+export type RenderFirstScreen = (json: string) => string;

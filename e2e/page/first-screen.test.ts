@@ -1,40 +1,68 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Route } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { firstScreen } from '../../common/api/first-screen.js';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
+import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 import { launchChromium, skipReason } from './page-support.js';
 
 // The first screen without waiting for the API: the signed-in owner's index carries the places and
 // This machine's connections (as the API answers them, escaped for the script element it is in),
-// nobody else's does; and what the index does not carry is asked for at once, in parallel.
+// and the screen itself, drawn by the page's components from that data on the host, so the browser
+// paints it before any script runs and the script takes it over (hydrates it); nobody else's index
+// has either; and what the index does not carry is asked for at once, in parallel.
 
 /** A place whose label would end the data's element or open a comment in it, were it not escaped. */
 const ODD = 'Workflow/<!--<script>x';
+/** A connection's name that would be an element, and a replacement pattern, were it not text. */
+const HOSTILE = '<img src=x onerror="document.title=1"> $& $\' Notes';
 const DATA = /<script type="application\/json" id="first-screen">([^<]*)<\/script>/;
+const DRAWN = /<div id="root">(.+?)<\/div>\s*<script type="application\/json"/s;
 
 describe('the first screen', { skip: skipReason }, () => {
   let workspace: { leave(): Promise<void> };
+  let upstream: UpstreamFixture;
   let fx: HostFixture;
   let browser: Browser;
   let controlUrl: string;
   let adminToken: string;
-  const api = (method: string, path: string) => callApi(controlUrl, adminToken, method, path);
+  const api = (method: string, path: string, body?: unknown) => callApi(controlUrl, adminToken, method, path, body);
 
   before(async () => {
     workspace = await enterWorkspace('pw-first-screen-', ['Crew/alpha', ODD]);
-    fx = await startHost();
+    upstream = await startUpstream({ name: 'notes' });
+    fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' });
     controlUrl = await fx.host.open();
     adminToken = await fx.host.adminToken();
+    const added = await api('POST', '/mcp/place', { workspace_path: '', server: { url: upstream.url, name: HOSTILE } });
+    assert.equal(added.status, 201, JSON.stringify(added.json));
+    // Checked once: its row stays as it is while the tests compare the index with the API.
+    await waitFor(
+      async () => (await api('GET', '/mcp/place?workspace_path=')).json.connections[0]?.state === 'connected',
+      10_000,
+      'the connection checked',
+    );
     browser = await launchChromium();
   });
 
   after(async () => {
     await browser?.close();
     await fx?.close();
+    await upstream?.close();
     await workspace?.leave();
   });
+
+  /** What the page said on its console that a person would not want to see there: errors, warnings, uncaught exceptions. */
+  function complaintsOf(page: Page): string[] {
+    const said: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning')
+        said.push(`${message.type()}: ${message.text()} (${message.location().url})`);
+    });
+    page.on('pageerror', (error) => said.push(`uncaught: ${error.message}`));
+    return said;
+  }
 
   /** A login link's session cookie, as the browser keeps it. */
   async function sessionCookie(): Promise<string> {
@@ -52,19 +80,97 @@ describe('the first screen', { skip: skipReason }, () => {
     assert.ok(!text.includes('<') && text.includes('\\u003c!--\\u003cscript>x'), text);
     const carried = firstScreen.parse(JSON.parse(text));
     assert.ok(carried.places.places.some((p) => p.root === ODD));
-    assert.deepEqual(carried, {
-      places: (await api('GET', '/places')).json,
-      connections: (await api('GET', '/mcp/place?workspace_path=')).json,
-    });
+    const connections = (await api('GET', '/mcp/place?workspace_path=')).json;
+    assert.deepEqual(carried, { places: (await api('GET', '/places')).json, connections });
+    // The screen drawn from it: the rule, the picker with every place, the connection's row; what
+    // came from outside only as text, escaped by React.
+    const drawn = DRAWN.exec(html)?.[1];
+    assert.ok(drawn, html);
+    assert.ok(drawn.includes(`<p class="rule">${connections.rule}</p>`), drawn);
+    assert.ok(drawn.includes('<option value="Workflow/&lt;!--&lt;script&gt;x">Workflow &lt;!--&lt;script&gt;x</option>'), drawn);
+    assert.ok(
+      drawn.includes('<span class="name">&lt;img src=x onerror=&quot;document.title=1&quot;&gt; $&amp; $&#x27; Notes</span>'),
+      drawn,
+    );
+    assert.ok(!/<img|<script|<!--</.test(drawn), drawn);
+    assert.deepEqual(
+      fx.logs.filter((line) => line.includes('first screen')),
+      [],
+    );
   });
 
-  it('is not in the index for anyone not signed in', async () => {
+  it('is in the index for the signed-in owner only', async () => {
+    const owner = await (await fetch(`${controlUrl}/`, { headers: { Cookie: await sessionCookie() } })).text();
+    assert.ok(DRAWN.test(owner) && owner.includes('<p class="rule">'), owner);
     for (const headers of [{}, { Cookie: 'pw_session=not-a-session' }]) {
       const response = await fetch(`${controlUrl}/`, { headers });
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('cache-control'), 'no-cache');
       const html = await response.text();
-      assert.ok(html.includes('<div id="root">') && !html.includes('first-screen'), html);
+      assert.ok(html.includes('<div id="root"></div>') && !html.includes('first-screen') && !html.includes('class="rule"'), html);
+    }
+  });
+
+  it('is painted with no script run at all', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    try {
+      await page.goto(await fx.host.loginUrl());
+      await page.locator('p.rule').waitFor();
+      assert.equal(await page.getByRole('heading', { name: 'Connections', level: 1 }).count(), 1);
+      const picker = page.getByRole('combobox', { name: 'Place' });
+      assert.deepEqual(await picker.locator('option').allTextContents(), ['This machine', 'Crew alpha', 'Workflow <!--<script>x']);
+      // The connection's row, its name as text; nothing of it became an element.
+      const row = page.getByRole('listitem', { name: HOSTILE });
+      assert.equal(await row.locator('.name').textContent(), HOSTILE);
+      assert.equal(await row.locator('.state').textContent(), 'Connected');
+      assert.equal(await page.locator('img').count(), 0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('is taken over by the script where it stands: no mismatch, nothing said on the console, and it works', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const complaints = complaintsOf(page);
+    try {
+      await page.goto(await fx.host.loginUrl());
+      await page.locator('p.rule').waitFor();
+      // The page's scripts held: what shows is the host's HTML.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const hold = async (route: Route) => {
+        await released;
+        await route.continue().catch(() => {});
+      };
+      await context.route(/\/assets\/.*\.js$/, hold);
+      await page.goto(`${controlUrl}/`, { waitUntil: 'commit' });
+      await page.locator('p.rule').waitFor();
+      await page.evaluate(`window.drawnByHost = document.querySelector('p.rule')`);
+      release();
+      // Live once it asked for what the index does not carry (the connectors): the rule the host drew
+      // is the one React kept, and the row's buttons and the picker work.
+      await page.getByText('Loading connectors…').waitFor({ state: 'detached' });
+      assert.equal(await page.evaluate(`document.querySelector('p.rule') === window.drawnByHost`), true);
+      await page.getByRole('button', { name: `Show the details of ${HOSTILE}` }).click();
+      await page.getByRole('button', { name: `Hide the details of ${HOSTILE}` }).waitFor();
+      await page.getByRole('combobox', { name: 'Place' }).selectOption('Crew/alpha');
+      await page.getByText('this crew', { exact: false }).first().waitFor();
+      await context.unroute(/\/assets\/.*\.js$/, hold);
+
+      // What only the browser knows: the remembered place (Crew/alpha, chosen above), a narrow window,
+      // the address's section. The host draws This machine, wide, on Connections; the page moves once it is live.
+      await page.reload();
+      await page.getByText('this crew', { exact: false }).first().waitFor();
+      assert.equal(await page.getByRole('combobox', { name: 'Place' }).inputValue(), 'Crew/alpha');
+      await page.setViewportSize({ width: 400, height: 800 });
+      await page.goto(`${controlUrl}/#skills`);
+      await page.getByRole('heading', { name: 'Skills', level: 1 }).waitFor();
+      assert.equal(await page.title(), 'Persona Workspace');
+      assert.deepEqual(complaints, []);
+    } finally {
+      await context.close();
     }
   });
 

@@ -145,6 +145,8 @@ describe("the index with the first screen's data", () => {
   /** Text that would end the element, open a comment or start a script, were it not escaped. */
   const DATA = { places: [{ label: '</script><script>alert(1)</script><!--', note: 'a & b > c \u2028' }] };
   const ELEMENT = /<script type="application\/json" id="first-screen">([^<]*)<\/script><\/body>/;
+  /** The first screen's HTML as React writes it; `$'` and `$&` would bring parts of the index along if it were used as a replacement pattern. */
+  const DRAWN = '<div class="frame"><p class="rule">Costs $&amp; more $\' and $` here</p></div>';
   let dir: string;
   let server: Server;
   let base: string;
@@ -159,7 +161,9 @@ describe("the index with the first screen's data", () => {
     // Who asks is in a header here; the control plane looks at the session cookie.
     const firstScreen = (req: express.Request) => {
       const who = req.headers['x-who'];
-      return who === 'owner' ? Promise.resolve(DATA) : who === 'broken' ? Promise.reject(new Error('no data')) : undefined;
+      if (who === 'owner') return Promise.resolve({ json: JSON.stringify(DATA) });
+      if (who === 'drawn') return Promise.resolve({ json: JSON.stringify(DATA), html: DRAWN });
+      return who === 'broken' ? Promise.reject(new Error('no data')) : undefined;
     };
     app.use(pageFiles(dir, { firstScreen }));
     server = createServer(app).listen(0, '127.0.0.1');
@@ -198,6 +202,18 @@ describe("the index with the first screen's data", () => {
     assert.equal((await get(`${base}/assets/index-AbC123.js`, { 'X-Who': 'owner' })).body.toString(), SCRIPT);
   });
 
+  it('puts the first screen, when drawn, in #root as it came, and the data before </body>', async () => {
+    const answer = await get(`${base}/`, { 'X-Who': 'drawn', 'Accept-Encoding': 'gzip' });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers['cache-control'], 'no-store');
+    const html = decoded(answer).toString();
+    assert.deepEqual(JSON.parse(ELEMENT.exec(html)?.[1] ?? 'null'), DATA);
+    assert.equal(
+      html.replace(ELEMENT, '</body>'),
+      INDEX.replace('<div id="root"></div>', () => `<div id="root">${DRAWN}</div>`),
+    );
+  });
+
   it('is the index as built for anyone else, and when the data cannot be had', async () => {
     for (const who of ['someone', 'broken']) {
       const answer = await get(`${base}/`, { 'X-Who': who, 'Accept-Encoding': 'br' });
@@ -208,12 +224,13 @@ describe("the index with the first screen's data", () => {
   });
 
   it('escapes every < so that nothing in the data ends the element or opens a comment', () => {
-    const html = embed(INDEX, DATA);
+    const html = embed(INDEX, { json: JSON.stringify(DATA) });
     const json = ELEMENT.exec(html)?.[1];
     assert.ok(json && !json.includes('<'), html);
     assert.ok(json.includes('\\u003c/script>\\u003cscript>'), json);
     assert.deepEqual(JSON.parse(json), DATA);
-    assert.throws(() => embed('<!doctype html><p>no body end', DATA), /no <\/body>/);
+    assert.throws(() => embed('<!doctype html><p>no body end', { json: '{}' }), /no <\/body>/);
+    assert.throws(() => embed('<!doctype html><body></body>', { json: '{}', html: DRAWN }), /no <div id="root"><\/div>/);
   });
 });
 

@@ -19,19 +19,25 @@ const TEXT_TYPES: Record<string, string> = {
 };
 const SUFFIX = { br: '.br', gzip: '.gz' } as const;
 
+/** What the index carries for one request: the first screen's data (JSON), and its HTML when it was drawn. */
+export interface IndexContent {
+  json: string;
+  html?: string;
+}
+
 export interface PageFilesOptions {
   /**
-   * The first screen's data for this request, carried by the index so the page needs no API round
-   * trip to draw it; undefined: the index as built (nobody is signed in).
+   * The first screen for this request, carried by the index so the page needs no API round trip
+   * to draw it, nor a script to paint it; undefined: the index as built (nobody is signed in).
    */
-  firstScreen?: (req: Request) => Promise<unknown> | undefined;
+  firstScreen?: (req: Request) => Promise<IndexContent> | undefined;
 }
 
 /**
  * The built page: each text file in its compressed copy when the browser takes one (brotli before
  * gzip), hashed assets cached for good, everything else (the index) checked again on every load,
  * so a new build shows at once. Files without a compressed copy are served as they are. The
- * signed-in owner's index carries the first screen's data (`firstScreen`) and is never stored.
+ * signed-in owner's index carries the first screen (`firstScreen`) and is never stored.
  */
 export function pageFiles(dir: string, options: PageFilesOptions = {}): RequestHandler {
   const assets = `${dir}${sep}assets${sep}`;
@@ -70,13 +76,13 @@ export function pageFiles(dir: string, options: PageFilesOptions = {}): RequestH
 }
 
 /**
- * The index with the first screen's data in it: made for this request and this person, so never
- * stored. If the data cannot be had, the index as built: the page then asks the API, which says why.
+ * The index with the first screen in it: made for this request and this person, so never stored.
+ * If the data cannot be had, the index as built: the page then asks the API, which says why.
  */
-async function indexWith(dir: string, data: Promise<unknown>, req: Request, res: Response, asBuilt: NextFunction): Promise<void> {
+async function indexWith(dir: string, content: Promise<IndexContent>, req: Request, res: Response, asBuilt: NextFunction): Promise<void> {
   let html: string;
   try {
-    const [file, value] = await Promise.all([readFile(join(dir, 'index.html'), 'utf8'), data]);
+    const [file, value] = await Promise.all([readFile(join(dir, 'index.html'), 'utf8'), content]);
     html = embed(file, value);
   } catch {
     return asBuilt();
@@ -95,15 +101,23 @@ async function indexWith(dir: string, data: Promise<unknown>, req: Request, res:
   res.set('Content-Encoding', encoding).send(body);
 }
 
+const ROOT_ELEMENT = '<div id="root"></div>';
+
 /**
- * `data` as JSON in a `<script type="application/json">` before `</body>`. Every `<` is written as
+ * The first screen's HTML in the page's `#root` (React escaped what it drew from the data), and its
+ * JSON in a `<script type="application/json">` before `</body>`. Every `<` of the JSON is written as
  * `\u003c` (the same string to JSON.parse), so no text in it can end the element or open a comment.
  */
-export function embed(html: string, data: unknown): string {
-  const at = html.lastIndexOf('</body>');
+export function embed(index: string, { json, html }: IndexContent): string {
+  const at = index.lastIndexOf('</body>');
   if (at < 0) throw new Error('The index has no </body>.');
-  const json = JSON.stringify(data).replace(/</g, '\\u003c');
-  return `${html.slice(0, at)}<script type="application/json" id="${FIRST_SCREEN_ID}">${json}</script>${html.slice(at)}`;
+  const data = `<script type="application/json" id="${FIRST_SCREEN_ID}">${json.replace(/</g, '\\u003c')}</script>`;
+  if (html === undefined) return `${index.slice(0, at)}${data}${index.slice(at)}`;
+  const root = index.indexOf(ROOT_ELEMENT);
+  if (root < 0 || root > at) throw new Error(`The index has no ${ROOT_ELEMENT}.`);
+  // Put together by position: the HTML is text of the data's, never a pattern.
+  const rest = root + ROOT_ELEMENT.length;
+  return `${index.slice(0, root)}<div id="root">${html}</div>${index.slice(rest, at)}${data}${index.slice(at)}`;
 }
 
 /**

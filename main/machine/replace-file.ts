@@ -47,3 +47,30 @@ export async function writeAll(fd: number, data: Uint8Array, position = 0): Prom
     });
   }
 }
+
+const PIECE_BYTES = 1024 * 1024;
+const encoder = new TextEncoder();
+/** Pieces kept for the next write: fresh memory costs a page fault per 4 KiB at first touch. */
+const spare: Uint8Array[] = [];
+
+/**
+ * Writes `text` as UTF-8 from the start of `fd`, encoded a piece at a time into a reused buffer
+ * rather than whole into a new one (for 10 MiB, touching a new buffer costs more than the write:
+ * bench/README.md); returns the bytes written. A character is never split between pieces, so the
+ * bytes are exactly Buffer.from(text, 'utf8').
+ */
+export async function writeText(fd: number, text: string): Promise<number> {
+  const piece = spare.pop() ?? new Uint8Array(PIECE_BYTES);
+  let position = 0;
+  try {
+    for (let at = 0; at < text.length;) {
+      const { read, written } = encoder.encodeInto(at === 0 ? text : text.slice(at), piece);
+      await writeAll(fd, piece.subarray(0, written), position);
+      at += read;
+      position += written;
+    }
+  } finally {
+    if (spare.length < 2) spare.push(piece);
+  }
+  return position;
+}

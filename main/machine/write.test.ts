@@ -36,6 +36,17 @@ async function writeWithoutPrivileges(path: string, content: string): Promise<{ 
 }
 
 describe('write', () => {
+  it('writes text larger than its encoding piece byte for byte as UTF-8, no character split', async () => {
+    const path = join(dir, 'large.txt');
+    // A four-byte character across the first piece's 1 MiB end, two lone surrogates (written as
+    // U+FFFD, as Buffer.from does), and a second piece ending in the middle of more text.
+    const text = `${'a'.repeat(1024 * 1024 - 2)}\u{1F600}\uD800x\uDC00${'é'.repeat(700_000)}`;
+    const result = await writeFile({ path, content: text });
+    const expected = Buffer.from(text, 'utf8');
+    assert.equal(result.bytes, expected.length);
+    assert.ok((await readFile(path)).equals(expected));
+  });
+
   it('creates a file and its missing parent folders', async () => {
     const path = join(dir, 'a', 'b', 'c', 'new.txt');
     const result = await writeFile({ path, content: 'héllo\n' });

@@ -2,7 +2,7 @@ import { accessSync, closeSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { MachineError, fileSystemError } from './errors.js';
 import { openSpot, type FileRules } from './file-target.js';
-import { replaceFile, writeAll } from './replace-file.js';
+import { replaceFile, writeAll, writeText } from './replace-file.js';
 
 export interface WriteInput {
   path: string;
@@ -23,7 +23,7 @@ export interface WriteResult {
  * to the folder and file actually written (file-target.ts).
  */
 export async function writeFile(input: WriteInput, rules?: FileRules): Promise<WriteResult> {
-  const data = input.encoding === 'base64' ? decodeBase64(input.content) : Buffer.from(input.content, 'utf8');
+  const data = input.encoding === 'base64' ? decodeBase64(input.content) : undefined;
   const requested = resolve(input.path);
   const spot = openSpot(requested, { rules, create: true, action: 'write' });
   try {
@@ -38,8 +38,15 @@ export async function writeFile(input: WriteInput, rules?: FileRules): Promise<W
       }
     }
     // Keep an existing file's permissions (e.g. an executable script stays executable).
-    await replaceFile(spot, existing ? existing.info.mode & 0o7777 : undefined, (fd) => writeAll(fd, data));
-    return { path: spot.path, bytes: data.length, created: !existing };
+    let bytes = 0;
+    await replaceFile(spot, existing ? existing.info.mode & 0o7777 : undefined, async (fd) => {
+      if (!data) bytes = await writeText(fd, input.content);
+      else {
+        await writeAll(fd, data);
+        bytes = data.length;
+      }
+    });
+    return { path: spot.path, bytes, created: !existing };
   } catch (error) {
     throw fileSystemError(error, requested, 'write');
   } finally {

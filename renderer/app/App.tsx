@@ -8,7 +8,8 @@ import { SkillsSection } from '../features/skills/SkillsSection';
 import { ErrorNote } from '../ui/ErrorNote';
 import { closeOnEscape } from '../ui/keyboard';
 import { Loading } from '../ui/Loading';
-import { readPlace, writePlace } from './remembered-place';
+import { useBrowserValue } from '../ui/useBrowserValue';
+import { placeAtLoad, writePlace } from './remembered-place';
 import { SECTIONS, sectionOf, type SectionId } from './sections';
 
 // The screens the page does not open on come in chunks of their own, loaded when opened.
@@ -22,7 +23,11 @@ export function App() {
   // The server says what changed; the screens' answers are fetched again as it does.
   useChanges();
   const places = useQuery(placesQuery);
-  const [root, setRoot] = useState<string>(() => readPlace());
+  // The place shown last, which only this browser remembers: the host draws This machine, and the page
+  // moves to the remembered one once it is live, as a choice in the picker would.
+  const remembered = useBrowserValue(placeAtLoad, '');
+  const [chosen, setRoot] = useState<string>();
+  const root = chosen ?? remembered;
   const list = places.data?.places ?? [];
   const place = list.find((p) => p.root === root) ?? list[0];
   const section = useSection();
@@ -142,13 +147,12 @@ function SignedOut({ message }: { message: string }) {
   );
 }
 
-/** The open section follows the address's hash, so Back, reload and links work. */
+/** The open section follows the address's hash, so Back, reload and links work; the host, which never sees the hash, draws Connections. */
 function useSection(): SectionId {
-  const [section, setSection] = useState<SectionId>(() => sectionOf(window.location.hash));
-  useEffect(() => {
-    const onHash = () => setSection(sectionOf(window.location.hash));
-    window.addEventListener('hashchange', onHash);
-    return () => window.removeEventListener('hashchange', onHash);
-  }, []);
-  return section;
+  return useBrowserValue(() => sectionOf(window.location.hash), 'connections', onHashChange);
+}
+
+function onHashChange(changed: () => void): () => void {
+  window.addEventListener('hashchange', changed);
+  return () => window.removeEventListener('hashchange', changed);
 }

@@ -12,5 +12,7 @@ export function useNarrowScreen(): boolean {
       return () => query.removeEventListener('change', changed);
     },
     () => window.matchMedia(NARROW).matches,
+    // The host draws the first screen wide; a narrow window folds it once the page is live.
+    () => false,
   );
 }

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../version.js';
 import { trialRun } from './trial-run.js';
 
 /** Cached per PATH: the answer holds while the app runs (installing bubblewrap needs a restart). */
@@ -29,23 +31,42 @@ async function tryBubblewrap(env: NodeJS.ProcessEnv): Promise<string | undefined
   }
 }
 
-const enterChecks = new Map<string, Promise<boolean>>();
-
 /**
- * Whether commands can be entered into a running sandbox here (util-linux's nsenter and setpriv);
- * without them each command gets a bubblewrap of its own, slower but as closed.
+ * How commands are entered into a running sandbox here: the launcher built with the package
+ * (dist/native/sandbox-enter, from sandbox-enter.c: one static exec), else util-linux's nsenter and
+ * setpriv (three execs with /bin/sh joining the control group); without either, each command gets
+ * a bubblewrap of its own, slower but as closed.
  */
-export function canEnterSandboxes(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
-  const key = env.PATH ?? '';
+export type EnterMethod = { readonly kind: 'launcher'; readonly path: string } | { readonly kind: 'nsenter' };
+
+/** Where `npm run build` puts the launcher (scripts/build-launcher.ts); absent where no C compiler was found. */
+export const SANDBOX_LAUNCHER = join(PACKAGE_ROOT, 'dist', 'native', 'sandbox-enter');
+
+const enterChecks = new Map<string, Promise<EnterMethod | undefined>>();
+
+/** How commands are entered into a running sandbox on this machine (see EnterMethod), tried once per PATH and launcher. */
+export function howToEnter(env: NodeJS.ProcessEnv = process.env, launcher = SANDBOX_LAUNCHER): Promise<EnterMethod | undefined> {
+  const key = `${launcher}\0${env.PATH ?? ''}`;
   let check = enterChecks.get(key);
-  if (!check)
-    enterChecks.set(
-      key,
-      (check = Promise.all(['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined)).then(
-        (all) => all.every(Boolean),
-      )),
-    );
+  if (!check) enterChecks.set(key, (check = findEnterMethod(env, launcher)));
   return check;
+}
+
+async function findEnterMethod(env: NodeJS.ProcessEnv, launcher: string): Promise<EnterMethod | undefined> {
+  if ((await trialRun(launcher, ['--version'], env)) === undefined) return { kind: 'launcher', path: launcher };
+  const found = await Promise.all(
+    ['nsenter', 'setpriv'].map(async (program) => (await trialRun(program, ['--version'], env)) === undefined),
+  );
+  return found.every(Boolean) ? { kind: 'nsenter' } : undefined;
+}
+
+/** How sandboxed commands start here, in words, for the server's log. */
+export async function enterMethodWords(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const method = await howToEnter(env);
+  if (method?.kind === 'launcher') return `entered into their place's sandbox by the launcher ${method.path}`;
+  if (method)
+    return `entered into their place's sandbox with nsenter and setpriv (the launcher ${SANDBOX_LAUNCHER} is not there or does not run: it is built where a C compiler is found)`;
+  return 'each run in a bubblewrap of its own (neither the launcher nor nsenter and setpriv are here)';
 }
 
 const sizeChecks = new Map<string, Promise<boolean>>();

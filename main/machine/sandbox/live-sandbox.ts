@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Launch } from '../command-runner.js';
+import type { EnterMethod } from './bubblewrap-check.js';
 import { joinCommand, type PlaceGroup } from './cgroups.js';
 
 /** The namespaces bubblewrap makes, in nsenter's option names. */
@@ -41,15 +42,18 @@ export class LiveSandboxError extends Error {
 }
 
 /**
- * One bubblewrap sandbox kept running (its program sleeps), that commands are entered into with
- * nsenter: a `bash` call then costs a few execs instead of building namespaces and mounts anew.
+ * One bubblewrap sandbox kept running (its program sleeps), that commands are entered into: a
+ * `bash` call then costs an exec or a few instead of building namespaces and mounts anew.
  *
  * The sandbox's namespaces, root and working folder are held open here as file descriptors and
- * handed to nsenter as /proc/self/fd/N, never named by process id: a process id can be reused by
- * another process once the sandbox has ended, a descriptor cannot. nsenter enters them, changes
- * root to the sandbox's root and folder to the place's folder (both inside the sandbox's mounts),
- * then setpriv drops every capability before bash starts. A command leads its own process group
- * (the runner spawns nsenter detached) that stopping it ends, as outside a sandbox.
+ * handed to the command's process as its descriptors 3, 4, ..., never named by process id: a
+ * process id can be reused by another process once the sandbox has ended, a descriptor cannot.
+ * The launcher (sandbox-enter.c) joins the place's control group, enters them, changes root to the
+ * sandbox's root and folder to the place's folder (both inside the sandbox's mounts), drops every
+ * capability and closes every descriptor but stdio before bash starts; where it is not built,
+ * /bin/sh joins the group, nsenter enters (given /proc/self/fd/N) and setpriv drops. A command
+ * leads its own process group (the runner spawns it detached) that stopping it ends, as outside a
+ * sandbox.
  */
 export class LiveSandbox {
   private leases = 0;
@@ -62,9 +66,10 @@ export class LiveSandbox {
   private constructor(
     readonly fingerprint: string,
     private readonly child: ChildProcess,
-    /** In nsenter's order: the namespaces to enter, then the root and the working folder. */
+    /** The namespaces to enter, then the root and the working folder: the command's descriptors 3, 4, ... */
     private readonly handles: readonly FileHandle[],
-    private readonly enterArgs: readonly string[],
+    /** Naming those descriptors: nsenter's options, and the launcher's. */
+    private readonly enterArgs: { readonly nsenter: readonly string[]; readonly launcher: readonly string[] },
     private readonly idleMs: number,
     /** The place's control group, that each command joins before it enters. */
     private readonly group: PlaceGroup | undefined,
@@ -114,7 +119,7 @@ export class LiveSandbox {
       // The sleeping program, not bubblewrap's own first process: as an unprivileged user that one
       // cannot be inspected (it is not dumpable), while a program it has started can be.
       const pid = await firstChildOf(info, child, program.comm);
-      const enterArgs: string[] = [];
+      const enterArgs = { nsenter: [] as string[], launcher: [] as string[] };
       for (const [file, option] of NAMESPACES) {
         const [mine, theirs] = await Promise.all([stat(`/proc/self/ns/${file}`), stat(`/proc/${pid}/ns/${file}`)]);
         if (mine.ino === theirs.ino && mine.dev === theirs.dev) continue; // not a namespace of its own (no user namespace as root)
@@ -124,13 +129,20 @@ export class LiveSandbox {
         const said = expected[`${file}-namespace`];
         if (typeof said === 'number' && (await handle.stat()).ino !== said)
           throw new LiveSandboxError(`The sandbox's ${file} namespace changed while starting.`);
-        enterArgs.push(`--${option}=/proc/self/fd/${2 + handles.length}`);
-        if (option === 'user') enterArgs.push('--preserve-credentials');
+        const fd = 2 + handles.length;
+        enterArgs.nsenter.push(`--${option}=/proc/self/fd/${fd}`);
+        if (option === 'user') enterArgs.nsenter.push('--preserve-credentials');
+        enterArgs.launcher.push('--ns', `${file}:${fd}`);
       }
-      handles.push(await open(`/proc/${pid}/root`, 'r'));
-      enterArgs.push(`--root=/proc/self/fd/${2 + handles.length}`);
-      handles.push(await open(`/proc/${pid}/cwd`, 'r'));
-      enterArgs.push(`--wd=/proc/self/fd/${2 + handles.length}`);
+      for (const [what, option] of [
+        ['root', '--root'],
+        ['cwd', '--wd'],
+      ] as const) {
+        handles.push(await open(`/proc/${pid}/${what}`, 'r'));
+        const fd = 2 + handles.length;
+        enterArgs.nsenter.push(`${option}=/proc/self/fd/${fd}`);
+        enterArgs.launcher.push(option, String(fd));
+      }
       // The descriptors name the sandbox as it was when they were opened: check it still runs.
       if (child.exitCode !== null || child.signalCode !== null)
         throw new LiveSandboxError(`bubblewrap ended while starting: ${stderr.trim() || 'no message'}`);
@@ -151,17 +163,30 @@ export class LiveSandbox {
   }
 
   /**
-   * `bash -c command` entered into the sandbox, with `env`. The sandbox stays up (and its
-   * descriptors open) until release() is called, which the runner does once the command has ended.
+   * `bash -c command` entered into the sandbox `how` (bubblewrap-check.ts), with `env`. The sandbox
+   * stays up (and its descriptors open) until release() is called, which the runner does once the
+   * command has ended.
    */
-  launch(command: string, env: NodeJS.ProcessEnv): Launch {
+  launch(command: string, env: NodeJS.ProcessEnv, how: EnterMethod): Launch {
     if (this.ended) throw new LiveSandboxError('The sandbox has ended.');
     this.leases++;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     let released = false;
     return {
-      ...joinCommand(this.group, 'nsenter', [...this.enterArgs, '--', ...DROP_PRIVILEGES, 'bash', '-c', command]),
+      ...(how.kind === 'launcher'
+        ? {
+            file: how.path,
+            args: [
+              ...(this.group?.procs ?? []).flatMap((procs) => ['--cgroup-procs', procs]),
+              ...this.enterArgs.launcher,
+              '--',
+              'bash',
+              '-c',
+              command,
+            ],
+          }
+        : joinCommand(this.group, 'nsenter', [...this.enterArgs.nsenter, '--', ...DROP_PRIVILEGES, 'bash', '-c', command])),
       env,
       fds: this.handles.map((handle) => handle.fd),
       release: () => {

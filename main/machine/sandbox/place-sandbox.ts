@@ -9,7 +9,7 @@ import { describeNetwork, POLICY_OWNER_HINT, type SandboxPolicy } from '../../pl
 import { configDir } from '../../settings-file.js';
 import type { Launch } from '../command-runner.js';
 import { MachineError } from '../errors.js';
-import { canEnterSandboxes } from './bubblewrap-check.js';
+import { howToEnter } from './bubblewrap-check.js';
 import { bwrapArgs, SANDBOX_DEVICES } from './bwrap-args.js';
 import { joinCommand } from './cgroups.js';
 import { bridgeEnv, proxyEnv, runtimeDir, SandboxNetwork, systemNetworkMachine, type SandboxNetworkSetup } from './network-bridge.js';
@@ -236,32 +236,32 @@ export class PlaceSandbox {
     host: SandboxHost,
     context: PlaceContext = {},
   ): PlaceSandbox {
-    const workspaceRoot = realPathOf(resolve(host.workspaceRoot));
+    // Made before any look-up (each is made once per call): the state dir may not exist yet.
+    const startScript = startScriptFile(host.stateDir);
+    const lookups = new PathLookups();
+    const real = (path: string): string => realPathOf(path, lookups);
+    const workspaceRoot = real(resolve(host.workspaceRoot));
     const platform = host.platform ?? process.platform;
     const enforcer = enforcerFor(platform);
     const seatbelt = enforcer === 'seatbelt';
-    const appPaths = appPathsOf(host).map((path) => realPathOf(path));
+    const appPaths = appPathsOf(host).map(real);
     const sealedPaths = [
-      ...ownerSocketsOf(host.env).map((path) => ({ path: realPathOf(path), why: OWNER_SOCKET })),
-      ...sealedPathsOf(policy, host.env, platform).map((seal) => ({ path: realPathOf(seal.path), why: sealWhy(seal, placeRoot) })),
+      ...ownerSocketsOf(host.env).map((path) => ({ path: real(path), why: OWNER_SOCKET })),
+      ...sealedPathsOf(policy, host.env, platform).map((seal) => ({ path: real(seal.path), why: sealWhy(seal, placeRoot) })),
     ];
     const plan = pathPlan({
-      policy: { kind: policy.kind, folders: policy.folders.map((folder) => realPathOf(folder)) },
+      policy: { kind: policy.kind, folders: policy.folders.map(real) },
       placeLabel,
       workspaceRoot,
-      placeFolder: realPathOf(resolve(host.workspaceRoot, placeRoot)),
-      tempDirs: [
-        ...new Set(
-          (seatbelt ? [tmpdir(), '/private/tmp', '/private/var/tmp'] : [tmpdir(), '/tmp', '/var/tmp']).map((dir) => realPathOf(dir)),
-        ),
-      ],
+      placeFolder: real(resolve(host.workspaceRoot, placeRoot)),
+      tempDirs: [...new Set((seatbelt ? [tmpdir(), '/private/tmp', '/private/var/tmp'] : [tmpdir(), '/tmp', '/var/tmp']).map(real))],
       appPaths,
       sealedPaths,
       socketDirs: seatbelt ? ['/private/var/run'] : ['/run'],
-      otherPlaceFolders: (context.otherPlaceFolders ?? []).map((folder) => realPathOf(folder)),
-      ...(context.outputs !== undefined && { outputs: realPathOf(context.outputs) }),
+      otherPlaceFolders: (context.otherPlaceFolders ?? []).map(real),
+      ...(context.outputs !== undefined && { outputs: real(context.outputs) }),
       systemDirs: seatbelt ? MACOS_SYSTEM_DIRS : SYSTEM_DIRS,
-      skillsDir: realPathOf(resolve(host.skillsDir)),
+      skillsDir: real(resolve(host.skillsDir)),
     });
     // Place reaches any public host through the proxy; strict only the hosts listed (none: no network).
     const network: SandboxNetworkSetup | undefined =
@@ -272,8 +272,6 @@ export class PlaceSandbox {
             socketRoot: join(host.stateDir, 'sandbox-network'),
           }
         : undefined;
-    // Made before the look-ups below: the state dir may not exist yet.
-    const startScript = startScriptFile(host.stateDir);
     const kinds = new Map<string, 'dir' | 'file'>();
     const inodes: Array<[string, number | undefined]> = [];
     for (const path of [
@@ -281,14 +279,14 @@ export class PlaceSandbox {
       ...SANDBOX_DEVICES,
       ...(network ? [runtimeDir()] : []),
     ]) {
-      const info = lstatSync(path, { throwIfNoEntry: false });
+      const info = lookups.lstat(path);
       inodes.push([path, info?.ino]);
       if (info) kinds.set(path, info.isDirectory() ? 'dir' : 'file');
     }
     // Every path the sandbox mounts, by inode: one that appeared (a credential store made since),
     // went or was replaced needs a new live sandbox, whose mounts cover it.
     const identity = JSON.stringify(inodes);
-    const stateDir = realPathOf(resolve(host.stateDir));
+    const stateDir = real(resolve(host.stateDir));
     const privateTemp = seatbelt ? privateTempOf(stateDir, plan.placeFolder) : undefined;
     // The private temp folders are the places' files, not the app's: not walked for hard links.
     const linked = linkedAppFiles(appPaths, join(stateDir, PRIVATE_TEMP_FOLDER));
@@ -353,7 +351,8 @@ export class PlaceSandbox {
     const env = { ...this.env, ...(this.network && proxyEnv()), BASH_ENV: START_SCRIPT_INSIDE };
     // Every process of the place's sandboxes is in the place's control group, with its limits.
     const group = this.limits?.on.groupOf(this.placeRoot, this.plan.placeLabel, this.limits.values);
-    if (!tty && this.sandboxes && (await canEnterSandboxes(env))) {
+    const enter = !tty && this.sandboxes ? await howToEnter(env) : undefined;
+    if (enter && this.sandboxes) {
       const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: true, ...runtime });
       const live = await this.sandboxes.acquire(
         this.placeRoot,
@@ -363,7 +362,7 @@ export class PlaceSandbox {
         this.network,
         group,
       );
-      return live.launch(command, env);
+      return live.launch(command, env, enter);
     }
     const args = bwrapArgs({ plan: this.plan, kinds: this.kinds, cwd: this.plan.placeFolder, newSession: !tty, ...runtime });
     if (!this.network) return { ...joinCommand(group, 'bwrap', [...args, '--', 'bash', '-c', command]), env };
@@ -458,31 +457,68 @@ function linkedAppFiles(roots: readonly string[], skipped: string): LinkedAppFil
  * real path (links resolved) with the rest appended. A dangling link is followed to where it
  * points, since writing through it would create its target.
  */
-export function realPathOf(path: string, hops = 0): string {
+export function realPathOf(path: string, lookups = new PathLookups(), hops = 0): string {
   const rest: string[] = [];
   let current = path;
   for (;;) {
-    try {
-      const real = realpathSync.native(current);
-      return rest.length ? join(real, ...rest.reverse()) : real;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    // Asked first without an exception: most paths a plan names (credential stores) do not exist,
+    // and a thrown error costs far more than the look-up (PlaceSandbox.open runs on every call).
+    const info = lookups.lstat(current);
+    if (info) {
+      const real = lookups.realpath(current);
+      if (real !== undefined) return rest.length ? join(real, ...rest.reverse()) : real;
       let link: string | undefined;
       try {
-        link = readlinkSync(current);
+        link = info.isSymbolicLink() ? readlinkSync(current) : undefined;
       } catch {
         link = undefined;
       }
       if (link !== undefined) {
         if (hops >= MAX_LINK_HOPS) throw new MachineError('not_found', `Too many symbolic links in ${path}.`);
-        return realPathOf(join(resolve(dirname(current), link), ...rest.reverse()), hops + 1);
+        return realPathOf(join(resolve(dirname(current), link), ...rest.reverse()), lookups, hops + 1);
       }
-      const parent = dirname(current);
-      if (parent === current) return path;
-      rest.push(basename(current));
-      current = parent;
     }
+    const parent = dirname(current);
+    if (parent === current) return path;
+    rest.push(basename(current));
+    current = parent;
+  }
+}
+
+/**
+ * The file system look-ups of one resolution, each made once: a plan's paths share their
+ * ancestors (the home folder), and the sandbox's identity looks at the same paths again. Made
+ * afresh for each call, so a change on disk is seen by the next one.
+ */
+export class PathLookups {
+  private readonly infos = new Map<string, Stats | undefined>();
+  private readonly reals = new Map<string, string | undefined>();
+
+  /** lstat, with nothing for a path that is not there (a missing entry, or a file where a folder was expected). */
+  lstat(path: string): Stats | undefined {
+    if (this.infos.has(path)) return this.infos.get(path);
+    let info: Stats | undefined;
+    try {
+      info = lstatSync(path, { throwIfNoEntry: false });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error;
+    }
+    this.infos.set(path, info);
+    return info;
+  }
+
+  /** The real path of an existing path; nothing when it is gone or a dangling link. */
+  realpath(path: string): string | undefined {
+    if (this.reals.has(path)) return this.reals.get(path);
+    let real: string | undefined;
+    try {
+      real = realpathSync.native(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    }
+    this.reals.set(path, real);
+    return real;
   }
 }
 

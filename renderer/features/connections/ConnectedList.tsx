@@ -7,6 +7,7 @@ import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
 import { Loading } from '../../ui/Loading';
+import { useBrowserValue } from '../../ui/useBrowserValue';
 import type { ConnectFlow } from './useConnectFlow';
 
 // Opened by a click, so they come in chunks of their own: the first screen's script is the smaller.
@@ -140,12 +141,14 @@ function ConnectedRow({
   const signInFailed = !pending && c.state === 'sign-in' && c.signIn?.state === 'failed' ? c.signIn : undefined;
 
   const stateText = pending ? 'Signing in…' : signInFailed ? 'Sign-in failed' : STATE_WORDS[c.state];
+  // In the browser's time zone and words, which the host does not know: added once the page is live.
+  const checkedAt = useBrowserValue(() => c.checkedAt && timeOf(c.checkedAt), undefined);
   const detail = [
     `Uses ${mine ? 'your' : `${c.ownerName}’s`} login`,
     c.secretName ? `key from secret ${c.secretName}` : undefined,
     c.clientCredentials ? `client credentials ${c.clientCredentials.clientId}` : undefined,
     c.state === 'connected' && c.tools !== undefined ? `${c.tools} tool${c.tools === 1 ? '' : 's'}` : undefined,
-    c.checkedAt && c.state !== 'checking' ? `checked ${timeOf(c.checkedAt)}` : undefined,
+    checkedAt && c.state !== 'checking' ? `checked ${checkedAt}` : undefined,
   ]
     .filter(Boolean)
     .join(' · ');
@@ -323,14 +326,18 @@ function ConnectedRow({
   );
 }
 
-/** How long the check running now has taken, counted on the page each second (a clock, not a poll). */
+/**
+ * How long the check running now has taken, counted on the page each second (a clock, not a poll);
+ * from the browser's clock, so not in the host's HTML.
+ */
 function Elapsed({ since }: { since: string }) {
-  const [now, setNow] = useState(Date.now);
+  const [now, setNow] = useState<number>();
   useEffect(() => {
+    setNow(Date.now());
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
   }, []);
-  return <> · for {Math.max(0, Math.round((now - Date.parse(since)) / 1000))} s</>;
+  return now === undefined ? null : <> · for {Math.max(0, Math.round((now - Date.parse(since)) / 1000))} s</>;
 }
 
 function SetSecret({
