@@ -20,7 +20,7 @@ const run = promisify(execFile);
 export const LAUNCHER_SOURCE = join('main', 'machine', 'sandbox', 'sandbox-enter.c');
 export const LAUNCHER_OUTPUT = join('dist', 'native', 'sandbox-enter');
 
-const FLAGS = ['-O2', '-s', '-Wall', '-Wextra', '-Werror'];
+const FLAGS = ['-O2', '-s', '-Wall', '-Wextra'];
 
 /**
  * Builds the launcher under `root`; with `onlyStale`, only when the source is newer than the
