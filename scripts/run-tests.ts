@@ -16,6 +16,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -253,6 +254,19 @@ function idleMeter(): () => Promise<number | undefined> {
   };
 }
 
+/**
+ * Starts the run's shared Chromium and names it to the test files in their environment
+ * (test/support/chromium.ts); none where Chromium is missing (the page tests say they are skipped).
+ * Loaded only then: most runs of a few files need no browser.
+ */
+async function shareChromium(): Promise<{ close(): Promise<void> } | undefined> {
+  const { CHROMIUM, launchSharedChromium, SHARED_BROWSER_ENV } = await import('../test/support/chromium.js');
+  if (!existsSync(CHROMIUM)) return undefined;
+  const server = await launchSharedChromium();
+  process.env[SHARED_BROWSER_ENV] = server.wsEndpoint();
+  return server;
+}
+
 /** A job's name in the timings file: the file and its Node, or the command's name. */
 const timingKey = (job: Job): string => (job.node ? `${job.node.label} ${job.name}` : job.name);
 
@@ -371,6 +385,10 @@ async function main(): Promise<number> {
     for (const file of files) jobs.push(testJob(file, node, estimate(node, file), []));
   }
 
+  // One Chromium for every file that drives one, when more than one does (each still opens contexts of its own).
+  const chromiumFiles = new Set(plans.filter((plan) => plan.usesChromium).map((plan) => plan.file));
+  const sharedChromium = jobs.filter((job) => chromiumFiles.has(job.name)).length > 1 ? await shareChromium() : undefined;
+
   const nodes = [...new Set(jobs.flatMap((job) => (job.node ? [job.node] : [])))];
   for (const node of nodes) {
     const count = jobs.filter((job) => job.node === node).length;
@@ -388,7 +406,7 @@ async function main(): Promise<number> {
     console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, times(outcome)].filter(Boolean).join(', ')}`);
     // The whole output of a failure; of every file when files were chosen by hand.
     if (!outcome.ok || !full) console.log(`${outcome.output.replace(/\n*$/, '')}\n`);
-  });
+  }).finally(() => sharedChromium?.close());
 
   await saveTimings(
     Object.fromEntries([...outcomes].filter(([, outcome]) => outcome.ok).map(([job, outcome]) => [timingKey(job), Math.round(outcome.ms)])),

@@ -7,7 +7,8 @@
  *   the network or a child process. So the unit and integration tests whose code under test (the
  *   product modules they import, directly or not) uses one of those run on both Nodes; tests of
  *   plain logic (parsing, ranking, wording) run once. The e2e tests (a browser, the spawned CLI)
- *   run on the system's Node only.
+ *   run on the system's Node only;
+ * - whether it drives Chromium (through test/support/chromium.ts), so that the run can share one.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
@@ -42,11 +43,14 @@ const RUNTIME_USE = /['"](keytar|node-pty)['"]|\bWebAssembly\./;
 /** A path into this repository's build output, as a string in code: `'dist'`, `'../dist/main/cli.js'`. */
 const BUILD_PATH = /['"`](\.\.\/)*dist['"`/]/;
 const PRODUCT = /^(main|common|preload)\//;
+/** What a test that drives a browser imports it from. */
+const CHROMIUM_SUPPORT = 'test/support/chromium.ts';
 
 export interface TestPlan {
   file: string;
   needsBuild: boolean;
   onNode22: boolean;
+  usesChromium: boolean;
 }
 
 /** The relative and bare module specifiers a source imports (static, side-effect and literal dynamic imports). */
@@ -95,7 +99,7 @@ export async function planTests(root: string, files: string[]): Promise<TestPlan
       }
       queue.push(...(await imports(next, text)));
     }
-    plans.push({ file, needsBuild, onNode22: runtime && !file.startsWith('e2e/') });
+    plans.push({ file, needsBuild, onNode22: runtime && !file.startsWith('e2e/'), usesChromium: seen.has(CHROMIUM_SUPPORT) });
   }
   return plans;
 }

@@ -2,14 +2,15 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../test/support/chromium.js';
 import { enterWorkspace, freePort, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { callApi } from '../../test/support/control-api.js';
 
 // What the Agent access and Server page tests share: Debian's Chromium against a real headless
 // host on a fixed port (so its MCP URL stays the same across Stop and Start), in a workspace with a place.
 
-export const CHROMIUM = '/usr/bin/chromium';
+export { launchChromium };
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
 export const OUT = join(ROOT, 'e2e', 'out');
@@ -19,21 +20,6 @@ export const skipReason: string | false = !existsSync(CHROMIUM)
   : !PAGE_BUILT
     ? 'the page is not built (npm run build)'
     : false;
-
-/** Debian's Chromium, headless, as every page test runs it. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
 
 export interface PageFixture {
   fx: HostFixture;
