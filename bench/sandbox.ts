@@ -7,6 +7,7 @@ import { placeFromRoot } from '../main/places/place-root.js';
 import { PlacePolicy } from '../main/mcp/place-policy.js';
 import { defaultLimitValues, SandboxLimits } from '../main/machine/sandbox/sandbox-limits.js';
 import { SandboxPool } from '../main/machine/sandbox/sandbox-pool.js';
+import { howToEnter } from '../main/machine/sandbox/bubblewrap-check.js';
 import { percentile } from './lib/load.js';
 import { log } from './lib/util.js';
 
@@ -14,8 +15,8 @@ import { log } from './lib/util.js';
  * The cost of the sandbox per bash call: `bash -c true` as the machine policy runs it, against the
  * same command under the place and strict policies (the policy read from the access directory, the
  * plan's paths resolved, the place's limits applied, the command entered into the place's live
- * sandbox as the server does; and for comparison a bubblewrap started per call, as a terminal
- * command is), in one process, one call at a time, interleaved call by call (the order rotating)
+ * sandbox as the server does, by the launcher sandbox-enter where it is built, else nsenter and
+ * setpriv; and for comparison a bubblewrap started per call, as a terminal command is), in one process, one call at a time, interleaved call by call (the order rotating)
  * so that the machine's load hits all alike. Goal (issue 23): place and strict at most 15 ms over
  * machine at p50 and at p95.
  *   node --import tsx bench/sandbox.ts [--quick] [--no-per-call]
@@ -109,8 +110,10 @@ try {
     const [p50, p95] = [s.p50 - machine.p50, s.p95 - machine.p95];
     return `${name}: +${p50.toFixed(2)} ms at p50, +${p95.toFixed(2)} ms at p95: ${p50 <= GOAL_MS && p95 <= GOAL_MS ? 'met' : 'NOT met'}`;
   });
+  const enter = await howToEnter();
+  const entered = enter?.kind === 'launcher' ? 'the launcher sandbox-enter' : enter ? 'nsenter and setpriv' : 'a bubblewrap per call';
   const lines = [
-    `load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at the end (${cpus().length} cores); limits: ${enforced}`,
+    `load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at the end (${cpus().length} cores); limits: ${enforced}; live sandboxes entered by ${entered}`,
     '',
     `| policy | calls | p50 (ms) | p95 (ms) | added p50 vs machine (ms) | added p95 vs machine (ms) |`,
     `|---|---|---|---|---|---|`,
