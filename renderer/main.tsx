@@ -1,38 +1,8 @@
-import './app/no-eval';
-import { focusManager } from '@tanstack/react-query';
-import { flushSync } from 'react-dom';
-import { createRoot, hydrateRoot } from 'react-dom/client';
-import { startFirstScreen } from './app/first-screen';
-import { Page, pageClient } from './app/Page';
 import './styles.css';
 
-// Back to the window (a sign-in finished in the browser, another tab changed something): look again.
-// React Query listens for visibilitychange only; switching windows fires just blur and focus.
-focusManager.setEventListener((handleFocus) => {
-  const onVisibility = () => handleFocus(document.visibilityState === 'visible');
-  const onFocus = () => handleFocus(true);
-  const onBlur = () => handleFocus(false);
-  window.addEventListener('visibilitychange', onVisibility, false);
-  window.addEventListener('focus', onFocus, false);
-  window.addEventListener('blur', onBlur, false);
-  return () => {
-    window.removeEventListener('visibilitychange', onVisibility);
-    window.removeEventListener('focus', onFocus);
-    window.removeEventListener('blur', onBlur);
-  };
-});
-
-const client = pageClient();
-const carried = startFirstScreen(client);
-const container = document.getElementById('root')!;
-
-if (carried && container.firstElementChild) {
-  // The host drew the first screen from the same data (renderer/server-render.tsx): it is on screen
-  // already, and this only makes it live.
-  hydrateRoot(container, <Page client={client} />);
-} else {
-  const root = createRoot(container);
-  // Drawn while this script runs rather than in a task after it, which the browser's own work after a
-  // script (storing its compiled code, a collection) would otherwise delay.
-  flushSync(() => root.render(<Page client={client} />));
-}
+// The page itself (start.tsx) is fetched and run after the next frame when the host drew the first
+// screen (#root has its HTML): the browser paints that first, rather than after some 300 KB of script
+// were compiled and ran. Preloading it from the index instead measured worse: its compiling then
+// competes with that first paint (bench/README.md).
+if (document.getElementById('root')?.firstElementChild) requestAnimationFrame(() => setTimeout(() => void import('./start')));
+else void import('./start');

@@ -138,17 +138,11 @@ describe('the first screen', { skip: skipReason }, () => {
       await page.goto(await fx.host.loginUrl());
       await page.locator('p.rule').waitFor();
       // The page's scripts held: what shows is the host's HTML.
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const hold = async (route: Route) => {
-        await released;
-        await route.continue().catch(() => {});
-      };
-      await context.route(/\/assets\/.*\.js$/, hold);
+      const held = await holdScripts(context);
       await page.goto(`${controlUrl}/`, { waitUntil: 'commit' });
       await page.locator('p.rule').waitFor();
       await page.evaluate(`window.drawnByHost = document.querySelector('p.rule')`);
-      release();
+      held.release();
       // Live once it asked for what the index does not carry (the connectors): the rule the host drew
       // is the one React kept, and the row's buttons and the picker work.
       await page.getByText('Loading connectors…').waitFor({ state: 'detached' });
@@ -157,7 +151,6 @@ describe('the first screen', { skip: skipReason }, () => {
       await page.getByRole('button', { name: `Hide the details of ${HOSTILE}` }).waitFor();
       await page.getByRole('combobox', { name: 'Place' }).selectOption('Crew/alpha');
       await page.getByText('this crew', { exact: false }).first().waitFor();
-      await context.unroute(/\/assets\/.*\.js$/, hold);
 
       // What only the browser knows: the remembered place (Crew/alpha, chosen above), a narrow window,
       // the address's section. The host draws This machine, wide, on Connections; the page moves once it is live.
@@ -168,6 +161,26 @@ describe('the first screen', { skip: skipReason }, () => {
       await page.goto(`${controlUrl}/#skills`);
       await page.getByRole('heading', { name: 'Skills', level: 1 }).waitFor();
       assert.equal(await page.title(), 'Persona Workspace');
+      assert.deepEqual(complaints, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('takes a place picked before the page is live as picked', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const complaints = complaintsOf(page);
+    try {
+      await page.goto(await fx.host.loginUrl());
+      await page.locator('p.rule').waitFor();
+      const held = await holdScripts(context);
+      await page.goto(`${controlUrl}/`, { waitUntil: 'commit' });
+      // Picked in the host's HTML, while no script of the page has run.
+      await page.getByRole('combobox', { name: 'Place' }).selectOption(ODD);
+      held.release();
+      await page.getByText('MCP servers the agents of Workflow <!--<script>x can use.').waitFor();
+      assert.equal(await page.getByRole('combobox', { name: 'Place' }).inputValue(), ODD);
       assert.deepEqual(complaints, []);
     } finally {
       await context.close();
@@ -239,6 +252,23 @@ describe('the first screen', { skip: skipReason }, () => {
     }
   });
 });
+
+/** Holds every request for the page's scripts until `release`. */
+async function holdScripts(context: import('playwright-core').BrowserContext): Promise<{ release(): void }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const hold = async (route: Route) => {
+    await released;
+    await route.continue().catch(() => {});
+  };
+  await context.route(/\/assets\/.*\.js$/, hold);
+  return {
+    release: () => {
+      release();
+      void context.unroute(/\/assets\/.*\.js$/, hold);
+    },
+  };
+}
 
 /** Holds every request for the places or a place's connections until `release`; `seen`: their paths, in order. */
 async function holdFirstRequests(context: import('playwright-core').BrowserContext): Promise<{ seen: string[]; release(): void }> {

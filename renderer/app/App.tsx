@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { useChanges } from '../api/changes';
 import { ApiError } from '../api/client';
 import { placesQuery } from '../api/connections';
@@ -43,6 +43,16 @@ export function App() {
     if (place) writePlace(place.root);
   }, [place]);
 
+  // The picker of the host's HTML takes a choice before the page is live, which React does not hear:
+  // as the page goes live, that choice is taken as if made now.
+  const picker = useRef<HTMLSelectElement>(null);
+  const shown = place?.root ?? '';
+  useEffect(() => {
+    // Against what the first render showed (this effect's own), once.
+    const picked = picker.current?.value;
+    if (picked !== undefined && picked !== shown) setRoot(picked);
+  }, []);
+
   if (places.error instanceof ApiError && places.error.status === 401) return <SignedOut message={places.error.message} />;
 
   return (
@@ -83,7 +93,8 @@ export function App() {
             <label className="field rail-place">
               <span className="field-label">Place</span>
               <select
-                value={place?.root ?? ''}
+                ref={picker}
+                value={shown}
                 onChange={(event) => setRoot(event.target.value)}
                 disabled={!list.length}
                 aria-describedby={places.data?.truncated ? 'places-truncated' : undefined}
