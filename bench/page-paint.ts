@@ -3,8 +3,8 @@
  * server, in Debian's headless Chromium, in the same run (issue 28: within 2x).
  *
  * - **The page**: the control plane's `/` (signed in with a login link), the Connections screen of
- *   "This machine": meaningful once the place's connections are shown (`p.rule`, drawn when its
- *   connections have been fetched), at the first paint after that.
+ *   "This machine": meaningful once the place's connections are shown (`p.rule`: in the HTML the
+ *   host draws for the owner, or drawn by the page once it has them), at the first paint after that.
  * - **Static floor**: a plain HTML page with the same heading and rule, written into the built page's
  *   folder for the run (`dist/renderer/bench-static-<random>.html`, removed at the end) and served by
  *   the same control plane; its first paint of the same element.
