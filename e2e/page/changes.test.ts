@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page, Request } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
-import { launchChromium, OUT, skipReason } from './page-support.js';
+import { launchChromium, skipReason } from './page-support.js';
 
 // One truth, pushed: a state changed through the API, by the CLI in another process, or by an
 // upstream server itself reaches the open page within a second, with no reload and nothing asked
@@ -74,7 +73,6 @@ describe('the page follows every change as it happens', { skip: skipReason }, ()
   const rowText = (name: string) => `(document.querySelector('li[aria-label=${JSON.stringify(name)}]')?.textContent ?? '')`;
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     workspace = await enterWorkspace('pw-changes-', ['Crew/alpha']);
     upstream = await startUpstream({ name: 'live' });
     keyed = await startUpstream({ name: 'keyed', apiKey: { header: 'X-Api-Key', value: RIGHT_KEY } });

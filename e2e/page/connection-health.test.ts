@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
-import { launchChromium, OUT, skipReason } from './page-support.js';
+import { launchChromium, screenshot, skipReason } from './page-support.js';
 
 // The page shows what a connection's server really answered: a refused key and an unreachable
 // server on the row with Fix, Retry and Remove (never "connected"); fixing it in place, with a
@@ -22,13 +20,12 @@ describe('the page: connections that do not work, and fixing them in place', { s
   let page: Page;
   let api: (method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>;
 
-  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-health-${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, `page-health-${name}`);
   const connected = () => page.getByRole('region', { name: 'Connected' });
   const available = () => page.getByRole('region', { name: 'Available' });
   const row = (name: string) => connected().getByRole('listitem').filter({ hasText: name });
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: RIGHT_KEY } });
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_UPSTREAM_TIMEOUT: '3' });
     const controlUrl = await fx.host.open();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { callApi } from '../../test/support/control-api.js';
@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SignJWT } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, OUT, skipReason, tabUntil } from './page-support.js';
+import { launchChromium, screenshot, skipReason, tabUntil } from './page-support.js';
 import { startRegistryFixture, type RegistryFixture } from '../fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 
@@ -29,12 +29,11 @@ describe('the page: connections of a place', { skip }, () => {
   let browser: Browser;
   let page: Page;
 
-  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, `page-${name}`);
   const connected = () => page.getByRole('region', { name: 'Connected' });
   const available = () => page.getByRole('region', { name: 'Available' });
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     workspace = await enterWorkspace('pw-page-', ['Crew/alpha']);
     upstream = await startUpstream({ name: 'issues', apiKey: { header: 'X-Api-Key', value: API_KEY } });
     registry = await startRegistryFixture({ mode: 'http-500' });

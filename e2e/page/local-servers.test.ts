@@ -11,7 +11,7 @@ import { parse } from 'jsonc-parser';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { LOCAL_SERVER_SCRIPT, npxArgs, packLocalServer } from '../fixtures/local-server.js';
-import { launchChromium, OUT, skipReason } from './page-support.js';
+import { launchChromium, screenshot, skipReason } from './page-support.js';
 
 // Local servers and the MCP clients on this machine, on the page in Debian's Chromium against a
 // real headless host: a command added with its variable from a new place secret, its stderr in its
@@ -36,7 +36,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
   const files: Record<string, string> = {};
   const originals = new Map<string, string>();
 
-  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-local-${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, `page-local-${name}`);
   const connected = () => page.getByRole('region', { name: 'Connected' });
   const available = () => page.getByRole('region', { name: 'Available' });
   const connectionOf = async (displayName: string) =>
@@ -45,7 +45,6 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     );
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     workspace = await enterWorkspace('pw-page-local-', ['Crew/alpha']);
     home = await mkdtemp(join(tmpdir(), 'pw-page-local-home-'));
     const tarball = await packLocalServer(join(workspace.dir, 'Crew', 'alpha'));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, OUT, skipReason, tabUntil } from './page-support.js';
+import { launchChromium, screenshot, skipReason, tabUntil } from './page-support.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.js';
 
 // Signing in from the page: Connect opens the provider's sign-in in a new tab (a real
@@ -28,12 +28,11 @@ describe('the page: signing in to connections', { skip }, () => {
   let browser: Browser;
   let page: Page;
 
-  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, `page-${name}`);
   const connected = () => page.getByRole('region', { name: 'Connected' });
   const available = () => page.getByRole('region', { name: 'Available' });
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     workspace = await enterWorkspace('pw-page-oauth-', ['Crew/ops']);
     delete process.env.BROWSER; // the page opens the sign-in, not the host
     provider = await startOAuthFixture({ moreServices: ['docs/mcp', 'builds/mcp'] });

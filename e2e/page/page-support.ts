@@ -13,7 +13,7 @@ import { callApi } from '../../test/support/control-api.js';
 export { launchChromium };
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PAGE_BUILT = existsSync(join(ROOT, 'dist', 'renderer', 'index.html'));
-export const OUT = join(ROOT, 'e2e', 'out');
+const OUT = join(ROOT, 'e2e', 'out');
 
 export const skipReason: string | false = !existsSync(CHROMIUM)
   ? `${CHROMIUM} is missing (apt-get install chromium)`
@@ -37,7 +37,6 @@ export interface PageFixture {
 
 /** A host in a fresh workspace with `Crew/alpha`, and a signed-in page on `#<section>` that may use the clipboard. */
 export async function openPage(section: 'access' | 'server', heading: string): Promise<PageFixture> {
-  await mkdir(OUT, { recursive: true });
   const workspace = await enterWorkspace(`pw-page-${section}-`, ['Crew/alpha']);
   const port = await freePort();
   const fx = await startHost({ port }, { WORKSPACE_SECRET_STORE: 'file' });
@@ -58,15 +57,23 @@ export async function openPage(section: 'access' | 'server', heading: string): P
     page,
     controlUrl,
     api: (method, path, body) => callApi(controlUrl, adminToken, method, path, body),
-    shot: async (name) => {
-      await page.screenshot({ path: join(OUT, `page-${section}-${name}.png`), fullPage: true });
-    },
+    shot: (name) => screenshot(page, `page-${section}-${name}`),
     close: async () => {
       await browser.close();
       await fx.close();
       await workspace.leave();
     },
   };
+}
+
+/**
+ * Saves a full-page screenshot of `page` as e2e/out/<name>.png, for a person to look at, when
+ * PAGE_SCREENSHOTS=1. No test reads them, and each costs about 0.35 s of CPU (some 90 in a run).
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.PAGE_SCREENSHOTS !== '1') return;
+  await mkdir(OUT, { recursive: true });
+  await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 }
 
 /** Presses Tab (or Shift+Tab backwards) until `check` (a page expression) is true. */

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { AccessDirectory } from '../../main/places/access-directory.js';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, OUT, skipReason } from './page-support.js';
+import { launchChromium, screenshot, skipReason } from './page-support.js';
 
 // The place header's agent policy in Debian's Chromium against a real headless host.
 
@@ -21,7 +21,6 @@ describe("the page: a place's agent policy", { skip }, () => {
   const form = () => page.getByRole('form', { name: 'Agent policy' });
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     workspace = await enterWorkspace('pw-page-policy-', ['Crew/alpha']);
     fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'file' });
     browser = await launchChromium();
@@ -71,7 +70,7 @@ describe("the page: a place's agent policy", { skip }, () => {
     await fold().click();
     const access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
     assert.deepEqual(access.places['Crew/alpha'], { policy: { kind: 'strict', folders: ['/srv/shared'] } });
-    await page.screenshot({ path: join(OUT, 'page-policy-strict.png'), fullPage: true });
+    await screenshot(page, 'page-policy-strict');
   });
 
   it('says what is wrong with a folder and keeps the saved policy', async () => {
@@ -151,6 +150,6 @@ describe("the page: a place's agent policy", { skip }, () => {
     access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
     assert.deepEqual(access.places['Crew/alpha'].policy.limits, { processes: 128 });
     if (!inEffect.processes.unenforced) await limits.getByText('In effect: 128.').waitFor();
-    await page.screenshot({ path: join(OUT, 'page-policy-seals-limits.png'), fullPage: true });
+    await screenshot(page, 'page-policy-seals-limits');
   });
 });

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, freePort, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 import { callApi } from '../../test/support/control-api.js';
-import { launchChromium, OUT, pageUntil, skipReason } from './page-support.js';
+import { launchChromium, pageUntil, screenshot, skipReason } from './page-support.js';
 
 // The page says only what is true and readable (issue 26, item 4), in Debian's Chromium against a
 // real headless host, real upstream MCP servers (one that works, one that hangs) and a dead address.
@@ -41,12 +41,11 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     );
     return { child, done };
   };
-  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-readable-${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, `page-readable-${name}`);
   const connected = () => page.getByRole('region', { name: 'Connected' });
   const available = () => page.getByRole('region', { name: 'Available' });
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     workspace = await enterWorkspace('pw-page-readable-', ['Crew/alpha']);
     good = await startUpstream({ name: 'notes' });
     hanging = await startUpstream({ name: 'stuck' });

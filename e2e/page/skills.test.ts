@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, OUT, pageUntil, skipReason as skip, tabUntil } from './page-support.js';
+import { launchChromium, pageUntil, screenshot, skipReason as skip, tabUntil } from './page-support.js';
 
 // The Skills screen in Debian's Chromium against a real headless host and a real skills folder:
 // what the page does is checked on disk and through an MCP client of the same host.
@@ -40,7 +40,7 @@ describe('the page: skills', { skip }, () => {
   let browser: Browser;
   let page: Page;
 
-  const shot = (name: string) => page.screenshot({ path: join(OUT, `page-skills-${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, `page-skills-${name}`);
   const installed = () => page.getByRole('region', { name: 'Installed' });
   const notLoaded = () => page.getByRole('region', { name: 'Not loaded' });
   const skill = (name: string) => page.getByRole('region', { name, exact: true });
@@ -50,7 +50,6 @@ describe('the page: skills', { skip }, () => {
   };
 
   before(async () => {
-    await mkdir(OUT, { recursive: true });
     dir = await realpath(await mkdtemp(join(tmpdir(), 'pw-page-skills-')));
     skillsDir = join(dir, 'skills');
     await put('deploy/SKILL.md', DEPLOY);
