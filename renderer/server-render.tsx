@@ -6,7 +6,7 @@ import { Page, pageClient } from './app/Page';
 /**
  * The first screen as HTML, for the host to put in the signed-in owner's index: the page's own tree
  * over a query cache filled from the very JSON the index carries, as the browser fills it before it
- * takes this HTML over (hydrateRoot in main.tsx). React escapes every text and attribute in it.
+ * takes this HTML over (hydrateRoot in start.tsx). React escapes every text and attribute in it.
  */
 export const renderFirstScreen: RenderFirstScreen = (json) => {
   const carried = firstScreenIn(json);

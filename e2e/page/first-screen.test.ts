@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Browser, Page, Route } from 'playwright-core';
 import { firstScreen } from '../../common/api/first-screen.js';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
+import { cliSandbox } from '../fixtures/cli-process.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 import { launchChromium, skipReason } from './page-support.js';
 
@@ -249,6 +254,41 @@ describe('the first screen', { skip: skipReason }, () => {
       await page.locator('p.rule').waitFor();
     } finally {
       await context.close();
+    }
+  });
+});
+
+describe('the first screen when the host cannot draw it', { skip: skipReason }, () => {
+  let app: string;
+
+  before(async () => {
+    // The built program and page as installed, without the render of the first screen.
+    app = await mkdtemp(join(tmpdir(), 'pw-no-render-'));
+    await cp(fileURLToPath(new URL('../../dist', import.meta.url)), join(app, 'dist'), { recursive: true });
+    await rm(join(app, 'dist', 'server-render'), { recursive: true });
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'persona-mcp-workspace', version: '0.0.0', type: 'module' }));
+  });
+  after(() => rm(app, { recursive: true, force: true }));
+
+  it("serves the owner's index with the data only, and says why in the log", async () => {
+    const cli = cliSandbox('pw-no-render-cli-', join(app, 'dist', 'main', 'cli.js'));
+    const server = await cli.serve();
+    try {
+      const link = /(http:\/\/127\.0\.0\.1:\d+\/login\?token=\S+)\n/.exec(server.stdout())![1]!;
+      const login = await fetch(link, { redirect: 'manual' });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const index = await fetch(new URL('/', link), { headers: { Cookie: cookie } });
+      assert.equal(index.status, 200);
+      assert.equal(index.headers.get('cache-control'), 'no-store');
+      const html = await index.text();
+      assert.ok(html.includes('<div id="root"></div>') && DATA.test(html), html);
+      const said = server.stdout() + server.stderr();
+      assert.match(said, /The page's first screen is not drawn on the server: its render did not load \(.*first-screen\.js/);
+      // The session (a secret) is nowhere in what it said.
+      assert.ok(!said.includes(cookie.split('=')[1]!), said);
+    } finally {
+      await server.stop();
+      await cli.remove();
     }
   });
 });

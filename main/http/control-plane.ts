@@ -78,7 +78,7 @@ export function controlPlane(services: Services, options: ControlPlaneOptions): 
   app.use('/api', express.json({ limit: API_BODY_LIMIT }), ownerOnly(services), apiRoutes(services, options.host));
 
   if (existsSync(options.pageDir)) {
-    // The signed-in owner's index carries the first screen's data; anyone else's is the file as built.
+    // The signed-in owner's index carries the first screen, its data and its HTML; anyone else's is the file as built.
     const firstScreen = (req: Request) =>
       services.admin.isSession(cookie(req.headers.cookie, SESSION_COOKIE)) ? firstScreenOf(services) : undefined;
     app.use(pageFiles(options.pageDir, { firstScreen }));
