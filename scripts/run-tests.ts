@@ -23,7 +23,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtPath, builtUrl } from '../test/support/built.js';
 import { buildTests } from './test-build.js';
-import { planTests } from './test-plan.js';
+import { planTests, type TestPlan } from './test-plan.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where test files live. */
@@ -272,6 +272,21 @@ async function shareChromium(): Promise<{ close(): Promise<void> } | undefined> 
   return server;
 }
 
+/** Which files run on Node 22 and why, which do not and why (test-plan.ts). */
+function node22Selection(plans: TestPlan[]): string {
+  const on = plans.filter((plan) => plan.onNode22);
+  const native = on.filter((plan) => plan.runtimeUses.some((use) => use === 'keytar' || use === 'node-pty'));
+  const wasm = on.filter((plan) => !native.includes(plan) && plan.runtimeUses.includes('WebAssembly'));
+  const nodeOnly = on.filter((plan) => !native.includes(plan) && !wasm.includes(plan));
+  const nodeModules = [...new Set(nodeOnly.flatMap((plan) => plan.runtimeUses))].sort();
+  const e2e = plans.filter((plan) => plan.file.startsWith('e2e/')).length;
+  return (
+    `On Node 22, the files whose product code uses what can differ between two Nodes: a native module (${native.length}), ` +
+    `WebAssembly (${wasm.length}), Node's own modules only (${nodeOnly.length}: ${nodeModules.join(', ')}). ` +
+    `Not there: ${plans.length - on.length - e2e} of plain logic, and the ${e2e} e2e files.`
+  );
+}
+
 /** A job's name in the timings file: the file and its Node, or the command's name. */
 const timingKey = (job: Job): string => (job.node ? `${job.node.label} ${job.name}` : job.name);
 
@@ -411,7 +426,7 @@ async function main(): Promise<number> {
     const version = node === system ? process.version : (await runProcess(node.path, ['--version'], process.env, 60_000)).output.trim();
     console.log(`${count} test files on ${node.label} (${version}, ${node.path})`);
   }
-  if (full && typeof second === 'string') console.log(`Node 22 pass skipped: ${second}.`);
+  if (full) console.log(typeof second === 'string' ? `Node 22 pass skipped: ${second}.` : node22Selection(plans));
   console.log(`${WORKERS} at a time, up to ${MAX_WORKERS} while the cores are idle\n`);
 
   const { outcomes, idleShare } = await runPool(jobs, (job, outcome) => {

@@ -39,7 +39,7 @@ const RUNTIME_MODULES = new Set(
   ].flatMap((name) => [`node:${name}`, name]),
 );
 /** Modules loaded by name at runtime (optional native modules), and the runtime's WebAssembly. */
-const RUNTIME_USE = /['"](keytar|node-pty)['"]|\bWebAssembly\./;
+const RUNTIME_USE = /['"](keytar|node-pty)['"]|\b(WebAssembly)\./g;
 /** A path into this repository's build output, as a string in code: `'dist'`, `'../dist/main/cli.js'`. */
 const BUILD_PATH = /['"`](\.\.\/)*dist['"`/]/;
 const PRODUCT = /^(main|common|preload)\//;
@@ -50,6 +50,11 @@ export interface TestPlan {
   file: string;
   needsBuild: boolean;
   onNode22: boolean;
+  /**
+   * What of the runtime its product code uses, that can differ between two Nodes: the native
+   * modules (`keytar`, `node-pty`), `WebAssembly`, and Node's own modules (`node:fs`, ...).
+   */
+  runtimeUses: string[];
   usesChromium: boolean;
 }
 
@@ -82,7 +87,7 @@ export async function planTests(root: string, files: string[]): Promise<TestPlan
   const plans: TestPlan[] = [];
   for (const file of files) {
     let needsBuild = false;
-    let runtime = false;
+    const runtimeUses = new Set<string>();
     const seen = new Set<string>();
     const queue = [file];
     while (queue.length > 0) {
@@ -92,14 +97,21 @@ export async function planTests(root: string, files: string[]): Promise<TestPlan
       const text = await read(next);
       if (text === undefined) continue;
       if (PRODUCT.test(next) && !next.endsWith('.test.ts')) {
-        runtime ||= RUNTIME_USE.test(text) || specifiers(text).some((s) => RUNTIME_MODULES.has(s));
+        for (const [, native, wasm] of text.matchAll(RUNTIME_USE)) runtimeUses.add((native ?? wasm)!);
+        for (const spec of specifiers(text)) if (RUNTIME_MODULES.has(spec)) runtimeUses.add(spec.replace(/^(node:)?/, 'node:'));
       } else {
         // The product finds its own files wherever it is installed; a test names the build's.
         needsBuild ||= BUILD_PATH.test(text);
       }
       queue.push(...(await imports(next, text)));
     }
-    plans.push({ file, needsBuild, onNode22: runtime && !file.startsWith('e2e/'), usesChromium: seen.has(CHROMIUM_SUPPORT) });
+    plans.push({
+      file,
+      needsBuild,
+      onNode22: runtimeUses.size > 0 && !file.startsWith('e2e/'),
+      runtimeUses: [...runtimeUses].sort(),
+      usesChromium: seen.has(CHROMIUM_SUPPORT),
+    });
   }
   return plans;
 }
