@@ -7,7 +7,7 @@
  * is `npm run typecheck`), with `import.meta.url` set to the source file's URL: what a test or
  * module finds beside itself (fixtures, README.md, package.json, a `.ts` it hands to a child
  * process) is found where it is in the source tree. A source map per file, so that stack traces
- * (`--enable-source-maps`) name the .ts file and line.
+ * (`--enable-source-maps`, in a run of files chosen by hand) name the .ts file and line.
  *
  * Only sources whose size or modification time changed since the last build are compiled again;
  * outputs whose source is gone are removed.
