@@ -172,7 +172,7 @@ describe('the first screen', { skip: skipReason }, () => {
     }
   });
 
-  it('takes a place picked before the page is live as picked', async () => {
+  it('takes a place picked and a search typed before the page is live as picked and typed', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const complaints = complaintsOf(page);
@@ -186,6 +186,16 @@ describe('the first screen', { skip: skipReason }, () => {
       held.release();
       await page.getByText('MCP servers the agents of Workflow <!--<script>x can use.').waitFor();
       assert.equal(await page.getByRole('combobox', { name: 'Place' }).inputValue(), ODD);
+      // Back to This machine (remembered for the next load), then the same for the search.
+      await page.getByRole('combobox', { name: 'Place' }).selectOption('');
+      await page.getByRole('listitem', { name: HOSTILE }).waitFor();
+      const again = await holdScripts(context);
+      await page.goto(`${controlUrl}/`, { waitUntil: 'commit' });
+      await page.getByRole('searchbox', { name: 'Search connectors' }).fill('deepwiki');
+      again.release();
+      await page.getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
+      assert.equal(await page.getByRole('searchbox', { name: 'Search connectors' }).inputValue(), 'deepwiki');
+      assert.equal(await page.getByRole('button', { name: 'Connect Linear' }).count(), 0);
       assert.deepEqual(complaints, []);
     } finally {
       await context.close();

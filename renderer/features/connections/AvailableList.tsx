@@ -38,6 +38,12 @@ export function AvailableList({
   const client = useQueryClient();
   const [unlisted, setUnlisted] = useState<'remote' | 'local'>('remote');
   const [typed, setTyped] = useState('');
+  // Typed into the host's HTML before the page was live, which React did not hear: taken as typed now.
+  const searchRef = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    const early = searchRef.current?.value;
+    if (early) setTyped(early);
+  }, []);
   // The box answers every keystroke at once; the list follows as soon as it can.
   const search = useDeferredValue(typed.trim());
   const [showAll, setShowAll] = useState(false);
@@ -81,6 +87,7 @@ export function AvailableList({
         </label>
         <input
           id="catalog-search"
+          ref={searchRef}
           type="search"
           placeholder="Search connectors"
           value={typed}
