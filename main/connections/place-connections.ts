@@ -358,7 +358,7 @@ export class PlaceConnections {
     const facts = await this.facts(place, [connection]);
     const blocked = this.gate(dir, place, connection, facts);
     if (blocked) return this.view(dir, person, place, connection, facts);
-    await this.deps.health.check(connection);
+    await this.deps.health.checkAgain(connection);
     return this.view(dir, person, place, connection, facts);
   }
 
@@ -589,7 +589,7 @@ export class PlaceConnections {
   /** Saves a place secret (see PlaceSecretsAccess.set); the connections that send it are measured again with its new value. */
   async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
     this.secretNamesCache.delete(place.root);
-    for (const c of await this.secrets.set(person, place, name, value, options)) void this.deps.health.check(c);
+    for (const c of await this.secrets.set(person, place, name, value, options)) void this.deps.health.checkAgain(c);
     this.changed(place.root);
   }
 

@@ -176,6 +176,43 @@ describe('ConnectionHealth', () => {
     }
   });
 
+  it('checks again for a person who asks while a check runs: the answer comes from a check begun after the ask', async () => {
+    const changing = await startUpstream({ name: 'changing' });
+    changing.setMode('hang');
+    // Its own gateway with a short wait, so that the check begun before the ask ends soon.
+    const quick = new Gateway({
+      timeoutMs: 1_500,
+      allowPrivateNetwork: true,
+      appPorts: () => [],
+      credentials: async () => ({}),
+      signedFetch: (_c, base) => base,
+      local: {
+        start: () => Promise.reject(new Error('no local servers in this test')),
+        policyKey: async () => '',
+        logDir: tmpdir(),
+        idleMs: 60_000,
+      },
+    });
+    const own = new ConnectionHealth({ gateway: quick, firstBackoffMs: 60_000, maxBackoffMs: 60_000 });
+    const connection = connectionTo(changing.url, 'u0123abcd__changing');
+    try {
+      const before = own.check(connection);
+      await waitFor(() => changing.openSockets() > 0, 10_000, 'the first check to reach the server');
+      // What the person changed, then their Test: joining the check already running would answer
+      // what the server said before the change.
+      changing.setMode('ok');
+      const asked = own.checkAgain(connection);
+      await before;
+      const measured = await asked;
+      assert.equal(measured.kind, 'ok', JSON.stringify(measured));
+      assert.equal(own.health(connection).last?.kind, 'ok');
+    } finally {
+      own.close();
+      await quick.closeAll();
+      await changing.close();
+    }
+  });
+
   it('starts afresh when the record changes (a new URL is a new server)', async () => {
     const connection = connectionTo(upstream.url, 'u0123abcd__moved');
     await health.check(connection);

@@ -81,6 +81,16 @@ export class ConnectionHealth {
     return this.measure(this.entryOf(connection), true);
   }
 
+  /**
+   * Checks the server for someone who asks after changing something (Test, a new secret): a check
+   * running now began before the ask and may answer what the server said before the change, so it
+   * is waited for and a new one made (asks at the same time share that one).
+   */
+  async checkAgain(connection: PlaceConnection): Promise<Measured> {
+    await this.entryOf(connection).running?.catch(() => undefined);
+    return this.check(connection);
+  }
+
   /** Starts a check of a connection that was never checked; the result comes to listeners. */
   ensureChecked(connection: PlaceConnection): void {
     const entry = this.entryOf(connection);
