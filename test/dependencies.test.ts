@@ -50,7 +50,7 @@ describe("the user's install", () => {
     );
   });
 
-  it('packs the built product and its install check only: no sources, tests, benchmarks, other scripts or source maps', async () => {
+  it('packs the built product (with the sandbox launcher and the server render of the page) and its install check only: no sources, tests, benchmarks, other scripts or source maps', async () => {
     const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
       cwd: ROOT,
       maxBuffer: 16 * 1024 * 1024,
@@ -62,8 +62,9 @@ describe("the user's install", () => {
     );
     const other = files.filter(
       (path) =>
-        !/^(package\.json|README\.md|dist\/(main|common|preload|renderer|wasm)\/.+|scripts\/check-native-modules\.mjs)$/.test(path) ||
-        /\.test\.js$|\.map$/.test(path),
+        !/^(package\.json|README\.md|dist\/(main|common|preload|renderer|server-render|wasm)\/.+|dist\/native\/sandbox-enter|scripts\/check-native-modules\.mjs)$/.test(
+          path,
+        ) || /\.test\.js$|\.map$/.test(path),
     );
     assert.deepEqual(other, []);
   });

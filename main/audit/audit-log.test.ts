@@ -106,7 +106,7 @@ describe('AuditLog', () => {
     let fileRequests = 0;
     const hook = createHook({
       init(_id, type) {
-        if (type.startsWith('FSREQ') && /audit-log\.ts/.test(new Error().stack ?? '')) fileRequests += 1;
+        if (type.startsWith('FSREQ') && /audit-log\.[jt]s:/.test(new Error().stack ?? '')) fileRequests += 1;
       },
     });
     hook.enable();
