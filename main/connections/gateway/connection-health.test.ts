@@ -206,6 +206,16 @@ describe('ConnectionHealth', () => {
       const measured = await asked;
       assert.equal(measured.kind, 'ok', JSON.stringify(measured));
       assert.equal(own.health(connection).last?.kind, 'ok');
+
+      // Cancelled while the ask waits for it: the ask hears the cancel, and no new check starts.
+      changing.setMode('hang');
+      const stuck = own.check(connection);
+      await waitFor(() => own.health(connection).checking, 10_000, 'a check to run');
+      const waiting = own.checkAgain(connection);
+      await own.cancel(connection);
+      assert.equal((await stuck).kind, 'cancelled');
+      assert.equal((await waiting).kind, 'cancelled');
+      assert.equal(own.health(connection).checking, false, 'no check started after the cancel');
     } finally {
       own.close();
       await quick.closeAll();

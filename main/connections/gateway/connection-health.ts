@@ -84,10 +84,12 @@ export class ConnectionHealth {
   /**
    * Checks the server for someone who asks after changing something (Test, a new secret): a check
    * running now began before the ask and may answer what the server said before the change, so it
-   * is waited for and a new one made (asks at the same time share that one).
+   * is waited for and a new one made (asks at the same time share that one). If a person cancels
+   * that check meanwhile, the ask hears the cancel and nothing more is asked of the server.
    */
   async checkAgain(connection: PlaceConnection): Promise<Measured> {
-    await this.entryOf(connection).running?.catch(() => undefined);
+    const earlier = await this.entryOf(connection).running?.catch(() => undefined);
+    if (earlier?.kind === 'cancelled') return earlier;
     return this.check(connection);
   }
 
