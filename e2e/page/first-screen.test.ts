@@ -142,9 +142,7 @@ describe('the first screen', { skip: skipReason }, () => {
     try {
       await page.goto(await fx.host.loginUrl());
       await page.locator('p.rule').waitFor();
-      // The page's scripts held: what shows is the host's HTML.
-      const held = await holdScripts(context);
-      await page.goto(`${controlUrl}/`, { waitUntil: 'commit' });
+      const held = await loadWithScriptsHeld(page, `${controlUrl}/`);
       await page.locator('p.rule').waitFor();
       await page.evaluate(`window.drawnByHost = document.querySelector('p.rule')`);
       held.release();
@@ -179,8 +177,7 @@ describe('the first screen', { skip: skipReason }, () => {
     try {
       await page.goto(await fx.host.loginUrl());
       await page.locator('p.rule').waitFor();
-      const held = await holdScripts(context);
-      await page.goto(`${controlUrl}/`, { waitUntil: 'commit' });
+      const held = await loadWithScriptsHeld(page, `${controlUrl}/`);
       // Picked in the host's HTML, while no script of the page has run.
       await page.getByRole('combobox', { name: 'Place' }).selectOption(ODD);
       held.release();
@@ -189,8 +186,7 @@ describe('the first screen', { skip: skipReason }, () => {
       // Back to This machine (remembered for the next load), then the same for the search.
       await page.getByRole('combobox', { name: 'Place' }).selectOption('');
       await page.getByRole('listitem', { name: HOSTILE }).waitFor();
-      const again = await holdScripts(context);
-      await page.goto(`${controlUrl}/`, { waitUntil: 'commit' });
+      const again = await loadWithScriptsHeld(page, `${controlUrl}/`);
       await page.getByRole('searchbox', { name: 'Search connectors' }).fill('deepwiki');
       again.release();
       await page.getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
@@ -303,8 +299,9 @@ describe('the first screen when the host cannot draw it', { skip: skipReason }, 
   });
 });
 
-/** Holds every request for the page's scripts until `release`. */
-async function holdScripts(context: import('playwright-core').BrowserContext): Promise<{ release(): void }> {
+/** Loads `url` in `page` with every request for the page's scripts held until `release`: what shows is the host's HTML. */
+async function loadWithScriptsHeld(page: Page, url: string): Promise<{ release(): void }> {
+  const context = page.context();
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   const hold = async (route: Route) => {
@@ -312,6 +309,7 @@ async function holdScripts(context: import('playwright-core').BrowserContext): P
     await route.continue().catch(() => {});
   };
   await context.route(/\/assets\/.*\.js$/, hold);
+  await page.goto(url, { waitUntil: 'commit' });
   return {
     release: () => {
       release();
