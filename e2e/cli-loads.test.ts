@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -75,7 +77,7 @@ describe('what each subcommand loads', () => {
   /** Runs the bundled CLI; answers the source files (repo-relative) behind every bundle file it loaded. */
   async function sourcesLoadedBy(
     args: string[],
-    options: { stdin?: string; env?: NodeJS.ProcessEnv; stopAt?: RegExp } = {},
+    options: { stdin?: string; env?: NodeJS.ProcessEnv; stopAt?: RegExp; untilLoaded?: RegExp } = {},
   ): Promise<Set<string>> {
     const loads = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
     await writeFile(loads, '');
@@ -94,10 +96,20 @@ describe('what each subcommand loads', () => {
     });
     let output = '';
     let stopping: NodeJS.Timeout | undefined;
+    const stopSoon = () => child.kill('SIGTERM');
     const collect = (d: string) => {
       output += d;
-      // A server runs until told to stop: a little after it has said this (what it loads then counts too).
-      if (options.stopAt?.test(output)) stopping ??= setTimeout(() => child.kill('SIGTERM'), 500);
+      // A server runs until told to stop: a little after it has said this (what it loads then counts too),
+      // or once it has loaded a file named by `untilLoaded` (at most 20 s later).
+      if (options.stopAt?.test(output)) stopping ??= options.untilLoaded ? waitForLoad(options.untilLoaded) : setTimeout(stopSoon, 500);
+    };
+    const waitForLoad = (pattern: RegExp): NodeJS.Timeout => {
+      const deadline = Date.now() + 20_000;
+      const look = async (): Promise<void> => {
+        if (pattern.test(await readFile(loads, 'utf8')) || Date.now() > deadline) stopSoon();
+        else stopping = setTimeout(() => void look(), 50);
+      };
+      return setTimeout(() => void look(), 50);
     };
     child.stdout.setEncoding('utf8').on('data', collect);
     child.stderr.setEncoding('utf8').on('data', collect);
@@ -189,6 +201,42 @@ describe('what each subcommand loads', () => {
       [...(await serve())].some((source) => source.startsWith('node_modules/yaml/')),
       'the server read a skill without the YAML parser?',
     );
+  });
+
+  it('a server with a remote connection loads its client while the first agent connects, reaching no server, and only the parts of undici it uses', async () => {
+    // An "upstream" that counts who connects, and ends each connection at once (unreachable, quickly).
+    let connects = 0;
+    const upstream = createServer((socket) => {
+      connects += 1;
+      socket.destroy();
+    }).listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    try {
+      const env = { WORKSPACE_STATE_DIR: join(dir, 'state-remote'), WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' };
+      const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`;
+      await sourcesLoadedBy(['connections', 'add', '--url', url, '--name', 'Counted'], { env });
+      connects = 0;
+      const served = await sourcesLoadedBy(['--port', '0', '--control-port', '0'], {
+        env,
+        stopAt: /listening on http/,
+        untilLoaded: /\/chunks\/undici-[^/]*\.js$/m,
+      });
+      assert.ok(served.has('main/connections/gateway/upstream-connection.ts'), 'the server did not load the upstream client');
+      assert.ok(served.has('node_modules/undici/lib/dispatcher/agent.js'), "the server did not load undici's Agent");
+      assert.ok(served.has('node_modules/undici/lib/web/fetch/index.js'), "the server did not load undici's fetch");
+      // scripts/bundle-cli.ts: undici's index and what only it loads stay out.
+      const unused = [...served].filter(
+        (source) =>
+          source === 'node_modules/undici/index.js' ||
+          ['mock/', 'cache/', 'web/websocket/', 'web/eventsource/', 'interceptor/'].some((part) =>
+            source.startsWith(`node_modules/undici/lib/${part}`),
+          ),
+      );
+      assert.deepEqual(unused, [], 'the server loaded parts of undici it does not use');
+      assert.equal(connects, 0, 'the server reached the upstream before any agent asked for it');
+    } finally {
+      upstream.close();
+    }
   });
 
   it('connections load the MCP SDK only to reach a server', async () => {

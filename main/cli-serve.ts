@@ -43,6 +43,8 @@ export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<
   process.stdout.write(
     `Manage connections, skills and agent access in a browser on this machine (this link signs you in once, within ${LOGIN_LINK_TTL_MS / 60_000} minutes; "${PRODUCT_NAME} open" makes a new one): ${await host.loginUrl()}\n`,
   );
+  // While the first agent connects: its first tools/list then finds the code loaded. A failure here is the first use's to report.
+  host.loadRemoteClient().catch(() => {});
   for (const line of describeMissing(await modules)) process.stderr.write(`${line}\n`);
   await stopped;
   return 0;

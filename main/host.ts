@@ -158,6 +158,18 @@ export class Host {
     }
   }
 
+  /**
+   * Loads the code that reaches remote servers if a place has a remote connection, and reaches none
+   * (after open()): called once the agent endpoint's URL is out, it loads while the first agent
+   * connects instead of after that agent asks for its tools. No connection, no loading.
+   */
+  async loadRemoteClient(): Promise<void> {
+    const { services } = await this.opened!;
+    for (const root of await services.store.roots()) {
+      if ((await services.store.list(root)).some((c) => c.transport !== 'stdio')) return services.gateway.loadRemoteClient();
+    }
+  }
+
   /** Closes the agent endpoint: running commands are stopped, sessions closed, the port released. */
   async stop(): Promise<void> {
     const agent = this.agent;

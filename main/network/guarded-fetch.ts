@@ -28,6 +28,9 @@ export interface GuardedFetch {
   close(): Promise<void>;
 }
 
+/** undici, loaded with a connection's first request (a server that never calls out never loads it) or ahead of it. */
+export const loadUndici = () => import('undici');
+
 /**
  * A fetch for one connection that refuses to reach anything but public https servers (SSRF guard):
  * every URL — the first and each redirect — is checked (scheme, credentials, every address its
@@ -46,12 +49,11 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     resolve: options.resolve ?? resolveWithSystem,
   };
   const pins = new PinnedAddresses();
-  // undici is loaded with the first request: a server that never calls out never loads it.
   let loaded: Promise<{ agent: Agent; fetch: typeof undiciFetch }> | undefined;
   let closed = false;
   const undici = () =>
     // Its default export: a bundle exposes this CommonJS package's exports only there.
-    (loaded ??= import('undici').then(({ default: { Agent, fetch } }) => ({
+    (loaded ??= loadUndici().then(({ default: { Agent, fetch } }) => ({
       agent: new Agent({ connect: { lookup: pins.lookup } }),
       fetch,
     })));

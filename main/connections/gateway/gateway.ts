@@ -49,6 +49,11 @@ export class Gateway {
   private clientModule?: Promise<typeof import('./upstream-connection.js')>;
   private localModule?: Promise<typeof import('../local/local-upstream.js')>;
 
+  /** Loads the code that reaches remote servers (the MCP SDK's client, undici) ahead of its first use; reaches none. */
+  async loadRemoteClient(): Promise<void> {
+    await (await (this.clientModule ??= import('./upstream-connection.js'))).loadUndici();
+  }
+
   /** The connection's pooled client: the same one while its server and credentials stay the same. */
   async upstream(connection: PlaceConnection): Promise<Upstream> {
     const modules =

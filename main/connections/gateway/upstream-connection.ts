@@ -23,6 +23,7 @@ import { SDK_SCHEMA_VALIDATOR } from '../../sdk-schema-validator.js';
 const MAX_REASON = 1_000;
 
 export type { UpstreamProgress, UpstreamResult } from './call-forwarder.js';
+export { loadUndici } from '../../network/guarded-fetch.js';
 
 /** Where an upstream MCP server is and how to reach it. */
 export interface UpstreamTarget {
