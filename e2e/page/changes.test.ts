@@ -6,7 +6,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
-import { launchChromium, skipReason } from './page-support.js';
+import { launchChromium, pageLive, skipReason } from './page-support.js';
 
 // One truth, pushed: a state changed through the API, by the CLI in another process, or by an
 // upstream server itself reaches the open page within a second, with no reload and nothing asked
@@ -86,6 +86,7 @@ describe('the page follows every change as it happens', { skip: skipReason }, ()
     page.on('request', (request) => requests.push(request));
     const stream = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/events');
     await page.goto(await fx.host.loginUrl());
+    await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     await stream;
   });

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SignJWT } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, screenshot, skipReason, tabUntil } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason, tabUntil } from './page-support.js';
 import { startRegistryFixture, type RegistryFixture } from '../fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 
@@ -64,6 +64,7 @@ describe('the page: connections of a place', { skip }, () => {
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(10_000);
     await page.goto(await fx.host.loginUrl());
+    await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
   });
 
@@ -240,6 +241,7 @@ describe('the page: connections of a place', { skip }, () => {
 
   it('adds a server with the keyboard only', async () => {
     await page.reload();
+    await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     await available().getByRole('button', { name: 'Connect DeepWiki' }).waitFor();
     // From the top of the page, Tab to "Add a server that is not listed" and open it.
@@ -314,6 +316,7 @@ describe('the page: connections of a place', { skip }, () => {
     await page.goBack();
     await page.getByRole('heading', { name: 'Server', level: 1 }).waitFor();
     await page.reload();
+    await pageLive(page);
     await page.getByRole('heading', { name: 'Server', level: 1 }).waitFor();
     await rail.getByRole('link', { name: 'Connections' }).click();
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();

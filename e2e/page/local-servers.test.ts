@@ -11,7 +11,7 @@ import { parse } from 'jsonc-parser';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { LOCAL_SERVER_SCRIPT, npxArgs, packLocalServer } from '../fixtures/local-server.js';
-import { launchChromium, screenshot, skipReason } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason } from './page-support.js';
 
 // Local servers and the MCP clients on this machine, on the page in Debian's Chromium against a
 // real headless host: a command added with its variable from a new place secret, its stderr in its
@@ -105,6 +105,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     page.setDefaultTimeout(15_000);
     await page.goto(await fx.host.loginUrl());
+    await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
     await page.getByText('MCP servers the agents of Crew alpha can use.').waitFor();
@@ -158,6 +159,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
   it('asks for the install host of npx under strict, and warns when it is taken out', async () => {
     assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha', policy: 'strict' })).status, 200);
     await page.reload();
+    await pageLive(page);
     await page.getByText('MCP servers the agents of Crew alpha can use.').waitFor();
     await available().getByText('Add a server that is not listed').click();
     await available().getByRole('radio', { name: 'Local, a command run on this machine' }).check();
@@ -175,6 +177,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     await form.getByRole('textbox', { name: 'Command' }).fill('');
     assert.equal((await api('PUT', '/places/policy', { workspace_path: 'Crew/alpha', policy: 'machine' })).status, 200);
     await page.reload();
+    await pageLive(page);
     await page.getByText('MCP servers the agents of Crew alpha can use.').waitFor();
   });
 

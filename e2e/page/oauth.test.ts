@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, screenshot, skipReason, tabUntil } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason, tabUntil } from './page-support.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.js';
 
 // Signing in from the page: Connect opens the provider's sign-in in a new tab (a real
@@ -66,6 +66,7 @@ describe('the page: signing in to connections', { skip }, () => {
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(15_000);
     await page.goto(await fx.host.loginUrl());
+    await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew ops' });
     await page.getByText('everyone who uses this Crew uses it as that person').waitFor();
@@ -204,6 +205,7 @@ describe('the page: signing in to connections', { skip }, () => {
 
   it('removes and connects again with the keyboard only, sign-in included', async () => {
     await page.reload();
+    await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
     await connected().getByRole('listitem').filter({ hasText: 'Acme Docs' }).waitFor();
     await tabUntil(page, `document.activeElement?.getAttribute('aria-label') === 'Remove Acme Docs'`, 200);
@@ -319,6 +321,7 @@ describe('the page: signing in to connections', { skip }, () => {
     });
     assert.equal(added.status, 201, added.text);
     await page.reload();
+    await pageLive(page);
     await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew ops' });
     const row = connected().getByRole('listitem').filter({ hasText: 'Robot' });
     await row.getByText('Sign in', { exact: true }).first().waitFor();

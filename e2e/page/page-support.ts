@@ -48,6 +48,7 @@ export async function openPage(section: 'access' | 'server', heading: string): P
   page.setDefaultTimeout(10_000);
   await page.goto(await fx.host.loginUrl());
   await page.goto(`${controlUrl}/#${section}`);
+  await pageLive(page);
   await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
   return {
     fx,
@@ -64,6 +65,15 @@ export async function openPage(section: 'access' | 'server', heading: string): P
       await workspace.leave();
     },
   };
+}
+
+/**
+ * Waits until the page is live: React has taken over what the host drew (renderer/app/Page.tsx says
+ * so on <html>). The host's HTML shows the Connections screen before any script runs, so a heading
+ * seen is no sign of it, and a click or a choice made before may be lost. After every load.
+ */
+export async function pageLive(page: Page): Promise<void> {
+  await page.locator('html[data-live]').waitFor({ state: 'attached' });
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { AccessDirectory } from '../../main/places/access-directory.js';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, screenshot, skipReason } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason } from './page-support.js';
 
 // The place header's agent policy in Debian's Chromium against a real headless host.
 
@@ -19,6 +19,11 @@ describe("the page: a place's agent policy", { skip }, () => {
   let browser: Browser;
   let page: Page;
   const form = () => page.getByRole('form', { name: 'Agent policy' });
+  /** Picks Crew alpha in the live page, and waits until its own policy is drawn (folded): This machine's looks the same. */
+  const pickCrewAlpha = async () => {
+    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+    await page.getByLabel('What the agents of Crew alpha reach').waitFor({ state: 'attached' });
+  };
 
   before(async () => {
     workspace = await enterWorkspace('pw-page-policy-', ['Crew/alpha']);
@@ -27,8 +32,8 @@ describe("the page: a place's agent policy", { skip }, () => {
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.setDefaultTimeout(10_000);
     await page.goto(await fx.host.loginUrl());
-    await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
-    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+    await pageLive(page);
+    await pickCrewAlpha();
   });
 
   after(async () => {
@@ -91,7 +96,8 @@ describe("the page: a place's agent policy", { skip }, () => {
     await form().getByText('Network of their commands: none.').waitFor();
     await new AccessDirectory(fx.stateDir).setPlaceNetwork('Crew/alpha', ['api.github.com', 'localhost']);
     await page.reload();
-    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+    await pageLive(page);
+    await pickCrewAlpha();
     await fold().click();
     await form().getByText('Network of their commands: only api.github.com, localhost.').waitFor();
     await form().getByText('persona-mcp-workspace places network Crew/alpha off|HOST…').waitFor();
@@ -113,7 +119,8 @@ describe("the page: a place's agent policy", { skip }, () => {
     const access = JSON.parse(await readFile(join(fx.stateDir, 'access.json'), 'utf8'));
     assert.deepEqual([access.places['Crew/alpha'].policy.unseal, access.places['Crew/alpha'].policy.seal], [['~/.ssh'], ['~/private']]);
     await page.reload();
-    await page.getByRole('combobox', { name: 'Place' }).selectOption({ label: 'Crew alpha' });
+    await pageLive(page);
+    await pickCrewAlpha();
     await fold().click();
     assert.equal(await ssh.isChecked(), false, 'lifted, as saved');
     assert.equal(await seals.getByRole('textbox', { name: /More paths sealed/ }).inputValue(), '~/private');

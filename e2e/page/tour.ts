@@ -6,7 +6,7 @@ import { enterWorkspace, freePort, startHost, type HostFixture } from '../../tes
 import { callApi } from '../../test/support/control-api.js';
 import type { SectionId } from '../../renderer/app/sections.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
-import { launchChromium } from './page-support.js';
+import { launchChromium, pageLive } from './page-support.js';
 
 // Every screen of the page in the states a person meets, against one real host with something on
 // each screen: a connection, skills, a token, tool calls (one failed). The layout and accessibility
@@ -117,6 +117,7 @@ const heading = (page: Page, name: string) => page.getByRole('heading', { name, 
 async function openSection(page: Page, tour: Tour, hash: string, title: string): Promise<void> {
   await page.goto(`${tour.controlUrl}/#${hash}`);
   await page.reload(); // a hash-only change does not load the page again
+  await pageLive(page);
   await heading(page, title);
 }
 

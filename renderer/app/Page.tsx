@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode } from 'react';
+import { StrictMode, useEffect } from 'react';
 import { App } from './App';
 
 /** The page's query cache, the same in the browser and in the host's render of the first screen. */
@@ -14,6 +14,12 @@ export function pageClient(): QueryClient {
 
 /** The whole page over its query cache: what the browser mounts and what the host renders to HTML. */
 export function Page({ client }: { client: QueryClient }) {
+  // Said once React has taken the page over (hydrated the host's HTML, or drawn it) and the first
+  // effects ran, a choice made before included: from then on a click or a key is heard. The page's
+  // tests wait for it (e2e/page/page-support.ts); before it, what shows may be the host's HTML only.
+  useEffect(() => {
+    document.documentElement.dataset.live = '';
+  }, []);
   return (
     <StrictMode>
       <QueryClientProvider client={client}>
