@@ -3,9 +3,9 @@
  * session with its own keyring.
  *
  *   run-tests.ts                 the type check and lint, the format check, the build and every
- *                                test file, on the system's Node and (those whose code rests on
- *                                the runtime, see test-plan.ts) on Node 22, all in one pool
- *                                of workers
+ *                                test file, on the system's Node and (those whose code uses what
+ *                                the two Nodes do differently, see test-plan.ts) on Node 22, all
+ *                                in one pool of workers
  *   run-tests.ts FILE...         only those test files (no checks or build), on the system's
  *                                Node, or on Node 22 with TEST_NODE=22
  *
@@ -23,7 +23,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtPath, builtUrl } from '../test/support/built.js';
 import { buildTests } from './test-build.js';
-import { planTests, type TestPlan } from './test-plan.js';
+import { describeNode22, planTests, RUNTIME_PROBES } from './test-plan.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where test files live. */
@@ -272,19 +272,10 @@ async function shareChromium(): Promise<{ close(): Promise<void> } | undefined> 
   return server;
 }
 
-/** Which files run on Node 22 and why, which do not and why (test-plan.ts). */
-function node22Selection(plans: TestPlan[]): string {
-  const on = plans.filter((plan) => plan.onNode22);
-  const native = on.filter((plan) => plan.runtimeUses.some((use) => use === 'keytar' || use === 'node-pty'));
-  const wasm = on.filter((plan) => !native.includes(plan) && plan.runtimeUses.includes('WebAssembly'));
-  const nodeOnly = on.filter((plan) => !native.includes(plan) && !wasm.includes(plan));
-  const nodeModules = [...new Set(nodeOnly.flatMap((plan) => plan.runtimeUses))].sort();
-  const e2e = plans.filter((plan) => plan.file.startsWith('e2e/')).length;
-  return (
-    `On Node 22, the files whose product code uses what can differ between two Nodes: a native module (${native.length}), ` +
-    `WebAssembly (${wasm.length}), Node's own modules only (${nodeOnly.length}: ${nodeModules.join(', ')}). ` +
-    `Not there: ${plans.length - on.length - e2e} of plain logic, and the ${e2e} e2e files.`
-  );
+/** Each of test-plan.ts's probes on `node`, which the run prints for the system's Node and Node 22 side by side. */
+async function probe(node: NodeBinary): Promise<string[]> {
+  const result = await runProcess(node.path, ['-e', `console.log(JSON.stringify([${RUNTIME_PROBES.join(',')}]))`], process.env, 60_000);
+  return JSON.parse(result.output) as string[];
 }
 
 /** A job's name in the timings file: the file and its Node, or the command's name. */
@@ -426,7 +417,13 @@ async function main(): Promise<number> {
     const version = node === system ? process.version : (await runProcess(node.path, ['--version'], process.env, 60_000)).output.trim();
     console.log(`${count} test files on ${node.label} (${version}, ${node.path})`);
   }
-  if (full) console.log(typeof second === 'string' ? `Node 22 pass skipped: ${second}.` : node22Selection(plans));
+  if (full) {
+    if (typeof second === 'string') console.log(`Node 22 pass skipped: ${second}.`);
+    else {
+      const [mine, its] = await Promise.all([probe(system), probe(second)]);
+      console.log(describeNode22(plans, new Map(RUNTIME_PROBES.map((p, i) => [p, [mine[i]!, its[i]!]]))));
+    }
+  }
   console.log(`${WORKERS} at a time, up to ${MAX_WORKERS} while the cores are idle\n`);
 
   const { outcomes, idleShare } = await runPool(jobs, (job, outcome) => {
