@@ -261,7 +261,16 @@ async function main(): Promise<void> {
         }
         out.push(
           '',
-          `Goal: ours within ${GOALS.readRatio}x the floor (c1 ratio ${(figures.c1.summaries['ours']!.p50 / figures.c1.summaries['floor']!.p50).toFixed(2)}).`,
+          `Goal: ours within ${GOALS.readRatio}x the floor (c1 ratio ${(figures.c1.summaries['ours']!.p50 / figures.c1.summaries['floor']!.p50).toFixed(2)})` +
+            // A change is judged by the rounds it ran in beside the build before it: each round's difference, their median.
+            (previous
+              ? `; ours - before, median of the per-round differences: ${Object.entries(figures)
+                  .map(
+                    ([name, c]) =>
+                      `${name} ${signed(pairedMedian(c, 'ours', 'before', 'p50'))} ms p50 (ours slower in ${c.perRound['ours']!.filter((o, i) => o.p50 > c.perRound['before']![i]!.p50).length} of ${ROUNDS} rounds), ${signed(pairedMedian(c, 'ours', 'before', 'serverCpuPerCall'), 3)} ms CPU a call`,
+                  )
+                  .join('; ')}.`
+              : '.'),
           '',
         );
       } finally {

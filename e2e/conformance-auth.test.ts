@@ -8,13 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SUITE, suiteNode } from '../test/support/conformance-suite.js';
 import { enterWorkspace, startHost, type HostFixture } from '../test/support/host-fixture.js';
+import { startConformanceClients } from './fixtures/conformance-client.js';
 
 // The official MCP conformance suite's client auth scenarios, with the product as the client: for
 // each, the suite starts an authorization server and an MCP server on loopback and runs
-// e2e/fixtures/conformance-client.sh, which adds that server to a place of this host through the
-// page's API, connects it (the host opens the sign-in with $BROWSER: a script that follows the
-// redirects; the suite's authorization server approves by itself), then calls its tools as an agent
-// through /mcp, signing in again when the server asks for wider access (step-up).
+// e2e/fixtures/conformance-client.sh, whose client (conformance-client.ts, run in this process)
+// adds that server to a place of this host through the page's API, connects it (the host opens the
+// sign-in with $BROWSER: a script that follows the redirects; the suite's authorization server
+// approves by itself), then calls its tools as an agent through /mcp, signing in again when the
+// server asks for wider access (step-up).
 
 const CLIENT = fileURLToPath(new URL('./fixtures/conformance-client.sh', import.meta.url));
 const BROWSER = fileURLToPath(new URL('./fixtures/oauth-browser.sh', import.meta.url));
@@ -84,6 +86,7 @@ describe('the official MCP conformance suite, client auth scenarios, with the pr
   let workspace: Awaited<ReturnType<typeof enterWorkspace>>;
   let results: string;
   let suiteOutput: string;
+  let clients: Awaited<ReturnType<typeof startConformanceClients>> | undefined;
 
   before(async () => {
     suiteNodePath = suiteNode();
@@ -91,15 +94,14 @@ describe('the official MCP conformance suite, client auth scenarios, with the pr
     process.env.BROWSER = BROWSER;
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_CLIENT_METADATA_URL: CLIENT_METADATA_URL });
     results = await mkdtemp(join(tmpdir(), 'pw-conformance-results-'));
-    const env = {
-      ...process.env,
-      CONFORMANCE_CONTROL_URL: await fx.host.open(),
-      CONFORMANCE_ADMIN_TOKEN: await fx.host.adminToken(),
-      CONFORMANCE_MCP_URL: fx.url,
-      CONFORMANCE_AGENT_TOKEN: await fx.token('conformance'),
-      CONFORMANCE_PLACE: 'Crew/conformance',
-      CONFORMANCE_EXIT_DIR: join(results, 'exit-codes'),
-    };
+    clients = await startConformanceClients({
+      controlUrl: await fx.host.open(),
+      adminToken: await fx.host.adminToken(),
+      mcpUrl: fx.url,
+      agentToken: await fx.token('conformance'),
+      place: 'Crew/conformance',
+    });
+    const env = { ...process.env, CONFORMANCE_CLIENT_URL: clients.url, CONFORMANCE_EXIT_DIR: join(results, 'exit-codes') };
     await mkdir(env.CONFORMANCE_EXIT_DIR);
     // A failing scenario makes its run exit with 1: judged below, scenario by scenario.
     const runs: Array<{ stdout: string; stderr: string }> = [];
@@ -117,6 +119,7 @@ describe('the official MCP conformance suite, client auth scenarios, with the pr
   });
   after(async () => {
     delete process.env.BROWSER;
+    await clients?.close();
     await fx?.close();
     await workspace?.leave();
     if (results) await rm(results, { recursive: true, force: true });

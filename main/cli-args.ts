@@ -1,5 +1,5 @@
 import { JWT_ALGORITHMS, jwtAlgorithm, type JwtAlgorithm } from '../common/api/client-credentials.js';
-import { CLIENTS, type ClientId } from './connections/client-configs/client-files.js';
+import { CLIENTS, type ClientId } from '../common/client-ids.js';
 import { parseArgs } from 'node:util';
 import type { ConnectionEdit } from '../common/api/connections.js';
 import type { ServeFlags } from './config.js';

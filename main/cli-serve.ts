@@ -1,5 +1,7 @@
 import { ConfigError, loadConfig, type Config, type ServeFlags } from './config.js';
 import { LOGIN_LINK_TTL_MS } from './auth/admin-access.js';
+import { howToEnter } from './machine/sandbox/bubblewrap-check.js';
+import { enforcerFor } from './machine/sandbox/sandbox-check.js';
 import { defaultLimitValues, SandboxLimits } from './machine/sandbox/sandbox-limits.js';
 import { describeMissing, nativeModules } from './native-modules.js';
 import { PRODUCT_NAME } from './version.js';
@@ -11,6 +13,8 @@ export async function serve(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<
   const limits = SandboxLimits.open(defaultLimitValues(config.sandboxLimits), env);
   // The services await it; a failure before then is theirs to report, not an unhandled rejection.
   limits.catch(() => {});
+  // The launcher's trial, for the same reason: the services say how sandboxed commands start once it has run.
+  if (enforcerFor() === 'bubblewrap') void howToEnter(env);
   // Checked while the server starts; named after its start lines.
   const modules = nativeModules();
   const { Host } = await import('./host.js');

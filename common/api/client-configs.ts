@@ -1,12 +1,12 @@
 import * as z from 'zod';
 import { connectionView, transport } from './connections.js';
 import { place } from './places.js';
+import { CLIENTS } from '../client-ids.js';
 
 // The MCP clients' configurations as the API gives and takes them: import from them (GET and POST
 // /api/import), and this server's entry written into one (GET and POST /api/client-configs).
 
-/** The MCP clients whose configurations this app reads (import) and writes (its own entry). */
-export const CLIENTS = ['claude-desktop', 'cursor', 'vscode', 'claude-code'] as const;
+export { CLIENTS };
 export const clientId = z.enum(CLIENTS);
 export type ClientId = z.infer<typeof clientId>;
 
