@@ -1,7 +1,7 @@
 // What building a native module lacks is found by running each program: one that fails is named,
 // one that is slow to answer (a version manager's shim on a loaded machine) is not.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -35,5 +35,36 @@ describe('the build tools a native module lacks', () => {
     const install = (pty!.fix ?? '').split(', then run')[0]!;
     assert.match(install, /g\+\+|C\+\+ compiler/, 'the failing compiler is named');
     assert.doesNotMatch(install, /make|python/i, install);
+  });
+
+  it('runs each program once per check, however many of the modules need it', async () => {
+    const counting = await mkdtemp(join(tmpdir(), 'pw-build-tools-count-'));
+    try {
+      const log = join(counting, 'ran.log');
+      for (const name of ['c++', 'make', 'python3', 'pkg-config']) {
+        await writeFile(join(counting, name), `#!/bin/sh\necho "$(basename "$0") $*" >>${log}\nexit 1\n`);
+        await chmod(join(counting, name), 0o755);
+      }
+      const modules = await checkNativeModules({
+        load: () => Promise.reject(Object.assign(new Error('not here'), { code: 'ERR_MODULE_NOT_FOUND' })),
+        env: { PATH: `${counting}:/usr/bin:/bin` },
+        packageRoot: counting,
+        platform: 'linux',
+      });
+      assert.deepEqual(
+        modules.map((m) => m.loaded),
+        [false, false],
+      );
+      const ran = (await readFile(log, 'utf8')).trim().split('\n').sort();
+      assert.deepEqual(ran, [
+        'c++ --version',
+        'make --version',
+        'pkg-config --exists libsecret-1',
+        'pkg-config --version',
+        'python3 --version',
+      ]);
+    } finally {
+      await rm(counting, { recursive: true, force: true });
+    }
   });
 });

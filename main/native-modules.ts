@@ -71,6 +71,14 @@ export async function checkNativeModules({
   packageRoot = PACKAGE_ROOT,
   platform = process.platform,
 }: CheckOptions = {}): Promise<NativeModule[]> {
+  // Asked once per check, whichever modules need it: a version manager's shim (pyenv's python3)
+  // starts a score of processes each time.
+  const presence = new Map<BuildNeed, Promise<boolean>>();
+  const present = (need: BuildNeed): Promise<boolean> => {
+    let found = presence.get(need);
+    if (!found) presence.set(need, (found = BUILD_NEEDS[need].present(env)));
+    return found;
+  };
   return Promise.all(
     NATIVE_MODULES.map(async (name): Promise<NativeModule> => {
       const { gives, without, needs } = MODULES[name];
@@ -78,7 +86,7 @@ export async function checkNativeModules({
         await load(name);
         return { name, gives, loaded: true };
       } catch (error) {
-        const missing = await missingBuildNeeds(needs, env);
+        const missing = await missingBuildNeeds(needs, present);
         const problem =
           (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND'
             ? 'it is not installed (npm leaves it out when it cannot build it)'
@@ -99,10 +107,10 @@ export function nativeModules(): Promise<NativeModule[]> {
   return checked;
 }
 
-async function missingBuildNeeds(needs: BuildNeed[], env: NodeJS.ProcessEnv): Promise<BuildNeed[]> {
-  const present = await Promise.all(needs.map((need) => BUILD_NEEDS[need].present(env)));
+async function missingBuildNeeds(needs: BuildNeed[], present: (need: BuildNeed) => Promise<boolean>): Promise<BuildNeed[]> {
+  const found = await Promise.all(needs.map(present));
   // Without pkg-config, libsecret cannot be found either way: name pkg-config, and libsecret too.
-  return needs.filter((_, i) => !present[i]);
+  return needs.filter((_, i) => !found[i]);
 }
 
 /** The one step: install what building it needs (as this system names it), then build it again where it is installed. */
