@@ -12,7 +12,8 @@
  *   on another session with and without them open ("without slowing the others").
  * - **Start**: spawn to the first listed upstream tool (ours: its URL printed, a session in the
  *   place, tools/list; mcp-hub: its SSE endpoint answering, tools/list until the tool is there),
- *   interleaved rounds. Goal: ours no later than mcp-hub.
+ *   interleaved rounds, and the CPU the server's main thread used until then (Linux, /proc): on a
+ *   loaded machine the wall times swing 2-3x, the CPU much less. Goal: ours no later than mcp-hub.
  *
  * mcp-hub is installed once, at the version of the issue, into node_modules/.cache/bench-peers
  * (npm, the ordinary client). It speaks only the SSE transport to clients.
@@ -27,7 +28,7 @@
  * --profile DIR (our host, or the micro bench, under --cpu-prof).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +88,11 @@ async function heapOf(pid: number, stderr: () => string): Promise<number> {
     if (now && Number(now[1]) > seen) return Number(now[2]);
   }
   throw new Error(`pid ${pid} gave no heap figure within 10 s`);
+}
+
+/** The CPU time a process's main thread has used (Linux: its schedstat), in ms. */
+async function mainThreadCpuMs(pid: number): Promise<number> {
+  return Number((await readFile(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')).split(' ')[0]) / 1e6;
 }
 
 async function main(): Promise<void> {
@@ -433,6 +439,8 @@ async function main(): Promise<void> {
       type Key = 'ours' | 'before' | 'hub';
       const keys: Key[] = BEFORE ? ['ours', 'before', 'hub'] : ['ours', 'hub'];
       const times: Record<Key, number[]> = { ours: [], before: [], hub: [] };
+      // The server's main thread's CPU up to the listed tool: what the start costs, apart from waiting for a core.
+      const cpu: Record<Key, number[]> = { ours: [], before: [], hub: [] };
       for (let round = 0; round < STARTS; round++) {
         // Rotated every round, reversed every other one.
         const rotated = keys.map((_, i) => keys[(i + Math.floor(round / 2)) % keys.length]!);
@@ -442,6 +450,7 @@ async function main(): Promise<void> {
             const hub = await startHub();
             await waitForTool(hub.first, HUB_ECHO);
             times.hub.push(performance.now() - t0);
+            cpu.hub.push(await mainThreadCpuMs(hub.pid));
             await closeSession(hub.first);
             await hub.stop();
           } else {
@@ -449,6 +458,7 @@ async function main(): Promise<void> {
             const session = await openSession(inBenchPlace(s.url), (key === 'ours' ? tokens : before!.tokens)[0]!);
             await waitForTool(session, CONNECTION_ECHO);
             times[key].push(performance.now() - t0);
+            cpu[key].push(await mainThreadCpuMs(s.pid));
             await closeSession(session);
             await stop(s);
           }
@@ -464,14 +474,15 @@ async function main(): Promise<void> {
       out.push(
         `### Start: spawn to the first listed upstream tool (${STARTS} interleaved rounds)`,
         '',
-        '| server | median ms | min ms | max ms |',
-        '| --- | ---: | ---: | ---: |',
+        '| server | median ms | min ms | max ms | main-thread CPU median ms | min ms |',
+        '| --- | ---: | ---: | ---: | ---: | ---: |',
         ...keys.map(
           (k) =>
-            `| ${label(k)} | ${median(times[k]).toFixed(0)} | ${Math.min(...times[k]).toFixed(0)} | ${Math.max(...times[k]).toFixed(0)} |`,
+            `| ${label(k)} | ${median(times[k]).toFixed(0)} | ${Math.min(...times[k]).toFixed(0)} | ${Math.max(...times[k]).toFixed(0)} | ${median(cpu[k]).toFixed(0)} | ${Math.min(...cpu[k]).toFixed(0)} |`,
         ),
         '',
         `ours / mcp-hub: ${(median(times.ours) / median(times.hub)).toFixed(2)} (goal <= 1), median of the rounds' ratios ${paired('ours')}${BEFORE ? `; before / mcp-hub: ${(median(times.before) / median(times.hub)).toFixed(2)}, ${paired('before')}` : ''}`,
+        `main-thread CPU, ours / mcp-hub: ${(median(cpu.ours) / median(cpu.hub)).toFixed(2)}${BEFORE ? `; before / mcp-hub: ${(median(cpu.before) / median(cpu.hub)).toFixed(2)}` : ''}`,
         '',
       );
     }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { pageUntil, skipReason } from './page-support.js';
+import { pageLive, pageUntil, skipReason } from './page-support.js';
 import { SIGNED_IN_STOPS, signedOutPage, SIGNED_OUT_STOPS, startTour, type Tour, type TourStop } from './tour.js';
 
 // axe-core on every screen and state of the page, light and dark, wide and narrow: no violation of
@@ -83,6 +83,9 @@ describe('the page: accessibility and keyboard, on one tour', { skip: skipReason
     it('has a skip link first, to the main content, without changing the section', async () => {
       const { page } = tour;
       await SIGNED_IN_STOPS[0]!.show(page, tour);
+      // The first Tab of a page just loaded.
+      await page.reload();
+      await pageLive(page);
       await page.keyboard.press('Tab');
       assert.equal(await focused(page), 'Skip to content');
       assert.equal(await page.getByRole('link', { name: 'Skip to content' }).isVisible(), true, 'visible once focused');
