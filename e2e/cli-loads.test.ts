@@ -7,8 +7,11 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { build, type Metafile } from 'esbuild';
 import { cliBundle } from '../scripts/bundle-cli.js';
+import { startUpstream } from './fixtures/upstream-server.js';
 
 // Each subcommand opens only what it uses (issue 12: they answer fast). The CLI is bundled as the
 // build does, with esbuild's map of which source files went into which chunk; each command then runs
@@ -74,6 +77,19 @@ describe('what each subcommand loads', () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
+  /** What the bundled CLI runs with here, and `env`. */
+  function envWith(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+    return {
+      PATH: process.env.PATH,
+      HOME: dir,
+      WORKSPACE_STATE_DIR: stateDir,
+      WORKSPACE_CWD: dir,
+      WORKSPACE_SECRET_STORE: 'file',
+      WORKSPACE_REGISTRY_URL: '',
+      ...env,
+    };
+  }
+
   /** Runs the bundled CLI; answers the source files (repo-relative) behind every bundle file it loaded. */
   async function sourcesLoadedBy(
     args: string[],
@@ -82,16 +98,7 @@ describe('what each subcommand loads', () => {
     const loads = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
     await writeFile(loads, '');
     const child = spawn(process.execPath, ['--import', register, join(outdir, 'cli.js'), ...args], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir,
-        WORKSPACE_STATE_DIR: stateDir,
-        WORKSPACE_CWD: dir,
-        WORKSPACE_SECRET_STORE: 'file',
-        WORKSPACE_REGISTRY_URL: '',
-        LOADS_FILE: loads,
-        ...options.env,
-      },
+      env: { ...envWith(options.env), LOADS_FILE: loads },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
@@ -236,6 +243,42 @@ describe('what each subcommand loads', () => {
       assert.equal(connects, 0, 'the server reached the upstream before any agent asked for it');
     } finally {
       upstream.close();
+    }
+  });
+
+  it("the bundled server lists and calls an upstream's tool with the parts of undici it has", async () => {
+    const upstream = await startUpstream({ name: 'bundled' });
+    const env = { WORKSPACE_STATE_DIR: join(dir, 'state-call'), WORKSPACE_ALLOW_PRIVATE_NETWORK: '1' };
+    await sourcesLoadedBy(['connections', 'add', '--url', upstream.url, '--name', 'Echo'], { env });
+    const server = spawn(process.execPath, [join(outdir, 'cli.js'), '--no-auth', '--port', '0', '--control-port', '0'], {
+      env: envWith(env),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const client = new Client({ name: 'cli-loads', version: '1.0.0' });
+    try {
+      let printed = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        server.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          const found = /listening on (http:\/\/\S+\/mcp)/.exec((printed += chunk));
+          if (found) resolve(found[1]!);
+        });
+        server.once('exit', (code) => reject(new Error(`the server exited (${code}): ${printed}`)));
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      let echo: string | undefined;
+      for (const deadline = Date.now() + 20_000; !echo && Date.now() < deadline;) {
+        echo = (await client.listTools()).tools.find((tool) => tool.name.endsWith('__echo'))?.name;
+      }
+      assert.ok(echo, "the upstream's echo was never listed");
+      // Calls go out on undici's request API (main/connections/gateway/upstream-post.ts), listings on its fetch.
+      const result = await client.callTool({ name: echo, arguments: { text: 'through the bundle' } });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'echo: through the bundle' }]);
+      assert.equal(upstream.calls.get('echo'), 1);
+    } finally {
+      await client.close();
+      server.kill('SIGTERM');
+      if (server.exitCode === null) await once(server, 'exit');
+      await upstream.close();
     }
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, futimesSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processAlive } from './process-alive.js';
@@ -48,36 +48,44 @@ const DEFAULT_STALE_MS = 10_000;
  * A lock whose holder is a dead process on this host is taken over at once, and one not refreshed
  * for `staleMs` after that long: a crash never blocks writers for long, and a live holder, however
  * slow its task (a keychain that takes its time), keeps its lock.
+ *
+ * The lock file's own look-ups are synchronous: a few system calls on a small file in the state dir
+ * take some 30 µs together, where each through the thread pool and a promise costs ten times the
+ * CPU; a waiter makes them every few milliseconds while another process holds the lock.
  */
 export async function withFileLock<T>(lockPath: string, task: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
-  const { token, handle } = await acquire(lockPath, staleMs, options.timeoutMs ?? 20_000);
+  const { token, fd } = await acquire(lockPath, staleMs, options.timeoutMs ?? 20_000);
   // Through the descriptor: refreshes this lock's file only, never a successor's at the same path.
   const refresh = setInterval(() => {
     const now = new Date();
-    // A failed refresh (the file system went away) only lets the lock age: nothing to do here.
-    handle.utimes(now, now).catch(() => {});
+    try {
+      // Synchronous too, so that no refresh is still under way once the descriptor is closed.
+      futimesSync(fd, now, now);
+    } catch {
+      // A failed refresh (the file system went away) only lets the lock age: nothing to do here.
+    }
   }, staleMs / 3);
   try {
     return await task();
   } finally {
     clearInterval(refresh);
-    await handle.close();
-    await release(lockPath, token);
+    closeSync(fd);
+    release(lockPath, token);
   }
 }
 
-async function acquire(lockPath: string, staleMs: number, timeoutMs: number): Promise<{ token: string; handle: FileHandle }> {
+async function acquire(lockPath: string, staleMs: number, timeoutMs: number): Promise<{ token: string; fd: number }> {
   const token = randomBytes(12).toString('hex');
   const body = JSON.stringify({ pid: process.pid, host: hostname(), token } satisfies Holder);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const handle = await tryCreate(lockPath, body);
-    if (handle) return { token, handle };
-    const seen = await look(lockPath);
+    const fd = tryCreate(lockPath, body);
+    if (fd !== undefined) return { token, fd };
+    const seen = look(lockPath);
     if (!seen) continue; // released meanwhile
     if (isStale(seen, staleMs)) {
-      await takeAway(lockPath, seen);
+      takeAway(lockPath, seen);
       continue;
     }
     if (Date.now() >= deadline) {
@@ -94,39 +102,47 @@ async function acquire(lockPath: string, staleMs: number, timeoutMs: number): Pr
 }
 
 /** The created lock file, open (for its refreshes), or undefined when it exists already. */
-async function tryCreate(lockPath: string, body: string): Promise<FileHandle | undefined> {
-  let handle;
+function tryCreate(lockPath: string, body: string): number | undefined {
+  let fd;
   try {
-    handle = await open(lockPath, 'wx', 0o600);
+    fd = openSync(lockPath, 'wx', 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw error;
   }
   try {
-    await handle.writeFile(body);
+    writeFileSync(fd, body);
   } catch (error) {
-    await handle.close();
-    await unlink(lockPath).catch(() => {});
+    closeSync(fd);
+    unlinkIfThere(lockPath);
     throw error;
   }
-  return handle;
+  return fd;
 }
 
 /** The lock file as it is now, or undefined when there is none. */
-async function look(lockPath: string): Promise<Seen | undefined> {
-  let handle;
+function look(lockPath: string): Seen | undefined {
+  let fd;
   try {
-    handle = await open(lockPath, 'r');
+    fd = openSync(lockPath, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
   try {
-    const stats = await handle.stat({ bigint: true });
-    const text = await handle.readFile('utf8');
+    const stats = fstatSync(fd, { bigint: true });
+    const text = readFileSync(fd, 'utf8');
     return { text, ino: stats.ino, ageMs: Date.now() - Number(stats.mtimeMs), holder: parseHolder(text) };
   } finally {
-    await handle.close();
+    closeSync(fd);
+  }
+}
+
+function unlinkIfThere(lockPath: string): void {
+  try {
+    unlinkSync(lockPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 
@@ -142,21 +158,16 @@ function isStale(seen: Seen, staleMs: number): boolean {
  * stopped refreshing for `staleMs` and let go in between could lose a successor's lock; that needs
  * a holder hung far longer than a write takes.
  */
-async function takeAway(lockPath: string, judged: Seen): Promise<void> {
-  const now = await look(lockPath);
+function takeAway(lockPath: string, judged: Seen): void {
+  const now = look(lockPath);
   if (!now || now.ino !== judged.ino || now.text !== judged.text) return;
-  await unlink(lockPath).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-  });
+  unlinkIfThere(lockPath);
 }
 
 /** Removes the lock only if it is still ours: a stale-judged lock may have gone to someone else. */
-async function release(lockPath: string, token: string): Promise<void> {
-  const seen = await look(lockPath);
-  if (seen?.holder?.token !== token) return;
-  await unlink(lockPath).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-  });
+function release(lockPath: string, token: string): void {
+  if (look(lockPath)?.holder?.token !== token) return;
+  unlinkIfThere(lockPath);
 }
 
 function parseHolder(text: string): Holder | undefined {
