@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { access, open, stat } from 'node:fs/promises';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../version.js';
 import { trialRun } from './trial-run.js';
 
@@ -75,11 +77,53 @@ const sizeChecks = new Map<string, Promise<boolean>>();
 export function bubblewrapSizesTmpfs(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   const key = env.PATH ?? '';
   let check = sizeChecks.get(key);
-  if (!check) {
-    check = new Promise((resolve) =>
-      execFile('bwrap', ['--help'], { env }, (_error, stdout) => resolve(/^\s*--size\b/m.test(String(stdout)))),
-    );
-    sizeChecks.set(key, check);
-  }
+  if (!check) sizeChecks.set(key, (check = sizesTmpfs(env)));
   return check;
+}
+
+/** The option's line in bubblewrap's help. */
+const SIZE_OPTION = /^\s*--size\b/m;
+/** bubblewrap is about 70 KiB; a larger file is not read, but run. */
+const MAX_PROGRAM_BYTES = 4 * 1024 * 1024;
+
+/**
+ * bubblewrap's help text is compiled into the program, so it is first looked for in the file that
+ * PATH names: running a program at start costs this process a fork of itself (milliseconds of its
+ * one thread). A file without it (a wrapper, a script, an older bubblewrap) is run with --help.
+ */
+async function sizesTmpfs(env: NodeJS.ProcessEnv): Promise<boolean> {
+  const file = await programOnPath('bwrap', env.PATH);
+  if (file) {
+    try {
+      const handle = await open(file, 'r');
+      try {
+        const { size } = await handle.stat();
+        if (size <= MAX_PROGRAM_BYTES && SIZE_OPTION.test((await handle.readFile()).toString('latin1'))) return true;
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      // Unreadable (execute-only): its help says.
+    }
+  }
+  return new Promise((resolve) => execFile('bwrap', ['--help'], { env }, (_error, stdout) => resolve(SIZE_OPTION.test(String(stdout)))));
+}
+
+/**
+ * The file a program of this name runs from, as `execFile` finds it on `path`; none when no entry
+ * has it, or when `path` has an entry that is not absolute (one that depends on the folder it runs in).
+ */
+async function programOnPath(name: string, path: string | undefined): Promise<string | undefined> {
+  const dirs = path?.split(delimiter) ?? [];
+  if (!dirs.every(isAbsolute)) return undefined;
+  for (const dir of dirs) {
+    const file = join(dir, name);
+    try {
+      await access(file, constants.X_OK);
+      if ((await stat(file)).isFile()) return file;
+    } catch {
+      // Not here: the next entry.
+    }
+  }
+  return undefined;
 }
