@@ -6,14 +6,14 @@
  * run-tests.ts names (`format-checked.txt`, one hash a line).
  *
  * The files are those `prettier --check .` finds: every file git lists (tracked, and untracked
- * that .gitignore does not exclude), less what .gitignore and .prettierignore ignore and what
- * Prettier has no parser for. Exits 1 and names each file that is not formatted.
+ * that .gitignore does not exclude; every file, outside a clone), less what .gitignore and
+ * .prettierignore ignore and what Prettier has no parser for. Exits 1 and names each file that is not formatted.
  *
  *   format-check.ts CACHE_FILE
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -23,13 +23,30 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The hashes kept: this run's, then earlier ones (other branches, other clones) up to this many in all. */
 const KEPT = 10_000;
 
-/** The paths (relative to `root`) `prettier --check .` looks at, before its ignore files and parsers. */
+/**
+ * The paths (relative to `root`) `prettier --check .` looks at, before its ignore files and parsers:
+ * what git lists, or in a copy that is not a clone (or with no git), every file outside
+ * node_modules and .git, which .gitignore then filters as Prettier does.
+ */
 async function candidates(root: string): Promise<string[]> {
-  const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+  const listed = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: root,
     maxBuffer: 64 * 1024 * 1024,
-  });
-  return [...new Set(stdout.split('\0').filter(Boolean))].sort();
+  }).then(
+    ({ stdout }) => stdout.split('\0').filter(Boolean),
+    () => walk(root, ''),
+  );
+  return [...new Set(listed)].sort();
+}
+
+async function walk(root: string, dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(join(root, dir), { withFileTypes: true })) {
+    const path = dir ? `${dir}/${entry.name}` : entry.name;
+    if (entry.isFile()) found.push(path);
+    else if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== '.git') found.push(...(await walk(root, path)));
+  }
+  return found;
 }
 
 /** The files Prettier checks in `root`, each with the hash of what decides its verdict. */

@@ -61,4 +61,11 @@ describe('the format check', () => {
     await writeFile(join(dir, 'two', 'src', 'good.ts'), 'export const a = "x";\n');
     assert.deepEqual(await checkFormat(join(dir, 'two'), cache), { checked: 3, parsed: 2, unformatted: ['src/bad.ts', 'src/good.ts'] });
   });
+
+  it('checks the same files in a copy that is not a git clone', async () => {
+    await cp(join(dir, 'one'), join(dir, 'plain'), { recursive: true, filter: (path) => !path.endsWith('/.git') });
+    await mkdir(join(dir, 'plain', 'node_modules', 'dep'), { recursive: true });
+    await writeFile(join(dir, 'plain', 'node_modules', 'dep', 'index.js'), 'var e="w"\n');
+    assert.deepEqual(await checkFormat(join(dir, 'plain'), cache), { checked: 3, parsed: 1, unformatted: ['src/bad.ts'] });
+  });
 });
