@@ -43,7 +43,7 @@ describe('the format check', () => {
     const result = await checkFormat(join(dir, 'one'), cache);
     assert.deepEqual(result, { checked: 3, parsed: 3, unformatted: ['src/bad.ts', 'src/new.ts'] });
     // What Prettier's own command says of the same folder.
-    const prettier = spawnSync(join(ROOT, 'node_modules', '.bin', 'prettier'), ['--check', '.'], {
+    const prettier = spawnSync(join(ROOT, 'node_modules', '.bin', 'prettier'), ['--check', '--no-color', '.'], {
       cwd: join(dir, 'one'),
       encoding: 'utf8',
     });
