@@ -190,6 +190,12 @@ const PRODUCT = /^(main|common|preload)\//;
  * the process ends.
  */
 const TOP_LEVEL_HOOK = /^(?:before|after|beforeEach|afterEach)\(/m;
+/**
+ * Measures of the whole process: its open descriptors, its I/O counters, its memory. In a batch,
+ * what the files before left closing (sockets, children's pipes) or the peak one of them reached
+ * would count as this file's.
+ */
+const PROCESS_MEASURE = /\/proc\/self\/(?:fd|io)\b|\bmaxRSS\b|\bmemoryUsage\(/;
 /** What a test that drives a browser imports it from. */
 const CHROMIUM_SUPPORT = 'test/support/chromium.ts';
 
@@ -298,7 +304,9 @@ export async function planTests(root: string, files: string[]): Promise<TestPlan
         ? 'an e2e file runs alone, as the product runs for a user'
         : text !== undefined && TOP_LEVEL_HOOK.test(text)
           ? 'it declares hooks at its top level, which would apply to the files after it in a batch'
-          : undefined,
+          : text !== undefined && PROCESS_MEASURE.test(text)
+            ? "it measures the whole process (descriptors, I/O, memory), which other files' leftovers would change"
+            : undefined,
       needsBuild,
       onNode22: runtimeUses.size > 0 && !file.startsWith('e2e/'),
       runtimeUses: RUNTIME_DIFFERENCES.map((difference) => difference.name).filter((name) => runtimeUses.has(name)),
