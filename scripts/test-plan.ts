@@ -340,21 +340,19 @@ export function describeNode22(plans: TestPlan[], values: Map<string, [string, s
 }
 
 /**
- * Splits files into batches of about equal expected time: as many batches as `targetMs` goes into
- * their total (at least one), each file, the longest first, into the batch with the least time so
- * far. The long files (long waits, heavy children) so land in different batches, and one batch
- * never holds them all while the others end early.
+ * Splits files into `count` batches (fewer if there are fewer files) of about equal expected time:
+ * each file, the longest first, into the batch with the least time so far. The long files (long
+ * waits, heavy children) so land in different batches, and one batch never holds them all while
+ * the others end early.
  */
-export function composeBatches<T extends { estimateMs: number }>(files: T[], targetMs: number): T[][] {
-  const total = files.reduce((sum, file) => sum + file.estimateMs, 0);
-  const count = Math.max(1, Math.min(files.length, Math.round(total / targetMs)));
-  const batches = Array.from({ length: count }, () => ({ files: [] as T[], ms: 0 }));
+export function composeBatches<T extends { estimateMs: number }>(files: T[], count: number): T[][] {
+  const batches = Array.from({ length: Math.min(count, files.length) }, () => ({ files: [] as T[], ms: 0 }));
   for (const file of [...files].sort((a, b) => b.estimateMs - a.estimateMs)) {
     const lightest = batches.reduce((least, batch) => (batch.ms < least.ms ? batch : least));
     lightest.files.push(file);
     lightest.ms += file.estimateMs;
   }
-  return batches.map((batch) => batch.files).filter((batch) => batch.length > 0);
+  return batches.map((batch) => batch.files);
 }
 
 /** Every probe, to be asked of each Node. */
