@@ -6,11 +6,15 @@
  *
  * Reports what `tsc --noEmit` reports for tsconfig.json and renderer/tsconfig.json, then ESLint's
  * findings under eslint.config.js; exits 1 on either.
+ *
+ *   check.ts [CACHE_FILE]
+ *
+ * With CACHE_FILE (the whole run's): a check that passed over the very same files is not run again
+ * (check-cache.ts says what "the same" takes in).
  */
-import { ESLint } from 'eslint';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
-import { parseTsconfig } from './tsconfig-files.js';
+import type { Program } from 'typescript';
+import { cachedCheck } from './check-cache.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The projects `npm run typecheck` checks. */
@@ -18,40 +22,57 @@ const PROJECTS = ['tsconfig.json', 'renderer/tsconfig.json'];
 /** Linted but in no project (eslint.config.js's allowDefaultProject): given a program of their own, not type-checked, as there. */
 const OUTSIDE_PROJECTS = ['vite.config.ts'];
 
-function projectProgram(configFile: string): ts.Program {
-  const config = parseTsconfig(ts.sys.resolvePath(`${ROOT}${configFile}`));
-  if (config.errors.length > 0) throw new Error(ts.formatDiagnostics(config.errors, formatHost));
-  return ts.createProgram({ rootNames: config.fileNames, options: config.options, configFileParsingDiagnostics: config.errors });
+/** Runs the type check and the lint, printing what they find; whether both passed. */
+async function check(): Promise<boolean> {
+  // Loaded only for a check that runs: a skipped one costs no more than reading the files.
+  const { default: ts } = await import('typescript');
+  const { ESLint } = await import('eslint');
+  const { parseTsconfig } = await import('./tsconfig-files.js');
+
+  const formatHost: import('typescript').FormatDiagnosticsHost = {
+    getCanonicalFileName: (name) => name,
+    getCurrentDirectory: () => ROOT,
+    getNewLine: () => '\n',
+  };
+  const projectProgram = (configFile: string): Program => {
+    const config = parseTsconfig(ts.sys.resolvePath(`${ROOT}${configFile}`));
+    if (config.errors.length > 0) throw new Error(ts.formatDiagnostics(config.errors, formatHost));
+    return ts.createProgram({ rootNames: config.fileNames, options: config.options, configFileParsingDiagnostics: config.errors });
+  };
+
+  const programs = PROJECTS.map(projectProgram);
+  const rootOptions = programs[0]!.getCompilerOptions();
+  programs.push(
+    ts.createProgram(
+      OUTSIDE_PROJECTS.map((file) => `${ROOT}${file}`),
+      { ...rootOptions, noEmit: true },
+    ),
+  );
+
+  let passed = true;
+  const typeErrors = programs.slice(0, PROJECTS.length).flatMap((program) => ts.getPreEmitDiagnostics(program));
+  if (typeErrors.length > 0) {
+    passed = false;
+    const format = process.stdout.isTTY ? ts.formatDiagnosticsWithColorAndContext : ts.formatDiagnostics;
+    process.stdout.write(
+      `${format(typeErrors, formatHost)}\nType check: ${typeErrors.length} error${typeErrors.length === 1 ? '' : 's'}.\n`,
+    );
+  }
+
+  // The programs above replace the project service that eslint.config.js names: every linted file is in one of them.
+  const eslint = new ESLint({ cwd: ROOT, overrideConfig: { languageOptions: { parserOptions: { projectService: false, programs } } } });
+  const results = await eslint.lintFiles(['.']);
+  if (results.some((result) => result.errorCount + result.warningCount > 0)) {
+    passed = false;
+    process.stdout.write(`${await (await eslint.loadFormatter('stylish')).format(results)}\n`);
+  }
+  return passed;
 }
 
-const formatHost: ts.FormatDiagnosticsHost = {
-  getCanonicalFileName: (name) => name,
-  getCurrentDirectory: () => ROOT,
-  getNewLine: () => '\n',
-};
-
-const programs = PROJECTS.map(projectProgram);
-const rootOptions = programs[0]!.getCompilerOptions();
-programs.push(
-  ts.createProgram(
-    OUTSIDE_PROJECTS.map((file) => `${ROOT}${file}`),
-    { ...rootOptions, noEmit: true },
-  ),
-);
-
-let failed = false;
-const typeErrors = programs.slice(0, PROJECTS.length).flatMap((program) => ts.getPreEmitDiagnostics(program));
-if (typeErrors.length > 0) {
-  failed = true;
-  const format = process.stdout.isTTY ? ts.formatDiagnosticsWithColorAndContext : ts.formatDiagnostics;
-  process.stdout.write(`${format(typeErrors, formatHost)}\nType check: ${typeErrors.length} error${typeErrors.length === 1 ? '' : 's'}.\n`);
+const cacheFile = process.argv[2];
+if (cacheFile === undefined) process.exitCode = (await check()) ? 0 : 1;
+else {
+  const { passed, skipped } = await cachedCheck(ROOT, cacheFile, check);
+  if (skipped) console.log('Type check and lint: passed before over these very files (the same paths and contents); not run again.');
+  process.exitCode = passed ? 0 : 1;
 }
-
-// The programs above replace the project service that eslint.config.js names: every linted file is in one of them.
-const eslint = new ESLint({ cwd: ROOT, overrideConfig: { languageOptions: { parserOptions: { projectService: false, programs } } } });
-const results = await eslint.lintFiles(['.']);
-if (results.some((result) => result.errorCount + result.warningCount > 0)) {
-  failed = true;
-  process.stdout.write(`${await (await eslint.loadFormatter('stylish')).format(results)}\n`);
-}
-process.exitCode = failed ? 1 : 0;

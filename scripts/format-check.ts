@@ -11,49 +11,22 @@
  *
  *   format-check.ts CACHE_FILE
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import * as prettier from 'prettier';
+import { repositoryFiles } from './repository-files.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The hashes kept: this run's, then earlier ones (other branches, other clones) up to this many in all. */
 const KEPT = 10_000;
 
-/**
- * The paths (relative to `root`) `prettier --check .` looks at, before its ignore files and parsers:
- * what git lists, or in a copy that is not a clone (or with no git), every file outside
- * node_modules and .git, which .gitignore then filters as Prettier does.
- */
-async function candidates(root: string): Promise<string[]> {
-  const listed = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-    cwd: root,
-    maxBuffer: 64 * 1024 * 1024,
-  }).then(
-    ({ stdout }) => stdout.split('\0').filter(Boolean),
-    () => walk(root, ''),
-  );
-  return [...new Set(listed)].sort();
-}
-
-async function walk(root: string, dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await readdir(join(root, dir), { withFileTypes: true })) {
-    const path = dir ? `${dir}/${entry.name}` : entry.name;
-    if (entry.isFile()) found.push(path);
-    else if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== '.git') found.push(...(await walk(root, path)));
-  }
-  return found;
-}
-
 /** The files Prettier checks in `root`, each with the hash of what decides its verdict. */
 export async function formatTargets(root: string): Promise<Array<{ file: string; text: string; options: prettier.Options; key: string }>> {
   const ignorePath = ['.gitignore', '.prettierignore'].map((name) => join(root, name));
   const targets = [];
-  for (const file of await candidates(root)) {
+  for (const file of await repositoryFiles(root)) {
     const path = join(root, file);
     const info = await prettier.getFileInfo(path, { ignorePath });
     if (info.ignored || !info.inferredParser) continue;

@@ -9,21 +9,26 @@
  *   run-tests.ts FILE...         only those test files (no checks or build), on the system's
  *                                Node, or on Node 22 with TEST_NODE=22
  *
- * Each test file runs in a process of its own on plain Node, from the JavaScript that test-build.ts
- * compiles into .test-build/. A failure anywhere fails the run (exit 1) after everything has run
+ * The tests run on plain Node, from the JavaScript that test-build.ts compiles into .test-build/.
+ * In the whole run, the files that can share a process (test-plan.ts says which cannot, and why)
+ * run in batches, a handful on each Node, several files one after the other in one process
+ * (test-batch.ts): most of a unit test file's CPU time goes to loading the modules it tests, which
+ * a batch loads once. The others, and files chosen by hand, run in a process each. Each file is
+ * reported alone either way. A failure anywhere fails the run (exit 1) after everything has run
  * and been reported, so that one Node's failure never hides the other's results. The run ends with
  * the totals on each Node and the ten slowest files.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtPath, builtUrl } from '../test/support/built.js';
 import { buildTests } from './test-build.js';
-import { describeNode22, planTests, RUNTIME_PROBES } from './test-plan.js';
+import { readBatch } from './test-batch-reporter.js';
+import { composeBatches, describeNode22, planTests, RUNTIME_PROBES } from './test-plan.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where test files live. */
@@ -44,8 +49,13 @@ const MAX_WORKERS = 2 * CORES;
 /** How often the pool looks at the cores, and what share of them idle over that time lets one more file start. */
 const IDLE_CHECK_MS = 1_000;
 const IDLE_SHARE_FOR_MORE = 0.5;
-/** A test file that has not ended by then is stopped and counted as failed (the slowest takes minutes). */
+/** A test file or batch that has not ended by then is stopped and counted as failed (the slowest takes minutes). */
 const FILE_TIMEOUT_MS = 20 * 60_000;
+/**
+ * About how long a batch is expected to take: long enough that a few per Node share the loading,
+ * short enough that they spread over the workers beside the e2e files (the longest take minutes).
+ */
+const BATCH_MS = 45_000;
 /**
  * Where Node 22 is installed for the tests: the user's cache folder, outside the repository, which
  * a sandbox under test (its own /tmp) must still see when the repository is a clone in /tmp.
@@ -70,12 +80,16 @@ interface Outcome {
   output: string;
   counts?: Counts;
   note?: string;
+  /** A batch's files, each reported as if it had run alone; the batch's own `counts` hold only its CPU time. */
+  files?: Array<{ name: string; outcome: Outcome }>;
 }
 
 interface Job {
   /** What the output calls it: a test file, or "type check and lint", "format check", "build". */
   name: string;
   node?: NodeBinary;
+  /** A batch's test files. */
+  files?: string[];
   /** Jobs that must have ended before this one starts. */
   after: Job[];
   /** Expected duration, to start the long jobs first. */
@@ -102,20 +116,28 @@ async function findTests(): Promise<string[]> {
   return found.sort();
 }
 
-/** Runs a command in a process group of its own, with a deadline; its output is kept, not shown. */
+/**
+ * Runs a command in a process group of its own, with a deadline; its output is kept, not shown.
+ * With `outputFile`, its stdout and stderr are that one file, so that what it writes to either
+ * stays in the order it wrote it.
+ */
 function runProcess(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
   timeoutMs: number,
+  outputFile?: string,
 ): Promise<{ code: number | null; output: string; ms: number; timedOut: boolean }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const fd = outputFile === undefined ? undefined : openSync(outputFile, 'a');
+    const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', fd ?? 'pipe', fd ?? 'pipe'] });
+    // The child has its own copy.
+    if (fd !== undefined) closeSync(fd);
     running.add(child.pid!);
     let output = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -128,7 +150,11 @@ function runProcess(
       killGroup(child.pid!);
       running.delete(child.pid!);
       // Output still in the pipes arrives before 'close'; a grandchild holding them open does not delay the run.
-      const finish = () => resolve({ code, output, ms: performance.now() - started, timedOut });
+      const ms = performance.now() - started;
+      const finish = () =>
+        void (outputFile === undefined ? Promise.resolve(output) : readFile(outputFile, 'utf8').catch(() => '')).then((text) =>
+          resolve({ code, output: text, ms, timedOut }),
+        );
       const grace = setTimeout(finish, 1_000);
       child.once('close', () => {
         clearTimeout(grace);
@@ -193,6 +219,62 @@ function testJob(file: string, node: NodeBinary, estimateMs: number, after: Job[
           output: result.output,
           ...(complete && { counts: complete }),
           ...(note && { note }),
+        };
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/**
+ * A batch's job: its files one after the other in one process (test-batch.ts), each reported as if
+ * it had run alone, with the output it printed (cut at the markers test-batch.ts writes). A file
+ * that had not reported when the batch crashed or was stopped fails, and says so.
+ */
+function batchJob(name: string, files: string[], node: NodeBinary, estimateMs: number, after: Job[]): Job {
+  const compiled = new Map(files.map((file) => [builtPath(join(ROOT, file)), file]));
+  const reporter = builtUrl(join(ROOT, 'scripts', 'test-batch-reporter.ts'));
+  return {
+    name,
+    node,
+    files,
+    after,
+    estimateMs,
+    async run() {
+      const dir = await mkdtemp(join(tmpdir(), 'pw-test-run-'));
+      const reports = join(dir, 'reports.jsonl');
+      try {
+        const args = [
+          `--test-reporter=${reporter}`,
+          // The reports are written to a file of their own (test-batch-reporter.ts), nothing to this.
+          '--test-reporter-destination=stdout',
+          builtPath(join(ROOT, 'scripts', 'test-batch.ts')),
+          reports,
+        ];
+        const result = await runProcess(node.path, [...args, ...compiled.keys()], process.env, FILE_TIMEOUT_MS, join(dir, 'output.txt'));
+        const stopped = result.timedOut ? `stopped after ${seconds(FILE_TIMEOUT_MS)}` : `exited with ${result.code}`;
+        const batch = readBatch(
+          compiled,
+          await readFile(reports, 'utf8').catch(() => ''),
+          result.output,
+          result.code === 0 ? undefined : stopped,
+        );
+        return {
+          ok: batch.ok,
+          ms: result.ms,
+          output: batch.output,
+          counts: {
+            tests: 0,
+            pass: 0,
+            fail: 0,
+            cancelled: 0,
+            skipped: 0,
+            todo: 0,
+            ...(batch.cpuMs !== undefined && { cpuMs: batch.cpuMs }),
+          },
+          ...(batch.note !== undefined && { note: batch.note }),
+          files: batch.files,
         };
       } finally {
         await rm(dir, { recursive: true, force: true });
@@ -277,9 +359,6 @@ async function probe(node: NodeBinary): Promise<string[]> {
   const result = await runProcess(node.path, ['-e', `console.log(JSON.stringify([${RUNTIME_PROBES.join(',')}]))`], process.env, 60_000);
   return JSON.parse(result.output) as string[];
 }
-
-/** A job's name in the timings file: the file and its Node, or the command's name. */
-const timingKey = (job: Job): string => (job.node ? `${job.node.label} ${job.name}` : job.name);
 
 async function readTimings(): Promise<Record<string, number>> {
   return JSON.parse(await readFile(TIMINGS_FILE, 'utf8').catch(() => '{}')) as Record<string, number>;
@@ -371,9 +450,10 @@ async function main(): Promise<number> {
   if (full) {
     const build = commandJob('build', ['npm', 'run', '--silent', 'build'], timings.build ?? 60_000);
     // The type check and the lint share their TypeScript programs (scripts/check.ts); the format check needs none.
+    // Not run again over files that passed it before, in the cache folder that a fresh clone finds too.
     const check = commandJob(
       'type check and lint',
-      [process.execPath, '--import', 'tsx', 'scripts/check.ts'],
+      [process.execPath, '--import', 'tsx', 'scripts/check.ts', join(CACHE_DIR, 'checked.txt')],
       timings['type check and lint'] ?? 90_000,
     );
     // Files found formatted before, by content, in the cache folder that a fresh clone finds too (scripts/format-check.ts).
@@ -383,9 +463,25 @@ async function main(): Promise<number> {
       timings['format check'] ?? 20_000,
     );
     jobs.push(check, build, format);
-    for (const plan of plans) {
-      jobs.push(testJob(plan.file, system, estimate(system, plan.file), plan.needsBuild ? [build] : [], false));
-      if (plan.onNode22 && typeof second !== 'string') jobs.push(testJob(plan.file, second, estimate(second, plan.file), [], false));
+    for (const node of typeof second === 'string' ? [system] : [system, second]) {
+      const mine = plans.filter((plan) => node === system || plan.onNode22);
+      const waitsFor = (needsBuild: boolean) => (needsBuild && node === system ? [build] : []);
+      for (const plan of mine.filter((p) => p.ownProcess !== undefined))
+        jobs.push(testJob(plan.file, node, estimate(node, plan.file), waitsFor(plan.needsBuild), false));
+      // Those that need the build apart, so that the others need not wait for it.
+      const batches = [false, true].flatMap((needsBuild) =>
+        composeBatches(
+          mine
+            .filter((p) => p.ownProcess === undefined && p.needsBuild === needsBuild)
+            .map((p) => ({ file: p.file, needsBuild, estimateMs: estimate(node, p.file) })),
+          BATCH_MS,
+        ),
+      );
+      for (const [i, batch] of batches.entries()) {
+        const files = batch.map((entry) => entry.file);
+        const estimateMs = batch.reduce((sum, entry) => sum + entry.estimateMs, 0);
+        jobs.push(batchJob(`batch ${i + 1} of ${batches.length}`, files, node, estimateMs, waitsFor(batch[0]!.needsBuild)));
+      }
     }
   } else {
     let node = system;
@@ -399,13 +495,17 @@ async function main(): Promise<number> {
 
   // One Chromium for every file that drives one, when more than one does (each still opens contexts of its own).
   const chromiumFiles = new Set(plans.filter((plan) => plan.usesChromium).map((plan) => plan.file));
-  const sharedChromium = jobs.filter((job) => chromiumFiles.has(job.name)).length > 1 ? await shareChromium() : undefined;
+  const sharedChromium =
+    jobs.flatMap((job) => job.files ?? [job.name]).filter((file) => chromiumFiles.has(file)).length > 1 ? await shareChromium() : undefined;
 
   const nodes = [...new Set(jobs.flatMap((job) => (job.node ? [job.node] : [])))];
   for (const node of nodes) {
-    const count = jobs.filter((job) => job.node === node).length;
+    const mine = jobs.filter((job) => job.node === node);
+    const batches = mine.filter((job) => job.files);
+    const count = mine.reduce((sum, job) => sum + (job.files?.length ?? 1), 0);
+    const inBatches = batches.length > 0 ? `, ${count - mine.length + batches.length} of them in ${batches.length} batches` : '';
     const version = node === system ? process.version : (await runProcess(node.path, ['--version'], process.env, 60_000)).output.trim();
-    console.log(`${count} test files on ${node.label} (${version}, ${node.path})`);
+    console.log(`${count} test files on ${node.label}${inBatches} (${version}, ${node.path})`);
   }
   if (full) {
     if (typeof second === 'string') console.log(`Node 22 pass skipped: ${second}.`);
@@ -416,41 +516,63 @@ async function main(): Promise<number> {
   }
   console.log(`${WORKERS} at a time, up to ${MAX_WORKERS} while the cores are idle\n`);
 
+  const where = (node: NodeBinary | undefined) => (node && node !== system ? ` [${node.label}]` : '');
   const { outcomes, idleShare } = await runPool(jobs, (job, outcome) => {
-    const where = job.node && job.node !== system ? ` [${job.node.label}]` : '';
-    const counts = outcome.counts
-      ? `${outcome.counts.tests} tests${outcome.counts.fail ? `, ${outcome.counts.fail} failed` : ''}${outcome.counts.skipped ? `, ${outcome.counts.skipped} skipped` : ''}`
-      : '';
-    console.log(`${outcome.ok ? '✔' : '✖'} ${job.name}${where}  ${[counts, outcome.note, times(outcome)].filter(Boolean).join(', ')}`);
-    // The whole output of a failure; of every file when files were chosen by hand.
-    if (!outcome.ok || !full) console.log(`${outcome.output.replace(/\n*$/, '')}\n`);
+    const line = (name: string, o: Outcome, counted = true) => {
+      const counts =
+        o.counts && counted
+          ? `${o.counts.tests} tests${o.counts.fail ? `, ${o.counts.fail} failed` : ''}${o.counts.skipped ? `, ${o.counts.skipped} skipped` : ''}`
+          : '';
+      console.log(`${o.ok ? '✔' : '✖'} ${name}${where(job.node)}  ${[counts, o.note, times(o)].filter(Boolean).join(', ')}`);
+      // The whole output of a failure; of every file when files were chosen by hand.
+      if ((!o.ok || !full) && o.output) console.log(`${o.output.replace(/\n*$/, '')}\n`);
+    };
+    for (const file of outcome.files ?? []) line(file.name, file.outcome);
+    // A batch's own line: its time and CPU time, and what went wrong after its files' tests, if anything.
+    line(outcome.files ? `${job.name}: ${outcome.files.length} files` : job.name, outcome, !outcome.files);
   }).finally(() => sharedChromium?.close());
 
+  /** Each test file's outcome, whether it ran alone or in a batch. */
+  const fileOutcomes = [...outcomes].flatMap(([job, outcome]) =>
+    job.node ? (outcome.files ?? [{ name: job.name, outcome }]).map((file) => ({ ...file, node: job.node! })) : [],
+  );
   await saveTimings(
-    Object.fromEntries([...outcomes].filter(([, outcome]) => outcome.ok).map(([job, outcome]) => [timingKey(job), Math.round(outcome.ms)])),
+    Object.fromEntries([
+      ...[...outcomes].filter(([job, outcome]) => !job.node && outcome.ok).map(([job, outcome]) => [job.name, Math.round(outcome.ms)]),
+      ...fileOutcomes
+        .filter(({ outcome }) => outcome.ok)
+        .map(({ name, node, outcome }) => [`${node.label} ${name}`, Math.round(outcome.ms)]),
+    ]),
   );
 
   console.log('');
   for (const node of nodes) {
-    const ran = [...outcomes].filter(([job]) => job.node === node);
-    const sum = (key: keyof Counts) => ran.reduce((total, [, o]) => total + (o.counts?.[key] ?? 0), 0);
-    const failedFiles = ran.filter(([, o]) => !o.ok).length;
-    const cpu = ran.some(([, o]) => o.counts?.cpuMs !== undefined) ? `; CPU ${seconds(sum('cpuMs'))}` : '';
+    const ran = fileOutcomes.filter((file) => file.node === node);
+    const sum = (key: keyof Counts) => ran.reduce((total, { outcome }) => total + (outcome.counts?.[key] ?? 0), 0);
+    const failedFiles = ran.filter(({ outcome }) => !outcome.ok).length;
+    // The processes' CPU time: a batch's counts hold its whole process's.
+    const processes = [...outcomes].filter(([job]) => job.node === node).map(([, outcome]) => outcome.counts?.cpuMs);
+    const cpu = processes.some((ms) => ms !== undefined)
+      ? `; CPU ${seconds(processes.reduce<number>((total, ms) => total + (ms ?? 0), 0))}`
+      : '';
     console.log(
       `${node.label}: ${ran.length} files${failedFiles ? ` (${failedFiles} failed)` : ''}, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo${cpu}`,
     );
   }
-  const slowest = [...outcomes]
-    .filter(([job]) => job.node)
-    .sort(([, a], [, b]) => b.ms - a.ms)
-    .slice(0, 10);
+  const slowest = [...fileOutcomes].sort((a, b) => b.outcome.ms - a.outcome.ms).slice(0, 10);
   console.log('\nThe ten slowest test files:');
-  for (const [job, outcome] of slowest)
-    console.log(`  ${times(outcome).padStart(22)}  ${job.name}${job.node !== system ? ` [${job.node!.label}]` : ''}`);
-  const failed = [...outcomes].filter(([, o]) => !o.ok);
+  for (const { name, node, outcome } of slowest) console.log(`  ${times(outcome).padStart(22)}  ${name}${where(node)}`);
+  const failed = [
+    ...[...outcomes].filter(([job, outcome]) => !job.node && !outcome.ok).map(([job]) => job.name),
+    ...fileOutcomes.filter(({ outcome }) => !outcome.ok).map(({ name, node }) => `${name}${where(node)}`),
+    // A batch that failed after its files' tests, its files all passed.
+    ...[...outcomes]
+      .filter(([, outcome]) => outcome.files && !outcome.ok && outcome.files.every((file) => file.outcome.ok))
+      .map(([job, outcome]) => `${job.name}${where(job.node)}: ${outcome.note ?? ''}`),
+  ];
   if (failed.length > 0) {
     console.log('\nFailed:');
-    for (const [job] of failed) console.log(`  ${job.name}${job.node && job.node !== system ? ` [${job.node.label}]` : ''}`);
+    for (const name of failed) console.log(`  ${name}`);
   }
   // The machine's idle time, whoever else uses it: where it is high, more files at a time would have ended sooner.
   const idle = idleShare === undefined ? '' : `; the cores were idle ${Math.round(idleShare * 100)}% of that time`;

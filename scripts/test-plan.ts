@@ -6,7 +6,9 @@
  *   reaches (the product modules it imports, directly or not) uses one of `RUNTIME_DIFFERENCES`:
  *   what the two Nodes do differently under this code. What both do alike (`RUNTIME_ALIKE`) and
  *   plain logic run once. The e2e tests (a browser, the spawned CLI) run on the system's Node only;
- * - whether it drives Chromium (through test/support/chromium.ts), so that the run can share one.
+ * - whether it drives Chromium (through test/support/chromium.ts), so that the run can share one;
+ * - whether it needs a process of its own (`ownProcess`): the whole run puts the others in batches,
+ *   several files in one process one after the other (scripts/test-batch.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
@@ -182,6 +184,12 @@ export const RUNTIME_ALIKE: Array<{
 /** A path into this repository's build output, as a string in code: `'dist'`, `'../dist/main/cli.js'`. */
 const BUILD_PATH = /['"`](\.\.\/)*dist['"`/]/;
 const PRODUCT = /^(main|common|preload)\//;
+/**
+ * Hooks declared at a file's top level, outside any describe: node:test gives them to the process's
+ * root, so in a batch they would run around the later files' tests too, and an `after` only when
+ * the process ends.
+ */
+const TOP_LEVEL_HOOK = /^(?:before|after|beforeEach|afterEach)\(/m;
 /** What a test that drives a browser imports it from. */
 const CHROMIUM_SUPPORT = 'test/support/chromium.ts';
 
@@ -192,6 +200,8 @@ export interface TestPlan {
   /** The names of the `RUNTIME_DIFFERENCES` its product code uses. */
   runtimeUses: string[];
   usesChromium: boolean;
+  /** Why it cannot share a process with other test files, if it cannot. */
+  ownProcess: string | undefined;
 }
 
 /** The relative and bare module specifiers a source imports (static, side-effect and literal dynamic imports). */
@@ -281,8 +291,14 @@ export async function planTests(root: string, files: string[]): Promise<TestPlan
       }
       queue.push(...(await imports(next, text)));
     }
+    const text = await read(file);
     plans.push({
       file,
+      ownProcess: file.startsWith('e2e/')
+        ? 'an e2e file runs alone, as the product runs for a user'
+        : text !== undefined && TOP_LEVEL_HOOK.test(text)
+          ? 'it declares hooks at its top level, which would apply to the files after it in a batch'
+          : undefined,
       needsBuild,
       onNode22: runtimeUses.size > 0 && !file.startsWith('e2e/'),
       runtimeUses: RUNTIME_DIFFERENCES.map((difference) => difference.name).filter((name) => runtimeUses.has(name)),
@@ -313,6 +329,24 @@ export function describeNode22(plans: TestPlan[], values: Map<string, [string, s
     `Alike on both, no reason by itself: ${RUNTIME_ALIKE.map((alike) => `${alike.name}${both(alike.probe)}`).join('; ')}.`,
     `Once: ${plans.length - on.length - e2e} files of plain logic or of what both do alike, and the ${e2e} e2e files.`,
   ].join('\n');
+}
+
+/**
+ * Splits files into batches of about equal expected time: as many batches as `targetMs` goes into
+ * their total (at least one), each file, the longest first, into the batch with the least time so
+ * far. The long files (long waits, heavy children) so land in different batches, and one batch
+ * never holds them all while the others end early.
+ */
+export function composeBatches<T extends { estimateMs: number }>(files: T[], targetMs: number): T[][] {
+  const total = files.reduce((sum, file) => sum + file.estimateMs, 0);
+  const count = Math.max(1, Math.min(files.length, Math.round(total / targetMs)));
+  const batches = Array.from({ length: count }, () => ({ files: [] as T[], ms: 0 }));
+  for (const file of [...files].sort((a, b) => b.estimateMs - a.estimateMs)) {
+    const lightest = batches.reduce((least, batch) => (batch.ms < least.ms ? batch : least));
+    lightest.files.push(file);
+    lightest.ms += file.estimateMs;
+  }
+  return batches.map((batch) => batch.files).filter((batch) => batch.length > 0);
 }
 
 /** Every probe, to be asked of each Node. */

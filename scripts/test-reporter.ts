@@ -16,7 +16,7 @@ interface TestEvent {
 const USER_HZ = 100;
 
 /** utime + stime + cutime + cstime of this process (fields 14 to 17 of /proc/self/stat), where there is one. */
-async function cpuMs(): Promise<number | undefined> {
+export async function cpuMs(): Promise<number | undefined> {
   const stat = await readFile('/proc/self/stat', 'utf8').catch(() => undefined);
   // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
   const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');

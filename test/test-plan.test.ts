@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
+  composeBatches,
   describeNode22,
   nodeModules,
   planTests,
@@ -126,6 +127,7 @@ describe('the test plan: which files run on Node 22 too', () => {
       onNode22: runtimeUses.length > 0,
       runtimeUses,
       usesChromium: false,
+      ownProcess: undefined,
     });
     const values = new Map(RUNTIME_PROBES.map((probe, i) => [probe, [`twenty-${i}`, `twenty-two-${i}`] as [string, string]]));
     const text = describeNode22(
@@ -144,5 +146,52 @@ describe('the test plan: which files run on Node 22 too', () => {
     assert.ok(text.includes('  1 OpenSSL ('), text);
     assert.ok(text.includes('  0 native modules ('), text);
     assert.ok(text.includes('Once: 1 files of plain logic or of what both do alike, and the 1 e2e files.'), text);
+  });
+});
+
+describe('the test plan: which files share a process', () => {
+  it('runs alone the e2e files and those with hooks at their top level, which node:test would apply to every later file of a batch', async () => {
+    const t = await tree({
+      'main/plain.test.ts':
+        "import { describe, it, before } from 'node:test';\ndescribe('a', () => {\n  before(() => {});\n  it('b', () => {});\n});\n",
+      'main/hooked.test.ts': "import { after, it } from 'node:test';\nafter(() => {});\nit('b', () => {});\n",
+      'main/each.test.ts': "import { beforeEach, it } from 'node:test';\nbeforeEach(() => {});\nit('b', () => {});\n",
+      'e2e/cli.test.ts': "import { it } from 'node:test';\nit('b', () => {});\n",
+    });
+    try {
+      const plans = await t.plan(['main/plain.test.ts', 'main/hooked.test.ts', 'main/each.test.ts', 'e2e/cli.test.ts']);
+      assert.deepEqual(
+        plans.map((plan) => [plan.file, plan.ownProcess !== undefined]),
+        [
+          ['main/plain.test.ts', false],
+          ['main/hooked.test.ts', true],
+          ['main/each.test.ts', true],
+          ['e2e/cli.test.ts', true],
+        ],
+      );
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('splits files into batches of about equal expected time, the longest files in different batches', () => {
+    const files = [40, 30, 20, 10, 10, 5, 5, 5, 5, 5, 3, 2].map((s, i) => ({ file: `f${i}`, estimateMs: s * 1000 }));
+    const batches = composeBatches(files, 45_000);
+    assert.equal(batches.length, 3);
+    assert.deepEqual(
+      batches
+        .flat()
+        .map((f) => f.file)
+        .sort(),
+      files.map((f) => f.file).sort(),
+    );
+    const times = batches.map((batch) => batch.reduce((sum, f) => sum + f.estimateMs, 0) / 1000);
+    assert.deepEqual(times, [48, 47, 45]);
+    assert.deepEqual(
+      batches.map((batch) => batch[0]!.file),
+      ['f0', 'f1', 'f2'],
+    );
+    assert.deepEqual(composeBatches(files.slice(0, 1), 45_000), [files.slice(0, 1)]);
+    assert.deepEqual(composeBatches([], 45_000), []);
   });
 });

@@ -8,12 +8,6 @@ import { after, before, describe, it, mock } from 'node:test';
 import { LOCAL_VERDICT_MS, LocalFileSystems } from './local-file-system.js';
 
 let dir: string;
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'local-fs-'));
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
 
 /** The answer for the file at `path`, asked with its open descriptor as read.ts does. */
 async function isLocal(systems: LocalFileSystems, path: string): Promise<boolean> {
@@ -26,6 +20,12 @@ async function isLocal(systems: LocalFileSystems, path: string): Promise<boolean
 }
 
 describe('LocalFileSystems', { skip: process.platform !== 'linux' }, () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'local-fs-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
   it('says yes for a file in the temp folder (a disk or tmpfs), no for /proc', async () => {
     const path = join(dir, 'file.txt');
     await writeFile(path, 'x');

@@ -9,12 +9,6 @@ import { OutputCapture, type OutputCaptureLimits } from './output-capture.js';
 
 let dir: string;
 let count = 0;
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'machine-capture-'));
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
 
 function capture(limits: Partial<OutputCaptureLimits> = {}): OutputCapture {
   count += 1;
@@ -27,6 +21,12 @@ async function feed(sink: OutputCapture, chunks: Array<string | Buffer>): Promis
 }
 
 describe('OutputCapture', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'machine-capture-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
   it('returns output that fits whole, and saves no file', async () => {
     const sink = capture();
     await feed(sink, ['hello ', 'world', '!!!!!!!!!']);

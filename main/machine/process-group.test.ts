@@ -8,17 +8,17 @@ import { waitFor } from '../../test/support/wait.js';
 import { processGroupAlive, terminateProcessGroup } from './process-group.js';
 
 let dir: string;
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'machine-pgroup-'));
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
 
 const state = async (pid: number): Promise<string | undefined> =>
   (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.[0];
 
 describe('process groups', { skip: process.platform !== 'linux' && 'uses /proc' }, () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'machine-pgroup-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
   it('sees a running group as alive, and ends it', async () => {
     const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
     await waitFor(async () => (await state(child.pid!)) !== undefined, 10_000, 'sleep to start');

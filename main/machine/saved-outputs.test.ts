@@ -15,12 +15,6 @@ const MB = 1024 ** 2;
 const ID = '2026-12-02T10-00-00-000Z-0123abcd';
 
 let dir: string;
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'saved-outputs-'));
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
 
 /** A big output: more than head + tail, so the runner saves it to a file. */
 const big = (lines: number) => `seq 1 ${lines}`;
@@ -38,6 +32,12 @@ async function older(path: string, ms: number): Promise<void> {
 }
 
 describe('saved bash outputs', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'saved-outputs-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
   it('keeps each server in a folder of its own and each place in one of its own, private, removed when the server stops', async () => {
     const base = join(dir, 'stop');
     const runner = new CommandRunner({ maxTimeoutSeconds: 60, outputDir: base });

@@ -12,12 +12,6 @@ import { writeFile } from './write.js';
 const run = promisify(execFile);
 
 let dir: string;
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'machine-write-'));
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
 
 /** writeFile's error as an unprivileged user (root may write anything, so as root: in a child as nobody). */
 async function writeWithoutPrivileges(path: string, content: string): Promise<{ code: string; message: string }> {
@@ -36,6 +30,12 @@ async function writeWithoutPrivileges(path: string, content: string): Promise<{ 
 }
 
 describe('write', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'machine-write-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
   it('writes text larger than its encoding piece byte for byte as UTF-8, no character split', async () => {
     const path = join(dir, 'large.txt');
     // A four-byte character across the first piece's 1 MiB end, two lone surrogates (written as

@@ -84,7 +84,7 @@ async function placeSession(services: Services, caller: Caller, path: string): P
   const tools = machineTools({
     skillsDir: config.skillsDir,
     commands: services.commands,
-    policy: () => policy.forCommand(),
+    policy: (call) => policy.forCommand(call),
     place: place.root,
   });
   const server = createWorkspaceServer({
@@ -102,7 +102,7 @@ async function placeSession(services: Services, caller: Caller, path: string): P
       caller: caller.subject,
       ...(caller.client && { client: caller.client.name }),
       place: place.root,
-      policy: async () => (await policy.current()).kind,
+      policy: async (call) => (await policy.current(call)).kind,
       ...(caller.projectId !== undefined && { projectId: caller.projectId }),
     }),
     toolSearch: async (toolCount) => (await toolSearchFor(services, place, caller.tokenId, toolCount)).on,

@@ -1,14 +1,15 @@
 import type { AuditEntry } from '../audit/audit-log.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PolicyKind } from '../places/sandbox-policy.js';
+import type { ToolExtra } from './session-tool.js';
 import type { ToolRunner } from './tool-table.js';
 
 export interface AuditContext {
   caller: string;
   client?: string;
   place?: string;
-  /** The place's sandbox policy when the call runs (the owner may change it while a session is open). */
-  policy?: () => Promise<PolicyKind>;
+  /** The place's sandbox policy when the call runs (the owner may change it while a session is open); `call` is the call's `extra`. */
+  policy?: (call: ToolExtra) => Promise<PolicyKind>;
   projectId?: string;
 }
 
@@ -20,7 +21,7 @@ export function auditedRunner(record: (entry: AuditEntry) => void, context: Audi
   return async (tool, extra, fn, connection) => {
     const started = performance.now();
     const meta = extra._meta ?? {};
-    const policy = await context.policy?.().catch(() => undefined);
+    const policy = await context.policy?.(extra).catch(() => undefined);
     const entry = (outcome: AuditEntry['outcome'], error?: string): AuditEntry => ({
       tool,
       caller: context.caller,

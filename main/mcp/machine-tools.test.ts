@@ -16,27 +16,6 @@ let skillsDir: string;
 let fx: HostFixture;
 let client: Client;
 
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'mcp-machine-'));
-  skillsDir = join(dir, 'skills');
-  await mkdir(join(skillsDir, 'deploy', 'scripts'), { recursive: true });
-  await writeFile(
-    join(skillsDir, 'deploy', 'SKILL.md'),
-    '---\nname: deploy\ndescription: Deploy the app.\n---\n# Deploy\nRun scripts/run.sh.\n',
-  );
-  await writeFile(join(skillsDir, 'deploy', 'scripts', 'run.sh'), 'echo deploy\n');
-  await mkdir(join(skillsDir, 'lint'));
-  await writeFile(join(skillsDir, 'lint', 'SKILL.md'), '---\nname: lint\ndescription: Lint the code.\n---\nRun the linter.\n');
-
-  fx = await startHost({}, { WORKSPACE_SKILLS_DIR: skillsDir, WORKSPACE_SHELL_MAX_TIMEOUT: '30' });
-  ({ client } = await fx.connect(await fx.token()));
-});
-
-after(async () => {
-  await fx.close();
-  await rm(dir, { recursive: true, force: true });
-});
-
 async function call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
 }
@@ -55,6 +34,25 @@ async function alive(pid: number): Promise<boolean> {
 }
 
 describe('machine tools over MCP', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mcp-machine-'));
+    skillsDir = join(dir, 'skills');
+    await mkdir(join(skillsDir, 'deploy', 'scripts'), { recursive: true });
+    await writeFile(
+      join(skillsDir, 'deploy', 'SKILL.md'),
+      '---\nname: deploy\ndescription: Deploy the app.\n---\n# Deploy\nRun scripts/run.sh.\n',
+    );
+    await writeFile(join(skillsDir, 'deploy', 'scripts', 'run.sh'), 'echo deploy\n');
+    await mkdir(join(skillsDir, 'lint'));
+    await writeFile(join(skillsDir, 'lint', 'SKILL.md'), '---\nname: lint\ndescription: Lint the code.\n---\nRun the linter.\n');
+
+    fx = await startHost({}, { WORKSPACE_SKILLS_DIR: skillsDir, WORKSPACE_SHELL_MAX_TIMEOUT: '30' });
+    ({ client } = await fx.connect(await fx.token()));
+  });
+  after(async () => {
+    await fx.close();
+    await rm(dir, { recursive: true, force: true });
+  });
   it('marks each machine tool always loaded, for clients that defer tools behind a search', async () => {
     const { tools } = await client.listTools();
     for (const name of ['read', 'write', 'edit', 'bash', 'skill']) {

@@ -24,10 +24,11 @@ export interface MachineToolDeps {
   skillsDir: string;
   commands: CommandRunner;
   /**
-   * This call's place policy: its sandbox, none under `machine`, and the check a command makes once
-   * registered; throws (a MachineError the agent reads) when the policy needs a sandbox this machine cannot make.
+   * The place policy of call `call` (its `extra`): its sandbox, none under `machine`, and the check a
+   * command makes once registered; throws (a MachineError the agent reads) when the policy needs a
+   * sandbox this machine cannot make.
    */
-  policy?: () => Promise<CommandPolicy>;
+  policy?: (call: ToolExtra) => Promise<CommandPolicy>;
   /** The session's place root (`""`: This machine): its commands' outputs are saved in its own folder. */
   place?: string;
 }
@@ -176,25 +177,25 @@ export function machineTools(deps: MachineToolDeps): SessionTool[] {
   let shapes = shapesByMax.get(max);
   if (!shapes) shapesByMax.set(max, (shapes = machineToolShapes(max)));
   // Under place or strict, the file tools apply the policy's rules to what they open (file-target.ts).
-  const rules = async (): Promise<FileRules | undefined> => (await deps.policy?.())?.sandbox;
+  const rules = async (call: ToolExtra): Promise<FileRules | undefined> => (await deps.policy?.(call))?.sandbox;
   return [
-    withHandler(shapes.read, (args) => asToolResult(async () => readAnswer(await readFile(args, await rules())))),
-    withHandler(shapes.write, (args) =>
+    withHandler(shapes.read, (args, extra) => asToolResult(async () => readAnswer(await readFile(args, await rules(extra))))),
+    withHandler(shapes.write, (args, extra) =>
       asToolResult(async () => {
-        const result = await writeFile(args, await rules());
+        const result = await writeFile(args, await rules(extra));
         return text(`${result.created ? 'Created' : 'Overwrote'} ${result.path} (${result.bytes} bytes).`);
       }),
     ),
-    withHandler(shapes.edit, (args) =>
+    withHandler(shapes.edit, (args, extra) =>
       asToolResult(async () => {
-        const result = await editFile(args, await rules());
+        const result = await editFile(args, await rules(extra));
         const summary = `Edited ${result.path}: ${plural(result.edits, 'edit')}, ${plural(result.replacements, 'replacement')}.`;
         return text(result.diff ? `${summary}\n\n${result.diff}` : `${summary} The content is the same as before.`);
       }),
     ),
     withHandler(shapes.bash, (args, extra) =>
       asToolResult(async () => {
-        const { sandbox, outdated } = (await deps.policy?.()) ?? {};
+        const { sandbox, outdated } = (await deps.policy?.(extra)) ?? {};
         const result = await deps.commands.run(args, {
           signal: extra.signal,
           onProgress: progressSender(extra),

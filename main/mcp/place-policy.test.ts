@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CommandRunner } from '../machine/command-runner.js';
-import { AccessDirectory } from '../places/access-directory.js';
+import type { AuditEntry } from '../audit/audit-log.js';
+import { AccessDirectory, type AccessDirectorySnapshot } from '../places/access-directory.js';
 import { placeFromRoot } from '../places/place-root.js';
+import { auditedRunner } from './audited-runner.js';
 import { machineTools } from './machine-tools.js';
 import { PlacePolicy } from './place-policy.js';
 import type { ToolExtra } from './session-tool.js';
@@ -71,5 +73,66 @@ describe('a place policy on a machine without a sandbox', () => {
     assert.equal(await policy.sandbox(), undefined);
     const result = await call('read', { path: join(top, 'ws', 'Crew', 'alpha', 'a.txt') });
     assert.equal(result.isError, undefined);
+  });
+});
+
+describe("a call's policy, read once", () => {
+  let top: string;
+  const records: AuditEntry[] = [];
+
+  /** The owner switches Crew/alpha to strict right after the directory is first read: between a call's audit record and its tool. */
+  class SwitchedAfterFirstRead extends AccessDirectory {
+    reads = 0;
+    override async snapshot(): Promise<AccessDirectorySnapshot> {
+      const dir = await super.snapshot();
+      if (++this.reads === 1) await this.setPlacePolicy('Crew/alpha', 'strict');
+      return dir;
+    }
+  }
+
+  before(async () => {
+    top = await realpath(await mkdtemp(join(tmpdir(), 'call-policy-')));
+    await mkdir(join(top, 'ws', 'Crew', 'alpha'), { recursive: true });
+    await mkdir(join(top, 'ws', 'Crew', 'beta'), { recursive: true });
+    await writeFile(join(top, 'ws', 'Crew', 'beta', 'b.txt'), 'beta');
+  });
+  after(() => rm(top, { recursive: true, force: true }));
+
+  it('records the policy the tool ran under, and the next call runs under the new one', async () => {
+    const access = new SwitchedAfterFirstRead(join(top, 'state'));
+    const policy = new PlacePolicy(placeFromRoot('Crew/alpha'), access, {
+      workspaceRoot: join(top, 'ws'),
+      stateDir: join(top, 'state'),
+      skillsDir: join(top, 'skills'),
+      env: process.env,
+    });
+    const read = machineTools({
+      skillsDir: join(top, 'skills'),
+      commands: new CommandRunner({ maxTimeoutSeconds: 10 }),
+      policy: (call) => policy.forCommand(call),
+    }).find((t) => t.definition.name === 'read')!;
+    const run = auditedRunner((entry) => records.push(entry), {
+      caller: 'token:t',
+      place: 'Crew/alpha',
+      policy: async (call) => (await policy.current(call)).kind,
+    });
+    // A fresh `extra` per call, as each request has.
+    const call = () => {
+      const extra = { signal: new AbortController().signal, sendNotification: async () => {}, _meta: {} } as unknown as ToolExtra;
+      return run('read', extra, () => read.call({ path: join(top, 'ws', 'Crew', 'beta', 'b.txt') }, extra));
+    };
+
+    const first = await call();
+    assert.equal(records.at(-1)?.policy, 'machine');
+    assert.equal(first.isError, undefined, 'read under machine, as its record says');
+    assert.equal(access.reads, 1, 'one read of the directory for the record and the tool');
+
+    const second = await call();
+    assert.equal(records.at(-1)?.policy, 'strict');
+    assert.equal(second.isError, true, 'strict keeps another place out');
+    assert.match(
+      (second.content[0] as { text: string }).text,
+      /^Refused by the strict policy of Crew alpha: cannot read .* another place's folder/,
+    );
   });
 });

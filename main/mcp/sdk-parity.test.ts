@@ -68,21 +68,6 @@ let dir: string;
 let ours: Endpoint;
 let theirs: Endpoint;
 
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pw-parity-'));
-  await writeFile(join(dir, 'notes.txt'), 'one\ntwo\nthree\n');
-  fx = await startHost({ auth: false });
-  sdk = await sdkTransportServer(dir);
-  ours = await initialize(fx.url);
-  theirs = await initialize(sdk.url);
-});
-
-after(async () => {
-  await fx.close();
-  await sdk.close();
-  await rm(dir, { recursive: true, force: true });
-});
-
 /**
  * The SDK's transport alone, as its own examples serve it: one StreamableHTTPServerTransport per
  * session, each with an MCP server of the product's making (the machine's tools, the same tool
@@ -335,6 +320,19 @@ const CASES: Case[] = [
 ];
 
 describe('the direct paths answer as the SDK transport does', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pw-parity-'));
+    await writeFile(join(dir, 'notes.txt'), 'one\ntwo\nthree\n');
+    fx = await startHost({ auth: false });
+    sdk = await sdkTransportServer(dir);
+    ours = await initialize(fx.url);
+    theirs = await initialize(sdk.url);
+  });
+  after(async () => {
+    await fx.close();
+    await sdk.close();
+    await rm(dir, { recursive: true, force: true });
+  });
   it('streams progress before the result with the same headers and events', async () => {
     const body = {
       jsonrpc: '2.0',

@@ -68,17 +68,20 @@ function refusedSocket(why: string): net.Socket {
   return socket;
 }
 
-before(() => {
-  Object.assign(net, { connect: intercept(originalConnect.net, false) });
-  Object.assign(tls, { connect: intercept(originalConnect.tls, true) });
-});
-after(() => {
-  Object.assign(net, { connect: originalConnect.net });
-  Object.assign(tls, { connect: originalConnect.tls });
-});
-beforeEach(() => {
-  attempts.length = 0;
-});
+/** Watches the connections of a describe's tests, and puts net and tls back after them for the files that share this process. */
+function guardConnections(): void {
+  before(() => {
+    Object.assign(net, { connect: intercept(originalConnect.net, false) });
+    Object.assign(tls, { connect: intercept(originalConnect.tls, true) });
+  });
+  after(() => {
+    Object.assign(net, { connect: originalConnect.net });
+    Object.assign(tls, { connect: originalConnect.tls });
+  });
+  beforeEach(() => {
+    attempts.length = 0;
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -157,6 +160,8 @@ function redirect(res: http.ServerResponse, status: number, location: string): v
 // ---------------------------------------------------------------------------------------------
 
 describe('createGuardedFetch, default policy: hostile URLs are refused before any connection', () => {
+  guardConnections();
+
   const answers = {
     'private.example': ['10.0.0.5'],
     'mixed.example': [UNREACHED, '192.168.0.10'],
@@ -292,6 +297,8 @@ const certificate = testCertificate(['hop.example', 'rebind.example', 'other.exa
 const tlsSkip = typeof certificate === 'string' ? certificate : false;
 
 describe('createGuardedFetch, default policy: redirects over https', { skip: tlsSkip }, () => {
+  guardConnections();
+
   let server: Served;
   const resolver = fixedResolver({
     'hop.example': [REROUTED],
@@ -373,6 +380,8 @@ describe('createGuardedFetch, default policy: redirects over https', { skip: tls
 // ---------------------------------------------------------------------------------------------
 
 describe('createGuardedFetch, allowPrivateNetwork: loopback targets', () => {
+  guardConnections();
+
   let server: Served;
   let elsewhere: Served;
 

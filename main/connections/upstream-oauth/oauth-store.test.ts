@@ -6,12 +6,12 @@ import { KEYTAR_SKIP, testKeychain } from '../../../test/support/secrets.js';
 import { OAuthStore, type OAuthRecord } from './oauth-store.js';
 
 const keychain = testKeychain();
-after(() => keychain.clear());
 
 const secrets = new ConnectionSecrets(keychain);
 const tokens = { access_token: 'at-1', token_type: 'Bearer', refresh_token: 'rt-1', issuer: 'https://as.example/' };
 
 describe('OAuthStore', { skip: KEYTAR_SKIP }, () => {
+  after(() => keychain.clear());
   it('keeps a connection’s record in its keychain item, where another store (process) reads it', async () => {
     const connection = { storeId: 'store-a', serverName: 'u1__linear' };
     await new OAuthStore(secrets).update(connection, (record) => [{ ...record, tokens }, undefined]);
