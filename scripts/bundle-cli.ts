@@ -98,7 +98,7 @@ export function cliBundle(outdir: string): BuildOptions {
   };
 }
 
-async function bundleCli(metafile: string | undefined): Promise<void> {
+export async function bundleCli(metafile?: string): Promise<void> {
   const outdir = `${ROOT}dist/main`;
   // Chunk names carry a content hash: the previous build's would pile up.
   await rm(`${outdir}/chunks`, { recursive: true, force: true });

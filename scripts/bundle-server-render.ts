@@ -11,10 +11,7 @@ import { build, type Plugin } from 'esbuild';
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { NODE_BUNDLE } from './bundle-cli.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * `react-dom/server` for Node is two renderers, the one to a string and the streaming one; only
@@ -32,21 +29,24 @@ const RENDER_TO_STRING_ONLY: Plugin = {
 
 const OUT = 'dist/server-render';
 
-// Chunk names carry a content hash: the previous build's would pile up.
-await rm(`${ROOT}${OUT}`, { recursive: true, force: true });
-await build({
-  ...NODE_BUNDLE,
-  absWorkingDir: ROOT,
-  entryPoints: { 'first-screen': 'renderer/server-render.tsx' },
-  outdir: OUT,
-  // The screens the page loads when opened (Skills with its Markdown and YAML, Agent access, Server)
-  // stay in chunks of their own, which the first screen's render never loads.
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  tsconfig: 'renderer/tsconfig.json',
-  // React's production build: its development build checks and warns on every render, at several times the cost.
-  define: { 'process.env.NODE_ENV': '"production"' },
-  // The page's styles are the browser's: the HTML only names the classes.
-  loader: { '.css': 'empty' },
-  plugins: [RENDER_TO_STRING_ONLY],
-});
+/** Bundles the render under `root` into `root`/dist/server-render. */
+export async function bundleServerRender(root: string): Promise<void> {
+  // Chunk names carry a content hash: the previous build's would pile up.
+  await rm(join(root, OUT), { recursive: true, force: true });
+  await build({
+    ...NODE_BUNDLE,
+    absWorkingDir: root,
+    entryPoints: { 'first-screen': 'renderer/server-render.tsx' },
+    outdir: OUT,
+    // The screens the page loads when opened (Skills with its Markdown and YAML, Agent access, Server)
+    // stay in chunks of their own, which the first screen's render never loads.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    tsconfig: 'renderer/tsconfig.json',
+    // React's production build: its development build checks and warns on every render, at several times the cost.
+    define: { 'process.env.NODE_ENV': '"production"' },
+    // The page's styles are the browser's: the HTML only names the classes.
+    loader: { '.css': 'empty' },
+    plugins: [RENDER_TO_STRING_ONLY],
+  });
+}

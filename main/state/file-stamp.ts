@@ -29,6 +29,20 @@ export function currentStamp(path: string): string {
   return absentStamp(statSyncOrAbsent(dirname(path)));
 }
 
+/**
+ * The stamp of the state file at `path` now, given its `settled` stamp from the last read. While
+ * the file stays absent, its folder's stamp alone says so: creating, linking or renaming anything
+ * into a folder changes the folder's times, and a folder that had settled gets other times on any
+ * later change, however coarse its timestamps. So an absent file costs one stat, not two.
+ */
+export function stampSince(path: string, settled: string): string {
+  if (settled.startsWith('absent:')) {
+    const folder = absentStamp(statSyncOrAbsent(dirname(path)));
+    if (folder === settled) return folder;
+  }
+  return currentStamp(path);
+}
+
 function statSyncOrAbsent(path: string): BigIntStats | undefined {
   try {
     return statSync(path, { bigint: true, throwIfNoEntry: false });

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
-import fsp, { mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import fs from 'node:fs';
+import fsp, { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +114,41 @@ test('a settled file, or an absent one, is checked with no trip through the thre
     hook.disable();
   }
   assert.equal(trips, 0);
+});
+
+test('an absent file in a settled folder costs one stat per read; a file created there, or a swapped folder, is seen by the next read', async () => {
+  const later = Date.now() + 10_000;
+  mock.method(Date, 'now', () => later);
+  const stats = mock.method(fs, 'statSync');
+  syncBuiltinESMExports();
+  const file = openFile();
+  await file.read();
+  stats.mock.resetCalls();
+  for (let i = 0; i < 3; i++) assert.deepEqual((await file.read()).items, []);
+  assert.equal(stats.mock.callCount(), 3, 'the folder alone, while it is unchanged');
+
+  await writeFile(path, JSON.stringify({ version: 1, items: ['created'] }));
+  assert.deepEqual((await file.read()).items, ['created']);
+
+  // The whole folder replaced by another, first with the file, then without it but with an aside.
+  const replaced: string[] = [];
+  const swap = async (build: (folder: string) => Promise<void>) => {
+    const next = `${dir}.next`;
+    await mkdir(next);
+    await build(next);
+    replaced.push(`${dir}.old-${replaced.length}`);
+    await rename(dir, replaced.at(-1)!);
+    await rename(next, dir);
+  };
+  await unlink(path);
+  assert.deepEqual((await file.read()).items, []);
+  await swap((folder) => writeFile(join(folder, 'things.json'), JSON.stringify({ version: 1, items: ['swapped'] })));
+  assert.deepEqual((await file.read()).items, ['swapped']);
+  await unlink(path);
+  assert.deepEqual((await file.read()).items, []);
+  await swap((folder) => writeFile(join(folder, 'things.json.corrupt-2026-01-01T00-00-00-000Z'), 'garbage'));
+  await assert.rejects(file.read(), /was moved to .* because it was unreadable/);
+  await Promise.all(replaced.map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
 test('a file changed moments ago is read again on every read: its stat may not show a second change', async () => {

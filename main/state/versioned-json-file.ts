@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
-import { currentStamp } from './file-stamp.js';
+import { currentStamp, stampSince } from './file-stamp.js';
 import { moveAside, parseStateJson, readAside, readStateFile } from './state-file-read.js';
 import { withFileLock } from './file-lock.js';
 
@@ -62,8 +62,8 @@ export class VersionedJsonFile<T> {
   /** The file's content now, deeply frozen: it is shared with every other reader. */
   async read(): Promise<T> {
     for (;;) {
-      const stamp = currentStamp(this.path);
       const cached = this.cache;
+      const stamp = cached?.settled ? stampSince(this.path, cached.stamp) : currentStamp(this.path);
       if (cached?.settled && cached.stamp === stamp) return unwrap(cached);
       this.loading ??= this.load().finally(() => (this.loading = undefined));
       const loaded = await this.loading;
