@@ -43,7 +43,7 @@ export function stampSince(path: string, settled: string): string {
   return currentStamp(path);
 }
 
-function statSyncOrAbsent(path: string): BigIntStats | undefined {
+export function statSyncOrAbsent(path: string): BigIntStats | undefined {
   try {
     return statSync(path, { bigint: true, throwIfNoEntry: false });
   } catch (error) {

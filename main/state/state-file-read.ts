@@ -1,7 +1,16 @@
 import { open, readdir, readFile, rename } from 'node:fs/promises';
-import type { BigIntStats } from 'node:fs';
+import { readdirSync, type BigIntStats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { absentStamp, currentStamp, emptyIfAbsent, fileStamp, isNotFound, isSettled, statOrAbsent } from './file-stamp.js';
+import {
+  absentStamp,
+  currentStamp,
+  emptyIfAbsent,
+  fileStamp,
+  isNotFound,
+  isSettled,
+  statOrAbsent,
+  statSyncOrAbsent,
+} from './file-stamp.js';
 
 // How the server's JSON state files are read, for every kind of them: content and stat identity
 // from one open file, JSON without `__proto__` keys, and a corrupt file moved aside (never emptied)
@@ -45,6 +54,26 @@ export async function readStateFile(path: string, now: () => number = Date.now):
   return { stamp: fileStamp(stats), settled: isSettled(stats, now()), text };
 }
 
+/**
+ * What readStateFile finds of a file that is absent, found without the thread pool (the state folder
+ * is local and small, as for the stat of every read): for the reads in the 2 s after the folder
+ * changed, when its stamp cannot vouch for it alone. Undefined when the file is there after all.
+ */
+export function readAbsentStateFileSync(
+  path: string,
+  now: () => number = Date.now,
+): { stamp: string; settled: boolean; absent: true; aside?: string } | undefined {
+  if (statSyncOrAbsent(path)) return undefined;
+  const dirStats = statSyncOrAbsent(dirname(path));
+  const aside = dirStats && newestOf(path, listSync(dirname(path)));
+  return {
+    stamp: absentStamp(dirStats),
+    settled: dirStats === undefined || isSettled(dirStats, now()),
+    absent: true,
+    ...(aside && { aside }),
+  };
+}
+
 /** JSON.parse that refuses `__proto__` keys: keys are user data, and that one would be dropped or change a prototype. */
 export function parseStateJson(text: string): JsonParse {
   try {
@@ -79,9 +108,24 @@ export function readAside(aside: string): Promise<string | undefined> {
 }
 
 async function newestAside(path: string): Promise<string | undefined> {
+  return newestOf(path, await readdir(dirname(path)).catch(emptyIfAbsent));
+}
+
+function listSync(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch (error) {
+    return emptyIfAbsent(error);
+  }
+}
+
+/** The newest aside of `path` among the names of its folder. */
+function newestOf(path: string, names: string[]): string | undefined {
   const prefix = `${basename(path)}.corrupt-`;
-  const names = (await readdir(dirname(path)).catch(emptyIfAbsent)).filter((name) => name.startsWith(prefix)).sort();
-  const newest = names.at(-1);
+  const newest = names
+    .filter((name) => name.startsWith(prefix))
+    .sort()
+    .at(-1);
   return newest === undefined ? undefined : join(dirname(path), newest);
 }
 

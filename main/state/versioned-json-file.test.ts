@@ -151,6 +151,28 @@ test('an absent file in a settled folder costs one stat per read; a file created
   await Promise.all(replaced.map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
+test('an absent file in a folder changed moments ago is looked for again on every read, without the thread pool', async () => {
+  const file = openFile(); // its folder was made just now
+  await file.read();
+  let trips = 0;
+  const hook = createHook({
+    init(_id, type) {
+      if (type.startsWith('FSREQ')) trips += 1;
+    },
+  });
+  hook.enable();
+  try {
+    for (let i = 0; i < 5; i++) assert.deepEqual((await file.read()).items, []);
+  } finally {
+    hook.disable();
+  }
+  assert.equal(trips, 0);
+  await writeFile(join(dir, 'things.json.corrupt-2026-01-01T00-00-00-000Z'), 'garbage');
+  await assert.rejects(file.read(), /was moved to .* because it was unreadable/);
+  await writeFile(path, JSON.stringify({ version: 1, items: ['written'] }));
+  assert.deepEqual((await file.read()).items, ['written']);
+});
+
 test('a file changed moments ago is read again on every read: its stat may not show a second change', async () => {
   await writeFile(path, JSON.stringify({ version: 1, items: ['a'] }));
   const opens = mock.method(fsp, 'open');

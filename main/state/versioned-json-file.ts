@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
 import { currentStamp, stampSince } from './file-stamp.js';
-import { moveAside, parseStateJson, readAside, readStateFile } from './state-file-read.js';
+import { moveAside, parseStateJson, readAbsentStateFileSync, readAside, readStateFile } from './state-file-read.js';
 import { withFileLock } from './file-lock.js';
 
 /** A state file cannot be used; the message says what happened and what to do. */
@@ -65,6 +65,15 @@ export class VersionedJsonFile<T> {
       const cached = this.cache;
       const stamp = cached?.settled ? stampSince(this.path, cached.stamp) : currentStamp(this.path);
       if (cached?.settled && cached.stamp === stamp) return unwrap(cached);
+      // Still absent, in a folder changed moments ago: only an aside could differ, and a listing says.
+      if (cached?.stamp === stamp && 'value' in cached.outcome && stamp.startsWith('absent:')) {
+        const again = readAbsentStateFileSync(this.path);
+        if (again && !again.aside) {
+          this.cache = { stamp: again.stamp, settled: again.settled, outcome: { value: this.empty } };
+          if (again.stamp === stamp) return this.empty;
+          continue;
+        }
+      }
       this.loading ??= this.load().finally(() => (this.loading = undefined));
       const loaded = await this.loading;
       // A load that started before the file changed again is stale for this caller: look again.
