@@ -254,7 +254,11 @@ function batchJob(name: string, files: string[], node: NodeBinary, estimateMs: n
           reports,
         ];
         const result = await runProcess(node.path, [...args, ...compiled.keys()], process.env, FILE_TIMEOUT_MS, join(dir, 'output.txt'));
-        const stopped = result.timedOut ? `stopped after ${seconds(FILE_TIMEOUT_MS)}` : `exited with ${result.code}`;
+        const stopped = result.timedOut
+          ? `stopped after ${seconds(FILE_TIMEOUT_MS)}`
+          : result.code === null
+            ? 'was ended by a signal'
+            : `exited with ${result.code}`;
         const batch = readBatch(
           compiled,
           await readFile(reports, 'utf8').catch(() => ''),
