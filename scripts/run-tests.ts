@@ -52,10 +52,11 @@ const IDLE_SHARE_FOR_MORE = 0.5;
 /** A test file or batch that has not ended by then is stopped and counted as failed (the slowest takes minutes). */
 const FILE_TIMEOUT_MS = 20 * 60_000;
 /**
- * About how long a batch is expected to take: long enough that a few per Node share the loading,
- * short enough that they spread over the workers beside the e2e files (the longest take minutes).
+ * Batches on each Node: few, so that many files share each one's loading; as many as keep the
+ * workers busy beside the e2e files. A count, not a time per batch: on a shared machine the files'
+ * times say more about the load than about the files. The files that need the build make one more.
  */
-const BATCH_MS = 45_000;
+const BATCHES_PER_NODE = 4;
 /**
  * Where Node 22 is installed for the tests: the user's cache folder, outside the repository, which
  * a sandbox under test (its own /tmp) must still see when the repository is a clone in /tmp.
@@ -474,7 +475,7 @@ async function main(): Promise<number> {
           mine
             .filter((p) => p.ownProcess === undefined && p.needsBuild === needsBuild)
             .map((p) => ({ file: p.file, needsBuild, estimateMs: estimate(node, p.file) })),
-          BATCH_MS,
+          needsBuild ? 1 : BATCHES_PER_NODE,
         ),
       );
       for (const [i, batch] of batches.entries()) {

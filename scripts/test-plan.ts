@@ -190,6 +190,12 @@ const PRODUCT = /^(main|common|preload)\//;
  * the process ends.
  */
 const TOP_LEVEL_HOOK = /^(?:before|after|beforeEach|afterEach)\(/m;
+/**
+ * Measures of the whole process: its open descriptors, its I/O counters, its memory. In a batch,
+ * what the files before left closing (sockets, children's pipes) or the peak one of them reached
+ * would count as this file's.
+ */
+const PROCESS_MEASURE = /\/proc\/self\/(?:fd|io)\b|\bmaxRSS\b|\bmemoryUsage\(/;
 /** What a test that drives a browser imports it from. */
 const CHROMIUM_SUPPORT = 'test/support/chromium.ts';
 
@@ -298,7 +304,9 @@ export async function planTests(root: string, files: string[]): Promise<TestPlan
         ? 'an e2e file runs alone, as the product runs for a user'
         : text !== undefined && TOP_LEVEL_HOOK.test(text)
           ? 'it declares hooks at its top level, which would apply to the files after it in a batch'
-          : undefined,
+          : text !== undefined && PROCESS_MEASURE.test(text)
+            ? "it measures the whole process (descriptors, I/O, memory), which other files' leftovers would change"
+            : undefined,
       needsBuild,
       onNode22: runtimeUses.size > 0 && !file.startsWith('e2e/'),
       runtimeUses: RUNTIME_DIFFERENCES.map((difference) => difference.name).filter((name) => runtimeUses.has(name)),
@@ -332,21 +340,19 @@ export function describeNode22(plans: TestPlan[], values: Map<string, [string, s
 }
 
 /**
- * Splits files into batches of about equal expected time: as many batches as `targetMs` goes into
- * their total (at least one), each file, the longest first, into the batch with the least time so
- * far. The long files (long waits, heavy children) so land in different batches, and one batch
- * never holds them all while the others end early.
+ * Splits files into `count` batches (fewer if there are fewer files) of about equal expected time:
+ * each file, the longest first, into the batch with the least time so far. The long files (long
+ * waits, heavy children) so land in different batches, and one batch never holds them all while
+ * the others end early.
  */
-export function composeBatches<T extends { estimateMs: number }>(files: T[], targetMs: number): T[][] {
-  const total = files.reduce((sum, file) => sum + file.estimateMs, 0);
-  const count = Math.max(1, Math.min(files.length, Math.round(total / targetMs)));
-  const batches = Array.from({ length: count }, () => ({ files: [] as T[], ms: 0 }));
+export function composeBatches<T extends { estimateMs: number }>(files: T[], count: number): T[][] {
+  const batches = Array.from({ length: Math.min(count, files.length) }, () => ({ files: [] as T[], ms: 0 }));
   for (const file of [...files].sort((a, b) => b.estimateMs - a.estimateMs)) {
     const lightest = batches.reduce((least, batch) => (batch.ms < least.ms ? batch : least));
     lightest.files.push(file);
     lightest.ms += file.estimateMs;
   }
-  return batches.map((batch) => batch.files).filter((batch) => batch.length > 0);
+  return batches.map((batch) => batch.files);
 }
 
 /** Every probe, to be asked of each Node. */

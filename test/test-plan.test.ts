@@ -150,16 +150,25 @@ describe('the test plan: which files run on Node 22 too', () => {
 });
 
 describe('the test plan: which files share a process', () => {
-  it('runs alone the e2e files and those with hooks at their top level, which node:test would apply to every later file of a batch', async () => {
+  it('runs alone the e2e files, those with hooks at their top level (node:test would apply them to every later file of a batch) and those that measure the whole process', async () => {
     const t = await tree({
       'main/plain.test.ts':
         "import { describe, it, before } from 'node:test';\ndescribe('a', () => {\n  before(() => {});\n  it('b', () => {});\n});\n",
       'main/hooked.test.ts': "import { after, it } from 'node:test';\nafter(() => {});\nit('b', () => {});\n",
       'main/each.test.ts': "import { beforeEach, it } from 'node:test';\nbeforeEach(() => {});\nit('b', () => {});\n",
       'e2e/cli.test.ts': "import { it } from 'node:test';\nit('b', () => {});\n",
+      'main/descriptors.test.ts': "import { readdir } from 'node:fs/promises';\nconst open = () => readdir('/proc/self/fd');\n",
+      'main/memory.test.ts': 'const peak = () => process.resourceUsage().maxRSS;\n',
     });
     try {
-      const plans = await t.plan(['main/plain.test.ts', 'main/hooked.test.ts', 'main/each.test.ts', 'e2e/cli.test.ts']);
+      const plans = await t.plan([
+        'main/plain.test.ts',
+        'main/hooked.test.ts',
+        'main/each.test.ts',
+        'e2e/cli.test.ts',
+        'main/descriptors.test.ts',
+        'main/memory.test.ts',
+      ]);
       assert.deepEqual(
         plans.map((plan) => [plan.file, plan.ownProcess !== undefined]),
         [
@@ -167,6 +176,8 @@ describe('the test plan: which files share a process', () => {
           ['main/hooked.test.ts', true],
           ['main/each.test.ts', true],
           ['e2e/cli.test.ts', true],
+          ['main/descriptors.test.ts', true],
+          ['main/memory.test.ts', true],
         ],
       );
     } finally {
@@ -176,7 +187,7 @@ describe('the test plan: which files share a process', () => {
 
   it('splits files into batches of about equal expected time, the longest files in different batches', () => {
     const files = [40, 30, 20, 10, 10, 5, 5, 5, 5, 5, 3, 2].map((s, i) => ({ file: `f${i}`, estimateMs: s * 1000 }));
-    const batches = composeBatches(files, 45_000);
+    const batches = composeBatches(files, 3);
     assert.equal(batches.length, 3);
     assert.deepEqual(
       batches
@@ -191,7 +202,7 @@ describe('the test plan: which files share a process', () => {
       batches.map((batch) => batch[0]!.file),
       ['f0', 'f1', 'f2'],
     );
-    assert.deepEqual(composeBatches(files.slice(0, 1), 45_000), [files.slice(0, 1)]);
-    assert.deepEqual(composeBatches([], 45_000), []);
+    assert.deepEqual(composeBatches(files.slice(0, 1), 3), [files.slice(0, 1)]);
+    assert.deepEqual(composeBatches([], 3), []);
   });
 });
