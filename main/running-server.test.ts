@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -30,6 +33,25 @@ describe('the running server record (control.json)', () => {
     await record({ pid: 1, controlUrl: `http://127.0.0.1:${await freePort()}`, adminToken: 'x' });
     await claimStateDir(stateDir);
     assert.equal(await pidOf(), process.pid);
+  });
+
+  it('refuses while a live server takes the connection and is slow to answer (a loaded machine)', async () => {
+    const busy = createServer(() => {}); // takes each request and never answers
+    busy.listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    try {
+      const { port } = busy.address() as AddressInfo;
+      await record({ pid: 1, controlUrl: `http://127.0.0.1:${port}`, adminToken: 'x' });
+      await assert.rejects(
+        claimStateDir(stateDir),
+        (error: unknown) =>
+          error instanceof ServerRunningError && /already runs on the state dir .*\(pid 1; its page at/.test(error.message),
+      );
+      assert.equal(await pidOf(), 1, 'the record is still the first server');
+    } finally {
+      busy.closeAllConnections();
+      busy.close();
+    }
   });
 
   it('refuses while a live server is still starting, saying so', async () => {

@@ -97,7 +97,13 @@ export async function findRunningServer(stateDir: string): Promise<RunningServer
   };
 }
 
-/** Whether the recorded server still holds the state dir: alive and answering (a pid can be reused), or still starting. */
+/**
+ * Whether the recorded server still holds the state dir: alive and answering as the server, or
+ * still starting. A live pid whose URL refuses the connection, or answers as something else, was
+ * reused by another process. One that takes the connection and has not answered within
+ * `ANSWER_MS` is taken to be there and busy (a loaded machine): a second server on the same state
+ * dir would be worse than a refusal that says which pid to stop.
+ */
 async function holds(found: Record): Promise<boolean> {
   if (!processAlive(found.pid)) return false;
   if (!found.controlUrl || !found.adminToken) return Date.now() - Date.parse(found.startedAt) < STARTING_MS;
@@ -108,8 +114,8 @@ async function holds(found: Record): Promise<boolean> {
     });
     await answer.body?.cancel();
     return answer.ok;
-  } catch {
-    return false;
+  } catch (error) {
+    return error instanceof Error && error.name === 'TimeoutError';
   }
 }
 
