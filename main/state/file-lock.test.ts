@@ -58,6 +58,39 @@ describe('withFileLock', () => {
     assert.equal(most, 1);
   });
 
+  it("serves this process's waiters in the order they asked, not whichever polls first", async () => {
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        withFileLock(lockPath, async () => {
+          order.push(i);
+          await sleep(15);
+        }),
+      ),
+    );
+    assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('lets a waiter behind a slow task of this process give up at its deadline, and the next one still waits its turn', async () => {
+    let release!: () => void;
+    const slow = withFileLock(lockPath, () => new Promise<void>((resolve) => (release = resolve)));
+    const impatient = withFileLock(lockPath, async () => 'impatient', { timeoutMs: 100 });
+    let nextRan = false;
+    const next = withFileLock(lockPath, async () => {
+      nextRan = true;
+      return 'next';
+    });
+    await assert.rejects(
+      impatient,
+      (error: unknown) => error instanceof FileLockTimeoutError && /other tasks of this process/.test(error.message),
+    );
+    assert.equal(nextRan, false, 'the slow task still holds the lock');
+    release();
+    await slow;
+    assert.equal(await next, 'next');
+    assert.equal(await exists(lockPath), false);
+  });
+
   it('gives back what the task returns, holds a file naming this process meanwhile, and removes it after', async () => {
     const result = await withFileLock(lockPath, async () => {
       const holder = JSON.parse(await readFile(lockPath, 'utf8'));

@@ -55,7 +55,52 @@ const DEFAULT_STALE_MS = 10_000;
  */
 export async function withFileLock<T>(lockPath: string, task: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
-  const { token, fd } = await acquire(lockPath, staleMs, options.timeoutMs ?? 20_000);
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const deadline = Date.now() + timeoutMs;
+  const ahead = inProcess.get(lockPath);
+  let done!: () => void;
+  const mine = new Promise<void>((resolve) => (done = resolve));
+  // The next task waits for those ahead and for this one, even if this one gives up waiting.
+  const queued = (ahead ?? Promise.resolve()).then(() => mine);
+  inProcess.set(lockPath, queued);
+  try {
+    if (ahead) await waitInProcess(ahead, deadline, lockPath, timeoutMs);
+    return await holding(lockPath, staleMs, deadline, timeoutMs, task);
+  } finally {
+    done();
+    if (inProcess.get(lockPath) === queued) inProcess.delete(lockPath);
+  }
+}
+
+/**
+ * This process's holders and waiters of each lock, in the order they asked: each waits for those
+ * ahead, then for other processes through the file. Served first come, first served: polling the
+ * file alone let a task lose to later ones until it timed out (seen with 14 sign-ins at once on a
+ * loaded machine, each holding the secrets file's lock for half a second).
+ */
+const inProcess = new Map<string, Promise<void>>();
+
+/** Waits for this process's tasks ahead in the queue, no later than `deadline`. */
+async function waitInProcess(ahead: Promise<void>, deadline: number, lockPath: string, timeoutMs: number): Promise<void> {
+  const timer = new AbortController();
+  const late = sleep(Math.max(0, deadline - Date.now()), undefined, { signal: timer.signal }).then(
+    () => 'late' as const,
+    () => 'done' as const,
+  );
+  try {
+    if ((await Promise.race([ahead.then(() => 'done' as const), late])) === 'late')
+      throw new FileLockTimeoutError(
+        `Waited ${timeoutMs} ms for the lock ${lockPath}, held by other tasks of this process (pid ${process.pid}). ` +
+          'Try again once they are done.',
+        lockPath,
+      );
+  } finally {
+    timer.abort();
+  }
+}
+
+async function holding<T>(lockPath: string, staleMs: number, deadline: number, timeoutMs: number, task: () => Promise<T>): Promise<T> {
+  const { token, fd } = await acquire(lockPath, staleMs, deadline, timeoutMs);
   // Through the descriptor: refreshes this lock's file only, never a successor's at the same path.
   const refresh = setInterval(() => {
     const now = new Date();
@@ -75,10 +120,9 @@ export async function withFileLock<T>(lockPath: string, task: () => Promise<T>, 
   }
 }
 
-async function acquire(lockPath: string, staleMs: number, timeoutMs: number): Promise<{ token: string; fd: number }> {
+async function acquire(lockPath: string, staleMs: number, deadline: number, timeoutMs: number): Promise<{ token: string; fd: number }> {
   const token = randomBytes(12).toString('hex');
   const body = JSON.stringify({ pid: process.pid, host: hostname(), token } satisfies Holder);
-  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const fd = tryCreate(lockPath, body);
     if (fd !== undefined) return { token, fd };
