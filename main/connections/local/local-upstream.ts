@@ -16,6 +16,9 @@ import type { StderrLog } from './stderr-log.js';
 import { StdioProcess, type ProcessExit } from './stdio-process.js';
 import { SDK_SCHEMA_VALIDATOR } from '../../sdk-schema-validator.js';
 
+/** How long a failed call waits for the server's exit, to give it as the reason. */
+const EXIT_SEEN_MS = 1_000;
+
 /** What a local server is started with now: the launch (sandboxed or not), and what must end it. */
 export interface LocalStart {
   launch: Launch;
@@ -177,6 +180,9 @@ export class LocalUpstream {
         if (signal?.aborted) throw error;
         // The server answered with a JSON-RPC error: it works.
         if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed) throw error;
+        // A server killed during a call fails it (a broken pipe, a closed connection) a moment before
+        // its exit is seen: the exit is the reason to give, as exited() reports it.
+        if (!(error instanceof McpError && error.code === ErrorCode.RequestTimeout)) await live.process.exitWithin(EXIT_SEEN_MS);
         const unavailable = this.unavailable(error, live.process, 'call');
         // An exit was reported as it happened; a server that stopped answering is ended and reported now.
         if (!live.process.exit) {

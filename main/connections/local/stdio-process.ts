@@ -86,6 +86,18 @@ export class StdioProcess implements Transport {
     if (!stdin.write(serializeMessage(message))) await once(stdin, 'drain');
   }
 
+  /** How it ended, if it has or does within `ms` (a broken pipe or a closed connection: it is ending). */
+  async exitWithin(ms: number): Promise<ProcessExit | undefined> {
+    if (this.exit || !this.exited) return this.exit;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+    try {
+      return await Promise.race([this.exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Ends the server: stdin closed (most servers exit then), then its process group signalled. */
   async close(): Promise<void> {
     const child = this.child;
