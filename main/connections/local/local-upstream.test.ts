@@ -95,6 +95,15 @@ describe('LocalUpstream: what its status says while it stops', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('gives the exit as the reason of a call that failed while its server was dying, not the broken pipe', async () => {
+    assert.equal(text(await upstream.call('crash', { dyingMs: 300 })), 'dying');
+    await assert.rejects(upstream.call('echo', { text: 'late' }), (error: Error) => {
+      assert.match(error.message, /was ended by SIGKILL/);
+      assert.doesNotMatch(error.message, /EPIPE/);
+      return true;
+    });
+  });
+
   it('says stopping, with the reason, until the process has exited; then stopped, for that reason', async () => {
     const pid = Number(text(await upstream.call('pid', {})));
     await waitFor(() => upstream.status().state !== 'running', 10_000, 'the idle stop to begin');
