@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHook } from 'node:async_hooks';
+import { fileRequestsDuring } from '../../test/support/file-requests.js';
 import { chmod, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -501,21 +501,7 @@ describe('read: errors', () => {
       const small = await file('round-trips.txt', lines(16));
       const large = await file('round-trips-large.txt', lines(20_000));
       await readFile({ path: small }); // the first read on a device also asks for its file system type
-      const roundTrips = async (path: string) => {
-        let count = 0;
-        const hook = createHook({
-          init(_id, type) {
-            if (type.startsWith('FSREQ')) count += 1;
-          },
-        });
-        hook.enable();
-        try {
-          await readFile({ path });
-        } finally {
-          hook.disable();
-        }
-        return count;
-      };
+      const roundTrips = (path: string) => fileRequestsDuring(() => readFile({ path }));
       assert.equal(await roundTrips(small), 1);
       assert.ok((await roundTrips(large)) >= 3, 'a larger file is read asynchronously, and closed so');
     },

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHook } from 'node:async_hooks';
+import { fileRequestsDuring } from '../../test/support/file-requests.js';
 import fs from 'node:fs';
 import fsp, { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
@@ -98,21 +98,12 @@ test('a settled file, or an absent one, is checked with no trip through the thre
   const absent = openFile(join(dir, 'missing.json'));
   await present.read();
   await absent.read();
-  let trips = 0;
-  const hook = createHook({
-    init(_id, type) {
-      if (type.startsWith('FSREQ')) trips += 1;
-    },
-  });
-  hook.enable();
-  try {
+  const trips = await fileRequestsDuring(async () => {
     for (let i = 0; i < 20; i++) {
       assert.deepEqual((await present.read()).items, ['a']);
       assert.deepEqual((await absent.read()).items, []);
     }
-  } finally {
-    hook.disable();
-  }
+  });
   assert.equal(trips, 0);
 });
 
@@ -154,18 +145,9 @@ test('an absent file in a settled folder costs one stat per read; a file created
 test('an absent file in a folder changed moments ago is looked for again on every read, without the thread pool', async () => {
   const file = openFile(); // its folder was made just now
   await file.read();
-  let trips = 0;
-  const hook = createHook({
-    init(_id, type) {
-      if (type.startsWith('FSREQ')) trips += 1;
-    },
-  });
-  hook.enable();
-  try {
+  const trips = await fileRequestsDuring(async () => {
     for (let i = 0; i < 5; i++) assert.deepEqual((await file.read()).items, []);
-  } finally {
-    hook.disable();
-  }
+  });
   assert.equal(trips, 0);
   await writeFile(join(dir, 'things.json.corrupt-2026-01-01T00-00-00-000Z'), 'garbage');
   await assert.rejects(file.read(), /was moved to .* because it was unreadable/);
