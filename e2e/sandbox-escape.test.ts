@@ -239,9 +239,13 @@ describe('the sandbox escape battery, as an agent of Crew/alpha', () => {
     } = host;
     // The root place's session (its folder is the workspace's), under a policy the test leaves alone.
     const other = (await fx.connect(await fx.token('another session'))).client;
+    // The command's own descriptors, listed without a pipe or a child (bash holds a pipeline's pipe, or /dev/null for
+    // a background command, for a moment while the first command starts, which a busy machine lets a listing see);
+    // the folder the glob reads through is closed when the test looks at each entry.
+    const listing = 'for f in /proc/$$/fd/*; do if [ -e "$f" ]; then printf "%s " "${f##*/}"; fi; done';
     const fds = async () =>
       (
-        (await client.callTool({ name: 'bash', arguments: { command: 'ls /proc/$$/fd | tr "\\n" " "' } })) as unknown as {
+        (await client.callTool({ name: 'bash', arguments: { command: listing } })) as unknown as {
           structuredContent: { stdout: string };
         }
       ).structuredContent.stdout;
