@@ -6,7 +6,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
-import { launchChromium, pageLive, skipReason } from './page-support.js';
+import { launchChromium, pageLive, skipReason, PAGE_WAIT_MS } from './page-support.js';
 
 // One truth, pushed: a state changed through the API, by the CLI in another process, or by an
 // upstream server itself reaches the open page within a second, with no reload and nothing asked
@@ -82,7 +82,7 @@ describe('the page follows every change as it happens', { skip: skipReason }, ()
     api = (method, path, body) => callApi(controlUrl, token, method, path, body);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     page.on('request', (request) => requests.push(request));
     const stream = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/events');
     await page.goto(await fx.host.loginUrl());

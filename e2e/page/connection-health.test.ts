@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
-import { launchChromium, pageLive, screenshot, skipReason } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason, PAGE_WAIT_MS } from './page-support.js';
 
 // The page shows what a connection's server really answered: a refused key and an unreachable
 // server on the row with Fix, Retry and Remove (never "connected"); fixing it in place, with a
@@ -33,7 +33,7 @@ describe('the page: connections that do not work, and fixing them in place', { s
     api = (method, path, body) => callApi(controlUrl, token, method, path, body);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     await page.goto(await fx.host.loginUrl());
     await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SignJWT } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, pageLive, screenshot, skipReason, tabUntil } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason, tabUntil, PAGE_WAIT_MS } from './page-support.js';
 import { startRegistryFixture, type RegistryFixture } from '../fixtures/registry-server.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 
@@ -62,7 +62,7 @@ describe('the page: connections of a place', { skip }, () => {
     );
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     await page.goto(await fx.host.loginUrl());
     await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
@@ -320,6 +320,32 @@ describe('the page: connections of a place', { skip }, () => {
     await page.getByRole('heading', { name: 'Server', level: 1 }).waitFor();
     await rail.getByRole('link', { name: 'Connections' }).click();
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
+  });
+
+  it("says when a screen's code cannot be loaded, keeps the window, and loads it again on Retry", async () => {
+    // A page loaded before the app was updated, or a dropped connection: the screen's chunk does not come.
+    const other = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    try {
+      other.setDefaultTimeout(PAGE_WAIT_MS);
+      const chunk = /\/assets\/AgentAccessSection-[^/]*\.js$/;
+      await other.route(chunk, (route) => route.abort('connectionreset'));
+      await other.goto(await fx.host.loginUrl());
+      await pageLive(other);
+      const rail = other.getByRole('navigation', { name: 'Place and sections' });
+      await rail.getByRole('link', { name: 'Agent access' }).click();
+      await other.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded.' }).waitFor();
+      assert.equal(await rail.getByRole('link', { name: 'Agent access' }).getAttribute('aria-current'), 'page');
+      // Another screen still opens; coming back asks for the chunk again only on Retry (a reload).
+      await rail.getByRole('link', { name: 'Server' }).click();
+      await other.getByRole('heading', { name: 'Server', level: 1 }).waitFor();
+      await rail.getByRole('link', { name: 'Agent access' }).click();
+      await other.unroute(chunk);
+      await other.getByRole('button', { name: 'Retry' }).click();
+      await pageLive(other);
+      await other.getByRole('heading', { name: 'Agent access', level: 1 }).waitFor();
+    } finally {
+      await other.close();
+    }
   });
 
   it('follows a dark system theme', async () => {

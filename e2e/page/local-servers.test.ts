@@ -11,7 +11,7 @@ import { parse } from 'jsonc-parser';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { LOCAL_SERVER_SCRIPT, npxArgs, packLocalServer } from '../fixtures/local-server.js';
-import { launchChromium, pageLive, screenshot, skipReason } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason, PAGE_WAIT_MS } from './page-support.js';
 
 // Local servers and the MCP clients on this machine, on the page in Debian's Chromium against a
 // real headless host: a command added with its variable from a new place secret, its stderr in its
@@ -103,7 +103,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     api = (method, path, body) => callApi(controlUrl, adminToken, method, path, body);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     await page.goto(await fx.host.loginUrl());
     await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();

@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, pageLive, screenshot, skipReason, tabUntil } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason, tabUntil, PAGE_WAIT_MS } from './page-support.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.js';
 
 // Signing in from the page: Connect opens the provider's sign-in in a new tab (a real
@@ -64,7 +64,7 @@ describe('the page: signing in to connections', { skip }, () => {
     fx = await startHost({}, { WORKSPACE_ALLOW_PRIVATE_NETWORK: '1', WORKSPACE_SECRET_STORE: 'file', WORKSPACE_CATALOG_FILE: catalogFile });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
-    page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     await page.goto(await fx.host.loginUrl());
     await pageLive(page);
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();

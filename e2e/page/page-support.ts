@@ -7,6 +7,13 @@ import { CHROMIUM, launchChromium } from '../../test/support/chromium.js';
 import { enterWorkspace, freePort, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { callApi } from '../../test/support/control-api.js';
 
+/**
+ * How long a page test waits for what it expects to see. Only a failing test waits it out; a run
+ * that keeps both cores busy (several test files, the browser, their servers) has held a screen
+ * back for over ten seconds, so the waits leave room for that.
+ */
+export const PAGE_WAIT_MS = 30_000;
+
 // What the Agent access and Server page tests share: Debian's Chromium against a real headless
 // host on a fixed port (so its MCP URL stays the same across Stop and Start), in a workspace with a place.
 
@@ -45,7 +52,7 @@ export async function openPage(section: 'access' | 'server', heading: string): P
   const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] });
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(PAGE_WAIT_MS);
   await page.goto(await fx.host.loginUrl());
   await page.goto(`${controlUrl}/#${section}`);
   await pageLive(page);
@@ -99,7 +106,7 @@ export async function tabUntil(page: Page, check: string, max: number, backwards
  * Waits until a page expression is true. It asks from here, not with page.waitForFunction, whose
  * polling evaluates strings inside the page, which the page's CSP (no 'unsafe-eval') refuses.
  */
-export async function pageUntil(page: Page, expression: string, timeoutMs = 10_000): Promise<void> {
+export async function pageUntil(page: Page, expression: string, timeoutMs = PAGE_WAIT_MS): Promise<void> {
   await waitFor(() => page.evaluate(expression), timeoutMs, `the page to have: ${expression}`);
 }
 

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { AccessDirectory } from '../../main/places/access-directory.js';
 import { callApi } from '../../test/support/control-api.js';
 import { enterWorkspace, startHost, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, pageLive, screenshot, skipReason } from './page-support.js';
+import { launchChromium, pageLive, screenshot, skipReason, PAGE_WAIT_MS } from './page-support.js';
 
 // The place header's agent policy in Debian's Chromium against a real headless host.
 
@@ -30,7 +30,7 @@ describe("the page: a place's agent policy", { skip }, () => {
     fx = await startHost({}, { WORKSPACE_SECRET_STORE: 'file' });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     await page.goto(await fx.host.loginUrl());
     await pageLive(page);
     await pickCrewAlpha();

@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { enterWorkspace, freePort, startHost, waitFor, type HostFixture } from '../../test/support/host-fixture.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
 import { callApi } from '../../test/support/control-api.js';
-import { launchChromium, pageLive, pageUntil, screenshot, skipReason } from './page-support.js';
+import { launchChromium, pageLive, pageUntil, screenshot, skipReason, PAGE_WAIT_MS } from './page-support.js';
 
 // The page says only what is true and readable (issue 26, item 4), in Debian's Chromium against a
 // real headless host, real upstream MCP servers (one that works, one that hangs) and a dead address.
@@ -78,7 +78,7 @@ describe('the page: only what is true and readable', { skip: skipReason }, () =>
     );
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     page.on('response', (response) => {
       if (response.status() >= 400) failedLoads.push(`${response.status()} ${response.url()}`);
     });

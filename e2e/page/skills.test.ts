@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startHost, textOf, type HostFixture } from '../../test/support/host-fixture.js';
-import { launchChromium, pageLive, pageUntil, screenshot, skipReason as skip, tabUntil } from './page-support.js';
+import { launchChromium, pageLive, pageUntil, screenshot, skipReason as skip, tabUntil, PAGE_WAIT_MS } from './page-support.js';
 
 // The Skills screen in Debian's Chromium against a real headless host and a real skills folder:
 // what the page does is checked on disk and through an MCP client of the same host.
@@ -60,7 +60,7 @@ describe('the page: skills', { skip }, () => {
     fx = await startHost({}, { WORKSPACE_SKILLS_DIR: skillsDir });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_WAIT_MS);
     await page.goto(await fx.host.loginUrl());
     await pageLive(page);
     await page.getByRole('link', { name: 'Skills' }).click();

@@ -6,7 +6,7 @@ import { enterWorkspace, freePort, startHost, type HostFixture } from '../../tes
 import { callApi } from '../../test/support/control-api.js';
 import { SECTIONS, sectionOf, type SectionId } from '../../renderer/app/sections.js';
 import { startUpstream, type UpstreamFixture } from '../fixtures/upstream-server.js';
-import { launchChromium, pageLive } from './page-support.js';
+import { launchChromium, pageLive, PAGE_WAIT_MS } from './page-support.js';
 
 // Every screen of the page in the states a person meets, against one real host with something on
 // each screen: a connection, skills, a token, tool calls (one failed). The layout and accessibility
@@ -92,7 +92,7 @@ export async function startTour(): Promise<Tour> {
   const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(PAGE_WAIT_MS);
   await page.goto(await fx.host.loginUrl());
   return {
     fx,
@@ -226,6 +226,6 @@ export async function signedOutPage(
 ): Promise<{ page: Page; close(): Promise<void> }> {
   const context = await tour.browser.newContext({ viewport });
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(PAGE_WAIT_MS);
   return { page, close: () => context.close() };
 }

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { lazy, useEffect, useRef, useState } from 'react';
 import { useChanges } from '../api/changes';
 import { ApiError } from '../api/client';
 import { placesQuery } from '../api/connections';
@@ -8,6 +8,7 @@ import { SkillsSection } from '../features/skills/SkillsSection';
 import { ErrorNote } from '../ui/ErrorNote';
 import { closeOnEscape } from '../ui/keyboard';
 import { Loading } from '../ui/Loading';
+import { LoadedPart } from '../ui/LoadedPart';
 import { useBrowserValue } from '../ui/useBrowserValue';
 import { placeAtLoad, writePlace } from './remembered-place';
 import { SECTIONS, sectionOf, type SectionId } from './sections';
@@ -128,13 +129,13 @@ export function App() {
         {section === 'skills' ? (
           <SkillsSection />
         ) : section === 'access' ? (
-          <Suspense fallback={<Loading />}>
+          <LoadedPart key="access">
             <AgentAccessSection places={list} />
-          </Suspense>
+          </LoadedPart>
         ) : section === 'server' ? (
-          <Suspense fallback={<Loading />}>
+          <LoadedPart key="server">
             <ServerSection />
-          </Suspense>
+          </LoadedPart>
         ) : places.isError ? (
           <ErrorNote error={places.error} title="The places could not be loaded." onRetry={() => void places.refetch()} />
         ) : place ? (

@@ -1,12 +1,12 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { lazy, useEffect, useRef, useState } from 'react';
 import { cancelCheck, putSecret, removeConnection, testConnection } from '../../api/connections';
 import type { Connection } from '../../api/connections';
 import { closeOnEscape, focusNeighbour, neighbourOf } from '../../ui/keyboard';
 import { ConfirmInline } from '../../ui/ConfirmInline';
 import { ErrorNote, messageOf } from '../../ui/ErrorNote';
 import { Initial } from '../../ui/Initial';
-import { Loading } from '../../ui/Loading';
+import { LoadedPart } from '../../ui/LoadedPart';
 import { useBrowserValue } from '../../ui/useBrowserValue';
 import type { ConnectFlow } from './useConnectFlow';
 
@@ -313,12 +313,12 @@ function ConnectedRow({
         />
       )}
       {remove.isError && <ErrorNote error={remove.error} title={`${c.displayName} was not removed.`} />}
-      <Suspense fallback={<Loading />}>
+      <LoadedPart>
         {ownApp && <OwnAppPanel request={ownApp} flow={flow} />}
         {open !== 'closed' && (
           <ConnectionDetails root={root} connection={c} editing={open === 'editing'} onClosed={stopEditing} announce={announce} />
         )}
-      </Suspense>
+      </LoadedPart>
       {settingSecret && c.secretName && (
         <SetSecret root={root} secretName={c.secretName} onDone={() => setSettingSecret(false)} announce={announce} />
       )}

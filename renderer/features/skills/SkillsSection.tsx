@@ -1,4 +1,5 @@
-import { lazy, Suspense } from 'react';
+import { lazy } from 'react';
+import { LoadedPart } from '../../ui/LoadedPart';
 
 // The screen comes in its own chunk: its Markdown renderer and YAML parser load only when Skills opens.
 const SkillsScreen = lazy(() => import('./SkillsScreen').then((module) => ({ default: module.SkillsScreen })));
@@ -10,7 +11,7 @@ export function SkillsSection() {
         <h1>Skills</h1>
         <p className="muted">Instructions agents on this machine load with the skill tool when a task needs them.</p>
       </header>
-      <Suspense
+      <LoadedPart
         fallback={
           <p className="muted" role="status">
             Loading skills…
@@ -18,7 +19,7 @@ export function SkillsSection() {
         }
       >
         <SkillsScreen />
-      </Suspense>
+      </LoadedPart>
     </div>
   );
 }
