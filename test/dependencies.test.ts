@@ -50,6 +50,20 @@ describe("the user's install", () => {
     );
   });
 
+  it("leaves no installed package's install script unreviewed (package.json allowScripts)", async (t) => {
+    // npm 12 skips the install script of a package allowScripts does not name (keytar's and node-pty's builds among
+    // them); npm 11 lists such packages after every install, as a warning a new user meets first.
+    const listed = await promisify(execFile)('npm', ['install-scripts', 'ls', '--json'], { cwd: ROOT }).catch(
+      (error: { stderr?: string }) => error,
+    );
+    if (!('stdout' in listed)) return t.skip(`this npm has no install-scripts command (npm 11.18 or later): ${listed.stderr?.trim()}`);
+    const { allowScripts } = JSON.parse(listed.stdout) as {
+      allowScripts: Array<{ name: string; changes: Array<{ key: string; change: string }> }>;
+    };
+    const pending = allowScripts.flatMap(({ changes }) => changes.filter((c) => c.change === 'pending').map((c) => c.key));
+    assert.deepEqual(pending, [], 'install scripts not reviewed: name each in allowScripts, true to run it, false to skip it');
+  });
+
   it('packs the built product (with the sandbox launcher and the server render of the page) and its install check only: no sources, tests, benchmarks, other scripts or source maps', async () => {
     const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
       cwd: ROOT,
