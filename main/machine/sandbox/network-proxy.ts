@@ -103,6 +103,9 @@ export class NetworkProxy {
       headers: endToEnd(req.headers),
       lookup: pinned(decision.addresses),
       setHost: false,
+      // A connection of its own: a pooled one would outlive this proxy (which destroys what it
+      // tracks when its sandbox ends) and carry another sandbox's request.
+      agent: false,
     });
     upstream.on('socket', (socket) => this.track(socket));
     upstream.once('response', (reply) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +89,21 @@ describe("the sandbox network, through the app's proxy", () => {
       assert.notEqual(https.code, 0);
     });
   }
+
+  it("opens its own connection for each request: none is kept for, or shared with, another sandbox", async () => {
+    const peers = new Set<number>();
+    const count = (socket: Socket) => peers.add(socket.remotePort ?? 0);
+    service.on('connection', count);
+    try {
+      const command = `curl -sS http://localhost:${servicePort}/one`;
+      const live = await run('strict', ['localhost'], command);
+      const own = await run('strict', ['localhost'], command, false);
+      assert.equal(live.out, own.out, own.err);
+      assert.equal(peers.size, 2, 'a keep-alive connection of one sandbox must not carry the next one');
+    } finally {
+      service.off('connection', count);
+    }
+  });
 
   it("never the app's own port, even through a name listed exactly", async () => {
     const result = await run('strict', ['localhost'], `curl -sS -w " %{http_code}" http://localhost:${appPort}/api`);
