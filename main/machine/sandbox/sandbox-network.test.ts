@@ -90,7 +90,7 @@ describe("the sandbox network, through the app's proxy", () => {
     });
   }
 
-  it("opens its own connection for each request: none is kept for, or shared with, another sandbox", async () => {
+  it('opens its own connection for each request: none is kept for, or shared with, another sandbox', async () => {
     const peers = new Set<number>();
     const count = (socket: Socket) => peers.add(socket.remotePort ?? 0);
     service.on('connection', count);
