@@ -20,6 +20,8 @@ import { launchChromium, pageLive, screenshot, skipReason, PAGE_WAIT_MS } from '
 // server into Cursor's file, then saying what it wrote.
 
 const SECRET = 'page-local-secret-0b7c51';
+/** The host's longest wait for one answer of an upstream (WORKSPACE_UPSTREAM_TIMEOUT). */
+const UPSTREAM_TIMEOUT_MS = 60_000;
 const IMPORTED = 'page-imported-token-9a2e';
 
 const skip = skipReason;
@@ -93,7 +95,7 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
         HOME: home,
         XDG_CACHE_HOME: join(home, '.cache'),
         WORKSPACE_SECRET_STORE: 'file',
-        WORKSPACE_UPSTREAM_TIMEOUT: '60',
+        WORKSPACE_UPSTREAM_TIMEOUT: String(UPSTREAM_TIMEOUT_MS / 1000),
         WORKSPACE_CATALOG_FILE: catalogFile,
         WORKSPACE_REGISTRY_URL: '',
       },
@@ -218,7 +220,24 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
     await item.getByRole('checkbox').check();
     await shot('import');
     await page.getByRole('button', { name: 'Import 1 server' }).click();
-    await page.getByRole('list', { name: 'What was imported' }).getByText('tiny-imported: added as tiny-imported, connected.').waitFor();
+    // The import answers once the server is checked, which waits up to the upstream timeout (60 s here);
+    // what it said is then compared whole, so that a failure shows it.
+    const results = page.getByRole('list', { name: 'What was imported' });
+    const failed = page.getByText('Nothing was imported.');
+    await results
+      .or(failed)
+      .waitFor({ timeout: UPSTREAM_TIMEOUT_MS + PAGE_WAIT_MS })
+      .catch(async (error: Error) => {
+        const panel = await page.locator('details.import').innerText();
+        throw new Error(
+          `${error.message}\nThe import panel showed: ${panel}\nThe connection: ${JSON.stringify(await connectionOf('tiny-imported'))}`,
+        );
+      });
+    assert.equal(
+      await results.or(failed).first().innerText(),
+      'tiny-imported: added as tiny-imported, connected.',
+      JSON.stringify(await connectionOf('tiny-imported')),
+    );
     assert.deepEqual((await api('GET', '/secrets?workspace_path=Crew/alpha')).json.names, ['TINY_KEY', 'TINY_TOKEN']);
     const added = await connectionOf('tiny-imported');
     assert.equal(added.state, 'connected', added.reason);
