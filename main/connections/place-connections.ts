@@ -112,6 +112,9 @@ const SECRET_NAMES_TTL_MS = 3_000;
 export class PlaceConnections {
   // Asked on every agent call (usable()), so kept here: the keychain is a D-Bus round trip.
   private readonly secretNamesCache = new Map<string, { names: string[]; at: number }>();
+  // Counts the changes to place secrets begun and ended: names read while one was under way may be
+  // those from before it, and are not kept.
+  private secretChanges = 0;
   // This process is the only one that signs in and refreshes, and it hears every change.
   private readonly signInStates = new Map<string, { state: 'signed-in' | 'sign-in'; ended?: LoginEnd | undefined }>();
   private readonly signInOutcomes: SignInOutcomes;
@@ -144,6 +147,7 @@ export class PlaceConnections {
 
   /** Another process changed place secrets: the names are read again, and what the connections show may change. */
   secretsChanged(): void {
+    this.secretChanges += 1;
     this.secretNamesCache.clear();
     this.changed(undefined);
   }
@@ -581,22 +585,39 @@ export class PlaceConnections {
 
   /** The names of the place's secrets (never their values), for anyone who can see the place. */
   async secretNames(person: string, place: Place): Promise<string[]> {
-    const names = await this.secrets.names(person, place);
-    this.secretNamesCache.set(place.root, { names, at: Date.now() });
-    return names;
+    return this.keepNames(place, () => this.secrets.names(person, place));
   }
 
   /** Saves a place secret (see PlaceSecretsAccess.set); the connections that send it are measured again with its new value. */
   async setSecret(person: string, place: Place, name: string, value: string, options: { replace: boolean }): Promise<void> {
-    this.secretNamesCache.delete(place.root);
-    for (const c of await this.secrets.set(person, place, name, value, options)) void this.deps.health.checkAgain(c);
+    const changed = await this.changingSecrets(place, () => this.secrets.set(person, place, name, value, options));
+    for (const c of changed) void this.deps.health.checkAgain(c);
     this.changed(place.root);
   }
 
   async removeSecret(person: string, place: Place, name: string): Promise<void> {
-    this.secretNamesCache.delete(place.root);
-    await this.secrets.remove(person, place, name);
+    await this.changingSecrets(place, () => this.secrets.remove(person, place, name));
     this.changed(place.root);
+  }
+
+  /** Runs a change to the place's secrets: the names cached before it, or read while it ran, are dropped. */
+  private async changingSecrets<T>(place: Place, change: () => Promise<T>): Promise<T> {
+    this.secretChanges += 1;
+    this.secretNamesCache.delete(place.root);
+    try {
+      return await change();
+    } finally {
+      this.secretChanges += 1;
+      this.secretNamesCache.delete(place.root);
+    }
+  }
+
+  /** Reads the place's secret names and caches them, unless a change to secrets began or ended meanwhile. */
+  private async keepNames(place: Place, read: () => Promise<string[]>): Promise<string[]> {
+    const changes = this.secretChanges;
+    const names = await read();
+    if (changes === this.secretChanges) this.secretNamesCache.set(place.root, { names, at: Date.now() });
+    return names;
   }
 
   /**
@@ -747,9 +768,7 @@ export class PlaceConnections {
   private async cachedSecretNames(place: Place): Promise<string[]> {
     const cached = this.secretNamesCache.get(place.root);
     if (cached && Date.now() - cached.at < SECRET_NAMES_TTL_MS) return cached.names;
-    const names = await this.deps.placeSecrets.names(place.root);
-    this.secretNamesCache.set(place.root, { names, at: Date.now() });
-    return names;
+    return this.keepNames(place, () => this.deps.placeSecrets.names(place.root));
   }
 
   private view(dir: AccessDirectorySnapshot, person: string, place: Place, c: PlaceConnection, facts: Facts): ConnectionView {
