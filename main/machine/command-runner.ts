@@ -480,7 +480,8 @@ async function startInTerminal(launch: Launch, output: OutputCapture): Promise<S
     }
   });
   const exited = new Promise<Exit>((resolve) => {
-    // node-pty reports the exit only after the terminal's output has been read to the end.
+    // node-pty reports the exit once the terminal's output has been read to the end, or 200 ms after
+    // the exit when it has not (its issues 72 and 726): on a very busy machine the end can be lost.
     terminal.onExit(({ exitCode, signal }) => {
       output.end();
       resolve(signal ? { exitCode: null, signal: signalName(signal) } : { exitCode, signal: null });
