@@ -112,8 +112,8 @@ const SECRET_NAMES_TTL_MS = 3_000;
 export class PlaceConnections {
   // Asked on every agent call (usable()), so kept here: the keychain is a D-Bus round trip.
   private readonly secretNamesCache = new Map<string, { names: string[]; at: number }>();
-  // Counts the changes to place secrets begun and ended: names read while one was under way may be
-  // those from before it, and are not kept.
+  // Counts the changes to place secrets that ended: names read while one was under way may be those
+  // from before it, and are not kept.
   private secretChanges = 0;
   // This process is the only one that signs in and refreshes, and it hears every change.
   private readonly signInStates = new Map<string, { state: 'signed-in' | 'sign-in'; ended?: LoginEnd | undefined }>();
@@ -600,10 +600,8 @@ export class PlaceConnections {
     this.changed(place.root);
   }
 
-  /** Runs a change to the place's secrets: the names cached before it, or read while it ran, are dropped. */
+  /** Runs a change to the place's secrets; when it ends, the names cached before it or while it ran are dropped. */
   private async changingSecrets<T>(place: Place, change: () => Promise<T>): Promise<T> {
-    this.secretChanges += 1;
-    this.secretNamesCache.delete(place.root);
     try {
       return await change();
     } finally {
@@ -612,7 +610,7 @@ export class PlaceConnections {
     }
   }
 
-  /** Reads the place's secret names and caches them, unless a change to secrets began or ended meanwhile. */
+  /** Reads the place's secret names and caches them, unless a change to secrets ended meanwhile. */
   private async keepNames(place: Place, read: () => Promise<string[]>): Promise<string[]> {
     const changes = this.secretChanges;
     const names = await read();
