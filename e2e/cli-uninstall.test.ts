@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { commandLine } from '../main/connections/local/local-command.js';
 import { KEYCHAIN_CHECK_ACCOUNT } from '../main/secrets/keychain-store.js';
 import { KEYTAR_SKIP } from '../test/support/native-modules.js';
 import { waitFor } from '../test/support/wait.js';
@@ -61,8 +62,7 @@ describe('uninstall', { skip: KEYTAR_SKIP }, () => {
     // On a real terminal made by util-linux's script, which passes on everything the CLI wrote
     // before it ends. (node-pty drops what it has not read 200 ms after the exit, which a busy
     // machine can miss.)
-    const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
-    const command = `stty cols 200 rows 40; exec ${[process.execPath, BUILT_CLI, 'uninstall'].map(quote).join(' ')}`;
+    const command = `stty cols 200 rows 40; exec ${commandLine({ command: process.execPath, args: [BUILT_CLI, 'uninstall'] })}`;
     const terminal = spawn('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], { env: cli.env() });
     let screen = '';
     terminal.stdout.setEncoding('utf8').on('data', (data: string) => (screen += data));

@@ -233,13 +233,9 @@ describe('the page: local servers and the clients on this machine', { skip }, ()
           `${error.message}\nThe import panel showed: ${panel}\nThe connection: ${JSON.stringify(await connectionOf('tiny-imported'))}`,
         );
       });
-    assert.equal(
-      await results.or(failed).first().innerText(),
-      'tiny-imported: added as tiny-imported, connected.',
-      JSON.stringify(await connectionOf('tiny-imported')),
-    );
-    assert.deepEqual((await api('GET', '/secrets?workspace_path=Crew/alpha')).json.names, ['TINY_KEY', 'TINY_TOKEN']);
     const added = await connectionOf('tiny-imported');
+    assert.equal(await results.or(failed).first().innerText(), 'tiny-imported: added as tiny-imported, connected.', JSON.stringify(added));
+    assert.deepEqual((await api('GET', '/secrets?workspace_path=Crew/alpha')).json.names, ['TINY_KEY', 'TINY_TOKEN']);
     assert.equal(added.state, 'connected', added.reason);
     await connected().getByText('tiny-imported').first().waitFor();
     assert.ok(!(await page.content()).includes(IMPORTED));
